@@ -1,0 +1,1 @@
+"""grounding-eval: grounding evaluation for promptfoo."""
