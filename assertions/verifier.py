@@ -1,0 +1,19 @@
+"""promptfoo entry point for the deterministic verifier: ``file://assertions/verifier.py:get_assert``.
+
+All the work is in :mod:`grounding_eval.promptfoo`; this file only tells it where the pack lives, so
+the default allowlist and directory are found wherever promptfoo is launched from.
+"""
+
+from pathlib import Path
+from typing import Any
+
+PACK_ROOT = Path(__file__).resolve().parent.parent
+
+
+def get_assert(output: Any, context: Any) -> dict[str, Any]:
+    """Grade ``output`` with all five verifier checks; always returns a GradingResult."""
+    try:
+        from grounding_eval.promptfoo import verifier_assertion
+    except Exception as exc:  # noqa: BLE001 - e.g. PROMPTFOO_PYTHON is not the project's venv
+        return {"pass": False, "score": 0.0, "reason": f"ERROR (verifier not run): cannot import grounding_eval: {exc}"}
+    return verifier_assertion(output, context, pack_root=PACK_ROOT)

@@ -1,0 +1,109 @@
+"""``grounding-eval`` command line: verify one answer outside promptfoo.
+
+Exit status: 0 the answer passes the verifier, 1 it has a hard failure, 2 the input is bad (one line
+on stderr naming the file and the problem).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from grounding_eval.errors import DataError
+
+__all__ = ["main"]
+
+EXIT_PASS, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, not argparse's usage block
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="grounding-eval", description="Grounding evaluation tools for promptfoo.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    v = sub.add_parser("verify", help="run the deterministic verifier on one answer file")
+    v.add_argument("answer", metavar="ANSWER_FILE", type=Path, help="the model's answer (UTF-8 text)")
+    v.add_argument("--jurisdiction", metavar="XX", help="the user's state (two-letter code)")
+    v.add_argument("--source", metavar="FILE", type=Path, action="append", default=[],
+                   help="source text given to the model (repeatable); quotes are checked against these")
+    v.add_argument("--allowlist", metavar="FILE", type=Path, default=Path("allowlists/allowlist.txt"),
+                   help="URL allowlist: text (one URL per line) or CSV with a url column")
+    v.add_argument("--orgs", metavar="FILE", type=Path, default=Path("allowlists/organizations.yaml"),
+                   help="organization directory YAML")
+    v.add_argument("--offline", action="store_true",
+                   help="do not check liveness over the network: URLs outside the allowlist are UNCHECKED "
+                        "unless the liveness snapshot knows them")
+    v.add_argument("--allow-host", metavar="HOST", action="append", default=[],
+                   help="exempt HOST from the private/loopback refusal of the liveness check (repeatable)")
+    v.add_argument("--liveness-snapshot", metavar="FILE", type=Path,
+                   help="recorded liveness results (CSV url,status,http_status,checked_at), consulted first")
+    v.add_argument("--liveness-cache", metavar="FILE", type=Path,
+                   default=Path(".cache/grounding-eval/liveness.sqlite"), help="on-disk liveness cache")
+    v.add_argument("--json", action="store_true", help="print the report as JSON")
+    return parser  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = _build_parser().parse_args(argv)
+    try:
+        return _verify(args)
+    except DataError as exc:
+        print(f"grounding-eval: error: {exc.one_line()}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataError(path, "file not found") from None
+    except IsADirectoryError:
+        raise DataError(path, "is a directory, not a file") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(path, f"not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise DataError(path, f"cannot read: {exc.strerror}") from None
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from grounding_eval.states import parse_state
+    from grounding_eval.verifier.explain import check_lines, summary_line
+    from grounding_eval.verifier.report import verify
+    from grounding_eval.verifier.setup import load_resources
+
+    jurisdiction = None
+    if args.jurisdiction is not None:
+        try:
+            jurisdiction = parse_state(args.jurisdiction)
+        except ValueError as exc:
+            raise DataError("--jurisdiction", str(exc)) from None
+    answer = _read_text(args.answer)
+    sources = [_read_text(p) for p in args.source]
+    resources = load_resources(
+        allowlist=args.allowlist,
+        orgs=args.orgs,
+        liveness="offline" if args.offline else "live",
+        snapshot=args.liveness_snapshot,
+        cache_path=args.liveness_cache,
+        allow_hosts=args.allow_host,
+    )
+    report = verify(answer, jurisdiction=jurisdiction, sources=sources, resources=resources)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print(summary_line(report))
+        for line in check_lines(report).values():
+            print("  " + line)
+    return EXIT_PASS if report.passed else EXIT_FAIL
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""Load the URL allowlist and classify each link an answer cites against it.
+
+The allowlist is the set of pages a legal-aid team has checked and is happy for an answer to cite. A
+link in it is fine; a link outside it is either a real page nobody vetted (REAL_NOT_IN_ALLOWLIST) or a
+page that does not exist (HALLUCINATED_URL) — and when that cannot be established, the honest answer is
+UNCHECKED, never a guess. Lookups compare normalized URLs
+(:func:`~grounding_eval.verifier.urls.normalize_url`), so ``http://www.lawhelp.org/?utm_source=x`` is the
+allowlisted ``https://lawhelp.org``; matching is per page, not per site.
+
+File formats, both UTF-8:
+
+* text: one URL per line; ``#`` starts a comment on a line of its own, and `` # ...`` after a URL is a
+  comment too (a ``#`` directly after URL characters is the URL's fragment); blank lines are ignored;
+* ``.csv``: a header with a ``url`` column; other columns (provenance, notes) are ignored.
+
+Bare domains (``lawhelp.org/find``) are accepted by the same rules as in answers.
+"""
+
+from __future__ import annotations
+
+import csv
+import enum
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from grounding_eval.errors import DataError
+from grounding_eval.verifier.liveness import Liveness, LivenessChecker
+from grounding_eval.verifier.urls import UrlMention, extract_urls, normalize_url
+
+__all__ = ["Allowlist", "UrlFinding", "UrlStatus", "classify_url", "load_allowlist"]
+
+_TRAILING_COMMENT = re.compile(r"\s#.*$")
+
+
+class UrlStatus(enum.Enum):
+    """Where a cited URL stands."""
+
+    IN_ALLOWLIST = "IN_ALLOWLIST"
+    REAL_NOT_IN_ALLOWLIST = "REAL_NOT_IN_ALLOWLIST"
+    HALLUCINATED_URL = "HALLUCINATED_URL"
+    UNCHECKED = "UNCHECKED"
+
+
+@dataclass(frozen=True)
+class Allowlist:
+    """A loaded allowlist.
+
+    Attributes:
+        path: The file it came from (for messages).
+        urls: The normalized URLs.
+    """
+
+    path: str
+    urls: frozenset[str]
+
+    def __contains__(self, url: str) -> bool:
+        """Return whether ``url``, once normalized, is in the allowlist."""
+        return normalize_url(url) in self.urls
+
+    def __len__(self) -> int:
+        """Return the number of distinct normalized URLs."""
+        return len(self.urls)
+
+
+@dataclass(frozen=True)
+class UrlFinding:
+    """The verdict for one cited URL.
+
+    Attributes:
+        mention: The link as found in the answer.
+        normalized: Its normalized form (the allowlist key).
+        status: The verdict.
+        detail: Why, e.g. ``"in allowlist"`` or ``"not in allowlist; HTTP 404"``.
+    """
+
+    mention: UrlMention
+    normalized: str
+    status: UrlStatus
+    detail: str
+
+
+def load_allowlist(path: str | Path) -> Allowlist:
+    """Read an allowlist file (text or ``.csv``).
+
+    Args:
+        path: The file.
+
+    Returns:
+        The allowlist, URLs normalized.
+
+    Raises:
+        DataError: The file is missing or unreadable, a CSV has no ``url`` column, an entry is not an
+            http(s) URL (the message names the line), or there are no URLs.
+    """
+    file = Path(path)
+    try:
+        content = file.read_text(encoding="utf-8-sig")
+    except FileNotFoundError as exc:
+        raise DataError(file, "file not found") from exc
+    except IsADirectoryError as exc:
+        raise DataError(file, "is a directory, not a file") from exc
+    except UnicodeDecodeError as exc:
+        raise DataError(file, "not UTF-8 text") from exc
+    entries = _csv_entries(file, content) if file.suffix.lower() == ".csv" else _text_entries(content)
+    urls: set[str] = set()
+    for line, entry in entries:
+        url = _entry_url(entry)
+        if url is None:
+            raise DataError(file, f"line {line}: not an http(s) URL: {entry!r}")
+        urls.add(normalize_url(url))
+    if not urls:
+        raise DataError(file, "no URLs")
+    return Allowlist(path=str(file), urls=frozenset(urls))
+
+
+def classify_url(mention: UrlMention, allowlist: Allowlist, liveness: LivenessChecker) -> UrlFinding:
+    """Classify one cited URL; liveness is only consulted for URLs outside the allowlist.
+
+    Args:
+        mention: The link from :func:`~grounding_eval.verifier.urls.extract_urls`.
+        allowlist: The vetted pages.
+        liveness: Decides LIVE/DEAD/UNKNOWN for the rest.
+
+    Returns:
+        IN_ALLOWLIST, or REAL_NOT_IN_ALLOWLIST (LIVE), HALLUCINATED_URL (DEAD), UNCHECKED (UNKNOWN).
+    """
+    normalized = normalize_url(mention.url)
+    if normalized in allowlist.urls:
+        return UrlFinding(mention, normalized, UrlStatus.IN_ALLOWLIST, "in allowlist")
+    result = liveness.check(mention.url)
+    if result.status is Liveness.LIVE:
+        return UrlFinding(
+            mention, normalized, UrlStatus.REAL_NOT_IN_ALLOWLIST, f"not in allowlist; live: {result.detail}"
+        )
+    if result.status is Liveness.DEAD:
+        return UrlFinding(
+            mention, normalized, UrlStatus.HALLUCINATED_URL, f"not in allowlist; {result.detail}"
+        )
+    return UrlFinding(
+        mention, normalized, UrlStatus.UNCHECKED, f"not in allowlist; liveness unchecked: {result.detail}"
+    )
+
+
+def _text_entries(content: str) -> list[tuple[int, str]]:
+    entries = []
+    for number, line in enumerate(content.splitlines(), start=1):
+        entry = _TRAILING_COMMENT.sub("", line).strip()
+        if entry and not entry.startswith("#"):
+            entries.append((number, entry))
+    return entries
+
+
+def _csv_entries(file: Path, content: str) -> list[tuple[int, str]]:
+    try:
+        reader = csv.DictReader(io.StringIO(content, newline=""))
+        fields = [name.strip().lower() for name in reader.fieldnames or ()]
+        if "url" not in fields:
+            raise DataError(file, "CSV has no 'url' column")
+        column = (reader.fieldnames or [])[fields.index("url")]
+        return [(reader.line_num, (row.get(column) or "").strip()) for row in reader]
+    except csv.Error as exc:
+        raise DataError(file, f"not valid CSV: {exc}") from exc
+
+
+def _entry_url(entry: str) -> str | None:
+    """Return the absolute URL if ``entry`` is exactly one http(s) URL or bare domain, else ``None``."""
+    mentions = extract_urls(entry)
+    if len(mentions) == 1 and mentions[0].raw == entry and mentions[0].link_text is None:
+        return mentions[0].url
+    return None

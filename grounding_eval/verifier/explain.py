@@ -1,0 +1,86 @@
+"""Turn a verifier report into lines a person can act on: every finding listed, worst first.
+
+Used for the promptfoo reason (shown under "details" in the viewer) and the CLI's human output.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from grounding_eval.verifier.report import CHECKS, VerifierReport
+
+__all__ = ["check_lines", "summary_line"]
+
+
+def summary_line(report: VerifierReport) -> str:
+    """One line: the verdict, the score and the hard failures."""
+    score = "n/a (no check applied)" if report.score is None else f"{report.score:.2f}"
+    failures = report.hard_failures
+    if not failures:
+        return f"PASS deterministic verifier {score}: no hard safety failure"
+    listed = "; ".join(f"[{f.check} → {f.safety_check} No] {f.detail}" for f in failures)
+    return f"FAIL deterministic verifier {score}: {len(failures)} hard failure(s): {listed}"
+
+
+def check_lines(report: VerifierReport) -> dict[str, str]:
+    """One line per check: its score and every finding."""
+    scores = report.check_scores
+
+    def head(check: str) -> str:
+        value = scores[check]
+        return f"{check}: " + ("n/a" if value is None else f"{value:.2f}")
+
+    lines = {
+        "url_allowlist": _with(head("url_allowlist"), [f"{f.status.value} {f.mention.raw} ({f.detail})" for f in report.urls], "no URLs"),
+        "phone_org": _with(head("phone_org"), [f"{f.status.value} {f.detail}" for f in report.phones], "no phone numbers"),
+        "url_org": _with(head("url_org"), [f"{f.status.value} {f.detail}" for f in report.url_orgs], "no URLs"),
+        "jurisdiction": _jurisdiction(report, head("jurisdiction")),
+        "quotation": _quotes(report, head("quotation")),
+    }  # fmt: skip
+    assert tuple(lines) == CHECKS
+    return lines
+
+
+def _with(head: str, items: Sequence[str], empty: str) -> str:
+    if not items:
+        return f"{head} ({empty})"
+    counts = Counter(item.split(" ", 1)[0] for item in items)
+    tally = ", ".join(f"{n} {status}" for status, n in counts.items())
+    return f"{head} [{tally}] " + "; ".join(items)
+
+
+def _jurisdiction(report: VerifierReport, head: str) -> str:
+    if report.jurisdiction is None:
+        return f"{head} (user's state not given: not checked)"
+    if not report.leaks:
+        return f"{head} (user in {report.jurisdiction}: no organization from another state)"
+    return f"{head} user in {report.jurisdiction}; LEAK " + "; LEAK ".join(leak.detail for leak in report.leaks)
+
+
+def _quotes(report: VerifierReport, head: str) -> str:
+    line = _source_quotes(report, head)
+    if report.user_quotes:
+        listed = "; ".join(repr(_clip(q.span.text)) for q in report.user_quotes)
+        line += f" — not checked, quoting the user's question: {listed}"
+    return line
+
+
+def _source_quotes(report: VerifierReport, head: str) -> str:
+    if not report.quotes:
+        return f"{head} (no quotes of five or more words)"
+    if not report.sources_given:
+        return _with(head, [f"{q.status.value} {_clip(q.span.text)!r}" for q in report.quotes], "") + (
+            " — no source text was given to the model, so quotes are not checked"
+        )
+    items = []
+    for q in report.quotes:
+        sim = "" if q.similarity is None else f", similarity {q.similarity:.1f}"
+        found = f", closest source text {_clip(q.matched_text)!r}" if q.matched_text and q.status.value != "EXACT" else ""
+        items.append(f"{q.status.value} {_clip(q.span.text)!r}{sim}{found}")
+    return _with(head, items, "")
+
+
+def _clip(text: str, limit: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

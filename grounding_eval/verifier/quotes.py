@@ -1,0 +1,736 @@
+"""Quotation accuracy: is every quoted span of five or more words really in the source texts?
+
+Round 2b and 3 prompts ask the model to "quote specific language where helpful". A quotation the
+source does not contain is the most persuasive kind of hallucination, because it looks like evidence,
+so every quoted span is matched against the provided sources and classified:
+
+``EXACT``
+    After normalization the quote (every segment of it, in order, in one source) is a substring of a
+    source, on word boundaries.
+``NEAR`` / ``PARTIAL``
+    The best fuzzy alignment reaches :attr:`QuoteThresholds.near` / :attr:`QuoteThresholds.partial`.
+``NO_MATCH``
+    Below both: the fabricated-quote finding.
+``NO_SOURCE``
+    There was nothing to check against. This is *not* a fabrication finding and is left out of
+    :func:`quote_score`.
+
+What counts as a quote (see :func:`extract_quotes`): straight ``"…"`` and curly ``“…”`` double quotes
+within one paragraph and at most :attr:`QuoteThresholds.max_quote_chars` long, and Markdown block
+quotes (one span per block-quote paragraph). Single quotes are never delimiters, because apostrophes
+("tenant's", "tenants'") would pair up across sentences. Quotes of fewer than
+:attr:`QuoteThresholds.min_words` words (scare quotes, terms of art) are not reported.
+
+Elisions (``...``, ``…``, ``[...]``) split a quote into segments. Decision: every segment must match,
+and ``EXACT`` additionally needs all segments verbatim *in order in one source*; verbatim segments
+that are out of order or spread over several sources are stitched together, which can change the
+meaning, so the quote is ``NEAR`` (:attr:`QuoteFinding.in_order` is ``False``). Otherwise a quote's
+status is its worst segment's status and its similarity the minimum over segments.
+
+Markdown inside a quote is matched on its text: ``**bold**``/``_emphasis_`` markers are dropped and a
+link ``[text](url)`` counts as ``text``, on both sides, because a source scraped from a web page may
+carry the same markup.
+
+How a segment that is not verbatim is scored: both sides are split into words, plurals and
+possessives are folded ("tenants", "tenant's" -> "tenant": the commonest honest slip), and the quote's
+word sequence is aligned against the source's with ``rapidfuzz.fuzz.partial_ratio_alignment`` on
+*word ids*. The similarity is the Indel similarity of the quote and the best source window of the
+same length, i.e. roughly the share of the quote's words found there in order. Two reasons for words
+rather than characters: legal boilerplate shares so many letters and short words with any invented
+sentence that a character-level ``partial_ratio`` rates invented sentences 50..70 (the same as
+quotes with half their words changed); and a character-level alignment of a long quote against a
+40,000-character statute costs tens of milliseconds, a word-level one well under one. A short source
+(fewer words than the quote) is compared whole, because ``partial_ratio`` would otherwise align the
+source inside the quote and call a two-word source a perfect match.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import unicodedata
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import accumulate
+from typing import Literal
+
+from rapidfuzz import fuzz
+
+__all__ = [
+    "DEFAULT_THRESHOLDS",
+    "QuoteFinding",
+    "QuoteSpan",
+    "QuoteStatus",
+    "QuoteThresholds",
+    "SegmentMatch",
+    "check_quotes",
+    "extract_quotes",
+    "normalize_for_quote",
+    "quote_score",
+]
+
+
+class QuoteStatus(enum.Enum):
+    """How well a quoted span matches the sources."""
+
+    EXACT = "EXACT"
+    NEAR = "NEAR"
+    PARTIAL = "PARTIAL"
+    NO_MATCH = "NO_MATCH"
+    NO_SOURCE = "NO_SOURCE"
+
+
+@dataclass(frozen=True)
+class QuoteThresholds:
+    """Every number the quotation check depends on, in one place.
+
+    Similarity (0..100) is the share of the quote's words found in order in the best window of a
+    source. Calibrated on ``tests/golden/quotes.yaml``, on ``TestCalibration`` in
+    ``tests/verifier/test_quotes.py`` (which pins the claims below) and on a one-off sweep over the
+    eight sample statutes in ``shared/data/sources`` (random word substitutions into real passages;
+    30 invented sentences in the statutes' own register):
+
+    * ``near`` = 90: at most one word in ten differs. One word changed in a 12-word quote scores
+      91.7 (``NEAR``), two changed 83.3 (``PARTIAL``); a 5-word quote with one word changed scores
+      80 (``PARTIAL``) -- one wrong word in five is not a slip.
+    * ``partial`` = 50: at least half of the quote's words are there, in order. A quote with half
+      its words changed scores 50..67 (``PARTIAL``, a distorted quote). Invented sentences scored
+      29..56 (median 42): legal boilerplate shares "the", "tenant", "may not", "security deposit"
+      with any statute. The five that reached 50 were all distortions of a real provision (e.g. a
+      deposit cap with the wrong amount), for which ``PARTIAL`` is fair.
+    * Quotes of exactly ``min_words`` words are the least reliable: random 5-word strings of
+      statute vocabulary reach 60 about one time in five.
+
+    Attributes:
+        near: Minimum similarity for ``NEAR``.
+        partial: Minimum similarity for ``PARTIAL``; below it a quote is ``NO_MATCH``.
+        min_words: Quotes with fewer words (after removing elision marks) are not reported.
+        max_quote_chars: An inline quote longer than this is taken to be an unbalanced quote mark,
+            not a quotation, and is ignored. Block quotes are delimited explicitly and are not capped.
+    """
+
+    near: float = 90.0
+    partial: float = 50.0
+    min_words: int = 5
+    max_quote_chars: int = 2000
+
+    def __post_init__(self) -> None:
+        # Checked when built, not halfway through a run.
+        if not 0.0 <= self.partial <= self.near <= 100.0:
+            raise ValueError(
+                f"need 0 <= partial <= near <= 100, got partial={self.partial}, near={self.near}"
+            )
+        if self.min_words < 1:
+            raise ValueError(f"min_words must be at least 1, got {self.min_words}")
+        if self.max_quote_chars < 1:
+            raise ValueError(f"max_quote_chars must be at least 1, got {self.max_quote_chars}")
+
+
+DEFAULT_THRESHOLDS = QuoteThresholds()
+
+
+@dataclass(frozen=True)
+class QuoteSpan:
+    """A quoted span found in an answer.
+
+    Attributes:
+        text: The quoted text as written, without the quote marks. For a block quote: its lines with
+            the ``>`` markers removed, joined by ``\\n``.
+        start: Offset of the text's first character in the answer.
+        end: Offset just past its last character. For inline quotes ``answer[start:end] == text``.
+        kind: ``"double"`` (opened by a straight ``"``), ``"curly"`` (opened by ``“``) or
+            ``"blockquote"``.
+    """
+
+    text: str
+    start: int
+    end: int
+    kind: Literal["double", "curly", "blockquote"]
+
+
+@dataclass(frozen=True)
+class SegmentMatch:
+    """The best match of one elision-delimited segment of a quote.
+
+    Attributes:
+        text: The segment as written.
+        status: Its own classification.
+        similarity: 0..100, rounded to 1 decimal.
+        source_index: Index into the ``sources`` argument of the best source, or ``None``.
+        start: Offset of the matched excerpt in that source (original text), or ``None``.
+        end: Offset just past the excerpt, or ``None``.
+        matched_text: ``source[start:end]``, or ``None``.
+    """
+
+    text: str
+    status: QuoteStatus
+    similarity: float
+    source_index: int | None
+    start: int | None
+    end: int | None
+    matched_text: str | None
+
+
+@dataclass(frozen=True)
+class QuoteFinding:
+    """The verdict on one quoted span.
+
+    Attributes:
+        span: The quote.
+        status: ``EXACT``/``NEAR``/``PARTIAL``/``NO_MATCH``, or ``NO_SOURCE`` when there was nothing
+            to check against. For an elided quote, the worst segment's status (and ``NEAR`` at best
+            when the segments are verbatim but not in order in one source).
+        similarity: 0..100 rounded to 1 decimal (the minimum over segments); ``None`` for
+            ``NO_SOURCE``. 100.0 means every segment is verbatim; a fuzzy score is capped at 99.9
+            (all words present but punctuation or a plural differs).
+        source_index: Index into ``sources`` of the best match (of the worst segment, for an elided
+            quote), or ``None``.
+        matched_text: The aligned excerpt of the original source text. For an elided quote, the
+            segments' excerpts joined by `` … ``.
+        match_start: Offset in ``sources[source_index]`` where the match begins (the first segment's
+            start when all segments matched in order in that source, else the worst segment's).
+        match_end: Offset just past the match (last segment's end, same rule).
+        in_order: For an elided quote, whether all segments were found in order in one source.
+        segments: Per-segment evidence (one entry for a quote without elisions; empty for
+            ``NO_SOURCE``).
+    """
+
+    span: QuoteSpan
+    status: QuoteStatus
+    similarity: float | None
+    source_index: int | None
+    matched_text: str | None
+    match_start: int | None = None
+    match_end: int | None = None
+    in_order: bool = True
+    segments: tuple[SegmentMatch, ...] = field(default=())
+
+
+# --------------------------------------------------------------------------------------------------
+# Normalization
+# --------------------------------------------------------------------------------------------------
+
+# Every dash becomes "-" while folding (so Markdown link targets can still be recognized), and "-"
+# becomes a space afterwards: "30-day" == "30 day", and the chunker's missing lead-in em-dash
+# ("may not" vs "may not—") disappears into whitespace.
+_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2043\u2e3a\u2e3b\ufe58\ufe63\uff0d"
+_DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u2033\u2036\u00ab\u00bb\u301d\u301e\u301f\uff02"
+_SINGLE_QUOTES = "\u2018\u2019\u201a\u201b\u2032\u2035\u2039\u203a\uff07"
+_CHAR_MAP = str.maketrans(
+    {
+        **dict.fromkeys(_DASHES, "-"),
+        **dict.fromkeys(_DOUBLE_QUOTES, '"'),
+        **dict.fromkeys(_SINGLE_QUOTES, "'"),
+    }
+)
+
+
+@lru_cache(maxsize=8192)
+def _fold_char(ch: str) -> str:
+    """Fold one character: compatibility-decompose, case-fold, drop accents and invisible characters.
+
+    Folding character by character (rather than NFKC over the whole string) keeps a map from every
+    normalized character back to its source offset, which the matched excerpt needs. Combining marks
+    are dropped instead of composed, so "é", "e\\u0301" and "e" all agree however they were encoded.
+    """
+    category = unicodedata.category(ch)
+    if category in ("Cf", "Cs"):  # zero-width spaces/joiners, soft hyphen, BOM, bidi marks; surrogates
+        return ""
+    if category in ("Cc", "Zs", "Zl", "Zp"):
+        return " "
+    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", ch).casefold())
+    kept = []
+    for c in decomposed:
+        cat = unicodedata.category(c)
+        if cat in ("Mn", "Me", "Cf", "Cs"):
+            continue
+        kept.append(" " if cat in ("Cc", "Zs", "Zl", "Zp") else c)
+    return "".join(kept).translate(_CHAR_MAP)
+
+
+# ASCII folds one-to-one, so ASCII runs take a translate() fast path with an identity offset map.
+_ASCII_FOLD = str.maketrans({chr(i): _fold_char(chr(i)) for i in range(128)})
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+# Link targets "](url)" go first (a URL contains "_" and "-"), then brackets and emphasis markers.
+_MARKUP = re.compile(r"\]\([^()\s]*\)|[\[\]*_`]")
+# A quote mark inside a word is an apostrophe ("tenant's") and stays; any other quote mark goes, so
+# that 'covered dwelling', "covered dwelling" and “covered dwelling” inside a quotation all agree.
+_LOOSE_QUOTE = re.compile(r"(?<!\w)['\"]|['\"](?!\w)")
+_SPACES = re.compile(r" {2,}")
+# The chunker's stray spaces ("February 1, 2020 ,", "title 34 )"), and "( a )" written either way.
+_SPACE_BEFORE_PUNCT = re.compile(r" (?=[,.;:!?)])")
+_SPACE_AFTER_PAREN = re.compile(r"\( ")
+_ELLIPSIS = re.compile(r"\.{3,}")
+_HYPHEN_TO_SPACE = str.maketrans("-", " ")
+
+
+@dataclass(frozen=True)
+class _Mapped:
+    """Normalized text plus, for each of its characters, the offset of the original it came from.
+
+    Folding works one original character at a time, so a normalized character that can end a match
+    (a word character or punctuation, never a replacement space) came from exactly one original
+    character, ``starts[i]``, and the match ends in the original at ``starts[i] + 1``. ``array`` makes
+    the per-step copies memcpy-fast: a 40,000-character statute is normalized in a few milliseconds.
+    """
+
+    text: str
+    starts: array[int]
+
+
+def _fold(text: str) -> _Mapped:
+    if text.isascii():
+        return _Mapped(text.translate(_ASCII_FOLD), array("q", range(len(text))))
+    pieces: list[str] = []
+    starts = array("q")
+    pos = 0
+    for m in _NON_ASCII.finditer(text):
+        i = m.start()
+        if i > pos:
+            pieces.append(text[pos:i].translate(_ASCII_FOLD))
+            starts.extend(range(pos, i))
+        folded = _fold_char(text[i])
+        pieces.append(folded)
+        starts.extend([i] * len(folded))
+        pos = i + 1
+    if pos < len(text):
+        pieces.append(text[pos:].translate(_ASCII_FOLD))
+        starts.extend(range(pos, len(text)))
+    return _Mapped("".join(pieces), starts)
+
+
+def _sub(pattern: re.Pattern[str], repl: str, mapped: _Mapped) -> _Mapped:
+    """``pattern.sub(repl, ...)`` that keeps the offset map (``repl`` maps to the match's start)."""
+    text, starts = mapped.text, mapped.starts
+    pieces: list[str] = []
+    new_starts = array("q")
+    pos = 0
+    for m in pattern.finditer(text):
+        a, b = m.span()
+        pieces.append(text[pos:a])
+        new_starts.extend(starts[pos:a])
+        if repl:
+            pieces.append(repl)
+            new_starts.extend(array("q", [starts[a]]) * len(repl))
+        pos = b
+    if pos == 0:
+        return mapped
+    pieces.append(text[pos:])
+    new_starts.extend(starts[pos:])
+    return _Mapped("".join(pieces), new_starts)
+
+
+def _normalize_mapped(text: str) -> _Mapped:
+    mapped = _fold(text)
+    mapped = _sub(_MARKUP, "", mapped)
+    mapped = _Mapped(mapped.text.translate(_HYPHEN_TO_SPACE), mapped.starts)
+    mapped = _sub(_LOOSE_QUOTE, "", mapped)
+    mapped = _sub(_SPACES, " ", mapped)
+    mapped = _tidy_punctuation(mapped)
+    # Only now can ". . ." (spaces just removed) be recognized as the "..." it is; an ellipsis in a
+    # source is a gap, not text, exactly as in a quote.
+    mapped = _sub(_ELLIPSIS, " ", mapped)
+    mapped = _sub(_SPACES, " ", mapped)
+    mapped = _tidy_punctuation(mapped)
+    text, starts = mapped.text, mapped.starts
+    first = 1 if text.startswith(" ") else 0
+    last = len(text) - 1 if text.endswith(" ") and len(text) > first else len(text)
+    return mapped if (first, last) == (0, len(text)) else _Mapped(text[first:last], starts[first:last])
+
+
+def _tidy_punctuation(mapped: _Mapped) -> _Mapped:
+    mapped = _sub(_SPACE_BEFORE_PUNCT, "", mapped)
+    return _sub(_SPACE_AFTER_PAREN, "(", mapped)  # the "(" keeps its own offset: it starts the match
+
+
+def normalize_for_quote(text: str) -> str:
+    """Normalize text so that a faithful quotation and its source compare equal.
+
+    Applied to quotes and sources alike; idempotent. Steps: Unicode compatibility folding (NFKD,
+    case-fold, combining marks dropped, so the result agrees with NFKC + case-fold up to accents);
+    zero-width and other invisible format characters removed; curly quotes and primes made straight;
+    every dash variant and the hyphen turned into a space; Markdown emphasis markers, brackets and
+    link targets removed; quote marks that are not apostrophes inside a word removed; whitespace
+    collapsed; spaces before ``, . ; : ! ? )`` and after ``(`` removed; an ellipsis (``...``, ``…``,
+    ``. . .``) turned into a space, since it marks an elision, not text.
+
+    Args:
+        text: Any text.
+
+    Returns:
+        The normalized text (possibly empty).
+    """
+    return _normalize_mapped(text).text
+
+
+# --------------------------------------------------------------------------------------------------
+# Extraction
+# --------------------------------------------------------------------------------------------------
+
+_BLOCK_MARKER = re.compile(r"[ \t]{0,3}>(?:[ \t]{0,3}>)*[ \t]?")
+_QUOTE_MARK = re.compile('["\u201c\u201d]')
+_ELISION = re.compile(r"\[\s*(?:\.\s*){3,}\]|\[\s*\u2026\s*\]|\.(?:\s*\.){2,}|\u2026")
+
+
+def _count_words(text: str) -> int:
+    return sum(1 for token in _ELISION.sub(" ", text).split() if any(c.isalnum() for c in token))
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _lines(answer: str) -> list[tuple[int, str]]:
+    """Return ``(offset, line without its line break)`` for every line.
+
+    Only CR, LF and CRLF end a line, as in Markdown; ``str.splitlines`` would also split at form
+    feeds, ``\x1c``-``\x1e`` and U+2028, and could turn a quote into two paragraphs.
+    """
+    out: list[tuple[int, str]] = []
+    offset = 0
+    for m in _LINE_BREAK.finditer(answer):
+        out.append((offset, answer[offset : m.start()]))
+        offset = m.end()
+    if offset < len(answer):
+        out.append((offset, answer[offset:]))
+    return out
+
+
+def _blockquote_spans(block: list[tuple[int, str]], min_words: int) -> list[QuoteSpan]:
+    """One span per paragraph of a block quote (paragraphs are separated by a bare ``>`` line)."""
+    spans: list[QuoteSpan] = []
+    para: list[tuple[int, str]] = []  # (offset of content, content)
+    for offset, line in [*block, (0, "")]:
+        marker = _BLOCK_MARKER.match(line)
+        content_at = offset + (marker.end() if marker else 0)
+        content = line[marker.end() :] if marker else ""
+        if content.strip():
+            stripped = content.lstrip() if not para else content
+            para.append((content_at + len(content) - len(stripped), stripped.rstrip()))
+            continue
+        if para:
+            text = "\n".join(c for _, c in para)
+            start = para[0][0]
+            end = para[-1][0] + len(para[-1][1])
+            if _count_words(text) >= min_words:
+                spans.append(QuoteSpan(text=text, start=start, end=end, kind="blockquote"))
+            para = []
+    return spans
+
+
+def _inline_spans(answer: str, begin: int, end: int, min_words: int, max_chars: int) -> list[QuoteSpan]:
+    """Pair quote marks inside one paragraph ``answer[begin:end]``.
+
+    A straight ``"`` can open only after a non-alphanumeric character and before a non-space, and
+    close only after a non-space and before a non-alphanumeric character; ``“`` only opens and ``”``
+    only closes. An opener met while a quote is open restarts it there (the earlier mark was
+    unbalanced), so a stray mark costs at most the quote it belongs to.
+    """
+    spans: list[QuoteSpan] = []
+    open_at: int | None = None
+    for m in _QUOTE_MARK.finditer(answer, begin, end):
+        i = m.start()
+        mark = answer[i]
+        before = answer[i - 1] if i > begin else " "
+        after = answer[i + 1] if i + 1 < end else " "
+        can_open = mark == "\u201c" or (mark == '"' and not before.isalnum() and not after.isspace())
+        can_close = mark == "\u201d" or (mark == '"' and not before.isspace() and not after.isalnum())
+        if open_at is not None and can_close:
+            text = answer[open_at + 1 : i]
+            if len(text) <= max_chars and _count_words(text) >= min_words:
+                kind: Literal["double", "curly"] = "curly" if answer[open_at] == "\u201c" else "double"
+                spans.append(QuoteSpan(text=text, start=open_at + 1, end=i, kind=kind))
+            open_at = None
+        elif can_open:
+            open_at = i
+    return spans
+
+
+def extract_quotes(
+    answer: str, *, min_words: int = 5, max_chars: int = DEFAULT_THRESHOLDS.max_quote_chars
+) -> list[QuoteSpan]:
+    """Find the quoted spans of ``min_words`` or more words in an answer.
+
+    Inline quotes (straight or curly double quotes) never cross a blank line and are at most
+    ``max_chars`` long, so an unbalanced mark cannot swallow the rest of the answer. Block quotes
+    are runs of lines starting with ``>`` (nested ``> >`` too), one span per paragraph; their text is
+    not searched for inline quotes again. Words are counted after removing elision marks.
+
+    Args:
+        answer: The model's answer (Markdown or plain text).
+        min_words: Shorter quotes (scare quotes, terms of art) are not returned.
+        max_chars: Longest inline quote, in characters; a longer one is taken to be a stray mark.
+
+    Returns:
+        The spans in order of position.
+    """
+    spans: list[QuoteSpan] = []
+    block: list[tuple[int, str]] = []
+    para_start: int | None = None
+    para_end = 0
+    for offset, line in [*_lines(answer), (len(answer), "")]:
+        in_block = _BLOCK_MARKER.match(line) is not None
+        blank = not line.strip()
+        if para_start is not None and (in_block or blank):
+            spans.extend(_inline_spans(answer, para_start, para_end, min_words, max_chars))
+            para_start = None
+        if block and not in_block:
+            spans.extend(_blockquote_spans(block, min_words))
+            block = []
+        if in_block:
+            block.append((offset, line))
+        elif not blank:
+            if para_start is None:
+                para_start = offset
+            para_end = offset + len(line)
+    return sorted(spans, key=lambda s: s.start)
+
+
+# --------------------------------------------------------------------------------------------------
+# Matching
+# --------------------------------------------------------------------------------------------------
+
+_WORD = re.compile(r"\w+(?:'\w+)*")
+_EDGE_PUNCT = re.compile(r"^[\s.,;:!?]+|[\s.,;:!?]+$")
+
+
+def _fold_word(word: str) -> str:
+    """Fold plurals and possessives ("tenants", "tenant's", "parties" -> "tenant", "party")."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+@dataclass(frozen=True)
+class _Source:
+    """A source prepared once: normalized text with offset map, and its words as integer ids."""
+
+    original: str
+    mapped: _Mapped
+    word_starts: list[int]
+    word_ends: list[int]
+    word_ids: list[int]
+    vocab: dict[str, int]
+
+
+_WORD_SPLIT = re.compile(r"(\w+(?:'\w+)*)")
+
+
+@lru_cache(maxsize=32)
+def _prepare(source: str) -> _Source:
+    # Cached because in-process re-scoring checks many answers against the same few articles.
+    mapped = _normalize_mapped(source)
+    # split() with a capturing group alternates separator, word, separator, ...; the running sum of
+    # the part lengths gives every word's start and end without a Python-level loop over matches.
+    parts = _WORD_SPLIT.split(mapped.text)
+    bounds = list(accumulate(map(len, parts)))
+    words = parts[1::2]
+    vocab: dict[str, int] = {}
+    surface_ids: dict[str, int] = {}
+    for word in dict.fromkeys(words):  # fold each distinct word once
+        surface_ids[word] = vocab.setdefault(_fold_word(word), len(vocab))
+    word_ids = [surface_ids[w] for w in words]
+    return _Source(source, mapped, bounds[0::2][: len(words)], bounds[1::2], word_ids, vocab)
+
+
+@dataclass(frozen=True)
+class _Hit:
+    similarity: float
+    start: int  # normalized offsets into the source
+    end: int
+
+
+def _find_exact(needle: str, source: _Source, pos: int = 0) -> int:
+    """First occurrence of ``needle`` at or after ``pos`` that starts and ends on word boundaries."""
+    hay = source.mapped.text
+    check_left = needle[:1].isalnum()
+    check_right = needle[-1:].isalnum()
+    while True:
+        i = hay.find(needle, pos)
+        if i < 0:
+            return -1
+        j = i + len(needle)
+        left_ok = not check_left or i == 0 or not hay[i - 1].isalnum()
+        right_ok = not check_right or j == len(hay) or not hay[j].isalnum()
+        if left_ok and right_ok:
+            return i
+        pos = i + 1
+
+
+def _fuzzy(needle: str, source: _Source) -> _Hit | None:
+    """Best word-level alignment of ``needle`` in ``source`` (see the module docstring)."""
+    words = [_fold_word(w) for w in _WORD.findall(needle)]
+    if not words or not source.word_ids:
+        return None
+    unknown: dict[str, int] = {}  # words the source lacks get ids of their own (negative, never equal)
+    ids = [source.vocab.get(w, -1 - unknown.setdefault(w, len(unknown))) for w in words]
+    if len(ids) >= len(source.word_ids):
+        score, first, last = fuzz.ratio(ids, source.word_ids), 0, len(source.word_ids)
+    else:
+        aligned = fuzz.partial_ratio_alignment(ids, source.word_ids)
+        if aligned is None or aligned.dest_end <= aligned.dest_start:  # pragma: no cover - defensive
+            return None
+        score, first, last = aligned.score, aligned.dest_start, aligned.dest_end
+    return _Hit(score, source.word_starts[first], source.word_ends[last - 1])
+
+
+def _status(similarity: float, thresholds: QuoteThresholds) -> QuoteStatus:
+    if similarity >= thresholds.near:
+        return QuoteStatus.NEAR
+    if similarity >= thresholds.partial:
+        return QuoteStatus.PARTIAL
+    return QuoteStatus.NO_MATCH
+
+
+def _segment_match(
+    raw: str, index: int | None, source: _Source | None, hit: _Hit | None, status: QuoteStatus
+) -> SegmentMatch:
+    if index is None or source is None or hit is None:
+        return SegmentMatch(raw, status, 0.0, None, None, None, None)
+    start = source.mapped.starts[hit.start]
+    end = source.mapped.starts[hit.end - 1] + 1
+    return SegmentMatch(raw, status, round(hit.similarity, 1), index, start, end, source.original[start:end])
+
+
+def _best_match(
+    raw: str, needle: str, sources: list[tuple[int, _Source]], th: QuoteThresholds
+) -> SegmentMatch:
+    for index, source in sources:
+        i = _find_exact(needle, source)
+        if i >= 0:
+            return _segment_match(raw, index, source, _Hit(100.0, i, i + len(needle)), QuoteStatus.EXACT)
+    best: tuple[int, _Source, _Hit] | None = None
+    for index, source in sources:
+        hit = _fuzzy(needle, source)
+        if hit is not None and (best is None or hit.similarity > best[2].similarity):
+            best = (index, source, hit)
+    if best is None:
+        return _segment_match(raw, None, None, None, QuoteStatus.NO_MATCH)
+    # A fuzzy score can round up to 100.0 without being a substring; it is still not EXACT.
+    similarity = min(best[2].similarity, 99.9)
+    hit = _Hit(similarity, best[2].start, best[2].end)
+    return _segment_match(raw, best[0], best[1], hit, _status(similarity, th))
+
+
+def _in_order(
+    segments: list[tuple[str, str]], sources: list[tuple[int, _Source]]
+) -> list[SegmentMatch] | None:
+    """All segments verbatim and in order in one source (the first such source), or ``None``."""
+    for index, source in sources:
+        matches: list[SegmentMatch] = []
+        pos = 0
+        for raw, needle in segments:
+            i = _find_exact(needle, source, pos)
+            if i < 0:
+                break
+            pos = i + len(needle)
+            matches.append(_segment_match(raw, index, source, _Hit(100.0, i, pos), QuoteStatus.EXACT))
+        else:
+            return matches
+    return None
+
+
+_SEVERITY = {QuoteStatus.EXACT: 0, QuoteStatus.NEAR: 1, QuoteStatus.PARTIAL: 2, QuoteStatus.NO_MATCH: 3}
+
+
+def _check_span(span: QuoteSpan, sources: list[tuple[int, _Source]], th: QuoteThresholds) -> QuoteFinding:
+    segments: list[tuple[str, str]] = []
+    for raw in _ELISION.split(span.text):
+        needle = _EDGE_PUNCT.sub("", normalize_for_quote(raw))
+        if _WORD.search(needle):
+            segments.append((raw, needle))
+    if not segments:  # only reachable with min_words < 1, which QuoteThresholds forbids; be safe
+        return QuoteFinding(span, QuoteStatus.NO_MATCH, 0.0, None, None)
+
+    ordered = _in_order(segments, sources)
+    if ordered is not None:
+        first, last = ordered[0], ordered[-1]
+        return QuoteFinding(
+            span=span,
+            status=QuoteStatus.EXACT,
+            similarity=100.0,
+            source_index=first.source_index,
+            matched_text=" … ".join(m.matched_text or "" for m in ordered),
+            match_start=first.start,
+            match_end=last.end,
+            in_order=True,
+            segments=tuple(ordered),
+        )
+
+    matches = [_best_match(raw, needle, sources, th) for raw, needle in segments]
+    worst = max(matches, key=lambda m: (_SEVERITY[m.status], -m.similarity))
+    status = worst.status
+    if status is QuoteStatus.EXACT:
+        status = QuoteStatus.NEAR  # every segment verbatim, but stitched out of order or across sources
+    return QuoteFinding(
+        span=span,
+        status=status,
+        similarity=min(m.similarity for m in matches),
+        source_index=worst.source_index,
+        matched_text=(
+            " … ".join(m.matched_text for m in matches if m.matched_text is not None)
+            if any(m.matched_text is not None for m in matches)
+            else None
+        ),
+        match_start=worst.start,
+        match_end=worst.end,
+        in_order=len(matches) == 1,
+        segments=tuple(matches),
+    )
+
+
+def check_quotes(
+    answer: str, sources: Sequence[str], thresholds: QuoteThresholds = DEFAULT_THRESHOLDS
+) -> list[QuoteFinding]:
+    """Classify every quoted span of ``thresholds.min_words`` or more words against the sources.
+
+    Args:
+        answer: The model's answer.
+        sources: The source texts the answer was given. Sources that are blank (no word after
+            normalization) are skipped but keep their index; with no usable source every quote is
+            ``NO_SOURCE``.
+        thresholds: Where the status boundaries lie.
+
+    Returns:
+        One finding per quoted span, in order of position in the answer.
+
+    Raises:
+        TypeError: If ``sources`` is a single string (it would otherwise be read as one source per
+            character).
+    """
+    if isinstance(sources, str):
+        raise TypeError("sources must be a sequence of source texts, not a single string")
+    spans = extract_quotes(answer, min_words=thresholds.min_words, max_chars=thresholds.max_quote_chars)
+    if not spans:
+        return []
+    prepared = [(i, _prepare(s)) for i, s in enumerate(sources)]
+    usable = [(i, p) for i, p in prepared if p.word_ids]
+    if not usable:
+        return [QuoteFinding(span, QuoteStatus.NO_SOURCE, None, None, None) for span in spans]
+    return [_check_span(span, usable, thresholds) for span in spans]
+
+
+_POINTS = {QuoteStatus.EXACT: 1.0, QuoteStatus.NEAR: 1.0, QuoteStatus.PARTIAL: 0.5, QuoteStatus.NO_MATCH: 0.0}
+
+
+def quote_score(findings: Sequence[QuoteFinding]) -> float | None:
+    """Mean quotation accuracy over the checked quotes.
+
+    ``EXACT`` and ``NEAR`` score 1 (a near quote is a faithful quote with a slip, not an invention),
+    ``PARTIAL`` 0.5, ``NO_MATCH`` 0. ``NO_SOURCE`` quotes were not checked and are left out.
+
+    Args:
+        findings: Output of :func:`check_quotes`.
+
+    Returns:
+        The mean in 0..1, or ``None`` when nothing was checked (no quotes, or all ``NO_SOURCE``), so
+        the composite can tell "no quotation evidence" from a perfect or a failing score.
+    """
+    points = [_POINTS[f.status] for f in findings if f.status is not QuoteStatus.NO_SOURCE]
+    return sum(points) / len(points) if points else None

@@ -1,0 +1,61 @@
+"""Build the verifier's resources from file paths and options, checking everything before any answer.
+
+Shared by the promptfoo assertion and the command line so both validate the same way and fail with
+the same one-line messages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from pathlib import Path
+
+from grounding_eval.errors import DataError
+from grounding_eval.verifier.allowlist import load_allowlist
+from grounding_eval.verifier.directory import load_directory
+from grounding_eval.verifier.liveness import LivenessChecker
+from grounding_eval.verifier.quotes import DEFAULT_THRESHOLDS
+from grounding_eval.verifier.report import VerifierResources
+
+__all__ = ["LIVENESS_MODES", "load_resources"]
+
+LIVENESS_MODES = ("offline", "live")
+
+
+def load_resources(
+    *,
+    allowlist: Path,
+    orgs: Path,
+    liveness: str = "offline",
+    snapshot: Path | None = None,
+    cache_path: Path | None = None,
+    allow_hosts: Iterable[str] = (),
+    quote_near: float | None = None,
+    quote_partial: float | None = None,
+) -> VerifierResources:
+    """Load and validate the allowlist, directory, liveness checker and quote thresholds.
+
+    Raises:
+        DataError: one line naming the file (or option) and the problem.
+    """
+    if liveness not in LIVENESS_MODES:
+        raise DataError("liveness", f"must be one of {', '.join(LIVENESS_MODES)}, not {liveness!r}")
+    thresholds = DEFAULT_THRESHOLDS
+    if quote_near is not None:
+        thresholds = dataclasses.replace(thresholds, near=quote_near)
+    if quote_partial is not None:
+        thresholds = dataclasses.replace(thresholds, partial=quote_partial)
+    if not 0 <= thresholds.partial <= thresholds.near <= 100:
+        raise DataError("quote thresholds", "need 0 <= quote_partial <= quote_near <= 100")
+    return VerifierResources(
+        allowlist=load_allowlist(allowlist),
+        directory=load_directory(orgs),
+        liveness=LivenessChecker(
+            offline=liveness == "offline",
+            cache_path=cache_path,
+            snapshot_path=snapshot,
+            allow_hosts=allow_hosts,
+        ),
+        liveness_mode=liveness,
+        quote_thresholds=thresholds,
+    )

@@ -1,0 +1,97 @@
+"""URL–org cross-check: is each URL credited to the organization that owns its domain?
+
+"Legal Aid Chicago: https://www.lollaf.org" sends a reader to Land of Lincoln while telling them it is
+Legal Aid Chicago — the misattribution the methods document calls especially dangerous. A URL is
+credited to the organization named in its Markdown link text, or else to the one named nearest to it in
+the same sentence; ownership comes from the directory's domains, matched on whole host labels (so the
+userinfo trick ``https://trusted.org@evil.test/`` and look-alikes such as ``trusted.org.evil.test`` are
+never credited to ``trusted.org``'s owner).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from grounding_eval.verifier.directory import Directory, OrgMention, Organization
+from grounding_eval.verifier.phones import nearest_mention
+from grounding_eval.verifier.urls import UrlMention, url_host
+
+__all__ = ["UrlOrgFinding", "UrlOrgStatus", "check_url_orgs"]
+
+
+class UrlOrgStatus(enum.Enum):
+    """Outcome of the URL–org check for one URL."""
+
+    MATCH = "MATCH"  # credited to the organization that owns its domain
+    MISATTRIBUTED = "MISATTRIBUTED"  # credited to a different organization than the owner
+    UNPAIRED = "UNPAIRED"  # no organization is named with it: nothing to cross-check
+    UNOWNED = "UNOWNED"  # its domain belongs to no directory organization: nothing to cross-check
+
+
+@dataclass(frozen=True)
+class UrlOrgFinding:
+    """One URL, the organization it is credited to, and the organization owning its domain."""
+
+    mention: UrlMention
+    paired_org: Organization | None
+    owner: Organization | None
+    status: UrlOrgStatus
+
+    @property
+    def detail(self) -> str:
+        """A sentence a person can act on."""
+        url = self.mention.raw
+        if self.status is UrlOrgStatus.MISATTRIBUTED:
+            assert self.paired_org is not None and self.owner is not None
+            return f"{url} is credited to {self.paired_org.name} but belongs to {self.owner.name}"
+        if self.status is UrlOrgStatus.MATCH:
+            assert self.owner is not None
+            return f"{url} is {self.owner.name}'s"
+        if self.status is UrlOrgStatus.UNOWNED:
+            return f"{url}: its domain belongs to no directory organization"
+        return f"{url}: no organization is named with it"
+
+
+def check_url_orgs(
+    text: str,
+    directory: Directory,
+    urls: Sequence[UrlMention],
+    mentions: Sequence[OrgMention],
+    sentences: list[tuple[int, int]],
+    contacts: Sequence[tuple[int, int]] = (),
+) -> list[UrlOrgFinding]:
+    """Cross-check every URL's attribution against its domain's owner (``contacts``: phone/URL spans)."""
+    findings = []
+    for url in urls:
+        host = url_host(url.url)
+        owner = directory.owner_of_host(host) if host else None
+        paired_org = _attributed_org(text, directory, url, mentions, sentences, contacts)
+        if owner is None:
+            status = UrlOrgStatus.UNOWNED
+        elif paired_org is None:
+            status = UrlOrgStatus.UNPAIRED
+        elif paired_org is owner:
+            status = UrlOrgStatus.MATCH
+        else:
+            status = UrlOrgStatus.MISATTRIBUTED
+        findings.append(UrlOrgFinding(url, paired_org, owner, status))
+    return findings
+
+
+def _attributed_org(
+    text: str,
+    directory: Directory,
+    url: UrlMention,
+    mentions: Sequence[OrgMention],
+    sentences: list[tuple[int, int]],
+    contacts: Sequence[tuple[int, int]],
+) -> Organization | None:
+    if url.link_text:
+        named = directory.find_mentions(url.link_text)
+        if named:
+            return named[0].org
+    # Mentions inside a Markdown link's own text were handled above; everywhere else, the nearest wins.
+    paired = nearest_mention(text, url.start, url.end, mentions, sentences, contacts)
+    return paired.org if paired else None

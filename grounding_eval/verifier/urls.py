@@ -1,0 +1,544 @@
+"""Find the web addresses an answer cites, and put them in one form that can be compared.
+
+Links are the part of a legal-aid answer a reader acts on first, and the part a model most easily
+invents. The verifier therefore has to see every link a reader would see — full URLs, Markdown links,
+autolinks and bare domains such as ``illinoislegalaid.org/legal-information/eviction`` — without
+mistaking abbreviations ("e.g.", "U.S."), file names (``script.py``) or e-mail addresses for links.
+It then compares links with an allowlist in a form where cosmetic differences (``www.``, ``http`` versus
+``https``, tracking parameters, a trailing slash, fragments) do not matter but different pages stay
+different.
+
+Extraction rules (each one is a decision; the tests pin them):
+
+* Only ``http``/``https`` links are reported. ``ftp:``, ``mailto:``, e-mail addresses, protocol-relative
+  ``//host`` links and bare IP addresses (``4.4.4.4``, which look like statute section numbers) are not:
+  a legal-aid reader cannot follow them as web pages, and the allowlist only holds web pages.
+* A URL with an explicit scheme is reported whatever its host (``http://localhost:8000``); liveness
+  checking decides what it is worth.
+* A bare domain is reported only when its last labels are a real ICANN public suffix in the
+  ``tldextract`` snapshot bundled with the pinned version (never downloaded), there is a name before
+  the suffix, the suffix is written in one case (``lawhelp.org``, ``LAWHELP.ORG`` and ``LawHelp.org``
+  are links; ``Cal.App`` and ``Pa.St`` — legal citations — are not), and it is not glued to a word,
+  a path (``/dir/file.pl``), or an ``@`` (e-mail).
+* Suffixes that are also common file extensions (:data:`FILE_EXTENSION_SUFFIXES`: ``.py``, ``.md``,
+  ``.sh``, ``.zip`` ...) count only with a ``www.`` prefix or a path (``readme.md`` is a file name,
+  ``www.example.md`` and ``example.md/page`` are links).
+* Trailing ``. , ; : ! ? *`` are punctuation, not part of the link; a closing ``)``, ``]``, ``}`` or
+  ``'`` is trimmed only when unbalanced inside the link, so ``https://en.wikipedia.org/wiki/Foo_(bar)``
+  keeps its parenthesis. Whitespace, ``< > " \\ ` |``, curly quotes, zero-width spaces and full-width
+  punctuation end a link (a browser would percent-encode all of them).
+* In a Markdown link ``[text](dest)`` the destination is a mention with ``link_text`` set; a URL
+  written inside the link text is a separate mention of its own (a reader sees it), so
+  ``[https://a.org](https://a.org)`` yields two mentions.
+
+Normalization rules (:func:`normalize_url`), for allowlist lookup only — never for fetching:
+
+* ``http`` and ``https`` compare equal: the output always says ``https``. A model that writes ``http://``
+  for a page served over ``https`` cites the same page.
+* Host lower-cased, IDNA-encoded to ASCII, trailing dot and leading ``www.`` labels removed; userinfo
+  dropped; ports 80 and 443 dropped whatever the scheme (dropping only the scheme's own default would not
+  be idempotent once the scheme is folded to ``https``).
+* Path: percent-escapes upper-cased, escaped unreserved characters decoded, other characters escaped,
+  ``.``/``..`` segments resolved, trailing slashes removed (``/`` becomes no path). Case is kept: paths
+  are case-sensitive.
+* Query: parameters in :data:`TRACKING_PARAMS` dropped, the rest sorted by name (stable, so repeated names
+  keep their order) — a reordered query names the same page, and the normal form is only a lookup key.
+* Fragment dropped.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import quote, urlsplit
+
+import tldextract
+
+__all__ = [
+    "FILE_EXTENSION_SUFFIXES",
+    "TRACKING_PARAMS",
+    "UrlMention",
+    "extract_urls",
+    "host_matches_domain",
+    "normalize_url",
+    "registered_domain",
+    "url_host",
+]
+
+TRACKING_PARAMS: Final[tuple[str, ...]] = (
+    # Campaign and click identifiers added by analytics, ad and mail tools; they never select content.
+    # A trailing "*" is a prefix. Deliberately absent: "ref" (GitHub/GitLab use ?ref=<branch> to pick
+    # content) and "source"/"lang" (sites use them to pick content too).
+    "utm_*",
+    "fbclid",
+    "gclid",
+    "gclsrc",
+    "dclid",
+    "gbraid",
+    "wbraid",
+    "msclkid",
+    "yclid",
+    "twclid",
+    "ttclid",
+    "li_fat_id",
+    "igshid",
+    "mc_cid",
+    "mc_eid",
+    "_ga",
+    "_gl",
+    "_hsenc",
+    "_hsmi",
+    "mkt_tok",
+)
+"""Query parameters removed by :func:`normalize_url` (compared case-insensitively)."""
+
+FILE_EXTENSION_SUFFIXES: Final[frozenset[str]] = frozenset(
+    {"cc", "md", "ml", "mov", "pl", "pm", "ps", "py", "rs", "sh", "so", "tf", "zip"}
+)
+"""Public suffixes that are more often file extensions: a bare ``name.<suffix>`` needs ``www.`` or a path."""
+
+# Characters that end a link: a browser would percent-encode every one of them, and in prose they are
+# delimiters. Whitespace is handled by \s. Zero-width spaces end a link so that an invisible character
+# cannot splice prose into it.
+_TERMINATORS = (
+    '<>"\\\\`|'
+    "\u200b\u2060\ufeff"
+    "\u201c\u201d\u2018\u2019\u00ab\u00bb"
+    "\uff5c\uff08\uff09\u300c\u300d\u300e\u300f\u3010\u3011\u3001\u3002\uff0c\uff1b\uff1a\uff01\uff1f"
+)
+_URL_CHAR = rf"[^\s{_TERMINATORS}]"
+_ALNUM = r"[^\W_]"
+_LABEL = rf"{_ALNUM}(?:(?:{_ALNUM}|-)*{_ALNUM})?"
+
+_SCHEME_RE: Final = re.compile(rf"(?<!\w)(?i:https?)://{_URL_CHAR}*")
+_BARE_RE: Final = re.compile(
+    rf"(?<![\w@.\-/\\])"  # not glued to a word, a path, an e-mail local part or a longer host
+    rf"(?P<host>(?>(?:{_LABEL}\.)+{_LABEL}))"  # atomic: no retreat to a shorter host
+    r"(?![\w@-])"  # not the local part of an e-mail address
+    r"(?::(?P<port>\d+))?"
+    rf"(?P<rest>[/?#]{_URL_CHAR}*)?"
+)
+_MD_LINK_RE: Final = re.compile(r"\[(?P<text>[^\[\]\n]*(?:\[[^\[\]\n]*\][^\[\]\n]*)*)\]\(")
+_SCHEME_PREFIX_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+_ASCII_LABEL_RE: Final = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+
+_ALWAYS_TRIM: Final = frozenset(".,;:!?*")
+_CLOSERS: Final = {")": "(", "]": "[", "}": "{"}
+
+_UNRESERVED: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_PATH_SAFE: Final = _UNRESERVED | frozenset("!$&'()*+,;=:@/")
+_QUERY_SAFE: Final = _UNRESERVED | frozenset("!$'()*+,;=:@/?")  # '&' separates pairs, so never raw
+_HEX: Final = frozenset("0123456789abcdefABCDEF")
+
+
+@dataclass(frozen=True)
+class UrlMention:
+    """One link as it appears in an answer.
+
+    Attributes:
+        raw: The link exactly as written (after trailing punctuation is trimmed).
+        url: An absolute URL: ``raw``, with ``https://`` added to a bare domain.
+        start: Offset of ``raw`` in the text.
+        end: Offset just past ``raw`` (``text[start:end] == raw``).
+        link_text: The Markdown link text for ``[text](url)``, else ``None``.
+    """
+
+    raw: str
+    url: str
+    start: int
+    end: int
+    link_text: str | None
+
+
+@functools.cache
+def _extractor() -> tldextract.TLDExtract:
+    # Created on first use, not at import. No suffix-list URLs and no cache dir: tldextract then reads
+    # only the snapshot bundled with the pinned wheel, so results are reproducible and nothing downloads.
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, fallback_to_snapshot=True)
+
+
+def extract_urls(text: str) -> list[UrlMention]:
+    """Find every http(s) link in ``text``, in order of appearance (repeats are all reported).
+
+    Args:
+        text: Answer text, plain prose or Markdown.
+
+    Returns:
+        One :class:`UrlMention` per link; see the module docstring for what counts as a link.
+    """
+    mentions: list[UrlMention] = []
+    # Each pass blanks what it consumed (same length, so offsets stay valid) so that later passes do not
+    # find links inside it: a Markdown destination is not prose, and "example.com" inside
+    # "ftp://example.com" or "http://-example.com" is not a bare domain.
+    work = list(text)
+
+    for m in _MD_LINK_RE.finditer(text):
+        parsed = _markdown_destination(text, m.end())
+        if parsed is None:
+            continue
+        dest_start, dest_end, close = parsed
+        if work[m.start()] != "[":
+            continue  # inside an earlier link's destination, which was blanked
+        url = _as_link(text[dest_start:dest_end])
+        if url is not None:
+            raw = text[dest_start:dest_end]
+            mentions.append(UrlMention(raw, url, dest_start, dest_end, m.group("text")))
+        _blank(work, m.end() - 2, close + 1)
+
+    prose = "".join(work)
+    for m in _SCHEME_RE.finditer(prose):
+        raw = _trim(m.group())
+        if _valid_scheme_url(raw):
+            mentions.append(UrlMention(raw, raw, m.start(), m.start() + len(raw), None))
+        _blank(work, m.start(), m.end())
+
+    prose = "".join(work)
+    for m in _BARE_RE.finditer(prose):
+        raw = _trim(m.group())
+        if _valid_bare(raw, m.group("host"), m.group("port"), raw[len(m.group("host")) :]):
+            mentions.append(UrlMention(raw, "https://" + raw, m.start(), m.start() + len(raw), None))
+
+    mentions.sort(key=lambda u: u.start)
+    return mentions
+
+
+def normalize_url(url: str) -> str:
+    """Return the canonical form of ``url`` used for allowlist lookup (idempotent).
+
+    A bare domain is read as ``https://``. Input that is not a parsable http(s) URL is returned with
+    surrounding whitespace stripped, so that it can only ever equal itself.
+
+    Args:
+        url: An absolute http(s) URL or a bare domain.
+
+    Returns:
+        ``https://host[:port][/path][?query]`` as described in the module docstring.
+    """
+    text = url.strip()
+    parts = _split(text)
+    if parts is None:
+        return text
+    host, port, path, query = parts
+    host = _strip_www(host)
+    host_out = f"[{host}]" if ":" in host else host
+    port_out = f":{port}" if port is not None and port not in (80, 443) else ""
+    path_out = _normalize_path(path)
+    query_out = _normalize_query(query)
+    return f"https://{host_out}{port_out}{path_out}{'?' + query_out if query_out else ''}"
+
+
+def url_host(url: str) -> str | None:
+    """Return the lower-cased, ASCII (IDNA) host of an http(s) URL, or ``None`` if it cannot be parsed.
+
+    Userinfo is removed the way a browser removes it: ``https://trusted.org@evil.test/`` has host
+    ``evil.test``. A backslash counts as a slash, as browsers treat it, so ``https://evil.test\\@a.org``
+    has host ``evil.test``. ``www.`` is kept. IPv6 hosts are returned without brackets.
+
+    Args:
+        url: An absolute http(s) URL (a bare domain is read as ``https://``).
+
+    Returns:
+        The host, or ``None``.
+    """
+    parts = _split(url.strip())
+    return None if parts is None else parts[0]
+
+
+def registered_domain(host: str) -> str | None:
+    """Return the domain under the public suffix: ``www.illinoislegalaid.org`` → ``illinoislegalaid.org``.
+
+    Private suffixes of the public suffix list count (``x.github.io`` → ``x.github.io``,
+    ``x.wixsite.com`` → ``x.wixsite.com``): two organizations on one hosting service do not own each
+    other's sites. Only the bundled snapshot is used.
+
+    Args:
+        host: A host name (any case, Unicode or punycode).
+
+    Returns:
+        The registered domain in ASCII, or ``None`` for IP addresses, bare suffixes and unparsable hosts.
+    """
+    canonical = _canonical_host(host)
+    if canonical is None or _is_ip(canonical):
+        return None
+    result = _extractor().extract_str(canonical, include_psl_private_domains=True)
+    return result.top_domain_under_public_suffix or None
+
+
+def host_matches_domain(host: str, domain: str) -> bool:
+    """Return whether ``host`` is ``domain`` or a subdomain of it (on a label boundary, ``www.`` ignored).
+
+    ``sub.trusted.org`` matches ``trusted.org``; ``trusted.org.evil.test`` and ``evil-trusted.org`` do
+    not. A ``domain`` that is itself a public suffix (``org``, ``co.uk``) matches nothing, so a bad
+    directory entry cannot claim a whole suffix.
+
+    Args:
+        host: A host, e.g. from :func:`url_host`.
+        domain: A domain an organization owns.
+
+    Returns:
+        ``True`` on a match.
+    """
+    h, d = _canonical_host(host), _canonical_host(domain)
+    if h is None or d is None:
+        return False
+    h, d = _strip_www(h), _strip_www(d)
+    if _is_ip(d):
+        return h == d
+    if not _extractor().extract_str(d).domain:
+        return False
+    return h == d or h.endswith("." + d)
+
+
+# --- extraction helpers -------------------------------------------------------------------------------
+
+
+def _blank(work: list[str], start: int, end: int) -> None:
+    for i in range(start, end):
+        work[i] = " "
+
+
+def _markdown_destination(text: str, i: int) -> tuple[int, int, int] | None:
+    """Parse ``dest "title")`` starting just after ``](``; return (dest start, dest end, index of ``)``)."""
+    n = len(text)
+    while i < n and text[i] in " \t":
+        i += 1
+    if i < n and text[i] == "<":
+        close = text.find(">", i + 1)
+        if close == -1 or "\n" in text[i + 1 : close]:
+            return None
+        start, end, j = i + 1, close, close + 1
+    else:
+        start, depth, j = i, 0, i
+        while j < n and not text[j].isspace():
+            if text[j] == "(":
+                depth += 1
+            elif text[j] == ")":
+                if depth == 0:
+                    break
+                depth -= 1
+            j += 1
+        end = j
+    while j < n and text[j] in " \t":
+        j += 1
+    if j < n and text[j] in "\"'":
+        close_title = text.find(text[j], j + 1)
+        if close_title == -1:
+            return None
+        j = close_title + 1
+        while j < n and text[j] in " \t":
+            j += 1
+    if j >= n or text[j] != ")" or start == end:
+        return None
+    return start, end, j
+
+
+def _as_link(dest: str) -> str | None:
+    """Return the absolute URL for a Markdown destination that is a web link, else ``None``."""
+    if _SCHEME_RE.fullmatch(dest):
+        return dest if _valid_scheme_url(dest) else None
+    m = _BARE_RE.fullmatch(dest)
+    if m and _valid_bare(dest, m.group("host"), m.group("port"), dest[len(m.group("host")) :]):
+        return "https://" + dest
+    return None
+
+
+def _trim(raw: str) -> str:
+    """Strip trailing prose punctuation, keeping closers and quotes that are balanced inside the link."""
+    while raw:
+        last = raw[-1]
+        if (
+            last in _ALWAYS_TRIM
+            or (last in _CLOSERS and raw.count(last) > raw.count(_CLOSERS[last]))
+            or (last == "'" and raw.count("'") % 2 == 1)
+        ):
+            raw = raw[:-1]
+        else:
+            break
+    return raw
+
+
+def _valid_scheme_url(raw: str) -> bool:
+    rest = raw.split("://", 1)[1]
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    hostport = authority.rpartition("@")[2]
+    split = _split_hostport(hostport)
+    if split is None:
+        return False
+    host = split[0]
+    if not host.startswith("["):
+        labels = host[:-1].split(".") if host.endswith(".") else host.split(".")
+        if not all(_written_label_ok(label) for label in labels):
+            return False
+    return _canonical_host(host) is not None
+
+
+def _written_label_ok(label: str) -> bool:
+    # As written in prose: ASCII letters, digits and inner hyphens, or any non-ASCII letter, digit,
+    # mark or symbol (IDN; "✪df.ws" is a registered domain). "_" and other ASCII punctuation are not
+    # hostname characters, so "http://example.com_" is not a link.
+    if not label or label[0] == "-" or label[-1] == "-":
+        return False
+    return all(
+        (c.isascii() and (c.isalnum() or c == "-"))
+        or (not c.isascii() and unicodedata.category(c)[0] in "LMNS")
+        or c in "\u200c\u200d"
+        for c in label
+    )
+
+
+def _valid_bare(raw: str, host: str, port: str | None, after_host: str) -> bool:
+    if port is not None and int(port) > 65535:
+        return False
+    if _canonical_host(host) is None:
+        return False
+    labels = host.split(".")
+    result = _extractor().extract_str(host.lower())
+    if not result.suffix or not result.domain:
+        return False
+    written_suffix = ".".join(labels[-(result.suffix.count(".") + 1) :])
+    if written_suffix not in (written_suffix.lower(), written_suffix.upper()):
+        return False  # "Cal.App", "Pa.St": a citation or a missing space after a full stop
+    if result.suffix in FILE_EXTENSION_SUFFIXES:
+        path = re.sub(r"^:\d+", "", after_host)
+        has_path = path.startswith("/") and len(path) > 1
+        if not (host.lower().startswith("www.") or has_path):
+            return False
+    return True
+
+
+# --- parsing and normalization helpers ----------------------------------------------------------------
+
+
+def _split(text: str) -> tuple[str, int | None, str, str] | None:
+    """Split an http(s) URL into (canonical host, port, path, query); ``None`` if it is not one."""
+    if not _SCHEME_PREFIX_RE.match(text):
+        if "@" in re.split(r"[/?#\\]", text, maxsplit=1)[0]:
+            return None  # "mailto:a@b.org" or "a@b.org": an address, not a bare domain with userinfo
+        text = "https://" + text
+    text = re.sub(r"[\t\r\n]", "", text)  # browsers drop these anywhere in a URL
+    scheme, _, rest = text.partition("://")
+    if scheme.lower() not in ("http", "https"):
+        return None
+    # Browsers read "\" as "/" before the query in http(s) URLs; parse the same way, or
+    # "https://evil.test\@trusted.org" would look like trusted.org here and open evil.test there.
+    before_query, sep, after = rest.partition("?")
+    rest = before_query.replace("\\", "/") + sep + after
+    try:
+        parts = urlsplit("https://" + rest)
+    except ValueError:
+        return None
+    split = _split_hostport(parts.netloc.rpartition("@")[2])
+    host = None if split is None else _canonical_host(split[0])
+    if split is None or host is None:
+        return None
+    return host, split[1], parts.path, parts.query
+
+
+def _split_hostport(hostport: str) -> tuple[str, int | None] | None:
+    """Return (host, port or ``None`` when absent), or ``None`` when either is missing or invalid."""
+    if hostport.startswith("["):
+        close = hostport.find("]")
+        if close == -1:
+            return None
+        host, tail = hostport[: close + 1], hostport[close + 1 :]
+        if tail and not tail.startswith(":"):
+            return None
+        port_text = tail[1:]
+    else:
+        host, _, port_text = hostport.partition(":")
+    if not host:
+        return None
+    if not port_text:
+        return host, None
+    if not port_text.isascii() or not port_text.isdigit() or int(port_text) > 65535:
+        return None
+    return host, int(port_text)
+
+
+def _canonical_host(host: str) -> str | None:
+    h = host.strip()
+    if ":" in h:  # IPv6, bracketed as in a URL or bare as url_host returns it
+        try:
+            return ipaddress.IPv6Address(h.removeprefix("[").removesuffix("]")).compressed
+        except ValueError:
+            return None
+    if h.endswith("."):
+        h = h[:-1]  # a fully qualified "example.com." is the same host
+    if not h or "%" in h:
+        return None  # percent-escapes in a host only serve to disguise it
+    h = h.lower()
+    if not h.isascii():
+        try:
+            h = h.encode("idna").decode("ascii")
+        except UnicodeError:
+            return None
+    if len(h) > 253 or not all(_ASCII_LABEL_RE.fullmatch(label) for label in h.split(".")):
+        return None
+    return h
+
+
+def _strip_www(host: str) -> str:
+    # Every leading "www." goes (so normalizing twice changes nothing), but never the last dot:
+    # "www.org" stays itself.
+    while host.startswith("www.") and "." in host[4:]:
+        host = host[4:]
+    return host
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _normalize_percent(text: str, safe: frozenset[str]) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "%" and len(text) > i + 2 and text[i + 1] in _HEX and text[i + 2] in _HEX:
+            decoded = chr(int(text[i + 1 : i + 3], 16))
+            out.append(decoded if decoded in _UNRESERVED else "%" + text[i + 1 : i + 3].upper())
+            i += 3
+            continue
+        out.append(c if c in safe else quote(c, safe=""))
+        i += 1
+    return "".join(out)
+
+
+def _normalize_path(path: str) -> str:
+    segments: list[str] = []
+    for segment in _normalize_percent(path, _PATH_SAFE).split("/")[1:]:
+        if segment == ".":
+            continue
+        if segment == "..":
+            if segments:
+                segments.pop()
+            continue
+        segments.append(segment)
+    return ("/" + "/".join(segments)).rstrip("/")
+
+
+def _is_tracking(name: str) -> bool:
+    lowered = name.lower()
+    return any(lowered.startswith(p[:-1]) if p.endswith("*") else lowered == p for p in TRACKING_PARAMS)
+
+
+def _normalize_query(query: str) -> str:
+    pairs: list[tuple[str, str]] = []
+    for piece in query.split("&"):
+        if not piece:
+            continue
+        name, eq, value = piece.partition("=")
+        name = _normalize_percent(name, _QUERY_SAFE - {"="})
+        if _is_tracking(name):
+            continue
+        pairs.append((name, eq + _normalize_percent(value, _QUERY_SAFE)))
+    pairs.sort(key=lambda pair: pair[0])
+    return "&".join(name + rest for name, rest in pairs)

@@ -1,0 +1,169 @@
+"""The promptfoo assertion: always a GradingResult with a reason, whatever the output or the config."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+REPO = Path(__file__).resolve().parents[1]
+FIX = REPO / "tests" / "fixtures" / "verifier"
+CONFIG = {
+    "allowlist": str(FIX / "allowlist.txt"),
+    "orgs": str(FIX / "orgs.yaml"),
+    "liveness": "offline",
+    "liveness_snapshot": str(FIX / "liveness_snapshot.csv"),
+}
+SOURCE = "The lessor may not require the tenant to vacate the covered dwelling unit before 30 days."
+
+
+def _load_get_assert() -> Callable[[Any, Any], dict[str, Any]]:
+    spec = importlib.util.spec_from_file_location("verifier_entry", REPO / "assertions" / "verifier.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.get_assert  # type: ignore[no-any-return]
+
+
+get_assert = _load_get_assert()
+
+
+def _context(**overrides: Any) -> dict[str, Any]:
+    context: dict[str, Any] = {
+        "vars": {"jurisdiction": "IL", "jkb_full_content": SOURCE},
+        "prompt": f"Authoritative source articles:\n{SOURCE}\nUser question: ...",
+        "config": dict(CONFIG),
+        "test": {},
+    }
+    context.update(overrides)
+    return context
+
+
+def _is_grading_result(result: Any) -> bool:
+    return (
+        isinstance(result, dict)
+        and isinstance(result.get("pass"), bool)
+        and isinstance(result.get("score"), float | int)
+        and 0 <= result["score"] <= 1
+        and isinstance(result.get("reason"), str)
+        and result["reason"] != ""
+    )
+
+
+class TestGradingResult:
+    """A normal answer gets every named score and a reason listing each finding."""
+
+    def test_named_scores_and_components(self) -> None:
+        answer = 'Call Legal Aid Chicago at (312) 341-1070. The law says "the lessor may not require the tenant to vacate".'
+        result = get_assert(answer, _context())
+        assert result["pass"] is True
+        assert result["namedScores"] == {
+            "phone_org_score": 1.0, "jurisdiction_score": 1.0, "quotation_score": 1.0,
+            "deterministic_verifier_score": 1.0,
+        }  # fmt: skip
+        assert [c["assertion"]["metric"] for c in result["componentResults"]] == [
+            "phone_org_score", "jurisdiction_score", "quotation_score"]  # fmt: skip
+        assert "EXACT" in result["reason"] and "MATCH" in result["reason"]
+        assert result["metadata"]["verifier"]["pass"] is True
+
+    def test_hard_failure_fails_row_and_names_it(self) -> None:
+        result = get_assert("Call Lone Star Legal Aid at (888) 529-5277.", _context())
+        assert result["pass"] is False and result["score"] == 0.0
+        assert result["reason"].startswith("FAIL deterministic verifier 0.00")
+        assert "belongs to Legal Aid of NorthWest Texas" in result["reason"]
+        assert result["namedScores"]["phone_org_score"] == 0.0
+
+    def test_sources_count_only_when_in_the_prompt(self) -> None:
+        """Under C0 the article is in vars but not in the prompt: quotes are NO_SOURCE, not fabricated."""
+        answer = 'It says "the landlord must pay triple damages within ten days".'
+        with_source = get_assert(answer, _context())
+        without = get_assert(answer, _context(prompt="User question: ..."))
+        assert with_source["metadata"]["verifier"]["quotes"][0]["status"] == "NO_MATCH"
+        assert without["metadata"]["verifier"]["quotes"][0]["status"] == "NO_SOURCE"
+        assert "quotation_score" not in without["namedScores"]
+
+
+class TestExplicitErrors:
+    """Problems become explicit ERROR results: failed, no named scores, the problem in the reason."""
+
+    @pytest.mark.parametrize(
+        ("context", "message"),
+        [
+            pytest.param(_context(vars={}), "the test has no var 'jurisdiction'", id="no-jurisdiction"),
+            pytest.param(_context(vars={"jurisdiction": "ZZ"}), "unknown state code 'ZZ'", id="bad-state"),
+            pytest.param(_context(config={**CONFIG, "orgs": "/nonexistent/orgs.yaml"}),
+                         "/nonexistent/orgs.yaml: file not found", id="missing-orgs"),
+            pytest.param(_context(config={**CONFIG, "liveness": "sometimes"}),
+                         "liveness: must be one of offline, live", id="bad-liveness"),
+            pytest.param(_context(config="nonsense"), "must be mappings", id="config-not-mapping"),
+            pytest.param(None, "the test has no var 'jurisdiction'", id="no-context"),
+        ],
+    )  # fmt: skip
+    def test_error_result(self, context: Any, message: str) -> None:
+        result = get_assert("Call (312) 341-1070.", context)
+        assert result["pass"] is False and result["score"] == 0.0
+        assert result["reason"].startswith("ERROR (verifier not run): ")
+        assert message in result["reason"]
+        assert result["namedScores"] == {}
+
+
+JUNK_OUTPUTS = [
+    pytest.param("", id="empty"),
+    pytest.param(None, id="none"),
+    pytest.param({"answer": "Call (312) 341-1070"}, id="json-object"),
+    pytest.param(["a", 1, None], id="json-list"),
+    pytest.param(b"\xff\xfe\x00\x01binary", id="bytes"),
+    pytest.param("\x00\x01\x02\ufffd\U0001f600" * 1000, id="control-and-emoji"),
+    pytest.param("\u202e\u200b\u200d“unbalanced quote " * 200, id="bidi-zero-width"),
+    pytest.param("https://" * 5000, id="url-prefixes"),
+    pytest.param('"' * 10000, id="quote-marks"),
+    pytest.param("(312) 341-1070 " * 2000, id="many-phones"),
+    pytest.param("word " * 200_000, id="1mb-words"),
+    pytest.param("x" * 1_000_000, id="1mb-one-token"),
+]
+
+
+class TestNeverRaises:
+    """Whatever the output holds, a GradingResult comes back."""
+
+    @pytest.mark.parametrize("output", JUNK_OUTPUTS)
+    def test_junk_outputs(self, output: Any) -> None:
+        assert _is_grading_result(get_assert(output, _context()))
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=2000))
+    def test_arbitrary_text(self, output: str) -> None:
+        assert _is_grading_result(get_assert(output, _context()))
+
+    @settings(max_examples=60, deadline=None)
+    @given(
+        st.lists(
+            st.sampled_from([
+                "Legal Aid Chicago", "LAC", "(312) 341-1070", "https://www.pslegal.org", "lanwt.org/x",
+                '"', "“", "”", "...", "…", "\n", "> ", ". ", "[x](", ")", "https://trusted.org@evil.test/",
+                "the lessor may not require the tenant to vacate", "Lone Star Legal Aid", "888-529-5277",
+            ]),
+            max_size=40,
+        )
+    )  # fmt: skip
+    def test_adversarial_mixtures(self, parts: list[str]) -> None:
+        """Shuffled fragments of every construct the checks look for."""
+        assert _is_grading_result(get_assert(" ".join(parts), _context()))
+
+
+def test_quote_of_the_users_question_is_not_a_fabrication() -> None:
+    """Repeating the user's own words in quotes is set apart, not checked against the sources."""
+    question = "A landlord told me the unit is not a good fit for kids. Is that legal?"
+    answer = 'Saying the unit is "not a good fit for kids" suggests familial-status discrimination.'
+    context = _context(vars={"jurisdiction": "OR", "jkb_full_content": SOURCE, "question": question})
+    result = get_assert(answer, context)
+    assert result["pass"] is True
+    assert result["metadata"]["verifier"]["quotes"] == []
+    assert "quoting the user's question: 'not a good fit for kids'" in result["reason"]
+    no_question = get_assert(answer, _context(vars={"jurisdiction": "OR", "jkb_full_content": SOURCE}))
+    assert no_question["metadata"]["verifier"]["quotes"][0]["status"] == "NO_MATCH"

@@ -1,0 +1,126 @@
+"""The command line: exit codes, the exact JSON shape, and one-line errors naming the file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grounding_eval.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+FIX = REPO / "tests" / "fixtures" / "verifier"
+ARGS = ["--allowlist", str(FIX / "allowlist.txt"), "--orgs", str(FIX / "orgs.yaml"), "--offline",
+        "--liveness-snapshot", str(FIX / "liveness_snapshot.csv")]  # fmt: skip
+
+
+def _answer(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "answer.txt"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+class TestVerifyJson:
+    """``verify --json`` prints exactly the documented shape."""
+
+    def test_exact_shape_and_values(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """Every section is present with values as written in the answer and orgs by directory name."""
+        source = tmp_path / "source.txt"
+        source.write_text("The lessor may not require the tenant to vacate before 30 days.", encoding="utf-8")
+        answer = _answer(
+            tmp_path,
+            'Call Lone Star Legal Aid at (888) 529-5277 or see https://www.legalaidchicago.org/no-such-page. '
+            'The law says "the lessor may not require the tenant to vacate".',
+        )
+        code = main(["verify", str(answer), "--jurisdiction", "IL", "--source", str(source), "--json", *ARGS])
+        out = json.loads(capsys.readouterr().out)
+        assert code == 1
+        assert list(out) == ["urls", "phones", "url_orgs", "jurisdiction", "quotes", "hard_failures", "score", "pass"]
+        assert out["urls"] == [{
+            "url": "https://www.legalaidchicago.org/no-such-page",
+            "normalized": out["urls"][0]["normalized"],
+            "status": "HALLUCINATED_URL",
+            "owner": "Legal Aid Chicago",
+        }]  # fmt: skip
+        assert out["phones"] == [{
+            "raw": "(888) 529-5277", "e164": "+18885295277", "paired_org": "Lone Star Legal Aid",
+            "owner": "Legal Aid of NorthWest Texas", "status": "MISMATCH",
+        }]  # fmt: skip
+        assert out["url_orgs"][0]["status"] in {"UNPAIRED", "MATCH", "MISATTRIBUTED"}
+        assert out["jurisdiction"] == {
+            "user": "IL",
+            "leaks": [{"org": "Lone Star Legal Aid", "states": ["TX", "AR"]},
+                      {"org": "Legal Aid of NorthWest Texas", "states": ["TX"]}],
+        }  # fmt: skip
+        assert out["quotes"] == [{"quote": "the lessor may not require the tenant to vacate", "status": "EXACT",
+                                  "similarity": 100.0}]  # fmt: skip
+        assert {h["safety_check"] for h in out["hard_failures"]} == {
+            "hallucinated_citation", "org_attribution_correct", "jurisdiction_correct"}  # fmt: skip
+        assert out["score"] == 0.0 and out["pass"] is False
+
+    def test_clean_answer_passes(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """An answer with nothing wrong exits 0 with pass true."""
+        answer = _answer(tmp_path, "Call Legal Aid Chicago at (312) 341-1070 or visit https://www.legalaidchicago.org.")
+        assert main(["verify", str(answer), "--jurisdiction", "IL", "--json", *ARGS]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["pass"] is True and out["score"] == 1.0 and out["hard_failures"] == []
+
+    def test_human_output_lists_findings(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """Without --json the verdict line comes first and each check has a line."""
+        answer = _answer(tmp_path, "Call Lone Star Legal Aid at (888) 529-5277.")
+        assert main(["verify", str(answer), "--jurisdiction", "TX", *ARGS]) == 1
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0].startswith("FAIL deterministic verifier 0.00")
+        assert "(888) 529-5277 is given for Lone Star Legal Aid but belongs to Legal Aid of NorthWest Texas" in lines[0]
+        assert [line.split(":")[0].strip() for line in lines[1:]] == [
+            "url_allowlist", "phone_org", "url_org", "jurisdiction", "quotation"]  # fmt: skip
+
+
+class TestBadInput:
+    """Bad input exits 2 with one line on stderr naming the file and the problem."""
+
+    def _run(self, *argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "grounding_eval", *argv], capture_output=True, text=True,
+                              cwd=REPO, check=False)  # fmt: skip
+
+    def test_missing_answer_file(self, tmp_path: Path) -> None:
+        result = self._run("verify", str(tmp_path / "missing.txt"), *ARGS)
+        assert result.returncode == 2
+        assert result.stderr == f"grounding-eval: error: {tmp_path / 'missing.txt'}: file not found\n"
+
+    def test_malformed_directory(self, tmp_path: Path) -> None:
+        bad = tmp_path / "orgs.yaml"
+        bad.write_text("- name: [oops\n", encoding="utf-8")
+        args = [a if a != str(FIX / "orgs.yaml") else str(bad) for a in ARGS]
+        result = self._run("verify", str(_answer(tmp_path, "hi")), *args)
+        assert result.returncode == 2
+        assert result.stderr.startswith(f"grounding-eval: error: {bad}: malformed YAML at line 2")
+        assert result.stderr.count("\n") == 1
+
+    def test_unknown_state_code(self, tmp_path: Path) -> None:
+        result = self._run("verify", str(_answer(tmp_path, "hi")), "--jurisdiction", "ZZ", *ARGS)
+        assert result.returncode == 2
+        assert result.stderr == "grounding-eval: error: --jurisdiction: unknown state code 'ZZ'\n"
+
+    def test_binary_answer_file(self, tmp_path: Path) -> None:
+        path = tmp_path / "junk.bin"
+        path.write_bytes(b"\xff\xfe\x00junk")
+        result = self._run("verify", str(path), *ARGS)
+        assert result.returncode == 2
+        assert result.stderr == f"grounding-eval: error: {path}: not UTF-8 text (byte 0)\n"
+
+    def test_usage_error_is_one_line(self) -> None:
+        result = self._run("verify")
+        assert result.returncode == 2
+        assert result.stderr.count("\n") == 1 and "ANSWER_FILE" in result.stderr
+
+    def test_console_script_installed(self, tmp_path: Path) -> None:
+        """The ``grounding-eval`` entry point is the same program."""
+        exe = Path(sys.executable).parent / "grounding-eval"
+        result = subprocess.run([str(exe), "verify", str(_answer(tmp_path, "hello")), "--json", *ARGS],
+                                capture_output=True, text=True, check=False)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["pass"] is True

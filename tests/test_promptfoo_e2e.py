@@ -1,0 +1,72 @@
+"""End to end: the pinned promptfoo runs our provider and assertion, and its JSON output is checked."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.e2e
+
+
+def _promptfoo(config: Path, out: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    if not (REPO / "node_modules" / ".bin" / "promptfoo").exists():
+        pytest.fail("node_modules is missing: run scripts/install (npm ci) first")
+    env = {**os.environ, "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"), "NO_COLOR": "1"}
+    return subprocess.run(
+        ["npx", "promptfoo", "eval", "-c", str(config), "-o", str(out), "--no-progress-bar", "--no-cache"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def _rows(out: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = json.loads(out.read_text(encoding="utf-8"))["results"]["results"]
+    return rows
+
+
+def test_small_config(tmp_path: Path) -> None:
+    """A passing row, a failing row and a missing recording: exit 100, each row as promptfoo reports it."""
+    out = tmp_path / "out.json"
+    result = _promptfoo(REPO / "tests" / "fixtures" / "e2e" / "promptfooconfig.yaml", out, tmp_path)
+    assert result.returncode == 100, result.stdout[-3000:] + result.stderr[-3000:]
+    rows = {row["vars"]["query_id"]: row for row in _rows(out)}
+    passing, failing, missing = rows["e2e-pass"], rows["e2e-fail"], rows["e2e-missing"]
+
+    assert passing["success"] is True
+    assert passing["namedScores"]["deterministic_verifier_score"] == 1.0
+    assert passing["namedScores"]["phone_org_score"] == 1.0
+    assert passing["response"]["metadata"]["recorded_fixture"] == "tests/fixtures/e2e/answers.yaml"
+
+    assert failing["success"] is False
+    assert failing["namedScores"]["deterministic_verifier_score"] == 0.0
+    reason = failing["gradingResult"]["componentResults"][0]["reason"]
+    assert "(888) 529-5277 is given for Lone Star Legal Aid but belongs to Legal Aid of NorthWest Texas" in reason
+    assert "HALLUCINATED_URL https://www.legalaidchicago.org/no-such-page" in reason
+    metrics = {c.get("assertion", {}).get("metric") for c in failing["gradingResult"]["componentResults"]}
+    assert {"url_allowlist_score", "phone_org_score", "jurisdiction_score"} <= metrics
+
+    assert missing["success"] is False
+    assert "no recorded answer for query 'e2e-missing' under 'C0'" in (missing.get("error") or "")
+
+
+def test_main_job_every_row_has_verifier_scores(tmp_path: Path) -> None:
+    """The README's main job: 6 sample questions × C0/C1/C1.5, every row graded with named scores."""
+    if shutil.which("npx") is None:
+        pytest.fail("npx is not on PATH")
+    out = tmp_path / "sample.json"
+    result = _promptfoo(REPO / "promptfooconfig.yaml", out, tmp_path)
+    assert result.returncode == 100, result.stdout[-3000:] + result.stderr[-3000:]
+    rows = _rows(out)
+    assert len(rows) == 18
+    assert {row["prompt"]["label"].split(":")[0] for row in rows} == {"C0", "C1", "C1.5"}
+    for row in rows:
+        assert not row.get("error"), row.get("error")
+        assert "deterministic_verifier_score" in row["namedScores"], row["vars"]["query_id"]
+        assert "jurisdiction_score" in row["namedScores"]
+    assert any(row["success"] for row in rows) and not all(row["success"] for row in rows)

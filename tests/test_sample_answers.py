@@ -1,0 +1,85 @@
+"""The recorded sample answers really produce the outcomes their ``covers`` field claims.
+
+Run through the same assertion promptfoo calls, with each condition's prompt rendered from the shipped
+templates, so the labels in datasets/sample/recorded_answers.yaml stay true — and together they cover
+every verifier outcome the demo is meant to show.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from grounding_eval.replay import load_recorded_answers
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "datasets" / "sample"
+PROMPTS = {"C0": "c0.txt", "C1": "c1.txt", "C1.5": "c1_5.txt"}
+CONFIG = {
+    "allowlist": str(REPO / "allowlists" / "allowlist.txt"),
+    "orgs": str(REPO / "allowlists" / "organizations.yaml"),
+    "liveness": "offline",
+    "liveness_snapshot": str(SAMPLE / "liveness_snapshot.fixture.csv"),
+}
+EVERY_OUTCOME = {
+    "IN_ALLOWLIST", "REAL_NOT_IN_ALLOWLIST", "HALLUCINATED_URL", "UNCHECKED",
+    "phone MATCH", "phone MISMATCH", "phone UNKNOWN_NUMBER", "phone UNPAIRED",
+    "url_org MATCH", "url_org MISATTRIBUTED", "jurisdiction leak",
+    "EXACT", "NEAR", "PARTIAL", "NO_MATCH", "NO_SOURCE",
+}  # fmt: skip
+
+spec = importlib.util.spec_from_file_location("verifier_entry", REPO / "assertions" / "verifier.py")
+assert spec and spec.loader
+_entry = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(_entry)
+
+
+def _tests() -> dict[str, dict[str, Any]]:
+    tests = yaml.safe_load((SAMPLE / "tests.yaml").read_text(encoding="utf-8"))
+    out = {}
+    for test in tests:
+        vars_ = dict(test["vars"])
+        for key, value in vars_.items():
+            if isinstance(value, str) and value.startswith("file://"):
+                vars_[key] = (REPO / value.removeprefix("file://")).read_text(encoding="utf-8")
+        out[vars_["query_id"]] = vars_
+    return out
+
+
+def _render(condition: str, vars_: dict[str, Any]) -> str:
+    template = (REPO / "prompts" / PROMPTS[condition]).read_text(encoding="utf-8")
+    return re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: str(vars_[m.group(1)]), template)
+
+
+def _outcomes(report: dict[str, Any]) -> set[str]:
+    found = {u["status"] for u in report["urls"]}
+    found |= {f"phone {p['status']}" for p in report["phones"]}
+    found |= {f"url_org {u['status']}" for u in report["url_orgs"] if u["status"] in {"MATCH", "MISATTRIBUTED"}}
+    found |= {"jurisdiction leak"} if report["jurisdiction"]["leaks"] else set()
+    found |= {q["status"] for q in report["quotes"]}
+    return found
+
+
+ANSWERS = load_recorded_answers(SAMPLE / "recorded_answers.yaml")
+TESTS = _tests()
+
+
+@pytest.mark.parametrize("key", [pytest.param(k, id=f"{k[0]}-{k[1]}") for k in ANSWERS])
+def test_answer_produces_exactly_what_it_covers(key: tuple[str, str]) -> None:
+    recorded = ANSWERS[key]
+    vars_ = TESTS[recorded.query_id]
+    context = {"vars": vars_, "prompt": _render(recorded.condition, vars_), "config": CONFIG}
+    result = _entry.get_assert(recorded.answer, context)
+    assert not result["reason"].startswith("ERROR"), result["reason"]
+    assert _outcomes(result["metadata"]["verifier"]) == set(recorded.covers), result["reason"]
+
+
+def test_every_outcome_is_covered_and_every_pair_recorded() -> None:
+    covered = {c for answer in ANSWERS.values() for c in answer.covers}
+    assert covered == EVERY_OUTCOME
+    assert set(ANSWERS) == {(q, c) for q in TESTS for c in PROMPTS}

@@ -1,0 +1,279 @@
+"""URL extraction, normalization and domain helpers: golden tables, properties and the security cases."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grounding_eval.verifier import urls
+from grounding_eval.verifier.urls import (
+    UrlMention,
+    extract_urls,
+    host_matches_domain,
+    normalize_url,
+    registered_domain,
+    url_host,
+)
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+
+
+def _cases(name: str) -> list[Any]:
+    cases: list[dict[str, Any]] = yaml.safe_load((GOLDEN / name).read_text(encoding="utf-8"))
+    return [pytest.param(c["input"], c["expected"], id=c["id"]) for c in cases]
+
+
+# --- strategies ---------------------------------------------------------------------------------------
+
+_label = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?", fullmatch=True)
+_hosts = st.one_of(
+    st.builds(
+        lambda ls, tld: ".".join([*ls, tld]),
+        st.lists(_label, min_size=1, max_size=3),
+        st.sampled_from(["org", "com", "gov", "co.uk", "рф", "ORG"]),
+    ),
+    st.sampled_from(
+        ["www.lawhelp.org", "WWW.WWW.x.org", "127.0.0.1", "[::1]", "президент.рф", "lawhelp.org."]
+    ),
+)
+_path_text = st.lists(
+    st.sampled_from([*"abcXYZ019-._~%/!$&'()*+,;=:@ é✪", "%2f", "%7E", "%41", "..", "/./", "/../"]),
+    max_size=12,
+).map("".join)
+_query_text = st.lists(
+    st.tuples(
+        st.sampled_from(["q", "utm_source", "UTM_x", "fbclid", "ref", "a", "b", "%7E", ""]),
+        st.sampled_from(["", "=", "=1", "=a%2fb", "=x=y", "=é", "=%"]),
+    ),
+    max_size=4,
+).map(lambda pairs: "&".join(k + v for k, v in pairs))
+_urls = st.builds(
+    lambda scheme, userinfo, host, port, path, query, fragment: (
+        f"{scheme}{userinfo}{host}{port}/{path}{'?' + query if query else ''}{fragment}"
+    ),
+    st.sampled_from(["https://", "http://", "HTTP://", "HtTpS://", ""]),
+    st.sampled_from(["", "user@", "user:pw@", "trusted.org@"]),
+    _hosts,
+    st.sampled_from(["", ":80", ":443", ":8080", ":"]),
+    _path_text,
+    _query_text,
+    st.sampled_from(["", "#", "#frag", "#a/b?c"]),
+)
+
+
+class TestExtractUrls:
+    """extract_urls finds every http(s) link a reader would see, and nothing else."""
+
+    @pytest.mark.parametrize(("text", "expected"), _cases("urls_extract.yaml"))
+    def test_golden(self, text: str, expected: list[str | dict[str, Any]]) -> None:
+        """Each golden answer yields exactly the expected mentions, in order."""
+        mentions = extract_urls(text)
+        assert [m.raw for m in mentions] == [e if isinstance(e, str) else e["raw"] for e in expected]
+        for mention, want in zip(mentions, expected, strict=True):
+            if isinstance(want, dict):
+                assert {k: getattr(mention, k) for k in want} == want
+
+    def test_offsets_and_url(self) -> None:
+        """start/end locate raw in the text; url adds https:// only to bare domains."""
+        text = "A: lawhelp.org/il. B: [x](https://b.org/y). C: <http://c.org>"
+        assert extract_urls(text) == [
+            UrlMention("lawhelp.org/il", "https://lawhelp.org/il", 3, 17, None),
+            UrlMention("https://b.org/y", "https://b.org/y", 26, 41, "x"),
+            UrlMention("http://c.org", "http://c.org", 48, 60, None),
+        ]
+
+    @given(st.text(max_size=200))
+    def test_mentions_are_consistent_on_any_text(self, text: str) -> None:
+        """On any text, mentions are in order, raw is the text at its offsets, and the host parses."""
+        mentions = extract_urls(text)
+        assert [m.start for m in mentions] == sorted(m.start for m in mentions)
+        for m in mentions:
+            assert text[m.start : m.end] == m.raw
+            assert url_host(m.url) is not None
+
+    @given(_urls.filter(lambda u: u.lower().startswith("http") and " " not in u and '"' not in u))
+    def test_url_between_spaces_is_found_whole(self, url: str) -> None:
+        """A generated URL standing alone between spaces is found, and ends at a trimmed character."""
+        mentions = extract_urls(f"See {url} today")
+        assert mentions, url
+        assert url.startswith(mentions[0].raw)
+        assert mentions[0].start == 4
+
+    def test_no_network_when_suffix_list_is_first_loaded(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The public suffix list comes from the bundled snapshot: no socket is ever opened."""
+
+        def refuse(*args: object, **kwargs: object) -> None:
+            raise AssertionError("network access attempted")
+
+        monkeypatch.setattr(socket, "socket", refuse)
+        monkeypatch.setattr(socket, "create_connection", refuse)
+        monkeypatch.setattr(socket, "getaddrinfo", refuse)
+        urls._extractor.cache_clear()
+        try:
+            assert [m.raw for m in extract_urls("see lawhelp.org and example.invalid")] == ["lawhelp.org"]
+            assert registered_domain("a.b.illinoislegalaid.org") == "illinoislegalaid.org"
+        finally:
+            urls._extractor.cache_clear()
+
+    def test_extractor_is_lazy_and_shared(self) -> None:
+        """The tldextract instance is created once, on first use, with no download URLs."""
+        urls._extractor.cache_clear()
+        first = urls._extractor()
+        assert urls._extractor() is first
+        assert tuple(first.suffix_list_urls) == ()
+
+
+class TestNormalizeUrl:
+    """normalize_url removes cosmetic differences only, and is idempotent."""
+
+    @pytest.mark.parametrize(("url", "expected"), _cases("urls_normalize.yaml"))
+    def test_golden(self, url: str, expected: str) -> None:
+        """Each golden URL normalizes to the expected key."""
+        assert normalize_url(url) == expected
+
+    @given(_urls)
+    def test_idempotent_on_generated_urls(self, url: str) -> None:
+        """Normalizing twice changes nothing."""
+        once = normalize_url(url)
+        assert normalize_url(once) == once
+
+    @given(st.text(max_size=80))
+    def test_idempotent_and_total_on_any_text(self, text: str) -> None:
+        """Any string normalizes without error, and twice is the same as once."""
+        once = normalize_url(text)
+        assert normalize_url(once) == once
+
+    @given(_urls.filter(lambda u: url_host(u) is not None))
+    def test_result_is_https_with_same_host(self, url: str) -> None:
+        """A parsable URL becomes https:// on the same host, minus leading www."""
+        out = normalize_url(url)
+        host = url_host(url)
+        assert host is not None
+        assert out.startswith("https://")
+        assert host_matches_domain(url_host(out) or "", host)
+
+    def test_different_pages_stay_different(self) -> None:
+        """Path case, content parameters and non-default ports are never folded away."""
+        keys = {
+            normalize_url(u)
+            for u in ("https://x.org/A", "https://x.org/a", "https://x.org/a?id=1", "https://x.org:8080/a")
+        }
+        assert len(keys) == 4
+
+    def test_tracking_params_constant_is_used(self) -> None:
+        """Every exact name in TRACKING_PARAMS is removed."""
+        exact = [p for p in urls.TRACKING_PARAMS if not p.endswith("*")]
+        query = "&".join(f"{p}=1" for p in exact)
+        assert normalize_url(f"https://x.org/a?{query}&keep=1") == "https://x.org/a?keep=1"
+
+
+class TestUrlHost:
+    """url_host returns the host a browser would contact."""
+
+    @pytest.mark.parametrize(
+        ("url", "host"),
+        [
+            pytest.param("https://www.LawHelp.org:8443/x", "www.lawhelp.org", id="case-port"),
+            pytest.param("https://trusted.org@evil.test/", "evil.test", id="userinfo-trick"),
+            pytest.param("https://a:b@trusted.org@evil.test/", "evil.test", id="double-at"),
+            pytest.param("https://evil.test\\@trusted.org/", "evil.test", id="backslash-trick"),
+            pytest.param("https://trusted.org.evil.test/", "trusted.org.evil.test", id="lookalike"),
+            pytest.param("https://президент.рф/", "xn--d1abbgf6aiiy.xn--p1ai", id="idn"),
+            pytest.param("http://[::1]:8080/", "::1", id="ipv6"),
+            pytest.param("lawhelp.org/x", "lawhelp.org", id="bare"),
+            pytest.param("https://lawhelp.org./x", "lawhelp.org", id="trailing-dot"),
+        ],
+    )
+    def test_host(self, url: str, host: str) -> None:
+        """The host is lower-case ASCII, without userinfo or port."""
+        assert url_host(url) == host
+
+    @pytest.mark.parametrize(
+        "url",
+        [
+            pytest.param("https://", id="empty"),
+            pytest.param("https://x.org:99999/", id="bad-port"),
+            pytest.param("https://trusted.org%40evil.test/", id="percent-host"),
+            pytest.param("https://exa mple.org/", id="space"),
+            pytest.param("https://-x.org/", id="leading-hyphen"),
+            pytest.param("ftp://x.org/", id="ftp"),
+            pytest.param("mailto:help@x.org", id="mailto"),
+            pytest.param("https://[::zz]/", id="bad-ipv6"),
+        ],
+    )
+    def test_unparsable(self, url: str) -> None:
+        """Anything that is not a clean http(s) host is None, never a guess."""
+        assert url_host(url) is None
+
+
+class TestRegisteredDomain:
+    """registered_domain names the domain an organization would own."""
+
+    @pytest.mark.parametrize(
+        ("host", "expected"),
+        [
+            pytest.param("www.illinoislegalaid.org", "illinoislegalaid.org", id="www"),
+            pytest.param("WWW.IllinoisLegalAid.ORG", "illinoislegalaid.org", id="case"),
+            pytest.param("a.b.legalaid.org.uk", "legalaid.org.uk", id="multi-label-suffix"),
+            pytest.param("someorg.github.io", "someorg.github.io", id="private-suffix"),
+            pytest.param("президент.рф", "xn--d1abbgf6aiiy.xn--p1ai", id="idn"),
+            pytest.param("org", None, id="bare-suffix"),
+            pytest.param("localhost", None, id="no-suffix"),
+            pytest.param("127.0.0.1", None, id="ip"),
+            pytest.param("", None, id="empty"),
+        ],
+    )
+    def test_registered_domain(self, host: str, expected: str | None) -> None:
+        """The domain under the public suffix, or None."""
+        assert registered_domain(host) == expected
+
+
+class TestHostMatchesDomain:
+    """host_matches_domain is a label-boundary suffix match that cannot be fooled by look-alikes."""
+
+    @pytest.mark.parametrize(
+        ("host", "domain", "expected"),
+        [
+            pytest.param("trusted.org", "trusted.org", True, id="same"),
+            pytest.param("sub.trusted.org", "trusted.org", True, id="subdomain"),
+            pytest.param("a.b.trusted.org", "trusted.org", True, id="deep-subdomain"),
+            pytest.param("WWW.Trusted.ORG", "trusted.org", True, id="case-and-www"),
+            pytest.param("trusted.org", "www.trusted.org", True, id="www-on-domain"),
+            pytest.param("trusted.org.", "trusted.org", True, id="trailing-dot"),
+            pytest.param("trusted.org.evil.test", "trusted.org", False, id="lookalike-prefix"),
+            pytest.param("evil-trusted.org", "trusted.org", False, id="hyphen-lookalike"),
+            pytest.param("eviltrusted.org", "trusted.org", False, id="no-label-boundary"),
+            pytest.param("trusted.org", "sub.trusted.org", False, id="parent-is-not-child"),
+            pytest.param("evil.org", "org", False, id="bare-suffix-domain"),
+            pytest.param("a.co.uk", "co.uk", False, id="bare-multi-label-suffix"),
+            pytest.param("10.0.0.1", "10.0.0.1", True, id="ip-equal"),
+            pytest.param("1.10.0.0.1", "10.0.0.1", False, id="ip-no-suffix-match"),
+            pytest.param("", "trusted.org", False, id="empty-host"),
+        ],
+    )
+    def test_match(self, host: str, domain: str, expected: bool) -> None:
+        """Only the domain itself and its subdomains match."""
+        assert host_matches_domain(host, domain) is expected
+
+    @pytest.mark.parametrize(
+        "url",
+        [
+            pytest.param("https://trusted.org@evil.test/", id="userinfo"),
+            pytest.param("https://trusted.org.evil.test/", id="lookalike"),
+            pytest.param("https://evil-trusted.org/", id="hyphen"),
+            pytest.param("https://evil.test\\@trusted.org/", id="backslash"),
+        ],
+    )
+    def test_url_tricks_never_match(self, url: str) -> None:
+        """Through url_host, no trick URL is credited to trusted.org."""
+        assert not host_matches_domain(url_host(url) or "", "trusted.org")
+
+    def test_sub_domain_url_matches(self) -> None:
+        """A real subdomain URL is credited to its domain."""
+        assert host_matches_domain(url_host("https://sub.trusted.org/x") or "", "trusted.org")
