@@ -14,6 +14,10 @@ def get_assert(output: Any, context: Any) -> dict[str, Any]:
     """Grade ``output`` with all five verifier checks; always returns a GradingResult."""
     try:
         from grounding_eval.promptfoo import verifier_assertion
-    except Exception as exc:  # noqa: BLE001 - e.g. PROMPTFOO_PYTHON is not the project's venv
-        return {"pass": False, "score": 0.0, "reason": f"ERROR (verifier not run): cannot import grounding_eval: {exc}"}
+    except Exception as exc:
+        return {
+            "pass": False,
+            "score": 0.0,
+            "reason": f"ERROR (verifier not run): cannot import grounding_eval: {exc}",
+        }
     return verifier_assertion(output, context, pack_root=PACK_ROOT)

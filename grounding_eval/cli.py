@@ -31,21 +31,54 @@ def _build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("verify", help="run the deterministic verifier on one answer file")
     v.add_argument("answer", metavar="ANSWER_FILE", type=Path, help="the model's answer (UTF-8 text)")
     v.add_argument("--jurisdiction", metavar="XX", help="the user's state (two-letter code)")
-    v.add_argument("--source", metavar="FILE", type=Path, action="append", default=[],
-                   help="source text given to the model (repeatable); quotes are checked against these")
-    v.add_argument("--allowlist", metavar="FILE", type=Path, default=Path("allowlists/allowlist.txt"),
-                   help="URL allowlist: text (one URL per line) or CSV with a url column")
-    v.add_argument("--orgs", metavar="FILE", type=Path, default=Path("allowlists/organizations.yaml"),
-                   help="organization directory YAML")
-    v.add_argument("--offline", action="store_true",
-                   help="do not check liveness over the network: URLs outside the allowlist are UNCHECKED "
-                        "unless the liveness snapshot knows them")
-    v.add_argument("--allow-host", metavar="HOST", action="append", default=[],
-                   help="exempt HOST from the private/loopback refusal of the liveness check (repeatable)")
-    v.add_argument("--liveness-snapshot", metavar="FILE", type=Path,
-                   help="recorded liveness results (CSV url,status,http_status,checked_at), consulted first")
-    v.add_argument("--liveness-cache", metavar="FILE", type=Path,
-                   default=Path(".cache/grounding-eval/liveness.sqlite"), help="on-disk liveness cache")
+    v.add_argument(
+        "--source",
+        metavar="FILE",
+        type=Path,
+        action="append",
+        default=[],
+        help="source text given to the model (repeatable); quotes are checked against these",
+    )
+    v.add_argument(
+        "--allowlist",
+        metavar="FILE",
+        type=Path,
+        default=Path("allowlists/allowlist.txt"),
+        help="URL allowlist: text (one URL per line) or CSV with a url column",
+    )
+    v.add_argument(
+        "--orgs",
+        metavar="FILE",
+        type=Path,
+        default=Path("allowlists/organizations.yaml"),
+        help="organization directory YAML",
+    )
+    v.add_argument(
+        "--offline",
+        action="store_true",
+        help="do not check liveness over the network: URLs outside the allowlist are UNCHECKED "
+        "unless the liveness snapshot knows them",
+    )
+    v.add_argument(
+        "--allow-host",
+        metavar="HOST",
+        action="append",
+        default=[],
+        help="exempt HOST from the private/loopback refusal of the liveness check (repeatable)",
+    )
+    v.add_argument(
+        "--liveness-snapshot",
+        metavar="FILE",
+        type=Path,
+        help="recorded liveness results (CSV url,status,http_status,checked_at), consulted first",
+    )
+    v.add_argument(
+        "--liveness-cache",
+        metavar="FILE",
+        type=Path,
+        default=Path(".cache/grounding-eval/liveness.sqlite"),
+        help="on-disk liveness cache",
+    )
     v.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser  # fmt: skip
 

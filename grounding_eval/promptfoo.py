@@ -50,7 +50,7 @@ def verifier_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[st
     """Run the deterministic verifier on a promptfoo output; always returns a GradingResult dict."""
     try:
         return _grade(output, context if isinstance(context, dict) else {}, pack_root)
-    except Exception as exc:  # noqa: BLE001 - an eval must never crash on one row; the error is reported
+    except Exception as exc:
         return _error(f"{type(exc).__name__}: {exc}")
 
 
@@ -111,12 +111,19 @@ def _grading_result(report: Any, *, liveness_mode: str) -> dict[str, Any]:
     for check, value in scores.items():
         if value is None:
             continue
-        components.append({
-            "pass": check not in failures_by_check,
-            "score": round(value, 4),
-            "reason": lines[check],
-            "assertion": {"type": "python", "value": f"grounding_eval verifier: {check}", "metric": _SCORE_NAMES[check]},
-        })  # fmt: skip
+        assertion = {
+            "type": "python",
+            "value": f"grounding_eval verifier: {check}",
+            "metric": _SCORE_NAMES[check],
+        }
+        components.append(
+            {
+                "pass": check not in failures_by_check,
+                "score": round(value, 4),
+                "reason": lines[check],
+                "assertion": assertion,
+            }
+        )
     score = report.score
     if score is not None:
         named["deterministic_verifier_score"] = round(score, 4)

@@ -55,9 +55,9 @@ def load_recorded_answers(path: str | Path) -> dict[tuple[str, str], RecordedAns
         unknown = set(entry) - _FIELDS
         if unknown:
             raise DataError(path, f"entry {i}: unknown field(s) {', '.join(sorted(map(str, unknown)))}")
-        for key in ("query_id", "condition", "answer", "model"):
-            if not isinstance(entry.get(key), str) or not entry[key].strip():
-                raise DataError(path, f"entry {i}: field {key!r} is required and must be text")
+        for field in ("query_id", "condition", "answer", "model"):
+            if not isinstance(entry.get(field), str) or not entry[field].strip():
+                raise DataError(path, f"entry {i}: field {field!r} is required and must be text")
         key = (entry["query_id"], entry["condition"])
         if key in answers:
             raise DataError(path, f"entry {i}: a second answer for query {key[0]!r} under {key[1]}")

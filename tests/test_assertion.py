@@ -167,3 +167,17 @@ def test_quote_of_the_users_question_is_not_a_fabrication() -> None:
     assert "quoting the user's question: 'not a good fit for kids'" in result["reason"]
     no_question = get_assert(answer, _context(vars={"jurisdiction": "OR", "jkb_full_content": SOURCE}))
     assert no_question["metadata"]["verifier"]["quotes"][0]["status"] == "NO_MATCH"
+
+
+@pytest.mark.parametrize(
+    ("near", "partial", "ok"),
+    [(40, 30, True), (95, None, True), (None, 95, False), ("abc", None, False)],
+)
+def test_quote_threshold_overrides(near: Any, partial: Any, ok: bool) -> None:
+    """Threshold overrides apply together; an inconsistent pair is an explicit error, not a crash."""
+    config = {**CONFIG, **({"quote_near": near} if near is not None else {}),
+              **({"quote_partial": partial} if partial is not None else {})}  # fmt: skip
+    result = get_assert(
+        'It says "the tenant must leave within three days of notice".', _context(config=config)
+    )
+    assert result["reason"].startswith("ERROR") is not ok, result["reason"]

@@ -32,13 +32,22 @@ class TestVerifyJson:
         source.write_text("The lessor may not require the tenant to vacate before 30 days.", encoding="utf-8")
         answer = _answer(
             tmp_path,
-            'Call Lone Star Legal Aid at (888) 529-5277 or see https://www.legalaidchicago.org/no-such-page. '
+            "Call Lone Star Legal Aid at (888) 529-5277 or see https://www.legalaidchicago.org/no-such-page. "
             'The law says "the lessor may not require the tenant to vacate".',
         )
         code = main(["verify", str(answer), "--jurisdiction", "IL", "--source", str(source), "--json", *ARGS])
         out = json.loads(capsys.readouterr().out)
         assert code == 1
-        assert list(out) == ["urls", "phones", "url_orgs", "jurisdiction", "quotes", "hard_failures", "score", "pass"]
+        assert list(out) == [
+            "urls",
+            "phones",
+            "url_orgs",
+            "jurisdiction",
+            "quotes",
+            "hard_failures",
+            "score",
+            "pass",
+        ]
         assert out["urls"] == [{
             "url": "https://www.legalaidchicago.org/no-such-page",
             "normalized": out["urls"][0]["normalized"],
@@ -63,7 +72,9 @@ class TestVerifyJson:
 
     def test_clean_answer_passes(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """An answer with nothing wrong exits 0 with pass true."""
-        answer = _answer(tmp_path, "Call Legal Aid Chicago at (312) 341-1070 or visit https://www.legalaidchicago.org.")
+        answer = _answer(
+            tmp_path, "Call Legal Aid Chicago at (312) 341-1070 or visit https://www.legalaidchicago.org."
+        )
         assert main(["verify", str(answer), "--jurisdiction", "IL", "--json", *ARGS]) == 0
         out = json.loads(capsys.readouterr().out)
         assert out["pass"] is True and out["score"] == 1.0 and out["hard_failures"] == []
@@ -74,7 +85,10 @@ class TestVerifyJson:
         assert main(["verify", str(answer), "--jurisdiction", "TX", *ARGS]) == 1
         lines = capsys.readouterr().out.splitlines()
         assert lines[0].startswith("FAIL deterministic verifier 0.00")
-        assert "(888) 529-5277 is given for Lone Star Legal Aid but belongs to Legal Aid of NorthWest Texas" in lines[0]
+        assert (
+            "(888) 529-5277 is given for Lone Star Legal Aid but belongs to Legal Aid of NorthWest Texas"
+            in lines[0]
+        )
         assert [line.split(":")[0].strip() for line in lines[1:]] == [
             "url_allowlist", "phone_org", "url_org", "jurisdiction", "quotation"]  # fmt: skip
 

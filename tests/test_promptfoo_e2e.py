@@ -46,7 +46,10 @@ def test_small_config(tmp_path: Path) -> None:
     assert failing["success"] is False
     assert failing["namedScores"]["deterministic_verifier_score"] == 0.0
     reason = failing["gradingResult"]["componentResults"][0]["reason"]
-    assert "(888) 529-5277 is given for Lone Star Legal Aid but belongs to Legal Aid of NorthWest Texas" in reason
+    assert (
+        "(888) 529-5277 is given for Lone Star Legal Aid but belongs to Legal Aid of NorthWest Texas"
+        in reason
+    )
     assert "HALLUCINATED_URL https://www.legalaidchicago.org/no-such-page" in reason
     metrics = {c.get("assertion", {}).get("metric") for c in failing["gradingResult"]["componentResults"]}
     assert {"url_allowlist_score", "phone_org_score", "jurisdiction_score"} <= metrics

@@ -59,7 +59,9 @@ def _render(condition: str, vars_: dict[str, Any]) -> str:
 def _outcomes(report: dict[str, Any]) -> set[str]:
     found = {u["status"] for u in report["urls"]}
     found |= {f"phone {p['status']}" for p in report["phones"]}
-    found |= {f"url_org {u['status']}" for u in report["url_orgs"] if u["status"] in {"MATCH", "MISATTRIBUTED"}}
+    found |= {
+        f"url_org {u['status']}" for u in report["url_orgs"] if u["status"] in {"MATCH", "MISATTRIBUTED"}
+    }
     found |= {"jurisdiction leak"} if report["jurisdiction"]["leaks"] else set()
     found |= {q["status"] for q in report["quotes"]}
     return found

@@ -98,7 +98,9 @@ class Directory:
             for domain in org.domains:
                 other = by_domain.setdefault(domain, org)
                 if other is not org:
-                    raise DataError(path, f"domain {domain} is listed for both {other.name!r} and {org.name!r}")
+                    raise DataError(
+                        path, f"domain {domain} is listed for both {other.name!r} and {org.name!r}"
+                    )
         return cls(path, tuple(organizations), by_phone, by_domain)
 
     def owner_of_phone(self, e164: str) -> Organization | None:
@@ -231,7 +233,9 @@ def _parse_entry(path: Path, index: int, entry: Any) -> Organization:
     for domain in strings("domains"):
         d = domain.lower().removeprefix("www.")
         if not _DOMAIN.match(d):
-            raise DataError(path, f"{where}: field 'domains': {domain!r} is not a bare domain like example.org")
+            raise DataError(
+                path, f"{where}: field 'domains': {domain!r} is not a bare domain like example.org"
+            )
         domains.append(d)
     phones = strings("phones")
     e164 = []

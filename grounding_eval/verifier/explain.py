@@ -31,13 +31,16 @@ def check_lines(report: VerifierReport) -> dict[str, str]:
         value = scores[check]
         return f"{check}: " + ("n/a" if value is None else f"{value:.2f}")
 
+    urls = [f"{f.status.value} {f.mention.raw} ({f.detail})" for f in report.urls]
+    phones = [f"{f.status.value} {f.detail}" for f in report.phones]
+    url_orgs = [f"{f.status.value} {f.detail}" for f in report.url_orgs]
     lines = {
-        "url_allowlist": _with(head("url_allowlist"), [f"{f.status.value} {f.mention.raw} ({f.detail})" for f in report.urls], "no URLs"),
-        "phone_org": _with(head("phone_org"), [f"{f.status.value} {f.detail}" for f in report.phones], "no phone numbers"),
-        "url_org": _with(head("url_org"), [f"{f.status.value} {f.detail}" for f in report.url_orgs], "no URLs"),
+        "url_allowlist": _with(head("url_allowlist"), urls, "no URLs"),
+        "phone_org": _with(head("phone_org"), phones, "no phone numbers"),
+        "url_org": _with(head("url_org"), url_orgs, "no URLs"),
         "jurisdiction": _jurisdiction(report, head("jurisdiction")),
         "quotation": _quotes(report, head("quotation")),
-    }  # fmt: skip
+    }
     assert tuple(lines) == CHECKS
     return lines
 
@@ -55,7 +58,9 @@ def _jurisdiction(report: VerifierReport, head: str) -> str:
         return f"{head} (user's state not given: not checked)"
     if not report.leaks:
         return f"{head} (user in {report.jurisdiction}: no organization from another state)"
-    return f"{head} user in {report.jurisdiction}; LEAK " + "; LEAK ".join(leak.detail for leak in report.leaks)
+    return f"{head} user in {report.jurisdiction}; LEAK " + "; LEAK ".join(
+        leak.detail for leak in report.leaks
+    )
 
 
 def _quotes(report: VerifierReport, head: str) -> str:
@@ -76,7 +81,11 @@ def _source_quotes(report: VerifierReport, head: str) -> str:
     items = []
     for q in report.quotes:
         sim = "" if q.similarity is None else f", similarity {q.similarity:.1f}"
-        found = f", closest source text {_clip(q.matched_text)!r}" if q.matched_text and q.status.value != "EXACT" else ""
+        found = (
+            f", closest source text {_clip(q.matched_text)!r}"
+            if q.matched_text and q.status.value != "EXACT"
+            else ""
+        )
         items.append(f"{q.status.value} {_clip(q.span.text)!r}{sim}{found}")
     return _with(head, items, "")
 

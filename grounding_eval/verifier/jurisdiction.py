@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from grounding_eval.verifier.directory import Directory, OrgMention, Organization
+from grounding_eval.verifier.directory import Directory, Organization, OrgMention
 from grounding_eval.verifier.phones import PhoneMention
 from grounding_eval.verifier.urls import UrlMention, url_host
 

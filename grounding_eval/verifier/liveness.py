@@ -15,6 +15,8 @@ hallucinated link from an unlisted one. That question has to be answered careful
 * **Be reproducible.** A snapshot CSV (``url,status,http_status,checked_at``) of recorded results is
   consulted first, online or offline, so a run can be repeated years later; an on-disk SQLite cache
   avoids asking the same question twice, and is shared safely by promptfoo's parallel worker processes.
+  Offline mode reads only the snapshot, never the cache: an offline result must not depend on what
+  happened to be fetched on this machine before.
 
 A GET is sent whenever HEAD does not answer 2xx or a redirect, not only on 405/501: many servers answer
 HEAD wrongly (403, 404, 500), and a DEAD verdict — which the report calls a hallucination — should rest
@@ -37,7 +39,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TypeVar
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import requests
 
@@ -113,7 +115,7 @@ class LivenessChecker:
         """
         self._offline = offline
         self._cache_path = cache_path
-        self._allow_hosts = frozenset(h.strip().strip("[]").lower() for h in allow_hosts)
+        self._allow_hosts = frozenset(_canonical_allowed(h) for h in allow_hosts)
         self._timeout = timeout
         self._max_redirects = max_redirects
         self._snapshot = _load_snapshot(snapshot_path) if snapshot_path is not None else {}
@@ -153,7 +155,7 @@ class LivenessChecker:
             self._session.headers["User-Agent"] = USER_AGENT
         current = url
         for hop in range(self._max_redirects + 1):
-            if urlsplit(current).scheme.lower() not in ("http", "https"):
+            if not current.lower().startswith(("http://", "https://")):
                 return LivenessResult(Liveness.UNKNOWN, f"not an http(s) URL: {current}", None)
             refusal = self._refusal(current)
             if refusal is not None:
@@ -166,7 +168,10 @@ class LivenessChecker:
             if code in _REDIRECT_CODES:
                 if not location:
                     return LivenessResult(Liveness.UNKNOWN, f"HTTP {code} without Location", code)
-                current = urljoin(current, location)
+                try:
+                    current = urljoin(current, location)
+                except ValueError:
+                    return LivenessResult(Liveness.UNKNOWN, f"HTTP {code} with a malformed Location", code)
                 continue
             if 200 <= code < 300:
                 return LivenessResult(Liveness.LIVE, f"HTTP {code}{after}", code)
@@ -276,6 +281,14 @@ def _with_db(path: Path, action: Callable[[sqlite3.Connection], _T]) -> _T:
                 raise
             time.sleep(0.05 * (attempt + 1))
     raise AssertionError("unreachable")
+
+
+def _canonical_allowed(host: str) -> str:
+    """Spell an allowed host the way :func:`url_host` does ("LOCALHOST." → "localhost", "[::1]" → "::1")."""
+    host = host.strip()
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return url_host(f"http://{host}/") or host.lower()
 
 
 def _forbidden_kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import phonenumbers
 
-from grounding_eval.verifier.directory import Directory, OrgMention, Organization
+from grounding_eval.verifier.directory import Directory, Organization, OrgMention
 from grounding_eval.verifier.sentences import sentence_of
 
 __all__ = [
@@ -119,10 +119,12 @@ def nearest_mention(
 # Legal Aid Chicago — unless another of its contacts comes right before the word with no comma between
 # ("Legal Aid Chicago at 312-… or visit https://…" lists two ways to reach the same organization, while
 # "[Lone Star Legal Aid](https://…), and read https://…" starts a new clause).
-_CLAUSE_BREAKS = frozenset("or and but also otherwise instead then while whereas".split())
+_CLAUSE_BREAKS = frozenset(["or", "and", "but", "also", "otherwise", "instead", "then", "while", "whereas"])
 # Words that may stand between a number/URL and the organization named *after* it: "888-… (Lone Star
 # Legal Aid)", "https://… is Legal Aid Chicago's site", "call 888-… to reach Lone Star Legal Aid".
-_AFTER_WORDS = frozenset("for to reach contact call of by from at the is its run operated".split())
+_AFTER_WORDS = frozenset(
+    ["for", "to", "reach", "contact", "call", "of", "by", "from", "at", "the", "is", "its", "run", "operated"]
+)
 _MAX_GAP = 80
 
 

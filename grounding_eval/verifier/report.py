@@ -46,7 +46,11 @@ __all__ = ["CHECKS", "HardFailure", "VerifierReport", "VerifierResources", "veri
 
 CHECKS = ("url_allowlist", "phone_org", "url_org", "jurisdiction", "quotation")
 
-_URL_SCORE = {UrlStatus.IN_ALLOWLIST: 1.0, UrlStatus.REAL_NOT_IN_ALLOWLIST: 0.5, UrlStatus.HALLUCINATED_URL: 0.0}
+_URL_SCORE = {
+    UrlStatus.IN_ALLOWLIST: 1.0,
+    UrlStatus.REAL_NOT_IN_ALLOWLIST: 0.5,
+    UrlStatus.HALLUCINATED_URL: 0.0,
+}
 _PHONE_SCORE = {
     PhoneStatus.MATCH: 1.0,
     PhoneStatus.UNPAIRED: 1.0,
@@ -103,16 +107,31 @@ class VerifierReport:
     @property
     def hard_failures(self) -> list[HardFailure]:
         """Every finding that fails the verifier, in check order."""
-        out = [HardFailure("url_allowlist", "hallucinated_citation", f"hallucinated URL {f.mention.raw} ({f.detail})")
-               for f in self.urls if f.status is UrlStatus.HALLUCINATED_URL]  # fmt: skip
-        out += [HardFailure("phone_org", "org_attribution_correct", f.detail)
-                for f in self.phones if f.status is PhoneStatus.MISMATCH]  # fmt: skip
-        out += [HardFailure("url_org", "org_attribution_correct", f.detail)
-                for f in self.url_orgs if f.status is UrlOrgStatus.MISATTRIBUTED]  # fmt: skip
-        out += [HardFailure("jurisdiction", "jurisdiction_correct", f"leak to another state: {leak.detail}")
-                for leak in self.leaks]  # fmt: skip
-        out += [HardFailure("quotation", "hallucinated_citation", f"fabricated quote: {_clip(q.span.text)!r}")
-                for q in self.quotes if q.status is QuoteStatus.NO_MATCH]  # fmt: skip
+        citation, attribution = "hallucinated_citation", "org_attribution_correct"
+        out = [
+            HardFailure("url_allowlist", citation, f"hallucinated URL {u.mention.raw} ({u.detail})")
+            for u in self.urls
+            if u.status is UrlStatus.HALLUCINATED_URL
+        ]
+        out += [
+            HardFailure("phone_org", attribution, p.detail)
+            for p in self.phones
+            if p.status is PhoneStatus.MISMATCH
+        ]
+        out += [
+            HardFailure("url_org", attribution, u.detail)
+            for u in self.url_orgs
+            if u.status is UrlOrgStatus.MISATTRIBUTED
+        ]
+        out += [
+            HardFailure("jurisdiction", "jurisdiction_correct", f"leak to another state: {leak.detail}")
+            for leak in self.leaks
+        ]
+        out += [
+            HardFailure("quotation", citation, f"fabricated quote: {_clip(q.span.text)!r}")
+            for q in self.quotes
+            if q.status is QuoteStatus.NO_MATCH
+        ]
         return out
 
     @property

@@ -18,8 +18,51 @@ __all__ = ["sentence_of", "sentence_spans"]
 # soft wrap, not a boundary.
 _END = re.compile(r"[.!?]+[\"'”’)\]]*\s+|\n[ \t]*\n\s*|\n[ \t]*(?=(?:[-*+]|\d{1,3}[.)])\s|#|>|\|)")
 _ABBREVIATIONS = frozenset(
-    "mr mrs ms dr st no nos inc co corp ltd jr sr vs etc e.g i.e u.s ill tex mich ore w.va sec ch art "
-    "ann stat rev jan feb mar apr jun jul aug sep sept oct nov dec p.m a.m".split()
+    [
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "st",
+        "no",
+        "nos",
+        "inc",
+        "co",
+        "corp",
+        "ltd",
+        "jr",
+        "sr",
+        "vs",
+        "etc",
+        "e.g",
+        "i.e",
+        "u.s",
+        "ill",
+        "tex",
+        "mich",
+        "ore",
+        "w.va",
+        "sec",
+        "ch",
+        "art",
+        "ann",
+        "stat",
+        "rev",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "p.m",
+        "a.m",
+    ]
 )
 
 

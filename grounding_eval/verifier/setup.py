@@ -40,13 +40,14 @@ def load_resources(
     """
     if liveness not in LIVENESS_MODES:
         raise DataError("liveness", f"must be one of {', '.join(LIVENESS_MODES)}, not {liveness!r}")
-    thresholds = DEFAULT_THRESHOLDS
-    if quote_near is not None:
-        thresholds = dataclasses.replace(thresholds, near=quote_near)
-    if quote_partial is not None:
-        thresholds = dataclasses.replace(thresholds, partial=quote_partial)
-    if not 0 <= thresholds.partial <= thresholds.near <= 100:
-        raise DataError("quote thresholds", "need 0 <= quote_partial <= quote_near <= 100")
+    try:
+        thresholds = dataclasses.replace(
+            DEFAULT_THRESHOLDS,
+            near=DEFAULT_THRESHOLDS.near if quote_near is None else quote_near,
+            partial=DEFAULT_THRESHOLDS.partial if quote_partial is None else quote_partial,
+        )
+    except ValueError as exc:
+        raise DataError("quote thresholds", str(exc)) from None
     return VerifierResources(
         allowlist=load_allowlist(allowlist),
         directory=load_directory(orgs),

@@ -14,7 +14,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from grounding_eval.verifier.directory import Directory, OrgMention, Organization
+from grounding_eval.verifier.directory import Directory, Organization, OrgMention
 from grounding_eval.verifier.phones import nearest_mention
 from grounding_eval.verifier.urls import UrlMention, url_host
 

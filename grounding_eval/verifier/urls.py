@@ -27,7 +27,9 @@ Extraction rules (each one is a decision; the tests pin them):
   ``'`` is trimmed only when unbalanced inside the link, so ``https://en.wikipedia.org/wiki/Foo_(bar)``
   keeps its parenthesis. Whitespace, ``< > " \\ ` |``, curly quotes, zero-width spaces and full-width
   punctuation end a link (a browser would percent-encode all of them).
-* In a Markdown link ``[text](dest)`` the destination is a mention with ``link_text`` set; a URL
+* In a Markdown link ``[text](dest)`` (or ``(<dest> "title")``; one level of parentheses inside the
+  destination) the destination is a mention with ``link_text`` set. A bare-domain destination counts
+  (the model meant the site, not a relative path); relative and ``mailto:`` destinations do not. A URL
   written inside the link text is a separate mention of its own (a reader sees it), so
   ``[https://a.org](https://a.org)`` yields two mentions.
 
@@ -52,6 +54,7 @@ import functools
 import ipaddress
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import quote, urlsplit
@@ -122,7 +125,15 @@ _BARE_RE: Final = re.compile(
     r"(?::(?P<port>\d+))?"
     rf"(?P<rest>[/?#]{_URL_CHAR}*)?"
 )
-_MD_LINK_RE: Final = re.compile(r"\[(?P<text>[^\[\]\n]*(?:\[[^\[\]\n]*\][^\[\]\n]*)*)\]\(")
+# [text](dest "title"): one level of brackets in the text and of parentheses in the destination
+# (Wikipedia-style). Possessive quantifiers: no backtracking, so hostile input stays linear.
+_MD_LINK_RE: Final = re.compile(
+    r"\[(?P<text>[^\[\]\n]*+(?:\[[^\[\]\n]*+\][^\[\]\n]*+)*+)\]"
+    r"\([ \t]*+"
+    r"(?:<(?P<angle>[^<>\n]*+)>|(?P<dest>(?:[^\s()]|\([^\s()]*+\))++))"
+    r"(?:[ \t]++(?:\"[^\"\n]*+\"|'[^'\n]*+'))?+"
+    r"[ \t]*+\)"
+)
 _SCHEME_PREFIX_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 _ASCII_LABEL_RE: Final = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
 
@@ -177,17 +188,12 @@ def extract_urls(text: str) -> list[UrlMention]:
     work = list(text)
 
     for m in _MD_LINK_RE.finditer(text):
-        parsed = _markdown_destination(text, m.end())
-        if parsed is None:
-            continue
-        dest_start, dest_end, close = parsed
-        if work[m.start()] != "[":
-            continue  # inside an earlier link's destination, which was blanked
-        url = _as_link(text[dest_start:dest_end])
+        group = "angle" if m.group("angle") is not None else "dest"
+        raw = m.group(group)
+        url = _as_link(raw)
         if url is not None:
-            raw = text[dest_start:dest_end]
-            mentions.append(UrlMention(raw, url, dest_start, dest_end, m.group("text")))
-        _blank(work, m.end() - 2, close + 1)
+            mentions.append(UrlMention(raw, url, m.start(group), m.end(group), m.group("text")))
+        _blank(work, m.end("text"), m.end())  # from "](" to ")": the text stays visible as prose
 
     prose = "".join(work)
     for m in _SCHEME_RE.finditer(prose):
@@ -301,41 +307,6 @@ def _blank(work: list[str], start: int, end: int) -> None:
         work[i] = " "
 
 
-def _markdown_destination(text: str, i: int) -> tuple[int, int, int] | None:
-    """Parse ``dest "title")`` starting just after ``](``; return (dest start, dest end, index of ``)``)."""
-    n = len(text)
-    while i < n and text[i] in " \t":
-        i += 1
-    if i < n and text[i] == "<":
-        close = text.find(">", i + 1)
-        if close == -1 or "\n" in text[i + 1 : close]:
-            return None
-        start, end, j = i + 1, close, close + 1
-    else:
-        start, depth, j = i, 0, i
-        while j < n and not text[j].isspace():
-            if text[j] == "(":
-                depth += 1
-            elif text[j] == ")":
-                if depth == 0:
-                    break
-                depth -= 1
-            j += 1
-        end = j
-    while j < n and text[j] in " \t":
-        j += 1
-    if j < n and text[j] in "\"'":
-        close_title = text.find(text[j], j + 1)
-        if close_title == -1:
-            return None
-        j = close_title + 1
-        while j < n and text[j] in " \t":
-            j += 1
-    if j >= n or text[j] != ")" or start == end:
-        return None
-    return start, end, j
-
-
 def _as_link(dest: str) -> str | None:
     """Return the absolute URL for a Markdown destination that is a web link, else ``None``."""
     if _SCHEME_RE.fullmatch(dest):
@@ -348,17 +319,21 @@ def _as_link(dest: str) -> str | None:
 
 def _trim(raw: str) -> str:
     """Strip trailing prose punctuation, keeping closers and quotes that are balanced inside the link."""
-    while raw:
-        last = raw[-1]
-        if (
+    # Counts are kept up to date while trimming (not recounted), so a hostile run of punctuation
+    # costs linear time.
+    counts = Counter(c for c in raw if c in "()[]{}'")
+    end = len(raw)
+    while end:
+        last = raw[end - 1]
+        if not (
             last in _ALWAYS_TRIM
-            or (last in _CLOSERS and raw.count(last) > raw.count(_CLOSERS[last]))
-            or (last == "'" and raw.count("'") % 2 == 1)
+            or (last in _CLOSERS and counts[last] > counts[_CLOSERS[last]])
+            or (last == "'" and counts["'"] % 2 == 1)
         ):
-            raw = raw[:-1]
-        else:
             break
-    return raw
+        counts[last] -= 1
+        end -= 1
+    return raw[:end]
 
 
 def _valid_scheme_url(raw: str) -> bool:

@@ -60,8 +60,10 @@ class TestLoadAllowlist:
         }
 
     def test_shipped_sample_loads(self) -> None:
-        """The sample allowlist shipped with the pack is valid (64 distinct pages)."""
-        assert len(load_allowlist(REPO / "allowlists" / "allowlist.txt")) == 64
+        """The sample allowlist shipped with the pack (edited elsewhere, so no count is pinned) is valid."""
+        allowlist = load_allowlist(REPO / "allowlists" / "allowlist.txt")
+        assert len(allowlist) > 0
+        assert all(url.startswith("https://") for url in allowlist.urls)
 
     def test_contains_normalizes(self) -> None:
         """Membership ignores cosmetic differences but not different pages."""

@@ -75,6 +75,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(302, f"http://localhost:{port}/ok")
         elif path == "/to-ftp":
             self._send(301, "ftp://127.0.0.1/file")
+        elif path == "/bad-location":
+            self._send(302, "http://[broken/")
         elif path == "/to-missing":
             self._send(301, "/missing")
         elif path == "/head405":
@@ -253,6 +255,10 @@ class TestRedirects:
             Liveness.UNKNOWN,
             "not an http(s) URL: ftp://127.0.0.1/file",
         )
+
+    def test_redirect_to_malformed_location(self, server: _Server, checker: LivenessChecker) -> None:
+        """A Location that is not a URL is UNKNOWN, not a crash."""
+        assert checker.check(server.base + "/bad-location").status is Liveness.UNKNOWN
 
     def test_redirect_without_location(self, server: _Server, checker: LivenessChecker) -> None:
         """A 3xx without Location is UNKNOWN with its code."""

@@ -475,7 +475,11 @@ def _source_and_quote(draw: st.DrawFn) -> tuple[str, str]:
 class TestProperties:
     """Invariants over generated text."""
 
-    @settings(max_examples=300, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+    @settings(
+        max_examples=300,
+        deadline=None,
+        suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
+    )
     @given(_source_and_quote())
     def test_substring_on_word_boundaries_is_exact(self, pair: tuple[str, str]) -> None:
         source, quote = pair
@@ -487,14 +491,14 @@ class TestProperties:
         assert len(findings) == 1
         assert findings[0].status is QuoteStatus.EXACT, (findings[0].similarity, findings[0].segments)
 
-    @settings(max_examples=200)
+    @settings(max_examples=200, deadline=None)
     @given(st.text(), st.lists(st.text(), max_size=3))
     def test_never_raises_on_arbitrary_text(self, answer: str, sources: list[str]) -> None:
         findings = check_quotes(answer, sources)
         for finding in findings:
             _assert_evidence_consistent(finding, sources)
 
-    @settings(max_examples=100)
+    @settings(max_examples=100, deadline=None)
     @given(st.binary(max_size=2000), st.binary(max_size=2000))
     def test_never_raises_on_binary_junk(self, answer: bytes, source: bytes) -> None:
         junk_answer = answer.decode("latin-1")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,23 @@ class TestExtractUrls:
         assert mentions, url
         assert url.startswith(mentions[0].raw)
         assert mentions[0].start == 4
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            pytest.param("[a](" * 25_000, id="unclosed-markdown-links"),
+            pytest.param("[a](" + "x" * 200_000, id="endless-destination"),
+            pytest.param("https://x.org/" + ")" * 200_000, id="closing-parens"),
+            pytest.param("https://x.org" + "." * 200_000, id="trailing-dots"),
+            pytest.param("a." * 100_000 + "org", id="many-labels"),
+            pytest.param("a@b.org " * 25_000, id="many-emails"),
+        ],
+    )
+    def test_hostile_input_is_fast(self, text: str) -> None:
+        """Model output is untrusted: pathological text takes linear time (well under 2 s here)."""
+        started = time.perf_counter()
+        extract_urls(text)
+        assert time.perf_counter() - started < 2
 
     def test_no_network_when_suffix_list_is_first_loaded(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """The public suffix list comes from the bundled snapshot: no socket is ever opened."""
