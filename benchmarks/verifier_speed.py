@@ -1,0 +1,169 @@
+"""Measure the deterministic verifier's speed: in process, and the wall time it adds to a promptfoo row.
+
+Run from the repository root after ``scripts/install``:
+
+    .venv/bin/python benchmarks/verifier_speed.py [--rows 60] [--seconds 5]
+
+1. In-process throughput: answers per second for a ~600-word answer with several URLs, phone numbers and
+   quotes, checked against a ~8,700-token source (two public-domain statutes from the sample articles).
+2. Under promptfoo: the same answer graded on N rows by the verifier assertion, against N rows graded by
+   one trivial Python assertion (promptfoo's ``echo`` provider, so no model is involved). The difference
+   divided by N is the wall time per row the verifier adds. Both runs use the same concurrency.
+
+These are measurements, not tests: nothing here asserts a threshold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ARTICLES = REPO / "datasets" / "sample" / "articles"
+SOURCE_FILES = [
+    "mi_mcl554_601_landlord_tenant_relationships_act_security_deposits.txt",
+    "us_34usc12491_vawa_housing_protections.txt",
+]
+
+PARAGRAPHS = [
+    "In Michigan your landlord must either return your security deposit or mail you an itemized list of "
+    "damages within 30 days after you move out, as long as you gave a forwarding address within 4 days. "
+    'The Act says the landlord "shall mail to the tenant, within 30 days after the termination of '
+    'occupancy, an itemized list of damages claimed". If that list never came, the law treats it as '
+    '"agreement by the landlord that no damages are due".',
+    "Call Legal Aid of Western Michigan at (616) 555-0142 or visit https://www.lawestmi.org for help "
+    "writing a demand letter. Lakeshore Legal Aid ((888) 783-8190, https://www.lakeshorelegalaid.org) "
+    "serves the Detroit area. You can also see [Michigan's law](https://www.legislature.mi.gov/Laws/MCL?"
+    "objectName=mcl-Act-348-of-1972) and the federal finder at https://www.lsc.gov/about-lsc/what-legal-"
+    "aid/get-legal-help.",
+    'Survivors of domestic violence have extra protections: a tenant "may not be denied admission to, '
+    "denied assistance under, terminated from participation in, or evicted from the housing on the basis "
+    'that the applicant or tenant is or has been a victim of domestic violence". The statute also says '
+    'the housing authority "must pay moving costs within five days of any request", which you should '
+    "confirm with a lawyer before relying on it.",
+    "Keep copies of your lease, your move-out photos, the forwarding-address letter and any reply. If "
+    "the landlord sues, the court will look at whether the inventory checklists were done, whether the "
+    "notice was mailed on time, and whether the damages claimed are more than normal wear and tear. "
+    "Small claims court is an option for amounts within its limit, and you do not need a lawyer there, "
+    "although free advice is available from Legal Services of Northern Michigan at (800) 872-8432.",
+]
+
+
+def build_answer(target_words: int = 600) -> str:
+    """Repeat the paragraphs until the answer reaches about ``target_words`` words."""
+    parts: list[str] = []
+    while sum(len(p.split()) for p in parts) < target_words:
+        parts.append(PARAGRAPHS[len(parts) % len(PARAGRAPHS)])
+    return "\n\n".join(parts)
+
+
+def in_process(answer: str, source: str, seconds: float) -> dict[str, float]:
+    from grounding_eval.verifier.report import verify
+    from grounding_eval.verifier.setup import load_resources
+
+    t0 = time.perf_counter()
+    resources = load_resources(
+        allowlist=REPO / "allowlists" / "allowlist.txt",
+        orgs=REPO / "allowlists" / "organizations.yaml",
+        liveness="offline",
+    )
+    load_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    first = verify(answer, jurisdiction="MI", sources=[source], resources=resources)
+    first_s = time.perf_counter() - t0
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        verify(answer, jurisdiction="MI", sources=[source], resources=resources)
+        n += 1
+    elapsed = time.perf_counter() - t0
+    return {
+        "load_resources_ms": load_s * 1000,
+        "first_answer_ms": first_s * 1000,
+        "answers_per_second": n / elapsed,
+        "ms_per_answer": elapsed / n * 1000,
+        "urls": len(first.urls),
+        "phones": len(first.phones),
+        "quotes": len(first.quotes),
+    }
+
+
+TRIVIAL = '''def get_assert(output, context):
+    return {"pass": True, "score": 1.0, "reason": "trivial"}
+'''
+
+
+def promptfoo_rows(answer: str, source: str, rows: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="ge-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        (tmp / "trivial.py").write_text(TRIVIAL, encoding="utf-8")
+        (tmp / "answer.txt").write_text(answer, encoding="utf-8")
+        (tmp / "source.txt").write_text(source, encoding="utf-8")
+        tests = [
+            {"vars": {"answer": "file://answer.txt", "jkb_full_content": "file://source.txt", "jurisdiction": "MI",
+                      "row": i}}
+            for i in range(rows)
+        ]  # fmt: skip
+        timings = {}
+        for name, assertion in (
+            ("trivial", {"type": "python", "value": "file://trivial.py"}),
+            ("verifier", {"type": "python", "value": f"file://{REPO}/assertions/verifier.py:get_assert",
+                          "config": {"liveness": "offline"}}),
+        ):  # fmt: skip
+            config = {
+                "prompts": ["{{answer}}\n\n{{jkb_full_content}}"],
+                "providers": ["echo"],
+                "defaultTest": {"assert": [assertion]},
+                "tests": tests,
+            }
+            path = tmp / f"{name}.json"
+            path.write_text(json.dumps(config), encoding="utf-8")
+            env = {**os.environ, "PROMPTFOO_CONFIG_DIR": str(tmp / ".promptfoo"), "NO_COLOR": "1"}
+            t0 = time.perf_counter()
+            result = subprocess.run(
+                ["npx", "promptfoo", "eval", "-c", str(path), "--no-cache", "--no-progress-bar", "--no-table",
+                 "-o", str(tmp / f"{name}-out.json")],
+                cwd=REPO, env=env, capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            timings[name] = time.perf_counter() - t0
+            if result.returncode not in (0, 100):
+                raise SystemExit(f"promptfoo failed ({result.returncode}): {result.stderr[-2000:]}")
+            out = json.loads((tmp / f"{name}-out.json").read_text(encoding="utf-8"))
+            graded = [r for r in out["results"]["results"] if r.get("gradingResult")]
+            if len(graded) != rows:
+                raise SystemExit(f"{name}: expected {rows} graded rows, got {len(graded)}")
+    return {
+        "rows": rows,
+        "trivial_total_s": timings["trivial"],
+        "verifier_total_s": timings["verifier"],
+        "added_ms_per_row": (timings["verifier"] - timings["trivial"]) / rows * 1000,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=60, help="promptfoo rows per run")
+    parser.add_argument("--seconds", type=float, default=5.0, help="in-process measuring time")
+    parser.add_argument("--skip-promptfoo", action="store_true")
+    args = parser.parse_args()
+    answer = build_answer()
+    source = "\n\n".join((ARTICLES / f).read_text(encoding="utf-8") for f in SOURCE_FILES)
+    words = len(source.split())
+    print(f"answer: {len(answer.split())} words; source: {words} words, {len(source)} chars "
+          f"(~{round(words * 1.3):,} tokens at 1.3 tokens/word)")  # fmt: skip
+    r = in_process(answer, source, args.seconds)
+    print(f"in-process: {r['answers_per_second']:.1f} answers/s ({r['ms_per_answer']:.1f} ms/answer; "
+          f"{r['urls']} URLs, {r['phones']} phones, {r['quotes']} quotes); first answer {r['first_answer_ms']:.0f} ms; "
+          f"loading allowlist + directory {r['load_resources_ms']:.0f} ms")  # fmt: skip
+    if not args.skip_promptfoo:
+        p = promptfoo_rows(answer, source, args.rows)
+        print(f"promptfoo ({p['rows']} rows, default concurrency): trivial python assertion {p['trivial_total_s']:.1f} s, "
+              f"verifier {p['verifier_total_s']:.1f} s → verifier adds {p['added_ms_per_row']:.0f} ms wall time per row")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
