@@ -54,7 +54,7 @@ def test_small_config(tmp_path: Path) -> None:
     metrics = {c.get("assertion", {}).get("metric") for c in failing["gradingResult"]["componentResults"]}
     assert {"url_allowlist_score", "phone_org_score", "jurisdiction_score"} <= metrics
 
-    assert missing["success"] is False
+    assert missing["success"] is False and missing["failureReason"] == 2
     assert "no recorded answer for query 'e2e-missing' under 'C0'" in (missing.get("error") or "")
 
 
@@ -69,7 +69,9 @@ def test_main_job_every_row_has_verifier_scores(tmp_path: Path) -> None:
     assert len(rows) == 18
     assert {row["prompt"]["label"].split(":")[0] for row in rows} == {"C0", "C1", "C1.5"}
     for row in rows:
-        assert not row.get("error"), row.get("error")
+        # promptfoo's failureReason: 0 none, 1 an assertion failed, 2 an error (e.g. from the provider).
+        assert row["failureReason"] in (0, 1), row.get("error")
+        assert row["response"]["metadata"]["recorded_fixture"] == "datasets/sample/recorded_answers.yaml"
         assert "deterministic_verifier_score" in row["namedScores"], row["vars"]["query_id"]
         assert "jurisdiction_score" in row["namedScores"]
     assert any(row["success"] for row in rows) and not all(row["success"] for row in rows)

@@ -19,6 +19,9 @@ import phonenumbers
 import yaml
 
 from grounding_eval.errors import DataError
+
+# libyaml's safe loader when the wheel has it: several times faster, and every promptfoo call reloads.
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 from grounding_eval.states import NATIONAL, parse_state
 
 __all__ = ["Directory", "OrgMention", "Organization", "load_directory", "phone_to_e164"]
@@ -188,7 +191,7 @@ def load_directory(path: str | Path) -> Directory:
     """
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
     except FileNotFoundError:
         raise DataError(path, "file not found") from None
     except (OSError, UnicodeDecodeError) as exc:

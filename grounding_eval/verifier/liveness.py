@@ -38,13 +38,15 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar
 from urllib.parse import urljoin
 
-import requests
 
 from grounding_eval.errors import DataError
 from grounding_eval.verifier.urls import normalize_url, url_host
+
+if TYPE_CHECKING:  # requests costs ~150 ms to import: only a live check needs it
+    import requests
 
 __all__ = ["USER_AGENT", "Liveness", "LivenessChecker", "LivenessResult"]
 
@@ -149,6 +151,8 @@ class LivenessChecker:
     # --- network ---------------------------------------------------------------------------------------
 
     def _fetch(self, url: str) -> LivenessResult:
+        import requests
+
         if self._session is None:
             self._session = requests.Session()
             self._session.trust_env = False  # no proxies from the environment: see module docstring

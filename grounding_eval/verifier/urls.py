@@ -56,10 +56,12 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import quote, urlsplit
 
-import tldextract
+if TYPE_CHECKING:  # tldextract (with the requests it imports) costs ~200 ms: import on first use
+    import tldextract
+
 
 __all__ = [
     "FILE_EXTENSION_SUFFIXES",
@@ -169,6 +171,8 @@ class UrlMention:
 def _extractor() -> tldextract.TLDExtract:
     # Created on first use, not at import. No suffix-list URLs and no cache dir: tldextract then reads
     # only the snapshot bundled with the pinned wheel, so results are reproducible and nothing downloads.
+    import tldextract
+
     return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, fallback_to_snapshot=True)
 
 

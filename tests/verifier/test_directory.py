@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 INVALID = [
     ("not-a-list", "name: x\n", "expected a non-empty YAML list of organizations"),
     ("empty", "[]\n", "expected a non-empty YAML list of organizations"),
-    ("malformed", "- name: [unclosed\n", "malformed YAML at line 2: expected ',' or ']', but got '<stream end>'"),
+    ("malformed", "- name: [unclosed\n", "malformed YAML at line 2: did not find expected ',' or ']'"),
     ("entry-not-mapping", "- just text\n", "entry 1: expected a mapping with at least name and states"),
     ("missing-name", "- states: [IL]\n", "entry 1: field 'name' is required and must be text"),
     ("missing-states", "- name: A\n", "entry 1 ('A'): field 'states' is required (two-letter codes, US for national)"),
