@@ -92,9 +92,9 @@ def in_process(answer: str, source: str, seconds: float) -> dict[str, float]:
     }
 
 
-TRIVIAL = '''def get_assert(output, context):
+TRIVIAL = """def get_assert(output, context):
     return {"pass": True, "score": 1.0, "reason": "trivial"}
-'''
+"""
 
 
 def promptfoo_rows(answer: str, source: str, rows: int) -> dict[str, float]:
@@ -104,10 +104,15 @@ def promptfoo_rows(answer: str, source: str, rows: int) -> dict[str, float]:
         (tmp / "answer.txt").write_text(answer, encoding="utf-8")
         (tmp / "source.txt").write_text(source, encoding="utf-8")
         tests = [
-            {"vars": {"answer": "file://answer.txt", "jkb_full_content": "file://source.txt", "jurisdiction": "MI",
-                      "row": i}}
-            for i in range(rows)
-        ]  # fmt: skip
+            {
+                "vars": {
+                    "answer": "file://answer.txt",
+                    "jkb_full_content": "file://source.txt",
+                    "jurisdiction": "MI",
+                }
+            }
+            for _ in range(rows)
+        ]
         timings = {}
         for name, assertion in (
             ("trivial", {"type": "python", "value": "file://trivial.py"}),
@@ -156,13 +161,19 @@ def main() -> None:
     print(f"answer: {len(answer.split())} words; source: {words} words, {len(source)} chars "
           f"(~{round(words * 1.3):,} tokens at 1.3 tokens/word)")  # fmt: skip
     r = in_process(answer, source, args.seconds)
-    print(f"in-process: {r['answers_per_second']:.1f} answers/s ({r['ms_per_answer']:.1f} ms/answer; "
-          f"{r['urls']} URLs, {r['phones']} phones, {r['quotes']} quotes); first answer {r['first_answer_ms']:.0f} ms; "
-          f"loading allowlist + directory {r['load_resources_ms']:.0f} ms")  # fmt: skip
+    print(
+        f"in-process: {r['answers_per_second']:.1f} answers/s ({r['ms_per_answer']:.1f} ms/answer; "
+        f"{r['urls']} URLs, {r['phones']} phones, {r['quotes']} quotes); "
+        f"first answer {r['first_answer_ms']:.0f} ms; "
+        f"loading allowlist + directory {r['load_resources_ms']:.0f} ms"
+    )
     if not args.skip_promptfoo:
         p = promptfoo_rows(answer, source, args.rows)
-        print(f"promptfoo ({p['rows']} rows, default concurrency): trivial python assertion {p['trivial_total_s']:.1f} s, "
-              f"verifier {p['verifier_total_s']:.1f} s → verifier adds {p['added_ms_per_row']:.0f} ms wall time per row")  # fmt: skip
+        print(
+            f"promptfoo ({p['rows']} rows, default concurrency): trivial python assertion "
+            f"{p['trivial_total_s']:.1f} s, verifier {p['verifier_total_s']:.1f} s → "
+            f"verifier adds {p['added_ms_per_row']:.0f} ms wall time per row"
+        )
 
 
 if __name__ == "__main__":

@@ -19,12 +19,12 @@ import phonenumbers
 import yaml
 
 from grounding_eval.errors import DataError
-
-# libyaml's safe loader when the wheel has it: several times faster, and every promptfoo call reloads.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 from grounding_eval.states import NATIONAL, parse_state
 
 __all__ = ["Directory", "OrgMention", "Organization", "load_directory", "phone_to_e164"]
+
+# libyaml's safe loader when the wheel has it: several times faster, and every promptfoo call reloads.
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _FIELDS = {"name", "aliases", "domains", "phones", "states", "source", "unverified", "note"}
 _DOMAIN = re.compile(r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")

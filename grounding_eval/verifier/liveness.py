@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeVar
 from urllib.parse import urljoin
 
-
 from grounding_eval.errors import DataError
 from grounding_eval.verifier.urls import normalize_url, url_host
 
