@@ -93,20 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
 
 
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError(path, "file not found") from None
-    except IsADirectoryError:
-        raise DataError(path, "is a directory, not a file") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(path, f"not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise DataError(path, f"cannot read: {exc.strerror}") from None
-
-
 def _verify(args: argparse.Namespace) -> int:
+    from grounding_eval.files import read_text
     from grounding_eval.states import parse_state
     from grounding_eval.verifier.explain import check_lines, summary_line
     from grounding_eval.verifier.report import verify
@@ -118,8 +106,8 @@ def _verify(args: argparse.Namespace) -> int:
             jurisdiction = parse_state(args.jurisdiction)
         except ValueError as exc:
             raise DataError("--jurisdiction", str(exc)) from None
-    answer = _read_text(args.answer)
-    sources = [_read_text(p) for p in args.source]
+    answer = read_text(args.answer)
+    sources = [read_text(p) for p in args.source]
     resources = load_resources(
         allowlist=args.allowlist,
         orgs=args.orgs,

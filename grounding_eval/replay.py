@@ -12,12 +12,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from grounding_eval.errors import DataError
-
-# libyaml's safe loader when the wheel has it: several times faster, and every promptfoo call reloads.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from grounding_eval.files import read_yaml
 
 __all__ = ["RecordedAnswer", "call_replay", "load_recorded_answers"]
 
@@ -43,12 +39,7 @@ def load_recorded_answers(path: str | Path) -> dict[tuple[str, str], RecordedAns
         DataError: one line naming the file, the entry and the problem.
     """
     path = Path(path)
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
-    except FileNotFoundError:
-        raise DataError(path, "file not found") from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise DataError(path, f"cannot read recorded answers: {exc}") from None
+    data = read_yaml(path)
     if not isinstance(data, list):
         raise DataError(path, "expected a YAML list of recorded answers")
     answers: dict[tuple[str, str], RecordedAnswer] = {}

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grounding_eval.errors import DataError
+from grounding_eval.files import read_text
 from grounding_eval.verifier.liveness import Liveness, LivenessChecker
 from grounding_eval.verifier.urls import UrlMention, extract_urls, normalize_url
 
@@ -95,14 +96,7 @@ def load_allowlist(path: str | Path) -> Allowlist:
             http(s) URL (the message names the line), or there are no URLs.
     """
     file = Path(path)
-    try:
-        content = file.read_text(encoding="utf-8-sig")
-    except FileNotFoundError as exc:
-        raise DataError(file, "file not found") from exc
-    except IsADirectoryError as exc:
-        raise DataError(file, "is a directory, not a file") from exc
-    except UnicodeDecodeError as exc:
-        raise DataError(file, "not UTF-8 text") from exc
+    content = read_text(file)
     entries = _csv_entries(file, content) if file.suffix.lower() == ".csv" else _text_entries(content)
     urls: set[str] = set()
     for line, entry in entries:

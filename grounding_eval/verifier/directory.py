@@ -16,15 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import phonenumbers
-import yaml
 
 from grounding_eval.errors import DataError
+from grounding_eval.files import read_yaml
 from grounding_eval.states import NATIONAL, parse_state
 
 __all__ = ["Directory", "OrgMention", "Organization", "load_directory", "phone_to_e164"]
-
-# libyaml's safe loader when the wheel has it: several times faster, and every promptfoo call reloads.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _FIELDS = {"name", "aliases", "domains", "phones", "states", "source", "unverified", "note"}
 _DOMAIN = re.compile(r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
@@ -190,16 +187,7 @@ def load_directory(path: str | Path) -> Directory:
         DataError: one line naming the file, the entry and the problem.
     """
     path = Path(path)
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
-    except FileNotFoundError:
-        raise DataError(path, "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(path, f"cannot read: {exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise DataError(path, f"malformed YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    data = read_yaml(path)
     if not isinstance(data, list) or not data:
         raise DataError(path, "expected a non-empty YAML list of organizations")
     return Directory.from_organizations([_parse_entry(path, i, e) for i, e in enumerate(data, 1)], str(path))

@@ -155,7 +155,7 @@ class TestLoadAllowlist:
         """Undecodable bytes are a DataError, not a traceback."""
         file = tmp_path / "a.txt"
         file.write_bytes(b"https://a.org/\xff\n")
-        with pytest.raises(DataError, match=r"a\.txt: not UTF-8 text$"):
+        with pytest.raises(DataError, match=r"a\.txt: not UTF-8 text \(byte 14\)$"):
             load_allowlist(file)
 
 
