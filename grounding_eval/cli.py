@@ -80,14 +80,55 @@ def _build_parser() -> argparse.ArgumentParser:
         help="on-disk liveness cache",
     )
     v.add_argument("--json", action="store_true", help="print the report as JSON")
+    _add_data_commands(sub)
     return parser  # fmt: skip
+
+
+def _add_data_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    c = sub.add_parser("conditions", help="the C1/C1.5 grounding variables filled from a dataset")
+    csub = c.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    stats = csub.add_parser("stats", help="per item: chosen records and estimated tokens of C1 and C1.5")
+    show = csub.add_parser("show", help="print the rendered prompt of one item under one condition")
+    for p in (stats, show):
+        p.add_argument(
+            "--dataset",
+            metavar="DIR",
+            type=Path,
+            default=None,
+            help="dataset folder (default datasets/sample; $GROUNDING_EVAL_DATASET wins)",
+        )
+    stats.add_argument("--round", choices=["1a", "1b", "2", "2b", "3"], help="only this round's items")
+    stats.add_argument("--json", action="store_true", help="print JSON lines")
+    show.add_argument("item_id", metavar="ID")
+    show.add_argument("--condition", choices=["C0", "C1", "C1.5"], default="C1.5")
+
+    a = sub.add_parser("allowlist", help="URL allowlists")
+    asub = a.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    build = asub.add_parser("build", help="write the URL allowlist derived from a content index")
+    build.add_argument("index", metavar="INDEX", type=Path, help="content index (.jsonl, .csv, .yaml, .json)")
+    build.add_argument("-o", "--output", metavar="FILE", type=Path, help="write here instead of stdout")
+
+    o = sub.add_parser("orgs", help="the organization directory")
+    osub = o.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    check = osub.add_parser("check", help="cross-check a directory against a content index")
+    check.add_argument("--orgs", metavar="FILE", type=Path, default=Path("allowlists/organizations.yaml"))
+    check.add_argument("--index", metavar="FILE", type=Path, required=True)
+
+    d = sub.add_parser("data", help="datasets")
+    dsub = d.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    validate = dsub.add_parser("validate", help="load and cross-check a dataset folder")
+    validate.add_argument("dataset", metavar="DIR", type=Path)  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = _build_parser().parse_args(argv)
     try:
-        return _verify(args)
+        if args.command == "verify":
+            return _verify(args)
+        from grounding_eval import data_cli
+
+        return data_cli.run(args)
     except DataError as exc:
         print(f"grounding-eval: error: {exc.one_line()}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-
+from grounding_eval.data.promptfoo_tests import generate_tests
 from grounding_eval.replay import load_recorded_answers
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,15 +39,8 @@ spec.loader.exec_module(_entry)
 
 
 def _tests() -> dict[str, dict[str, Any]]:
-    tests = yaml.safe_load((SAMPLE / "tests.yaml").read_text(encoding="utf-8"))
-    out = {}
-    for test in tests:
-        vars_ = dict(test["vars"])
-        for key, value in vars_.items():
-            if isinstance(value, str) and value.startswith("file://"):
-                vars_[key] = (REPO / value.removeprefix("file://")).read_text(encoding="utf-8")
-        out[vars_["query_id"]] = vars_
-    return out
+    tests = generate_tests({"dataset": str(SAMPLE), "tags": ["demo"]}, pack_root=REPO)
+    return {t["vars"]["query_id"]: t["vars"] for t in tests}
 
 
 def _render(condition: str, vars_: dict[str, Any]) -> str:
@@ -81,7 +73,7 @@ def test_answer_produces_exactly_what_it_covers(key: tuple[str, str]) -> None:
     assert _outcomes(result["metadata"]["verifier"]) == set(recorded.covers), result["reason"]
 
 
-def test_every_outcome_is_covered_and_every_pair_recorded() -> None:
+def test_every_outcome_is_covered_and_every_demo_pair_recorded() -> None:
     covered = {c for answer in ANSWERS.values() for c in answer.covers}
     assert covered == EVERY_OUTCOME
-    assert set(ANSWERS) == {(q, c) for q in TESTS for c in PROMPTS}
+    assert {(q, c) for q in TESTS for c in PROMPTS} <= set(ANSWERS)

@@ -1,0 +1,121 @@
+"""A whole dataset — queries, High-Risk items, content index, article cache — loaded and cross-checked.
+
+A dataset is a folder with the standard file names (so a user's private data is a drop-in):
+
+    queries.jsonl        LHSQ-style queries            (or .csv / .yaml / .json)
+    high_risk.jsonl      High-Risk Challenge items     (optional)
+    jkb_index.jsonl      JKB-style content index
+    articles/            article cache: <index id>.txt or <index id>.md, one file per article
+
+Cross-checks: every cached article and every query's ``article_ids`` must name an index record.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grounding_eval.data.load import load_high_risk, load_index, load_queries
+from grounding_eval.data.records import Article, HighRiskItem, IndexRecord, Query
+from grounding_eval.errors import DataError
+from grounding_eval.files import read_text
+
+__all__ = ["DATASET_ENV", "Dataset", "load_articles", "load_dataset", "resolve_dataset_dir"]
+
+DATASET_ENV = "GROUNDING_EVAL_DATASET"
+"""Environment variable naming a dataset folder; it overrides the folder named in a config."""
+
+_STEMS = {"queries": "queries", "high_risk": "high_risk", "index": "jkb_index"}
+_SUFFIXES = (".jsonl", ".csv", ".yaml", ".yml", ".json")
+_ARTICLE_SUFFIXES = (".txt", ".md")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Everything a round needs, validated."""
+
+    root: str
+    queries: tuple[Query, ...]
+    high_risk: tuple[HighRiskItem, ...]
+    index: dict[str, IndexRecord] = field(repr=False)
+    articles: dict[str, Article] = field(repr=False)
+
+    def item(self, item_id: str) -> Query:
+        """Return the query or High-Risk item with this id."""
+        for item in (*self.queries, *self.high_risk):
+            if item.id == item_id:
+                return item
+        raise KeyError(item_id)
+
+
+def resolve_dataset_dir(configured: str | Path | None, default: Path) -> Path:
+    """The dataset folder: ``$GROUNDING_EVAL_DATASET`` if set, else the configured one, else ``default``."""
+    chosen = os.environ.get(DATASET_ENV) or configured
+    return Path(chosen) if chosen else default
+
+
+def _find(root: Path, kind: str, *, required: bool) -> Path | None:
+    candidates = [root / f"{_STEMS[kind]}{suffix}" for suffix in _SUFFIXES]
+    found = [p for p in candidates if p.is_file()]
+    if len(found) > 1:
+        raise DataError(root, f"both {found[0].name} and {found[1].name} exist: keep one {kind} file")
+    if not found and required:
+        raise DataError(root, f"no {kind} file ({_STEMS[kind]}.jsonl, .csv, .yaml or .json)")
+    return found[0] if found else None
+
+
+def load_articles(folder: str | Path, index: dict[str, IndexRecord], index_path: str) -> dict[str, Article]:
+    """Load every ``<id>.txt``/``<id>.md`` in ``folder``; each id must be in the index."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise DataError(folder, "article cache folder not found")
+    articles: dict[str, Article] = {}
+    for path in sorted(folder.iterdir()):
+        if path.suffix.lower() not in _ARTICLE_SUFFIXES or path.name.startswith("."):
+            continue
+        if path.stem in articles:
+            raise DataError(path, f"a second file for article {path.stem!r}")
+        record = index.get(path.stem)
+        if record is None:
+            raise DataError(path, f"article id {path.stem!r} is not in the index {index_path}")
+        text = read_text(path)
+        if not text.strip():
+            raise DataError(path, "article text is empty")
+        articles[path.stem] = Article(record, text.strip() + "\n", str(path))
+    return articles
+
+
+def load_dataset(root: str | Path) -> Dataset:
+    """Load and cross-check the dataset folder ``root``.
+
+    Raises:
+        DataError: one line naming the file, the record and the field.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise DataError(root, "dataset folder not found")
+    index_path = _find(root, "index", required=True)
+    assert index_path is not None
+    index = load_index(index_path)
+    queries_path = _find(root, "queries", required=True)
+    assert queries_path is not None
+    queries = load_queries(queries_path)
+    high_risk_path = _find(root, "high_risk", required=False)
+    high_risk = load_high_risk(high_risk_path) if high_risk_path else []
+    for path, items in ((queries_path, queries), (high_risk_path, high_risk)):
+        for item in items:
+            for article_id in item.article_ids:
+                if article_id not in index:
+                    raise DataError(
+                        path,
+                        f"id {item.id!r}: field 'article_ids': {article_id!r} is not in the index {index_path}",
+                    )
+    ids = [i.id for i in queries] + [i.id for i in high_risk]
+    duplicate = next((i for i in ids if ids.count(i) > 1), None)
+    if duplicate is not None:
+        raise DataError(high_risk_path, f"id {duplicate!r}: field 'id': also used in {queries_path}")
+    articles = (
+        load_articles(root / "articles", index, str(index_path)) if (root / "articles").exists() else {}
+    )
+    return Dataset(str(root), tuple(queries), tuple(high_risk), index, articles)

@@ -1,0 +1,132 @@
+"""The dataset commands of the CLI: ``conditions stats|show``, ``allowlist build``, ``orgs check``,
+``data validate``. Kept apart from :mod:`grounding_eval.cli` so ``verify`` never imports Jinja2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from grounding_eval.errors import DataError
+
+__all__ = ["run"]
+
+PACK_ROOT = Path(__file__).resolve().parents[1]
+_PROMPT_FILES = {"C0": "c0.txt", "C1": "c1.txt", "C1.5": "c1_5.txt"}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch a dataset command; returns the exit status."""
+    handler = {
+        ("conditions", "stats"): _stats,
+        ("conditions", "show"): _show,
+        ("allowlist", "build"): _allowlist_build,
+        ("orgs", "check"): _orgs_check,
+        ("data", "validate"): _validate,
+    }[(args.command, args.action)]
+    return handler(args)
+
+
+def _dataset(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from grounding_eval.data.dataset import load_dataset, resolve_dataset_dir
+
+    return load_dataset(resolve_dataset_dir(args.dataset, PACK_ROOT / "datasets" / "sample"))
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from grounding_eval.data.conditions import condition_vars
+    from grounding_eval.data.rounds import select_items
+
+    dataset = _dataset(args)
+    items = select_items(dataset, round_id=args.round)
+    rows = []
+    for item in items:
+        cv = condition_vars(item, dataset)
+        rows.append({
+            "id": item.id, "jurisdiction": item.jurisdiction,
+            "c1_tokens": cv.directory_tokens, "c1_records": [s.record.id for s in cv.directory],
+            "c15_tokens": cv.full_content_tokens, "c15_articles": [s.record.id for s in cv.full_content],
+        })  # fmt: skip
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+        return 0
+    print(f"{'id':24} {'st':2} {'C1 tok':>6} {'C1.5 tok':>8}  C1.5 articles")
+    for r in rows:
+        print(
+            f"{r['id']:24} {r['jurisdiction']:2} {r['c1_tokens']:>6} {r['c15_tokens']:>8}  {', '.join(r['c15_articles'])}"
+        )
+    if rows:
+        c1 = sorted(r["c1_tokens"] for r in rows)
+        c15 = sorted(r["c15_tokens"] for r in rows)
+        print(f"{len(rows)} items · C1 tokens median {c1[len(c1) // 2]} (range {c1[0]}–{c1[-1]}; document ≈150–200) · "
+              f"C1.5 tokens median {c15[len(c15) // 2]} (range {c15[0]}–{c15[-1]}; document ≈2,800–8,700) · "
+              "tokens estimated as characters / 4")  # fmt: skip
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from grounding_eval.data.conditions import condition_vars
+
+    dataset = _dataset(args)
+    try:
+        item = dataset.item(args.item_id)
+    except KeyError:
+        raise DataError(dataset.root, f"no item with id {args.item_id!r}") from None
+    cv = condition_vars(item, dataset)
+    values = {"jurisdiction": item.jurisdiction, "question": item.question,
+              "jkb_directory": cv.jkb_directory, "jkb_full_content": cv.jkb_full_content}  # fmt: skip
+    template = (PACK_ROOT / "prompts" / _PROMPT_FILES[args.condition]).read_text(encoding="utf-8")
+    for name, value in values.items():
+        template = template.replace("{{" + name + "}}", value)
+    sys.stdout.write(template)
+    return 0
+
+
+def _allowlist_build(args: argparse.Namespace) -> int:
+    from grounding_eval.data.load import load_index
+    from grounding_eval.verifier.urls import normalize_url
+
+    index = load_index(args.index)
+    urls = sorted({normalize_url(record.url) for record in index.values()})
+    lines = [
+        f"# URL allowlist derived from {args.index} by `grounding-eval allowlist build`",
+        f"# {len(urls)} unique URLs (normalized) from {len(index)} index records",
+        *urls,
+    ]
+    text = "\n".join(lines) + "\n"
+    if args.output:
+        args.output.write_text(text, encoding="utf-8")
+        print(f"wrote {len(urls)} URLs to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _orgs_check(args: argparse.Namespace) -> int:
+    from grounding_eval.data.load import load_index
+    from grounding_eval.verifier.directory import load_directory
+    from grounding_eval.verifier.urls import url_host
+
+    directory = load_directory(args.orgs)
+    index = load_index(args.index)
+    unowned: dict[str, list[str]] = {}
+    for record in index.values():
+        host = url_host(record.url)
+        if host is None or directory.owner_of_host(host) is None:
+            unowned.setdefault(host or record.url, []).append(record.id)
+    owned = len(index) - sum(len(v) for v in unowned.values())
+    print(f"{owned} of {len(index)} index URLs belong to an organization in {args.orgs}")
+    for host, ids in sorted(unowned.items()):
+        print(f"  no organization owns {host}: {len(ids)} record(s), e.g. {', '.join(ids[:3])}")
+    return 0 if not unowned else 1
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from grounding_eval.data.dataset import load_dataset
+
+    dataset = load_dataset(args.dataset)
+    print(f"{args.dataset}: {len(dataset.queries)} queries, {len(dataset.high_risk)} High-Risk items, "
+          f"{len(dataset.index)} index records, {len(dataset.articles)} cached articles — valid")  # fmt: skip
+    return 0

@@ -1,0 +1,678 @@
+"""One small client for every judge model: promptfoo-style provider ids, retries, and a reply cache.
+
+The rubric judge needs exactly one operation — "send this prompt, give me the text back" — from whichever
+model a round uses, plus recorded replies so an evaluation runs offline. Provider SDKs would add three
+heavy dependencies with three retry policies; the three wire formats (:mod:`._wire`) are small, and one
+retry loop and one cache (:mod:`.cache`) then behave the same for all of them.
+
+Provider ids are written the promptfoo way, so a config names the judge as it names any other model:
+
+* ``anthropic:messages:<model>`` — key ``ANTHROPIC_API_KEY``, base ``ANTHROPIC_BASE_URL``
+* ``openai:chat:<model>`` — key ``OPENAI_API_KEY``, base ``OPENAI_BASE_URL`` (any compatible server)
+* ``google:<model>`` (Gemini) — key ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY``, base ``GOOGLE_BASE_URL``
+* ``replay:<path>`` — recorded judge replies (fixtures), never a model
+
+Everything that can be wrong with the configuration (unknown provider, missing key, impossible option,
+malformed fixture file) is raised by :func:`make_client`, before the first row is judged, never halfway
+through a run. API keys are read once, sent only in request headers, and scrubbed from anything the client
+hands back or writes down: replies, ``raw`` response JSON, cache files and error messages.
+
+Proxies and CA bundles follow ``requests``' usual reading of the process environment (``HTTPS_PROXY``,
+``NO_PROXY``, ``REQUESTS_CA_BUNDLE``): judges are public APIs, often reached through an institution's proxy.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, cast
+from urllib.parse import urlsplit
+
+from grounding_eval.errors import DataError
+from grounding_eval.files import read_yaml
+from grounding_eval.judge._wire import WIRES, MalformedReply, WireFormat, WireRequest
+from grounding_eval.judge.cache import ReplyCache
+
+if TYPE_CHECKING:  # requests costs ~150 ms to import, and promptfoo starts a process per assertion
+    import requests
+
+__all__ = [
+    "RETRY_STATUSES",
+    "SUPPORTED_FORMS",
+    "USER_AGENT",
+    "HttpJudgeClient",
+    "JudgeClient",
+    "JudgeConfigError",
+    "JudgeError",
+    "JudgeReply",
+    "ReplayFixture",
+    "ReplayJudgeClient",
+    "backoff_delay",
+    "load_replay_fixtures",
+    "make_client",
+    "retry_after_seconds",
+]
+
+SUPPORTED_FORMS: Final = (
+    "anthropic:messages:<model>",
+    "openai:chat:<model>",
+    "google:<model>",
+    "replay:<path>",
+)
+"""The provider id forms :func:`make_client` accepts, as listed in its error message."""
+
+RETRY_STATUSES: Final = frozenset({429, 500, 502, 503, 504, 529})
+"""HTTP statuses worth asking again: rate limits, server errors, gateways, Anthropic's "overloaded"."""
+
+USER_AGENT: Final = "grounding-eval-judge/0.1"
+
+_CONNECT_TIMEOUT_CAP: Final = 10.0  # a server that has not accepted a connection in 10 s will not
+_EXCERPT_CHARS: Final = 300
+_REDACTED: Final = "[REDACTED]"
+_T = TypeVar("_T")
+
+
+class JudgeConfigError(Exception):
+    """The judge cannot be built: bad provider id, missing API key or an impossible option."""
+
+
+class JudgeError(Exception):
+    """A judge call failed for good (after any retries); the message says why in one line.
+
+    Attributes:
+        provider: The provider family (``anthropic``, ``openai``, ``google``, ``replay``).
+        model: The model (for replay, the fixture file).
+        status: The last HTTP status, or ``None`` when there was no HTTP response.
+        attempts: HTTP attempts made (0 for replay).
+    """
+
+    def __init__(self, message: str, *, provider: str, model: str, status: int | None, attempts: int):
+        super().__init__(" ".join(message.split()))
+        self.provider = provider
+        self.model = model
+        self.status = status
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class JudgeReply:
+    """A judge model's reply text and how it was obtained.
+
+    Attributes:
+        text: The reply text (all text blocks / parts, concatenated).
+        provider: ``anthropic``, ``openai``, ``google`` or ``replay``.
+        model: The model asked (for replay, the fixture file as given).
+        cached: Whether the reply came from the on-disk cache.
+        attempts: HTTP attempts made for this reply (0 when cached or replayed).
+        latency_ms: Wall time of the whole call, retries and waits included.
+        raw: The provider's parsed response JSON (``None`` for replay).
+        request_id: The provider's request id, for support tickets and audit trails.
+    """
+
+    text: str
+    provider: str
+    model: str
+    cached: bool
+    attempts: int
+    latency_ms: float
+    raw: dict[str, Any] | None
+    request_id: str | None
+
+
+class JudgeClient(Protocol):
+    """What the rubric judge needs from a model: a prompt in, reply text out."""
+
+    provider_id: str
+    model: str
+
+    def complete(
+        self, prompt: str, *, system: str | None = None, fixture_key: str | None = None
+    ) -> JudgeReply:
+        """Return the judge's reply to ``prompt``.
+
+        Args:
+            prompt: The rendered user prompt.
+            system: An optional system prompt (an empty string counts as none).
+            fixture_key: Which recorded reply to return; only the replay client reads it.
+
+        Raises:
+            JudgeError: The call failed for good.
+        """
+        ...
+
+
+# --- retry policy ---------------------------------------------------------------------------------------
+
+
+def backoff_delay(attempt: int, *, base: float, cap: float, retry_after: float | None, rand: float) -> float:
+    """Return the seconds to wait after failed attempt number ``attempt`` (1-based).
+
+    A server's ``Retry-After`` is obeyed (capped at ``cap``): it knows when its rate window reopens.
+    Otherwise the wait doubles per attempt from ``base`` up to ``cap``, and "equal jitter" draws it from
+    the upper half of that step, so parallel promptfoo workers that failed together do not retry together,
+    yet none retries immediately.
+
+    Args:
+        attempt: The attempt that just failed, counting from 1.
+        base: The first step, in seconds.
+        cap: The longest wait, in seconds.
+        retry_after: The server's requested wait in seconds, if it sent one.
+        rand: A number in [0, 1) (``random.random()``; fixed in tests).
+    """
+    if retry_after is not None:
+        return min(retry_after, cap)
+    step = min(cap, base * 2.0 ** min(attempt - 1, 60))
+    return step / 2 + rand * step / 2
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """Return the wait a response asks for (``retry-after-ms``, else ``retry-after`` in seconds), if any.
+
+    An HTTP-date, a negative or a non-numeric value is ignored (the caller falls back to backoff).
+    """
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / scale
+        except ValueError:
+            continue
+        if math.isfinite(seconds) and seconds >= 0:
+            return seconds
+    return None
+
+
+# --- HTTP providers -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """Why one attempt failed, kept for the final error message."""
+
+    what: str  # "HTTP 503", "ReadTimeout", "malformed reply"
+    detail: str
+    status: int | None
+
+
+class HttpJudgeClient:
+    """A judge behind an HTTP API (Anthropic, OpenAI-compatible or Gemini); build it with :func:`make_client`.
+
+    The ``requests`` session is created on the first call, so building a client costs nothing and opens
+    nothing. Only successful replies are cached.
+    """
+
+    def __init__(
+        self,
+        provider_id: str,
+        wire: WireFormat,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str,
+        temperature: float,
+        max_tokens: int,
+        timeout: float,
+        max_retries: int,
+        backoff_base: float,
+        backoff_max: float,
+        cache: ReplyCache | None,
+        sleep: Callable[[float], None] = time.sleep,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        """Keep the (already validated) settings; see :func:`make_client` for their meaning."""
+        self.provider_id = provider_id
+        self.model = model
+        self.base_url = base_url
+        self._wire = wire
+        self._api_key = api_key
+        self._temperature = temperature
+        self._max_tokens = max_tokens
+        self._timeout = (min(timeout, _CONNECT_TIMEOUT_CAP), timeout)
+        self._max_retries = max_retries
+        self._backoff_base = backoff_base
+        self._backoff_max = backoff_max
+        self._cache = cache
+        self._sleep = sleep
+        self._rand = rand
+        self._session: requests.Session | None = None
+        self._session_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"HttpJudgeClient({self.provider_id!r}, base_url={self.base_url!r})"  # never the key
+
+    def complete(
+        self, prompt: str, *, system: str | None = None, fixture_key: str | None = None
+    ) -> JudgeReply:
+        """Return the model's reply, from the cache if this exact request was answered before.
+
+        ``fixture_key`` is accepted and ignored, so callers can pass it whatever the provider.
+
+        Raises:
+            JudgeError: A non-retryable HTTP status (400, 401, 403, 404, …), or retries ran out on
+                retryable statuses, connection errors, timeouts or malformed replies.
+        """
+        started = time.perf_counter()
+        system = system or None
+        fields = {
+            "provider": self._wire.kind,
+            "model": self.model,
+            "base_url": self.base_url,
+            "temperature": self._temperature,
+            "max_tokens": self._max_tokens,
+            "system": system,
+            "prompt": prompt,
+        }
+        if self._cache is not None:
+            hit = self._cache.get(fields)
+            if hit is not None:
+                return self._reply(hit.text, hit.raw, hit.request_id, started, attempts=0, cached=True)
+        request = self._wire.build(
+            self.base_url, self._api_key, self.model, prompt, system, self._temperature, self._max_tokens
+        )
+        payload, text, headers, attempts = self._send(request)
+        raw = self._scrub(payload)
+        text = self._scrub(text)
+        request_id = self._wire.request_id(headers, raw)
+        if self._cache is not None:
+            self._cache.put(fields, text=text, raw=raw, request_id=request_id)
+        return self._reply(text, raw, request_id, started, attempts=attempts, cached=False)
+
+    def close(self) -> None:
+        """Close the HTTP session, if one was opened."""
+        with self._session_lock:
+            if self._session is not None:
+                self._session.close()
+                self._session = None
+
+    def _reply(
+        self,
+        text: str,
+        raw: dict[str, Any] | None,
+        request_id: str | None,
+        started: float,
+        *,
+        attempts: int,
+        cached: bool,
+    ) -> JudgeReply:
+        return JudgeReply(
+            text=text,
+            provider=self._wire.kind,
+            model=self.model,
+            cached=cached,
+            attempts=attempts,
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            raw=raw,
+            request_id=request_id,
+        )
+
+    def _session_for_call(self) -> requests.Session:
+        import requests
+
+        with self._session_lock:
+            if self._session is None:
+                self._session = requests.Session()
+                self._session.headers["user-agent"] = USER_AGENT
+            return self._session
+
+    def _send(self, request: WireRequest) -> tuple[dict[str, Any], str, Mapping[str, str], int]:
+        """POST ``request`` with retries; return (response JSON, reply text, headers, attempts made)."""
+        import requests
+
+        session = self._session_for_call()
+        data = json.dumps(request.body).encode("utf-8")
+        failure = _Failure("no attempt", "", None)
+        attempt = 0
+        while attempt <= self._max_retries:
+            attempt += 1
+            retry_after: float | None = None
+            try:
+                response = session.post(
+                    request.url,
+                    data=data,
+                    headers=dict(request.headers),
+                    timeout=self._timeout,
+                    allow_redirects=False,  # a redirected POST would become a GET, or leak the key
+                )
+            except (
+                requests.ConnectionError,
+                requests.Timeout,
+                requests.exceptions.ChunkedEncodingError,
+            ) as exc:
+                failure = _Failure(type(exc).__name__, str(exc), None)
+            except requests.RequestException as exc:  # nothing a retry would fix
+                raise self._error(_Failure(type(exc).__name__, str(exc), None), attempt, final=True) from None
+            else:
+                status = response.status_code
+                if 200 <= status < 300:
+                    try:
+                        payload = _json_object(response.content)
+                        return payload, self._wire.extract(payload), response.headers, attempt
+                    except MalformedReply as exc:
+                        failure = _Failure("malformed reply", f"{exc}; body: {_excerpt(response)}", status)
+                elif status in RETRY_STATUSES:
+                    failure = _Failure(f"HTTP {status}", _excerpt(response), status)
+                    retry_after = retry_after_seconds(response.headers)
+                else:
+                    raise self._error(
+                        _Failure(f"HTTP {status}", _excerpt(response), status), attempt, final=True
+                    )
+            if attempt <= self._max_retries:
+                self._sleep(
+                    backoff_delay(
+                        attempt,
+                        base=self._backoff_base,
+                        cap=self._backoff_max,
+                        retry_after=retry_after,
+                        rand=self._rand(),
+                    )
+                )
+        raise self._error(failure, attempt, final=False)
+
+    def _error(self, failure: _Failure, attempts: int, *, final: bool) -> JudgeError:
+        how = "not retried" if final else f"after {attempts} attempt{'s' if attempts != 1 else ''}"
+        message = (
+            f"judge call failed (provider {self._wire.kind}, model {self.model}): "
+            f"{failure.what} ({how}): {failure.detail}"
+        )
+        return JudgeError(
+            self._scrub(message),
+            provider=self._wire.kind,
+            model=self.model,
+            status=failure.status,
+            attempts=attempts,
+        )
+
+    def _scrub(self, value: _T) -> _T:
+        """Return ``value`` with the API key replaced wherever a string holds it (servers can echo it)."""
+        return cast(_T, _replace_secret(value, self._api_key))
+
+
+def _replace_secret(value: Any, secret: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(secret, _REDACTED)
+    if isinstance(value, dict):
+        return {_replace_secret(k, secret): _replace_secret(v, secret) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_secret(v, secret) for v in value]
+    return value
+
+
+def _json_object(content: bytes) -> dict[str, Any]:
+    try:
+        payload = json.loads(content)
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError both
+        raise MalformedReply(f"not JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise MalformedReply(f"expected a JSON object, got {type(payload).__name__}")
+    return payload
+
+
+def _excerpt(response: requests.Response) -> str:
+    text = " ".join(response.content.decode("utf-8", errors="replace").split())
+    if not text:
+        return "(empty body)"
+    return text if len(text) <= _EXCERPT_CHARS else text[:_EXCERPT_CHARS] + "…"
+
+
+# --- replay (recorded fixtures) -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReplayFixture:
+    """The recorded replies for one fixture key, returned in order by successive calls."""
+
+    key: str
+    replies: tuple[str, ...]
+    note: str | None = None
+
+
+_REPLAY_FIELDS: Final = frozenset({"key", "replies", "note"})
+
+
+def load_replay_fixtures(path: str | Path) -> dict[str, ReplayFixture]:
+    """Load a YAML list of ``{key, replies: [text, ...], note?}`` recorded judge replies.
+
+    Raises:
+        DataError: One line naming the file, the entry and the problem.
+    """
+    data = read_yaml(path)
+    if not isinstance(data, list) or not data:
+        raise DataError(path, "expected a non-empty YAML list of {key, replies, note} recorded judge replies")
+    fixtures: dict[str, ReplayFixture] = {}
+    for i, entry in enumerate(data, 1):
+        if not isinstance(entry, dict):
+            raise DataError(path, f"entry {i}: expected a mapping with key and replies")
+        unknown = set(entry) - _REPLAY_FIELDS
+        if unknown:
+            raise DataError(path, f"entry {i}: unknown field(s) {', '.join(sorted(map(str, unknown)))}")
+        key, replies, note = entry.get("key"), entry.get("replies"), entry.get("note")
+        if not isinstance(key, str) or not key.strip():
+            raise DataError(path, f"entry {i}: field 'key' is required and must be text")
+        if not isinstance(replies, list) or not replies or not all(isinstance(r, str) for r in replies):
+            raise DataError(path, f"entry {i} ({key}): field 'replies' must be a non-empty list of text")
+        if note is not None and not isinstance(note, str):
+            raise DataError(path, f"entry {i} ({key}): field 'note' must be text")
+        if key in fixtures:
+            raise DataError(path, f"entry {i}: a second entry for key {key!r}")
+        fixtures[key] = ReplayFixture(key, tuple(replies), note)
+    return fixtures
+
+
+class ReplayJudgeClient:
+    """Recorded judge replies (fixtures) served by ``fixture_key``; never a model, never cached.
+
+    The n-th call for a key returns its n-th reply, so a fixture can record "malformed first, valid on
+    the retry". The position is per client instance.
+    """
+
+    def __init__(self, provider_id: str, path: str, fixtures: Mapping[str, ReplayFixture]) -> None:
+        """Serve ``fixtures`` (loaded from ``path``, which names them in errors)."""
+        self.provider_id = provider_id
+        self.model = path
+        self._fixtures = dict(fixtures)
+        self._served: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def complete(
+        self, prompt: str, *, system: str | None = None, fixture_key: str | None = None
+    ) -> JudgeReply:
+        """Return the next recorded reply for ``fixture_key``; ``prompt`` and ``system`` are not read.
+
+        Raises:
+            JudgeError: No ``fixture_key``, a key the file does not have, or all its replies used up.
+        """
+        started = time.perf_counter()
+        where = f"{self.model}: replay judge"
+        if fixture_key is None:
+            raise self._error(f"{where} needs a fixture_key")
+        fixture = self._fixtures.get(fixture_key)
+        if fixture is None:
+            raise self._error(f"{where} has no recorded replies for key {fixture_key!r}")
+        with self._lock:
+            n = self._served.get(fixture_key, 0)
+            if n >= len(fixture.replies):
+                raise self._error(
+                    f"{where}: key {fixture_key!r} has {len(fixture.replies)} recorded "
+                    f"repl{'y' if len(fixture.replies) == 1 else 'ies'}, asked for reply {n + 1}"
+                )
+            self._served[fixture_key] = n + 1
+        return JudgeReply(
+            text=fixture.replies[n],
+            provider="replay",
+            model=self.model,
+            cached=False,
+            attempts=0,
+            latency_ms=(time.perf_counter() - started) * 1000.0,
+            raw=None,
+            request_id=None,
+        )
+
+    def _error(self, message: str) -> JudgeError:
+        return JudgeError(message, provider="replay", model=self.model, status=None, attempts=0)
+
+
+# --- building -------------------------------------------------------------------------------------------
+
+
+def make_client(
+    provider_id: str,
+    *,
+    cache_dir: Path | None = None,
+    base_url: str | None = None,
+    temperature: float = 0.0,
+    max_tokens: int = 4096,
+    timeout: float = 60.0,
+    max_retries: int = 4,
+    backoff_base: float = 1.0,
+    backoff_max: float = 30.0,
+    env: Mapping[str, str] | None = None,
+) -> JudgeClient:
+    """Build the judge client for a promptfoo-style provider id, checking every setting now.
+
+    Args:
+        provider_id: ``anthropic:messages:<model>``, ``openai:chat:<model>``, ``google:<model>`` or
+            ``replay:<path>``.
+        cache_dir: Directory for cached replies (created if missing); ``None`` for no cache. Replay
+            ignores it.
+        base_url: Overrides the provider's base URL (e.g. an OpenAI-compatible server); otherwise its
+            ``*_BASE_URL`` variable, otherwise the public API. Not allowed with replay.
+        temperature: Sampling temperature (0 for the most repeatable judgments).
+        max_tokens: Reply length limit.
+        timeout: Seconds to wait for each read (and up to 10 s to connect).
+        max_retries: Further attempts after the first on retryable failures.
+        backoff_base: First backoff step in seconds; it doubles per attempt.
+        backoff_max: Longest single wait in seconds, including a server's ``Retry-After``.
+        env: Where API keys and base URLs are read; defaults to ``os.environ``.
+
+    Raises:
+        JudgeConfigError: Unknown provider form, missing API key (naming the variable), bad option.
+        DataError: A replay fixture file is missing or malformed.
+    """
+    env = os.environ if env is None else env
+    kind, _, rest = provider_id.partition(":")
+    if kind == "replay":
+        if not rest.strip():
+            raise JudgeConfigError(f"judge provider {provider_id!r}: replay needs a fixture file path")
+        if base_url is not None:
+            raise JudgeConfigError(f"judge provider {provider_id!r}: base_url does not apply to replay")
+        return ReplayJudgeClient(provider_id, rest, load_replay_fixtures(rest))
+    wire, model = _parse_http_provider(provider_id)
+    _check_options(
+        provider_id, wire, temperature, max_tokens, timeout, max_retries, backoff_base, backoff_max
+    )
+    api_key = next((env[name] for name in wire.key_envs if env.get(name)), None)
+    if api_key is None:
+        names = " or ".join(wire.key_envs)
+        raise JudgeConfigError(f"{names} is not set (needed by judge provider {provider_id})")
+    base = _check_base_url(provider_id, base_url or env.get(wire.base_env) or wire.default_base)
+    return HttpJudgeClient(
+        provider_id,
+        wire,
+        model,
+        api_key=api_key,
+        base_url=base,
+        temperature=float(temperature),  # 0 and 0.0 must give the same cache key
+        max_tokens=max_tokens,
+        timeout=float(timeout),
+        max_retries=max_retries,
+        backoff_base=float(backoff_base),
+        backoff_max=float(backoff_max),
+        cache=_open_cache(provider_id, cache_dir) if cache_dir is not None else None,
+    )
+
+
+def _parse_http_provider(provider_id: str) -> tuple[WireFormat, str]:
+    """Return the wire format and model of an HTTP provider id, or raise listing the supported forms."""
+    kind, _, rest = provider_id.partition(":")
+    api, _, tail = rest.partition(":")
+    if kind == "anthropic" and api == "messages":
+        wire, model = WIRES["anthropic"], tail
+    elif kind == "openai" and api == "chat":
+        wire, model = WIRES["openai"], tail
+    elif kind == "google":
+        wire, model = WIRES["google"], rest
+    else:
+        raise JudgeConfigError(
+            f"unknown judge provider {provider_id!r}; supported forms: {', '.join(SUPPORTED_FORMS)}"
+        )
+    if not model or model != model.strip():
+        raise JudgeConfigError(f"judge provider {provider_id!r}: the model name is missing or padded")
+    if wire.kind == "google" and any(c in model for c in "/:?#"):
+        # It becomes a URL path segment: "models/x" or "x:generateContent" would address another resource.
+        raise JudgeConfigError(
+            f"judge provider {provider_id!r}: write the Gemini model bare, as google:<model>"
+        )
+    return wire, model
+
+
+def _check_options(
+    provider_id: str,
+    wire: WireFormat,
+    temperature: float,
+    max_tokens: int,
+    timeout: float,
+    max_retries: int,
+    backoff_base: float,
+    backoff_max: float,
+) -> None:
+    def bad(message: str) -> JudgeConfigError:
+        return JudgeConfigError(f"judge provider {provider_id}: {message}")
+
+    if not _is_number(temperature) or not 0.0 <= temperature <= wire.max_temperature:
+        raise bad(f"temperature must be between 0 and {wire.max_temperature:g}, got {temperature!r}")
+    if not _is_int(max_tokens) or max_tokens < 1:
+        raise bad(f"max_tokens must be a positive integer, got {max_tokens!r}")
+    if not _is_number(timeout) or timeout <= 0:
+        raise bad(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if not _is_int(max_retries) or max_retries < 0:
+        raise bad(f"max_retries must be a whole number ≥ 0, got {max_retries!r}")
+    for name, value in (("backoff_base", backoff_base), ("backoff_max", backoff_max)):
+        if not _is_number(value) or value < 0:
+            raise bad(f"{name} must be a number of seconds ≥ 0, got {value!r}")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_base_url(provider_id: str, url: str) -> str:
+    """Return ``url`` without a trailing slash, or raise if it is not a plain http(s) base URL."""
+
+    def bad(problem: str) -> JudgeConfigError:
+        return JudgeConfigError(f"judge provider {provider_id}: base URL {url!r} {problem}")
+
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # raises ValueError for a port that is not a number in range
+    except ValueError:
+        raise bad("is not an http(s) URL") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise bad("is not an http(s) URL")
+    if parts.username is not None or parts.password is not None:
+        # Credentials in a URL end up in error messages and cache keys; keys belong in the *_API_KEY variable.
+        raise JudgeConfigError(f"judge provider {provider_id}: the base URL must not carry credentials")
+    if parts.query or parts.fragment:
+        raise bad("has a query or fragment")
+    return url.rstrip("/")
+
+
+def _open_cache(provider_id: str, cache_dir: Path) -> ReplyCache:
+    try:
+        Path(cache_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise JudgeConfigError(
+            f"judge provider {provider_id}: cannot use cache directory {cache_dir}: {exc.strerror or exc}"
+        ) from None
+    return ReplyCache(Path(cache_dir))
