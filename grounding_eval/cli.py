@@ -84,7 +84,7 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser  # fmt: skip
 
 
-def _add_data_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_data_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     c = sub.add_parser("conditions", help="the C1/C1.5 grounding variables filled from a dataset")
     csub = c.add_subparsers(dest="action", required=True, parser_class=_Parser)
     stats = csub.add_parser("stats", help="per item: chosen records and estimated tokens of C1 and C1.5")

@@ -7,13 +7,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from grounding_eval.errors import DataError
+
+if TYPE_CHECKING:
+    from grounding_eval.data.dataset import Dataset
 
 __all__ = ["run"]
 
 PACK_ROOT = Path(__file__).resolve().parents[1]
-_PROMPT_FILES = {"C0": "c0.txt", "C1": "c1.txt", "C1.5": "c1_5.txt"}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     return handler(args)
 
 
-def _dataset(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _dataset(args: argparse.Namespace) -> Dataset:
     from grounding_eval.data.dataset import load_dataset, resolve_dataset_dir
 
     return load_dataset(resolve_dataset_dir(args.dataset, PACK_ROOT / "datasets" / "sample"))
@@ -40,7 +43,7 @@ def _stats(args: argparse.Namespace) -> int:
 
     dataset = _dataset(args)
     items = select_items(dataset, round_id=args.round)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for item in items:
         cv = condition_vars(item, dataset)
         rows.append({
@@ -54,33 +57,27 @@ def _stats(args: argparse.Namespace) -> int:
         return 0
     print(f"{'id':24} {'st':2} {'C1 tok':>6} {'C1.5 tok':>8}  C1.5 articles")
     for r in rows:
-        print(
-            f"{r['id']:24} {r['jurisdiction']:2} {r['c1_tokens']:>6} {r['c15_tokens']:>8}  {', '.join(r['c15_articles'])}"
-        )
+        articles = ", ".join(r["c15_articles"])
+        print(f"{r['id']:24} {r['jurisdiction']:2} {r['c1_tokens']:>6} {r['c15_tokens']:>8}  {articles}")
     if rows:
         c1 = sorted(r["c1_tokens"] for r in rows)
         c15 = sorted(r["c15_tokens"] for r in rows)
-        print(f"{len(rows)} items · C1 tokens median {c1[len(c1) // 2]} (range {c1[0]}–{c1[-1]}; document ≈150–200) · "
+        print(f"{len(rows)} items · C1 tokens median {c1[len(c1) // 2]} "
+              f"(range {c1[0]}–{c1[-1]}; document ≈150–200) · "
               f"C1.5 tokens median {c15[len(c15) // 2]} (range {c15[0]}–{c15[-1]}; document ≈2,800–8,700) · "
               "tokens estimated as characters / 4")  # fmt: skip
     return 0
 
 
 def _show(args: argparse.Namespace) -> int:
-    from grounding_eval.data.conditions import condition_vars
+    from grounding_eval.data.conditions import render_prompt
 
     dataset = _dataset(args)
     try:
         item = dataset.item(args.item_id)
     except KeyError:
         raise DataError(dataset.root, f"no item with id {args.item_id!r}") from None
-    cv = condition_vars(item, dataset)
-    values = {"jurisdiction": item.jurisdiction, "question": item.question,
-              "jkb_directory": cv.jkb_directory, "jkb_full_content": cv.jkb_full_content}  # fmt: skip
-    template = (PACK_ROOT / "prompts" / _PROMPT_FILES[args.condition]).read_text(encoding="utf-8")
-    for name, value in values.items():
-        template = template.replace("{{" + name + "}}", value)
-    sys.stdout.write(template)
+    sys.stdout.write(render_prompt(args.condition, item, dataset))
     return 0
 
 

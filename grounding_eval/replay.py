@@ -72,28 +72,38 @@ def _answers(path: Path) -> dict[tuple[str, str], RecordedAnswer]:
 
 
 def call_replay(prompt: str, options: Any, context: Any) -> dict[str, Any]:
-    """promptfoo ``call_api``: return the recorded answer for this test and condition."""
+    """promptfoo ``call_api``: return the recorded answer for this test and condition.
+
+    The recordings come from ``config.answers`` or, when that is not set, from
+    ``recorded_answers.yaml`` in the test's dataset folder (``metadata.dataset``, set by the test
+    generator), so swapping the dataset swaps the recordings with it.
+    """
     config = (options or {}).get("config") or {}
-    if not config.get("answers"):
-        return {"error": "replay provider: config.answers (the recorded answers file) is not set"}
     context = context or {}
     vars_ = context.get("vars") or {}
+    metadata = (context.get("test") or {}).get("metadata") or {}
+    if config.get("answers"):
+        answers = Path(str(config["answers"]))
+    elif metadata.get("dataset"):
+        answers = Path(str(metadata["dataset"])) / "recorded_answers.yaml"
+    else:
+        return {"error": "replay provider: set config.answers, or generate tests from a dataset folder"}
     query_id = vars_.get("query_id")
     label = str((context.get("prompt") or {}).get("label") or "")
     condition = label.split(":", 1)[0].strip()
     if not query_id:
         return {"error": "replay provider: the test has no 'query_id' var"}
     try:
-        recorded = _answers(Path(config["answers"])).get((str(query_id), condition))
+        recorded = _answers(answers).get((str(query_id), condition))
     except DataError as exc:
         return {"error": f"replay provider: {exc.one_line()}"}
     if recorded is None:
         return {"error": f"replay provider: no recorded answer for query {query_id!r} under {condition!r} "
-                         f"(prompt label {label[:40]!r}) in {config['answers']}"}  # fmt: skip
+                         f"(prompt label {label[:40]!r}) in {answers}"}  # fmt: skip
     return {
         "output": recorded.answer,
         "metadata": {
-            "recorded_fixture": str(config["answers"]),
+            "recorded_fixture": str(answers),
             "recorded_model": recorded.model,
             "query_id": recorded.query_id,
             "condition": recorded.condition,

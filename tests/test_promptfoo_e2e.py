@@ -15,10 +15,17 @@ REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.e2e
 
 
-def _promptfoo(config: Path, out: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def _promptfoo(
+    config: Path, out: Path, tmp_path: Path, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     if not (REPO / "node_modules" / ".bin" / "promptfoo").exists():
         pytest.fail("node_modules is missing: run scripts/install (npm ci) first")
-    env = {**os.environ, "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"), "NO_COLOR": "1"}
+    env = {
+        **os.environ,
+        "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"),
+        "NO_COLOR": "1",
+        **(extra_env or {}),
+    }
     return subprocess.run(
         ["npx", "promptfoo", "eval", "-c", str(config), "-o", str(out), "--no-progress-bar", "--no-cache"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
@@ -75,3 +82,31 @@ def test_main_job_every_row_has_verifier_scores(tmp_path: Path) -> None:
         assert "deterministic_verifier_score" in row["namedScores"], row["vars"]["query_id"]
         assert "jurisdiction_score" in row["namedScores"]
     assert any(row["success"] for row in rows) and not all(row["success"] for row in rows)
+
+
+def test_swapping_the_dataset_needs_no_code_change(tmp_path: Path) -> None:
+    """The main config on a second tiny dataset, chosen by $GROUNDING_EVAL_DATASET alone."""
+    from grounding_eval.data.conditions import render_prompt
+    from grounding_eval.data.dataset import load_dataset
+
+    tiny = "tests/fixtures/data/tiny"
+    out = tmp_path / "tiny.json"
+    result = _promptfoo(REPO / "promptfooconfig.yaml", out, tmp_path, {"GROUNDING_EVAL_DATASET": tiny})
+    assert result.returncode in (0, 100), result.stdout[-3000:] + result.stderr[-3000:]
+    rows = _rows(out)
+    assert sorted((r["vars"]["query_id"], r["prompt"]["label"].split(":")[0]) for r in rows) == [
+        (q, c) for q in ("tiny-oh-01", "tiny-wv-01") for c in ("C0", "C1", "C1.5")
+    ]
+    dataset = load_dataset(REPO / tiny)
+    for row in rows:
+        assert row["failureReason"] in (0, 1), row.get("error")
+        assert row["response"]["metadata"]["recorded_fixture"] == f"{tiny}/recorded_answers.yaml"
+        condition = row["prompt"]["label"].split(":")[0]
+        # promptfoo rendered exactly the prompt our own renderer (and the snapshots) show.
+        assert row["prompt"]["raw"] == render_prompt(
+            condition, dataset.item(row["vars"]["query_id"]), dataset
+        )
+    c15 = next(
+        r for r in rows if r["vars"]["query_id"] == "tiny-oh-01" and r["prompt"]["label"].startswith("C1.5")
+    )
+    assert c15["namedScores"]["quotation_score"] == 1.0

@@ -15,11 +15,13 @@ import jinja2
 
 from grounding_eval.data.dataset import Dataset
 from grounding_eval.data.records import Query
-from grounding_eval.data.select import Selection, approx_tokens, select_directory, select_full_content
+from grounding_eval.data.select import Selection, approx_tokens, rank, select_directory, select_full_content
 
-__all__ = ["ConditionVars", "condition_vars"]
+__all__ = ["CONDITION_PROMPTS", "ConditionVars", "condition_vars", "render_prompt"]
 
 PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+CONDITION_PROMPTS = {"C0": "c0.txt", "C1": "c1.txt", "C1.5": "c1_5.txt"}
+"""The generation prompt file of each condition, verbatim from the methods document."""
 
 
 @dataclass(frozen=True)
@@ -55,8 +57,9 @@ def _environment(templates: Path) -> jinja2.Environment:
 def condition_vars(item: Query, dataset: Dataset, templates: Path = PROMPTS_DIR) -> ConditionVars:
     """Render ``jkb_directory`` and ``jkb_full_content`` for ``item``."""
     env = _environment(templates)
-    directory = select_directory(item, dataset.index)
-    full = select_full_content(item, dataset.index, dataset.articles)
+    ranked = rank(item, dataset.index)
+    directory = select_directory(item, dataset.index, ranked=ranked)
+    full = select_full_content(item, dataset.index, dataset.articles, ranked=ranked)
     return ConditionVars(
         jkb_directory=env.get_template("jkb_directory.j2")
         .render(records=[s.record for s in directory])
@@ -67,3 +70,23 @@ def condition_vars(item: Query, dataset: Dataset, templates: Path = PROMPTS_DIR)
         directory=tuple(directory),
         full_content=tuple(full),
     )
+
+
+def render_prompt(condition: str, item: Query, dataset: Dataset, templates: Path = PROMPTS_DIR) -> str:
+    """The generation prompt exactly as the model sees it under ``condition`` (C0, C1 or C1.5).
+
+    promptfoo renders the same files with Nunjucks; their ``{{name}}`` placeholders are plain
+    substitutions, so a literal replacement gives the identical text (promptfoo also drops the file's
+    final newline).
+    """
+    grounding = condition_vars(item, dataset, templates)
+    values = {
+        "jurisdiction": item.jurisdiction,
+        "question": item.question,
+        "jkb_directory": grounding.jkb_directory,
+        "jkb_full_content": grounding.jkb_full_content,
+    }
+    text = (templates / CONDITION_PROMPTS[condition]).read_text(encoding="utf-8").rstrip()
+    for name, value in values.items():
+        text = text.replace("{{" + name + "}}", value)
+    return text

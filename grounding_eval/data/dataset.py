@@ -109,7 +109,8 @@ def load_dataset(root: str | Path) -> Dataset:
                 if article_id not in index:
                     raise DataError(
                         path,
-                        f"id {item.id!r}: field 'article_ids': {article_id!r} is not in the index {index_path}",
+                        f"id {item.id!r}: field 'article_ids': {article_id!r} "
+                        f"is not in the index {index_path}",
                     )
     ids = [i.id for i in queries] + [i.id for i in high_risk]
     duplicate = next((i for i in ids if ids.count(i) > 1), None)

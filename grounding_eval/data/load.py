@@ -19,14 +19,14 @@ from typing import Any
 
 from grounding_eval.data.records import RISK_TIERS, HighRiskItem, IndexRecord, Query
 from grounding_eval.errors import DataError
-from grounding_eval.files import read_yaml
+from grounding_eval.files import read_text, read_yaml
 from grounding_eval.states import parse_state
 
 __all__ = [
     "HIGH_RISK_FIELDS",
     "INDEX_FIELDS",
-    "QUERY_FIELDS",
     "MAX_DESCRIPTION_CHARS",
+    "QUERY_FIELDS",
     "iter_rows",
     "load_high_risk",
     "load_index",
@@ -98,7 +98,8 @@ def _description(value: Any) -> str:
     text = _text(value)
     if len(text) > MAX_DESCRIPTION_CHARS:
         raise _FieldError(
-            f"is {len(text)} characters; a directory description is about 200 (at most {MAX_DESCRIPTION_CHARS})"
+            f"is {len(text)} characters; a directory description is about 200 "
+            f"(at most {MAX_DESCRIPTION_CHARS})"
         )
     return text
 
@@ -152,7 +153,7 @@ def iter_rows(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix in (".yaml", ".yml", ".json"):
-        data = read_yaml(path)  # YAML is a superset of JSON
+        data = _read_json(path) if suffix == ".json" else read_yaml(path)
         if not isinstance(data, list):
             raise DataError(path, "expected a list of records")
         for i, row in enumerate(data, 1):
@@ -189,6 +190,14 @@ def iter_rows(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
                 yield f"line {number}", row
         except UnicodeDecodeError as exc:
             raise DataError(path, f"not UTF-8 text (byte {exc.start})") from None
+
+
+def _read_json(path: Path) -> Any:
+    # Not through the YAML parser: JSON escapes astral characters as surrogate pairs, which YAML rejects.
+    try:
+        return json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise DataError(path, f"not valid JSON at line {exc.lineno} ({exc.msg})") from None
 
 
 def _parse_rows(path: str | Path, fields: Mapping[str, _Field]) -> Iterator[tuple[str, dict[str, Any]]]:

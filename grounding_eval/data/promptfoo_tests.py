@@ -49,6 +49,7 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
             f"no items selected (round {round_id!r}, tags {config.get('tags')!r}, ids {config.get('ids')!r})",
         )
     spec = ROUNDS.get(round_id) if round_id else None
+    suffix = f" (round {spec.id})" if spec else ""
     tests = []
     for item in items:
         grounding = condition_vars(item, dataset)
@@ -75,7 +76,7 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
                 "sme_variables": list(item.sme_variables),
             }
         tests.append({
-            "description": f"{item.jurisdiction} · {item.topic} · {item.id}" + (f" (round {spec.id})" if spec else ""),
+            "description": f"{item.jurisdiction} · {item.topic} · {item.id}{suffix}",
             "vars": {
                 "query_id": item.id,
                 "jurisdiction": item.jurisdiction,

@@ -280,7 +280,7 @@ class HttpJudgeClient:
         payload, text, headers, attempts = self._send(request)
         raw = self._scrub(payload)
         text = self._scrub(text)
-        request_id = self._wire.request_id(headers, raw)
+        request_id = self._scrub(self._wire.request_id(headers, raw))
         if self._cache is not None:
             self._cache.put(fields, text=text, raw=raw, request_id=request_id)
         return self._reply(text, raw, request_id, started, attempts=attempts, cached=False)
@@ -356,13 +356,13 @@ class HttpJudgeClient:
                         payload = _json_object(response.content)
                         return payload, self._wire.extract(payload), response.headers, attempt
                     except MalformedReply as exc:
-                        failure = _Failure("malformed reply", f"{exc}; body: {_excerpt(response)}", status)
+                        failure = _Failure("malformed reply", f"{exc}; body: {_body_text(response)}", status)
                 elif status in RETRY_STATUSES:
-                    failure = _Failure(f"HTTP {status}", _excerpt(response), status)
+                    failure = _Failure(f"HTTP {status}", _body_text(response), status)
                     retry_after = retry_after_seconds(response.headers)
                 else:
                     raise self._error(
-                        _Failure(f"HTTP {status}", _excerpt(response), status), attempt, final=True
+                        _Failure(f"HTTP {status}", _body_text(response), status), attempt, final=True
                     )
             if attempt <= self._max_retries:
                 self._sleep(
@@ -380,10 +380,11 @@ class HttpJudgeClient:
         how = "not retried" if final else f"after {attempts} attempt{'s' if attempts != 1 else ''}"
         message = (
             f"judge call failed (provider {self._wire.kind}, model {self.model}): "
-            f"{failure.what} ({how}): {failure.detail}"
+            # Scrub before shortening: a cut through the key would leave a prefix that no longer matches.
+            f"{failure.what} ({how}): {_shorten(self._scrub(failure.detail))}"
         )
         return JudgeError(
-            self._scrub(message),
+            message,
             provider=self._wire.kind,
             model=self.model,
             status=failure.status,
@@ -415,10 +416,13 @@ def _json_object(content: bytes) -> dict[str, Any]:
     return payload
 
 
-def _excerpt(response: requests.Response) -> str:
-    text = " ".join(response.content.decode("utf-8", errors="replace").split())
-    if not text:
-        return "(empty body)"
+def _body_text(response: requests.Response) -> str:
+    return response.content.decode("utf-8", errors="replace").strip() or "(empty body)"
+
+
+def _shorten(text: str) -> str:
+    """One line of at most ``_EXCERPT_CHARS`` characters: enough to diagnose, short enough to log."""
+    text = " ".join(text.split())
     return text if len(text) <= _EXCERPT_CHARS else text[:_EXCERPT_CHARS] + "…"
 
 

@@ -60,6 +60,9 @@ class JudgeServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as real APIs: the client's session reuses it
+            # Headers and body go out as two writes; with Nagle on, the second waits ~40 ms for the
+            # client's delayed ACK on every response.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: object) -> None:
                 pass
@@ -99,7 +102,8 @@ class JudgeServer:
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
         self._httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # A short poll interval: shutdown() waits for the next poll, and every test stops a server.
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
 
     @property
     def url(self) -> str:

@@ -1,0 +1,105 @@
+"""The dataset commands: conditions stats/show, allowlist build, orgs check, data validate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from grounding_eval.cli import main
+from grounding_eval.verifier.allowlist import load_allowlist
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "datasets" / "sample"
+TINY = REPO / "tests" / "fixtures" / "data" / "tiny"
+
+
+def test_stats_prints_tokens_per_item(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conditions", "stats", "--dataset", str(SAMPLE)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["id", "st", "C1", "tok", "C1.5", "tok", "C1.5", "articles"]
+    assert len(lines) == 1 + 38 + 1
+    assert lines[-1].startswith("38 items · C1 tokens median ")
+    assert "document ≈150–200" in lines[-1] and "document ≈2,800–8,700" in lines[-1]
+
+
+def test_stats_json_for_one_round(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conditions", "stats", "--dataset", str(SAMPLE), "--round", "1a", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["id"] for r in rows] == [
+        "il-evict-01",
+        "il-evict-02",
+        "il-evict-03",
+        "il-evict-04",
+        "il-evict-05",
+    ]
+    assert rows[0]["c15_articles"] == ["us-15usc9058", "usagov-avoid-eviction"]
+    assert all(r["c1_tokens"] > 0 and r["c15_tokens"] > 0 for r in rows)
+
+
+def test_dataset_from_environment(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """$GROUNDING_EVAL_DATASET swaps the dataset with no other change."""
+    monkeypatch.setenv("GROUNDING_EVAL_DATASET", str(TINY))
+    assert main(["conditions", "stats", "--json"]) == 0
+    assert [json.loads(line)["id"] for line in capsys.readouterr().out.splitlines()] == [
+        "tiny-oh-01",
+        "tiny-wv-01",
+    ]
+
+
+def test_show_renders_the_prompt(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conditions", "show", "tiny-oh-01", "--condition", "C1", "--dataset", str(TINY)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(
+        "You are a legal information assistant helping someone in OH.\nRelevant authoritative resources"
+    )
+    assert "### Tiny Handbook: getting repairs made\nhttps://example.org/tiny/repairs\n" in out
+
+
+def test_show_unknown_id(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conditions", "show", "nope", "--dataset", str(TINY)]) == 2
+    assert capsys.readouterr().err == f"grounding-eval: error: {TINY}: no item with id 'nope'\n"
+
+
+def test_allowlist_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The allowlist is derived from the index: normalized, de-duplicated, sorted, counted."""
+    out = tmp_path / "allow.txt"
+    assert main(["allowlist", "build", str(SAMPLE / "jkb_index.jsonl"), "-o", str(out)]) == 0
+    lines = out.read_text(encoding="utf-8").splitlines()
+    urls = [line for line in lines if not line.startswith("#")]
+    assert lines[1] == f"# {len(urls)} unique URLs (normalized) from 63 index records"
+    assert urls == sorted(set(urls))
+    built = load_allowlist(out)
+    assert len(built) == len(urls)
+    # Every index URL is in the shipped sample allowlist (which adds two documented extras).
+    assert built.urls <= load_allowlist(REPO / "allowlists" / "allowlist.txt").urls
+
+
+def test_orgs_check_lists_unowned_domains(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["orgs", "check", "--orgs", str(REPO / "allowlists" / "organizations.yaml"),
+                 "--index", str(SAMPLE / "jkb_index.jsonl")])  # fmt: skip
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1
+    assert (
+        out[0]
+        == f"56 of 63 index URLs belong to an organization in {REPO / 'allowlists' / 'organizations.yaml'}"
+    )
+    assert out[1:] == [
+        "  no organization owns uscode.house.gov: 5 record(s), e.g. us-15usc9058, us-15usc9057, us-34usc12491",
+        "  no organization owns www.legislature.mi.gov: 2 record(s), e.g. mi-mcl554-601, mi-mcl554-631",
+    ]
+
+
+def test_validate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["data", "validate", str(TINY)]) == 0
+    assert capsys.readouterr().out.endswith(
+        "2 queries, 0 High-Risk items, 3 index records, 2 cached articles — valid\n"
+    )
+    assert main(["data", "validate", str(tmp_path)]) == 2
+    assert (
+        capsys.readouterr().err
+        == f"grounding-eval: error: {tmp_path}: no index file (jkb_index.jsonl, .csv, .yaml or .json)\n"
+    )
