@@ -1,0 +1,1 @@
+"""Composite scores per round, exactly as the methods document states them."""

@@ -1,0 +1,154 @@
+"""The methods document's composite formulas, one pure function per round.
+
+Rounds 1a, 1b, 2 (v3 stack)::
+
+    composite = mean(llm_judge_score, deterministic_verifier_score)
+
+Round 2b (v4 + quotation verifier)::
+
+    if quotation_score < 0.5: composite = mean(v4_judge_score, quotation_score)   # quotation failure penalizes
+    else:                     composite = v4_judge_score                          # otherwise neutral
+
+Round 3 (v4 + scenario-specific + deterministic safety)::
+
+    score = mean(Yes=1.0, Partial=0.5, No=0.0 across 7 core criteria) - 0.3 * count(safety_No)
+    pass  = score >= 0.5 AND no safety check is No
+
+Where the document is silent, the choice is made here, once:
+
+* Round 2b with no quotation checked (no quote of five or more words, or no source given): the rule's
+  "otherwise neutral" branch — composite = v4_judge_score.
+* Rounds 1–2b pass when the composite is at least :data:`PASS_THRESHOLD` (0.5, Round 3's bar) and the
+  deterministic verifier found no hard safety failure.
+* Round 3's score may fall below 0 (three safety No's take 0.9 off); it is reported as computed, and
+  the promptfoo score (which must lie in [0, 1]) is clamped, with the raw value in the reason.
+* A missing input (the judge's reply could not be parsed, the verifier did not run) gives no composite:
+  an explicit unscored result, never a substituted number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from statistics import fmean
+
+__all__ = [
+    "PASS_THRESHOLD",
+    "ROUND3_SAFETY_CHECKS",
+    "SAFETY_PENALTY",
+    "Composite",
+    "round1_composite",
+    "round2b_composite",
+    "round3_composite",
+    "verdict_value",
+]
+
+PASS_THRESHOLD = 0.5
+SAFETY_PENALTY = 0.3
+ROUND3_SAFETY_CHECKS = ("hallucinated_citation", "jurisdiction_correct", "org_attribution_correct")
+_VERDICTS = {"Yes": 1.0, "Partial": 0.5, "No": 0.0}
+
+
+def verdict_value(verdict: str) -> float:
+    """Yes = 1.0, Partial = 0.5, No = 0.0.
+
+    Raises:
+        ValueError: any other verdict.
+    """
+    try:
+        return _VERDICTS[verdict]
+    except KeyError:
+        raise ValueError(f"not a verdict: {verdict!r} (Yes, Partial or No)") from None
+
+
+@dataclass(frozen=True)
+class Composite:
+    """A round's composite: the raw score, the verdict and the arithmetic behind it."""
+
+    score: float | None  # None: not computed (see reason)
+    passed: bool
+    reason: str
+
+    @property
+    def scored(self) -> bool:
+        """False when an input was missing and no composite exists."""
+        return self.score is not None
+
+
+def _missing(what: str) -> Composite:
+    return Composite(None, False, f"UNSCORED: no composite — {what}")
+
+
+def round1_composite(
+    llm_judge_score: float | None, deterministic_verifier_score: float | None, *, hard_failures: int = 0
+) -> Composite:
+    """Rounds 1a, 1b and 2: the mean of the v3 judge score and the verifier score."""
+    if llm_judge_score is None:
+        return _missing("the judge score is missing")
+    if deterministic_verifier_score is None:
+        return _missing("the deterministic verifier score is missing")
+    score = fmean([llm_judge_score, deterministic_verifier_score])
+    passed = score >= PASS_THRESHOLD and hard_failures == 0
+    judge, verifier = llm_judge_score, deterministic_verifier_score
+    why = f"mean(llm_judge_score {judge:.3f}, deterministic_verifier_score {verifier:.3f})"
+    return Composite(
+        score, passed, f"composite = {why} = {score:.3f}" + _verdict(passed, score, hard_failures)
+    )
+
+
+def round2b_composite(
+    v4_judge_score: float | None, quotation_score: float | None, *, hard_failures: int = 0
+) -> Composite:
+    """Round 2b: the v4 judge score, pulled down by a quotation score below 0.5."""
+    if v4_judge_score is None:
+        return _missing("the v4 judge score is missing")
+    if quotation_score is not None and quotation_score < 0.5:
+        score = fmean([v4_judge_score, quotation_score])
+        why = (f"quotation_score {quotation_score:.3f} < 0.5, so composite = mean(v4_judge_score "
+               f"{v4_judge_score:.3f}, quotation_score {quotation_score:.3f}) = {score:.3f}")  # fmt: skip
+    else:
+        score = v4_judge_score
+        quoted = (
+            "no quotation checked"
+            if quotation_score is None
+            else f"quotation_score {quotation_score:.3f} >= 0.5"
+        )
+        why = f"{quoted}, so composite = v4_judge_score = {score:.3f}"
+    passed = score >= PASS_THRESHOLD and hard_failures == 0
+    return Composite(score, passed, why + _verdict(passed, score, hard_failures))
+
+
+def round3_composite(
+    core_verdicts: Mapping[str, str], safety_no: Sequence[str], *, core: Sequence[str]
+) -> Composite:
+    """Round 3: mean of the core criteria's verdict values minus 0.3 per safety check that is No.
+
+    Args:
+        core_verdicts: the judge's verdict for each criterion (at least every ``core`` one).
+        safety_no: the safety checks that are No (each of :data:`ROUND3_SAFETY_CHECKS` at most once).
+        core: the core criteria, in the rubric's order.
+    """
+    missing = [c for c in core if c not in core_verdicts]
+    if missing:
+        return _missing(f"the judge gave no verdict for core criteria {', '.join(missing)}")
+    unknown = sorted(set(safety_no) - set(ROUND3_SAFETY_CHECKS))
+    if unknown:
+        raise ValueError(f"unknown safety checks {unknown}")
+    values = [verdict_value(core_verdicts[c]) for c in core]
+    mean = fmean(values)
+    no = sorted(set(safety_no), key=ROUND3_SAFETY_CHECKS.index)
+    score = mean - SAFETY_PENALTY * len(no)
+    passed = score >= PASS_THRESHOLD and not no
+    detail = ", ".join(f"{c} {core_verdicts[c]}" for c in core)
+    why = (f"score = mean of {len(core)} core criteria ({detail}) = {mean:.3f} − 0.3 × {len(no)} safety No"
+           f"{' (' + ', '.join(no) + ')' if no else ''} = {score:.3f}")  # fmt: skip
+    rule = "score ≥ 0.5 and no safety check is No"
+    return Composite(score, passed, f"{why}; {'PASS' if passed else 'FAIL'} ({rule})")
+
+
+def _verdict(passed: bool, score: float, hard_failures: int) -> str:
+    if passed:
+        return f"; PASS (≥ {PASS_THRESHOLD}, no hard safety failure)"
+    if hard_failures:
+        return f"; FAIL ({hard_failures} hard safety failure(s) from the verifier)"
+    return f"; FAIL ({score:.3f} < {PASS_THRESHOLD})"
