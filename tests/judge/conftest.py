@@ -103,7 +103,7 @@ class JudgeServer:
         self._httpd.block_on_close = False
         self._httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
         # A short poll interval: shutdown() waits for the next poll, and every test stops a server.
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.005,), daemon=True)
 
     @property
     def url(self) -> str:
