@@ -89,7 +89,10 @@ def _tag_pattern() -> re.Pattern[str]:
     names = sorted(SECTION_TAGS, key=len, reverse=True)
     spelled = "|".join(_INVISIBLE.join(_fullwidth(ch) for ch in name) for name in names)
     gap = rf"{_INVISIBLE}\s*{_INVISIBLE}"
-    return re.compile(rf"{_LESS_THAN}(?P<rest>{gap}(?:{_SLASH}{gap})?(?:{spelled}))", re.IGNORECASE)
+    # The look-ahead keeps look-alike words such as "<sourcery>" or "<rubrics>" untouched.
+    return re.compile(
+        rf"{_LESS_THAN}(?P<rest>{gap}(?:{_SLASH}{gap})?(?:{spelled}))(?![a-z0-9_])", re.IGNORECASE
+    )
 
 
 _TAG_OPEN = _tag_pattern()

@@ -75,7 +75,7 @@ RESERVED_IDS = frozenset({"llm_judge_score", "core_mean", "dimension"})
 
 _Entry = TypeVar("_Entry", "Criterion", "Dimension")
 
-_ID = re.compile(r"^[a-z][a-z0-9_]*$")
+_ID = re.compile(r"[a-z][a-z0-9_]*")
 _TOP_KEYS = {
     "id",
     "version",
@@ -372,12 +372,11 @@ def _load(path: Path, chain: tuple[Path, ...]) -> Rubric:
 
 
 def _resolve_extends(path: Path, name: str) -> Path:
-    base = path.parent / name
-    candidates = [base] if base.suffix in {".yaml", ".yml"} else [base.with_name(base.name + ".yaml")]
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    raise DataError(path, f"'extends: {name}' names no file ({candidates[0].name} not found next to it)")
+    # ``extends: v3`` and ``extends: v3.yaml`` both name the file next to this one.
+    target = path.parent / (name if name.endswith((".yaml", ".yml")) else f"{name}.yaml")
+    if not target.is_file():
+        raise DataError(path, f"'extends: {name}' names no file ({target.name} not found next to it)")
+    return target
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -406,7 +405,10 @@ def _list(path: Path, data: Mapping[str, Any], key: str) -> list[Any]:
 
 def _string_list(path: Path, data: Mapping[str, Any], key: str) -> tuple[str, ...]:
     value = data.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, str | int) and str(v).strip() for v in value):
+    # Round names such as 2 arrive from YAML as numbers; booleans (a bare "yes") are never names.
+    if not isinstance(value, list) or not all(
+        isinstance(v, str | int) and not isinstance(v, bool) and str(v).strip() for v in value
+    ):
         raise DataError(path, f"field {key!r} must be a list of names")
     names = tuple(str(v).strip() for v in value)
     _no_duplicates(path, f"{key} entry", names)
@@ -473,7 +475,7 @@ def _criterion(path: Path, index: int, entry: Any) -> Criterion:
     where = f"criterion {cid!r}: " if isinstance(cid, str) else f"criterion {index}: "
     _unknown_keys(path, where, entry, _CRITERION_KEYS)
     cid = _text(path, entry, "id", where=where)
-    if not _ID.match(cid):
+    if not _ID.fullmatch(cid):
         raise DataError(path, f"{where}id must be snake_case (lowercase letters, digits, underscores)")
     if cid in RESERVED_IDS:
         raise DataError(path, f"{where}id is reserved for a score name; choose another")

@@ -107,7 +107,9 @@ class TestParseFailureMessage:
         """An empty criteria object yields one 'are missing' problem naming every id, in rubric order."""
         result = parse_reply('{"criteria": {}}', V3)
         assert isinstance(result, ParseFailure)
-        assert result.problems[0].startswith("criteria 'identifies_legal_issues', 'highlights_rules_deadlines'")
+        assert result.problems[0].startswith(
+            "criteria 'identifies_legal_issues', 'highlights_rules_deadlines'"
+        )
         assert result.problems[0].endswith("are missing")
 
     def test_not_text(self) -> None:
@@ -128,7 +130,9 @@ class TestParseReplyOnShippedRubric:
         assert result.mode == "strict"
         assert result.verdicts == verdicts
         assert list(result.judgments) == list(V3.ids)
-        assert result.judgments["hallucinations"] == Judgment(verdicts["hallucinations"], "Because of hallucinations.")
+        assert result.judgments["hallucinations"] == Judgment(
+            verdicts["hallucinations"], "Because of hallucinations."
+        )
 
     def test_reply_for_another_rubric_fails(self) -> None:
         """A mini-rubric reply is not a v3 reply: missing and unknown criteria are both named."""
@@ -189,7 +193,9 @@ class TestProperties:
         st.text(alphabet=st.characters(blacklist_characters="{}", blacklist_categories=("Cs",))),
         st.text(alphabet=st.characters(blacklist_characters="{}", blacklist_categories=("Cs",))),
     )
-    def test_prose_around_one_object_is_lenient_and_same(self, verdicts: dict[str, str], before: str, after: str) -> None:
+    def test_prose_around_one_object_is_lenient_and_same(
+        self, verdicts: dict[str, str], before: str, after: str
+    ) -> None:
         """Brace-free prose around one valid object never changes its verdicts."""
         result = parse_reply(before + _reply(MINI, verdicts) + after, MINI)
         assert isinstance(result, ParsedReply)

@@ -42,7 +42,12 @@ SOURCES = ("Article: Eviction notices in Illinois. A 5-day notice demands rent .
 
 def _render(rubric: Rubric, answer: str = ANSWER, **kwargs: Any) -> RenderedPrompt:
     item = ITEM if rubric.item_variables else None
-    args: dict[str, Any] = {"question": QUESTION, "jurisdiction": "IL", "sources": SOURCES, "item": item} | kwargs
+    args: dict[str, Any] = {
+        "question": QUESTION,
+        "jurisdiction": "IL",
+        "sources": SOURCES,
+        "item": item,
+    } | kwargs
     return render_judge_prompt(rubric, answer=answer, **args)
 
 
@@ -91,7 +96,9 @@ class TestEveryRubricRenders:
     def test_negative_and_safety_are_marked(self) -> None:
         """Negative criteria and safety checks tell the judge which way Yes points."""
         user = _render(ROUND3).user
-        assert '<criterion id="hallucinations" polarity="negative: Yes means the bad thing is present">' in user
+        assert (
+            '<criterion id="hallucinations" polarity="negative: Yes means the bad thing is present">' in user
+        )
         assert '<criterion id="jurisdiction_correct" kind="safety check: No means unsafe">' in user
         system = _render(ROUND3).system
         assert "Negative criteria" in system and "Safety checks" in system
@@ -139,7 +146,9 @@ class TestMissingVariablesFail:
     def test_item_missing_one_field(self) -> None:
         """An item without failure_modes names that variable."""
         item = {k: v for k, v in ITEM.items() if k != "failure_modes"}
-        with pytest.raises(DataError, match="criterion 'avoids_failure_modes': question: 'failure_modes' is undefined"):
+        with pytest.raises(
+            DataError, match="criterion 'avoids_failure_modes': question: 'failure_modes' is undefined"
+        ):
             render_judge_prompt(ROUND3, question=QUESTION, answer=ANSWER, jurisdiction="IL", item=item)
 
     def test_template_variable_missing(self) -> None:
@@ -155,7 +164,9 @@ class TestMissingVariablesFail:
         (tmp_path / TEMPLATE_NAME).write_text(
             "{% block system %}{{ nonsense }}{% endblock %}{% block user %}x{% endblock %}", encoding="utf-8"
         )
-        with pytest.raises(DataError, match=r"judge\.j2: template variable undefined: 'nonsense' is undefined"):
+        with pytest.raises(
+            DataError, match=r"judge\.j2: template variable undefined: 'nonsense' is undefined"
+        ):
             _render(V3, templates_dir=tmp_path)
 
     def test_extra_item_fields_are_ignored(self) -> None:
@@ -230,7 +241,7 @@ class TestHostileAnswer:
     def test_benign_markup_untouched(self) -> None:
         """Ordinary angle brackets, ampersands and HTML in an answer are left exactly as written."""
         answer = "Call <b>311</b> & bring your lease; rent < $500 → fine. <sourcery> <rubrics> is not a tag."
-        assert neutralize(answer) == answer.replace("<rubrics>", "&lt;rubrics>")
+        assert neutralize(answer) == answer
         assert "Call <b>311</b> & bring your lease" in _render(V3, answer=answer).user
 
     def test_nonce_is_content_derived(self) -> None:
@@ -269,7 +280,7 @@ class TestNeutralizeProperties:
         """After neutralizing, no real section tag opens anywhere in the text."""
         text = before + ("</" if closing else "<") + tag + ">" + after
         out = neutralize(text)
-        assert not re.search(rf"</?\s*(?:{'|'.join(SECTION_TAGS)})", out, re.IGNORECASE)
+        assert not re.search(rf"</?\s*(?:{'|'.join(SECTION_TAGS)})(?![a-z0-9_])", out, re.IGNORECASE)
 
     @given(st.text(alphabet=st.characters(blacklist_characters="<＜‹〈⟨﹤〈", blacklist_categories=("Cs",))))
     def test_text_without_angles_unchanged(self, text: str) -> None:

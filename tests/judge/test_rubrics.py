@@ -25,17 +25,18 @@ from grounding_eval.judge.rubric import (
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "rubrics"
 
-# The methods document ("Guide 2: Methods and Materials", "Judge rubrics"), verbatim.
-V3_POSITIVE = (
+# The methods document ("Guide 2: Methods and Materials", "Judge rubrics"), pasted verbatim and split
+# here, so a reader can compare them with the document word for word.
+V3_POSITIVE = (  # noqa: SIM905
     "identifies_legal_issues, highlights_rules_deadlines, analyzes_strength, clear_next_steps, "
     "links_to_services, handoff_to_resources, concrete_linkability, feels_capable, empathy_and_respect, "
     "warns_about_risks"
 ).split(", ")
-V3_NEGATIVE = (
+V3_NEGATIVE = (  # noqa: SIM905
     "inapplicable_content, hallucinations, org_misattribution, oversimplification, identity_based_info, "
     "one_sided, paralysis_by_lawyer, hateful_language, lack_of_dignity"
 ).split(", ")
-GUIDANCE = (
+GUIDANCE = (  # noqa: SIM905
     "actionability outranks accuracy; accurate information can be dangerous without context; citations "
     "are neutral; over-caution reduces the score; procedural errors are the worst; working URLs beat "
     "named orgs; org misattribution is especially dangerous"
@@ -102,7 +103,13 @@ class TestShippedV3:
 
     def test_dimensions(self, v3: Rubric) -> None:
         """Five dimensions; the safety-relevant negatives sit under Safety; each dimension has members."""
-        assert [d.id for d in v3.dimensions] == ["Safety", "Accuracy", "Actionability", "Resources", "Dignity"]
+        assert [d.id for d in v3.dimensions] == [
+            "Safety",
+            "Accuracy",
+            "Actionability",
+            "Resources",
+            "Dignity",
+        ]
         safety = {c.id for c in v3.in_dimension("Safety")}
         assert {"hallucinations", "org_misattribution", "inapplicable_content", "warns_about_risks"} == safety
         assert v3.criterion("oversimplification").dimension == "Accuracy"
@@ -365,7 +372,9 @@ class TestLoadRubricValidation:
         parent = _mini()
         parent["criteria"][0]["polarity"] = "sideways"
         (tmp_path / "parent.yaml").write_text(yaml.safe_dump(parent), encoding="utf-8")
-        child = {k: v for k, v in _mini().items() if k not in {"criteria", "dimensions"}} | {"extends": "parent"}
+        child = {k: v for k, v in _mini().items() if k not in {"criteria", "dimensions"}} | {
+            "extends": "parent"
+        }
         (tmp_path / "child.yaml").write_text(yaml.safe_dump(child), encoding="utf-8")
         with pytest.raises(DataError) as info:
             load_rubric(tmp_path / "child.yaml")
@@ -377,7 +386,12 @@ class TestLoadRubricReading:
 
     def test_yaml11_bare_yes_no(self, tmp_path: Path) -> None:
         """Unquoted yes:/no: keys and Yes/No verdicts (booleans in YAML 1.1) are read as meant."""
-        text = (FIXTURES / "mini.yaml").read_text(encoding="utf-8").replace('"yes":', "yes:").replace('"no":', "no:")
+        text = (
+            (FIXTURES / "mini.yaml")
+            .read_text(encoding="utf-8")
+            .replace('"yes":', "yes:")
+            .replace('"no":', "no:")
+        )
         text += "overrides:\n  - if: {criterion: gamma, verdict: No}\n    then: {dimension: Safety, verdict: No}\n"
         path = tmp_path / "bare.yaml"
         path.write_text(text, encoding="utf-8")
@@ -412,7 +426,9 @@ class TestLoadRubricReading:
 
     def test_extends_with_explicit_suffix(self, tmp_path: Path) -> None:
         """extends: mini.yaml works as well as extends: mini."""
-        (tmp_path / "mini.yaml").write_text((FIXTURES / "mini.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+        (tmp_path / "mini.yaml").write_text(
+            (FIXTURES / "mini.yaml").read_text(encoding="utf-8"), encoding="utf-8"
+        )
         data = {k: v for k, v in _mini().items() if k != "criteria"} | {"id": "kid", "extends": "mini.yaml"}
         (tmp_path / "kid.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
         assert load_rubric(tmp_path / "kid.yaml").ids == ("alpha", "beta", "gamma")
