@@ -114,6 +114,19 @@ def _add_data_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     check.add_argument("--orgs", metavar="FILE", type=Path, default=Path("allowlists/organizations.yaml"))
     check.add_argument("--index", metavar="FILE", type=Path, required=True)
 
+    j = sub.add_parser("judge", help="the rubric judge")
+    jsub = j.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    jp = jsub.add_parser(
+        "prompt", help="print the judge prompt for one recorded answer (what the judge sees)"
+    )
+    jp.add_argument("item_id", metavar="ID")
+    jp.add_argument("condition", choices=["C0", "C1", "C1.5"])
+    jp.add_argument("--round", required=True, choices=["1a", "1b", "2", "2b", "3"])
+    jp.add_argument("--dataset", metavar="DIR", type=Path, default=None)
+    jp.add_argument(
+        "--answer", metavar="FILE", type=Path, help="answer text (default: the dataset's recording)"
+    )
+
     d = sub.add_parser("data", help="datasets")
     dsub = d.add_subparsers(dest="action", required=True, parser_class=_Parser)
     validate = dsub.add_parser("validate", help="load and cross-check a dataset folder")

@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
         ("allowlist", "build"): _allowlist_build,
         ("orgs", "check"): _orgs_check,
         ("data", "validate"): _validate,
+        ("judge", "prompt"): _judge_prompt,
     }[(args.command, args.action)]
     return handler(args)
 
@@ -126,4 +127,48 @@ def _validate(args: argparse.Namespace) -> int:
     dataset = load_dataset(args.dataset)
     print(f"{args.dataset}: {len(dataset.queries)} queries, {len(dataset.high_risk)} High-Risk items, "
           f"{len(dataset.index)} index records, {len(dataset.articles)} cached articles — valid")  # fmt: skip
+    return 0
+
+
+def _judge_prompt(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from grounding_eval.data.conditions import condition_vars
+    from grounding_eval.data.records import HighRiskItem
+    from grounding_eval.data.rounds import ROUNDS
+    from grounding_eval.files import read_text
+    from grounding_eval.judge.render import render_judge_prompt
+    from grounding_eval.judge.rubric import load_rubric
+    from grounding_eval.replay import load_recorded_answers
+
+    dataset = _dataset(args)
+    try:
+        item = dataset.item(args.item_id)
+    except KeyError:
+        raise DataError(dataset.root, f"no item with id {args.item_id!r}") from None
+    if args.answer:
+        answer = read_text(args.answer)
+    else:
+        recordings = Path(dataset.root) / "recorded_answers.yaml"
+        recorded = load_recorded_answers(recordings).get((item.id, args.condition))
+        if recorded is None:
+            raise DataError(recordings, f"no recorded answer for {item.id!r} under {args.condition}")
+        answer = recorded.answer
+    rubric = load_rubric(PACK_ROOT / "rubrics" / f"{ROUNDS[args.round].rubric}.yaml")
+    grounding = condition_vars(item, dataset)
+    sources = {"C0": [], "C1": [grounding.jkb_directory], "C1.5": [grounding.jkb_full_content]}[
+        args.condition
+    ]
+    rendered = render_judge_prompt(
+        rubric,
+        question=item.question,
+        answer=answer,
+        jurisdiction=item.jurisdiction,
+        sources=sources,
+        item=asdict(item) if isinstance(item, HighRiskItem) else None,
+    )
+    print(f"===== SYSTEM (fixture key {rubric.id}/{item.id}/{args.condition}) =====")
+    print(rendered.system)
+    print("===== USER =====")
+    print(rendered.user)
     return 0

@@ -1,0 +1,45 @@
+"""promptfoo ``assertScoringFunction`` entry points for the round composites.
+
+``file://assertions/composite.py:round1`` (Rounds 1a, 1b, 2), ``:round2b`` and ``:round3``. The
+formulas are in :mod:`grounding_eval.scoring.composite`.
+"""
+
+from typing import Any
+
+
+def _fail(exc: Exception) -> dict[str, Any]:
+    return {
+        "pass": False,
+        "score": 0.0,
+        "reason": f"UNSCORED: composite not computed: {type(exc).__name__}: {exc}",
+    }
+
+
+def round1(named_scores: Any, context: Any) -> dict[str, Any]:
+    """composite = mean(llm_judge_score, deterministic_verifier_score)."""
+    try:
+        from grounding_eval.scoring.promptfoo import score_round1
+
+        return score_round1(named_scores or {}, context)
+    except Exception as exc:
+        return _fail(exc)
+
+
+def round2b(named_scores: Any, context: Any) -> dict[str, Any]:
+    """composite = v4_judge_score, or mean(v4_judge_score, quotation_score) when quotation_score < 0.5."""
+    try:
+        from grounding_eval.scoring.promptfoo import score_round2b
+
+        return score_round2b(named_scores or {}, context)
+    except Exception as exc:
+        return _fail(exc)
+
+
+def round3(named_scores: Any, context: Any) -> dict[str, Any]:
+    """score = mean(7 core criteria) − 0.3 × count(safety No); pass iff score ≥ 0.5 and no safety No."""
+    try:
+        from grounding_eval.scoring.promptfoo import score_round3
+
+        return score_round3(named_scores or {}, context)
+    except Exception as exc:
+        return _fail(exc)

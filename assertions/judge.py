@@ -1,0 +1,22 @@
+"""promptfoo entry point for the rubric judge: ``file://assertions/judge.py:get_assert``.
+
+All the work is in :mod:`grounding_eval.judge.assertion`; this file only tells it where the pack lives.
+"""
+
+from pathlib import Path
+from typing import Any
+
+PACK_ROOT = Path(__file__).resolve().parent.parent
+
+
+def get_assert(output: Any, context: Any) -> dict[str, Any]:
+    """Judge ``output`` against the configured rubric; always returns a GradingResult."""
+    try:
+        from grounding_eval.judge.assertion import judge_assertion
+    except Exception as exc:
+        return {
+            "pass": False,
+            "score": 0.0,
+            "reason": f"ERROR (judge unscored): cannot import grounding_eval: {exc}",
+        }
+    return judge_assertion(output, context, pack_root=PACK_ROOT)

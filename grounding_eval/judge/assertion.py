@@ -1,0 +1,243 @@
+"""The judge as a promptfoo assertion: render the rubric, ask the judge model, parse strictly, score.
+
+One call per row and rubric. The flow, and what can come back:
+
+1. The rubric (``config.rubric``: ``v3``, ``v4``, ``round3`` or a path; else the round's rubric from the
+   test's metadata) is rendered with the question, the answer (hostile: delimited and neutralized), the
+   sources the model was actually given (source vars found in the rendered prompt) and, for Round 3, the
+   High-Risk item's fields from the test's metadata.
+2. The judge provider is ``$GROUNDING_EVAL_JUDGE_PROVIDER``, else ``config.provider``, else the test's
+   ``options.provider`` (promptfoo's grader setting). None of them set, or a missing API key: an explicit
+   ``ERROR`` result naming what to set — never a silent fallback.
+3. The reply is parsed strictly, then leniently. If it still does not fit the schema, the judge is asked
+   once more with the validation error appended; a second failure writes the item (test, prompt, raw
+   replies, errors) to the review queue (``config.review_queue``, default
+   ``results/judge_review_queue.jsonl``) and returns an explicit ``ERROR (judge unscored)`` result with
+   no named scores.
+4. Otherwise: per-criterion ``namedScores`` (``<rubric>.<criterion>``, Yes=1, Partial=0.5, No=0, negative
+   criteria inverted so higher is always better), the rubric's ``<rubric>.llm_judge_score``, one
+   ``componentResult`` per criterion with the judge's sentence, and the evidence in ``metadata.judge``:
+   rubric id and version, prompt version, provider and model, timestamp, source document ids, rendered
+   prompt and raw reply.
+
+The assertion passes when ``llm_judge_score`` ≥ 0.5 and no dimension was forced to No by an override
+(v4's source_fidelity rule); a round's composite (:mod:`grounding_eval.scoring`) decides the row.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["JUDGE_PROVIDER_ENV", "condition_of", "judge_assertion"]
+
+JUDGE_PROVIDER_ENV = "GROUNDING_EVAL_JUDGE_PROVIDER"
+_SOURCE_VARS = {"C1.5": "jkb_full_content", "C1": "jkb_directory"}
+_RUBRIC_IDS = ("v3", "v4", "round3")
+_ITEM_FIELDS = ("required_clarifying_questions", "failure_modes", "risk_tier", "sme_variables")
+
+
+def condition_of(prompt: str, vars_: dict[str, Any]) -> str:
+    """Which condition produced ``prompt``: the grounding var it contains (C1.5, then C1), else C0."""
+    for condition, var in _SOURCE_VARS.items():
+        value = str(vars_.get(var) or "").strip()
+        if value and value in prompt:
+            return condition
+    return "C0"
+
+
+def judge_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, Any]:
+    """Judge ``output`` against a rubric; always returns a GradingResult dict."""
+    try:
+        return _judge(output, context if isinstance(context, dict) else {}, pack_root)
+    except Exception as exc:
+        return _error(f"{type(exc).__name__}: {exc}")
+
+
+def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, Any]:
+    from grounding_eval.errors import DataError
+    from grounding_eval.judge.client import JudgeConfigError, JudgeError
+    from grounding_eval.judge.parse import ParseFailure, parse_reply
+    from grounding_eval.judge.render import render_judge_prompt
+    from grounding_eval.judge.score import judge_scores
+
+    config = context.get("config") or {}
+    vars_ = context.get("vars") or {}
+    test = context.get("test") or {}
+    metadata = test.get("metadata") or {}
+    if not isinstance(config, dict) or not isinstance(vars_, dict):
+        return _error("assertion config and test vars must be mappings")
+    try:
+        rubric = _rubric(_rubric_path(config.get("rubric") or metadata.get("rubric"), pack_root))
+        provider = _provider_id(config, test)
+        client = _client(
+            provider,
+            str(config.get("cache_dir") or ".cache/grounding-eval/judge"),
+            str(config["base_url"]) if config.get("base_url") else None,
+            float(config.get("timeout", 120.0)),
+            int(config.get("max_retries", 4)),
+        )
+    except (DataError, JudgeConfigError, ValueError) as exc:
+        return _error(str(exc))
+    prompt_text = str(context.get("prompt") or "")
+    condition = condition_of(prompt_text, vars_)
+    sources = [
+        str(vars_[v]) for v in _SOURCE_VARS.values() if vars_.get(v) and str(vars_[v]).strip() in prompt_text
+    ]
+    item = {k: metadata[k] for k in _ITEM_FIELDS if k in metadata}
+    answer = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
+    try:
+        rendered = render_judge_prompt(
+            rubric,
+            question=str(vars_.get(str(config.get("question_var") or "question")) or ""),
+            answer=answer,
+            jurisdiction=str(vars_.get(str(config.get("jurisdiction_var") or "jurisdiction")) or ""),
+            sources=sources,
+            item=item or None,
+        )
+    except DataError as exc:
+        return _error(f"cannot render rubric {rubric.id}: {exc}")
+    query_id = str(vars_.get("query_id") or metadata.get("query_id") or "")
+    key = f"{rubric.id}/{query_id}/{condition}"
+    replies: list[str] = []
+    errors: list[str] = []
+    user = rendered.user
+    parsed = None
+    reply = None
+    for _attempt in range(2):
+        try:
+            reply = client.complete(user, system=rendered.system, fixture_key=key)
+        except (JudgeError, DataError) as exc:
+            return _error(f"judge call failed ({provider}): {exc}")
+        replies.append(reply.text)
+        result = parse_reply(reply.text, rubric)
+        if not isinstance(result, ParseFailure):
+            parsed = result
+            break
+        errors.append(result.error)
+        user = f"{rendered.user}\n\n{result.error}"
+    evidence = {
+        "rubric_id": rubric.id,
+        "rubric_version": rubric.version,
+        "prompt_version": rendered.prompt_version,
+        "provider": provider,
+        "model": client.model,
+        "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "condition": condition,
+        "fixture_key": key,
+        "source_document_ids": list(metadata.get(_ids_key(condition)) or []),
+        "rendered_prompt": {"system": rendered.system, "user": rendered.user},
+        "raw_replies": replies,
+        "cached": bool(reply and reply.cached),
+    }
+    if parsed is None:
+        queue = Path(str(config.get("review_queue") or "results/judge_review_queue.jsonl"))
+        _enqueue(
+            queue,
+            {**evidence, "query_id": query_id, "description": test.get("description"), "errors": errors},
+        )
+        return {
+            "pass": False,
+            "score": 0.0,
+            "reason": f"ERROR (judge unscored): the {rubric.id} judge reply was invalid twice; sent to the review "
+            f"queue {queue}. Last error: {errors[-1]}",
+            "namedScores": {},
+            "metadata": {"judge": {**evidence, "status": "unscored", "errors": errors}},
+        }
+    scores = judge_scores(rubric, parsed)
+    forced = [d for d, ds in scores.dimensions.items() if ds.capped_by and ds.verdict == "No"]
+    passed = scores.llm_judge_score >= 0.5 and not forced
+    components = []
+    for cid, judgment in parsed.judgments.items():
+        value = scores.criteria[cid]
+        components.append({
+            "pass": value >= 0.5,
+            "score": value,
+            "reason": f"{rubric.id}.{cid}: {judgment.verdict} — {judgment.reasoning}",
+            "assertion": {"type": "python", "value": f"judge {rubric.id}: {cid}", "metric": f"{rubric.id}.{cid}"},
+        })  # fmt: skip
+    low = [f"{cid} {j.verdict}" for cid, j in parsed.judgments.items() if scores.criteria[cid] < 0.5]
+    head = "PASS" if passed else "FAIL"
+    reason = (f"{head} {rubric.id} judge {scores.llm_judge_score:.2f} ({client.model}, {condition})"
+              + (f"; below half: {', '.join(low)}" if low else "; every criterion at least Partial")
+              + (f"; {'; '.join(scores.overrides_applied)}" if scores.overrides_applied else ""))  # fmt: skip
+    return {
+        "pass": passed,
+        "score": round(scores.llm_judge_score, 4),
+        "reason": reason,
+        "namedScores": {k: round(v, 4) for k, v in scores.named_scores().items()},
+        "componentResults": components,
+        "metadata": {
+            "judge": {
+                **evidence,
+                "status": "scored",
+                "parse_mode": parsed.mode,
+                "repairs": list(parsed.repairs),
+                "retried": len(replies) > 1,
+                "verdicts": {
+                    cid: {"verdict": j.verdict, "reasoning": j.reasoning}
+                    for cid, j in parsed.judgments.items()
+                },
+                "llm_judge_score": scores.llm_judge_score,
+                "core": [c.id for c in rubric.core_criteria],
+                "core_mean": scores.core_mean,
+                "judge_safety_no": list(scores.judge_safety_no),
+                "overrides_applied": list(scores.overrides_applied),
+            }
+        },
+    }
+
+
+def _ids_key(condition: str) -> str:
+    return {"C1.5": "full_content_ids", "C1": "directory_ids"}.get(condition, "no_sources")
+
+
+def _rubric_path(value: Any, pack_root: Path) -> Path:
+    if not value:
+        raise ValueError("no rubric: set the assertion's config.rubric (v3, v4, round3 or a file)")
+    text = str(value)
+    return pack_root / "rubrics" / f"{text}.yaml" if text in _RUBRIC_IDS else Path(text)
+
+
+@cache
+def _rubric(path: Path) -> Any:
+    from grounding_eval.judge.rubric import load_rubric
+
+    return load_rubric(path)
+
+
+def _provider_id(config: dict[str, Any], test: dict[str, Any]) -> str:
+    chosen = os.environ.get(JUDGE_PROVIDER_ENV) or config.get("provider")
+    if not chosen:
+        option = (test.get("options") or {}).get("provider")
+        chosen = option.get("id") if isinstance(option, dict) else option
+    if not chosen:
+        raise ValueError(
+            f"no judge provider: set ${JUDGE_PROVIDER_ENV}, the assertion's config.provider, or "
+            "defaultTest.options.provider (e.g. anthropic:messages:claude-sonnet-4-5-20250929)"
+        )
+    return str(chosen)
+
+
+@cache
+def _client(provider: str, cache_dir: str, base_url: str | None, timeout: float, max_retries: int) -> Any:
+    from grounding_eval.judge.client import make_client
+
+    return make_client(
+        provider, cache_dir=Path(cache_dir), base_url=base_url, timeout=timeout, max_retries=max_retries
+    )
+
+
+def _enqueue(path: Path, record: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(record, ensure_ascii=False) + "\n"
+    with path.open("a", encoding="utf-8") as handle:  # one write per line: safe for parallel appenders
+        handle.write(line)
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"pass": False, "score": 0.0, "reason": f"ERROR (judge unscored): {message}", "namedScores": {}}

@@ -1,0 +1,120 @@
+"""The round composites as promptfoo ``assertScoringFunction`` functions.
+
+promptfoo calls the function with the row's named scores and ``{componentResults, threshold, …}``
+(it does not pass vars), and the GradingResult returned replaces the row's pass, score and reason. The
+inputs come from the two assertions' own results: the judge's (``metadata.judge``) and the verifier's
+(``metadata.verifier``), both found among the flattened component results. The row keeps every named
+score and gains ``composite``.
+
+If the judge or the verifier did not score the row, the composite is an explicit ``UNSCORED`` failure
+(score 0 in promptfoo, which needs a number; no ``composite`` named score), never a substituted value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from grounding_eval.scoring.composite import (
+    ROUND3_SAFETY_CHECKS,
+    Composite,
+    round1_composite,
+    round2b_composite,
+    round3_composite,
+)
+
+__all__ = ["score_round1", "score_round2b", "score_round3"]
+
+
+def _find(context: Any, key: str) -> dict[str, Any] | None:
+    for result in (context or {}).get("componentResults") or ():
+        metadata = (result or {}).get("metadata") or {}
+        if isinstance(metadata.get(key), dict):
+            return dict(metadata[key])
+    return None
+
+
+def _judge(context: Any, rubric: str) -> tuple[dict[str, Any] | None, str | None]:
+    judge = _find(context, "judge")
+    if judge is None:
+        return None, "the judge assertion did not run"
+    if judge.get("status") != "scored":
+        return None, "the judge reply could not be scored (see the judge's reason and the review queue)"
+    if judge.get("rubric_id") != rubric:
+        return (
+            None,
+            f"this composite needs the {rubric} judge, the row was judged with {judge.get('rubric_id')}",
+        )
+    return judge, None
+
+
+def _verifier(context: Any) -> tuple[dict[str, Any] | None, str | None]:
+    verifier = _find(context, "verifier")
+    if verifier is None:
+        return None, "the deterministic verifier did not run (or returned an error)"
+    return verifier, None
+
+
+def _result(composite: Composite, named_scores: Mapping[str, float], label: str) -> dict[str, Any]:
+    named = dict(named_scores)
+    if composite.score is None:
+        named.pop("composite", None)
+        return {"pass": False, "score": 0.0, "reason": f"{label}: {composite.reason}", "namedScores": named}
+    named["composite"] = round(composite.score, 4)
+    return {
+        "pass": composite.passed,
+        "score": round(min(1.0, max(0.0, composite.score)), 4),
+        "reason": f"{label}: {composite.reason}",
+        "namedScores": named,
+    }
+
+
+def score_round1(named_scores: Mapping[str, float], context: Any) -> dict[str, Any]:
+    """Rounds 1a, 1b, 2: mean(v3 llm_judge_score, deterministic_verifier_score)."""
+    judge, why = _judge(context, "v3")
+    verifier, why_v = _verifier(context)
+    if judge is None or verifier is None:
+        return _result(
+            Composite(None, False, f"UNSCORED: no composite — {why or why_v}"), named_scores, "v3 composite"
+        )
+    composite = round1_composite(
+        float(judge["llm_judge_score"]),
+        verifier.get("score"),
+        hard_failures=len(verifier.get("hard_failures") or ()),
+    )
+    return _result(composite, named_scores, "v3 composite")
+
+
+def score_round2b(named_scores: Mapping[str, float], context: Any) -> dict[str, Any]:
+    """Round 2b: the v4 judge score, pulled down by a quotation score below 0.5."""
+    judge, why = _judge(context, "v4")
+    verifier, why_v = _verifier(context)
+    if judge is None or verifier is None:
+        return _result(
+            Composite(None, False, f"UNSCORED: no composite — {why or why_v}"), named_scores, "v4 composite"
+        )
+    quotation = named_scores.get("quotation_score")
+    composite = round2b_composite(
+        float(judge["llm_judge_score"]),
+        None if quotation is None else float(quotation),
+        hard_failures=len(verifier.get("hard_failures") or ()),
+    )
+    return _result(composite, named_scores, "v4 composite")
+
+
+def score_round3(named_scores: Mapping[str, float], context: Any) -> dict[str, Any]:
+    """Round 3: mean of 7 core criteria − 0.3 × safety No; the safety checks come from the verifier."""
+    judge, why = _judge(context, "round3")
+    verifier, why_v = _verifier(context)
+    if judge is None or verifier is None:
+        return _result(
+            Composite(None, False, f"UNSCORED: no composite — {why or why_v}"), named_scores, "Round 3"
+        )
+    verdicts = {cid: v["verdict"] for cid, v in (judge.get("verdicts") or {}).items()}
+    failed = {h.get("safety_check") for h in verifier.get("hard_failures") or ()}
+    safety_no = [check for check in ROUND3_SAFETY_CHECKS if check in failed]
+    composite = round3_composite(verdicts, safety_no, core=list(judge.get("core") or ()))
+    result = _result(composite, named_scores, "Round 3")
+    for check in ROUND3_SAFETY_CHECKS:  # the three safety checks as 1/0 chips, decided by the verifier
+        result["namedScores"][f"safety.{check}"] = 0.0 if check in safety_no else 1.0
+    return result
