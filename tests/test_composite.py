@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from grounding_eval.scoring.composite import (
+    Composite,
     round1_composite,
     round2b_composite,
     round3_composite,
@@ -82,10 +83,10 @@ def test_round3_extra_criteria_ignored() -> None:
     ],
     ids=["round1-no-judge", "round1-no-verifier", "round2b-no-judge", "round3-missing-core"],
 )
-def test_judge_error_gives_no_composite(result: object) -> None:
+def test_judge_error_gives_no_composite(result: Composite) -> None:
     """A missing input is an explicit unscored result, never a substituted number."""
-    assert getattr(result, "score") is None and getattr(result, "passed") is False
-    assert getattr(result, "reason").startswith("UNSCORED: no composite")
+    assert result.score is None and result.passed is False and not result.scored
+    assert result.reason.startswith("UNSCORED: no composite")
 
 
 def test_verdict_values_and_errors() -> None:
