@@ -65,12 +65,12 @@ def test_small_config(tmp_path: Path) -> None:
     assert "no recorded answer for query 'e2e-missing' under 'C0'" in (missing.get("error") or "")
 
 
-def test_main_job_every_row_has_verifier_scores(tmp_path: Path) -> None:
-    """The README's main job: 6 sample questions × C0/C1/C1.5, every row graded with named scores."""
+def test_verifier_demo_every_row_has_verifier_scores(tmp_path: Path) -> None:
+    """The verifier demo: 6 sample questions × C0/C1/C1.5, every row graded with named scores."""
     if shutil.which("npx") is None:
         pytest.fail("npx is not on PATH")
     out = tmp_path / "sample.json"
-    result = _promptfoo(REPO / "promptfooconfig.yaml", out, tmp_path)
+    result = _promptfoo(REPO / "configs" / "verifier_demo.yaml", out, tmp_path)
     assert result.returncode == 100, result.stdout[-3000:] + result.stderr[-3000:]
     rows = _rows(out)
     assert len(rows) == 18
@@ -91,7 +91,9 @@ def test_swapping_the_dataset_needs_no_code_change(tmp_path: Path) -> None:
 
     tiny = "tests/fixtures/data/tiny"
     out = tmp_path / "tiny.json"
-    result = _promptfoo(REPO / "promptfooconfig.yaml", out, tmp_path, {"GROUNDING_EVAL_DATASET": tiny})
+    result = _promptfoo(
+        REPO / "configs" / "verifier_demo.yaml", out, tmp_path, {"GROUNDING_EVAL_DATASET": tiny}
+    )
     assert result.returncode in (0, 100), result.stdout[-3000:] + result.stderr[-3000:]
     rows = _rows(out)
     assert sorted((r["vars"]["query_id"], r["prompt"]["label"].split(":")[0]) for r in rows) == [
@@ -110,3 +112,38 @@ def test_swapping_the_dataset_needs_no_code_change(tmp_path: Path) -> None:
         r for r in rows if r["vars"]["query_id"] == "tiny-oh-01" and r["prompt"]["label"].startswith("C1.5")
     )
     assert c15["namedScores"]["quotation_score"] == 1.0
+
+
+ROUNDS = {  # config → (rubric, items, conditions)
+    "configs/round1a.yaml": ("v3", 5, 2),
+    "configs/round1b.yaml": ("v3", 12, 2),
+    "configs/round2.yaml": ("v3", 5, 3),
+    "configs/round2b.yaml": ("v4", 5, 3),
+    "configs/round3.yaml": ("round3", 8, 3),
+    "promptfooconfig.yaml": ("round3", 8, 3),
+}
+
+
+@pytest.mark.parametrize("config", list(ROUNDS))
+def test_round_config_offline(config: str, tmp_path: Path) -> None:
+    """Each round runs offline end to end: every row has the judge's per-criterion scores, the verifier's
+    scores and the round's composite."""
+    rubric, items, conditions = ROUNDS[config]
+    out = tmp_path / "round.json"
+    result = _promptfoo(REPO / config, out, tmp_path)
+    assert result.returncode in (0, 100), result.stdout[-3000:] + result.stderr[-3000:]
+    rows = _rows(out)
+    assert len(rows) == items * conditions
+    for row in rows:
+        named = row["namedScores"]
+        where = f"{row['vars']['query_id']} {row['prompt']['label'].split(':')[0]}"
+        assert row["failureReason"] in (0, 1), (where, row.get("error"))
+        assert f"{rubric}.llm_judge_score" in named, where
+        assert sum(k.startswith(f"{rubric}.") and ".dimension." not in k for k in named) >= 19, where
+        assert "deterministic_verifier_score" in named and "composite" in named, where
+        reason = row["gradingResult"]["reason"]
+        assert reason.startswith(("v3 composite:", "v4 composite:", "Round 3:")), reason
+        judge = next(
+            c for c in row["gradingResult"]["componentResults"] if (c.get("metadata") or {}).get("judge")
+        )
+        assert judge["metadata"]["judge"]["provider"].startswith("replay:datasets/sample/judge_replies/")
