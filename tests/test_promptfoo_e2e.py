@@ -147,3 +147,25 @@ def test_round_config_offline(config: str, tmp_path: Path) -> None:
             c for c in row["gradingResult"]["componentResults"] if (c.get("metadata") or {}).get("judge")
         )
         assert judge["metadata"]["judge"]["provider"].startswith("replay:datasets/sample/judge_replies/")
+
+
+@pytest.mark.parametrize("config", ["promptfooconfig.yaml", "configs/round1a.yaml"])
+def test_live_switch_names_every_missing_key(config: str, tmp_path: Path) -> None:
+    """`-r file://providers/live.yaml` swaps in the three live models; with no keys promptfoo stops
+    before any call, naming each missing variable (no network is touched)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY")}  # fmt: skip
+    result = subprocess.run(
+        ["npx", "promptfoo", "eval", "-c", config, "-r", "file://providers/live.yaml", "--filter-first-n", "1",
+         "--no-progress-bar", "--no-table", "--no-cache"],
+        cwd=REPO, env={**env, "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"), "NO_COLOR": "1"},
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    for line in (
+        "Missing ANTHROPIC_API_KEY (claude-sonnet-4.5 (anthropic:messages:claude-sonnet-4-5-20250929))",
+        "Missing GOOGLE_API_KEY (gemini-2.5-pro (google:gemini-2.5-pro))",
+        "Missing OPENAI_API_KEY (gpt-4o-mini (openai:chat:gpt-4o-mini))",
+    ):
+        assert line in output, output[-2000:]
