@@ -110,6 +110,21 @@ class TestWireFormats:
         assert record["query_id"] == "q1" and record["raw_replies"] == [broken, "I cannot judge this."]
         assert len(record["errors"]) == 2 and record["rendered_prompt"]["user"]
 
+    def test_malformed_json_twice_goes_to_review_queue(self, wire_case: WireCase, judge_server: JudgeServer,
+                                                       monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:  # fmt: skip
+        """Truncated JSON, twice: the review queue gets the item, the row gets no score."""
+        _use(wire_case, monkeypatch)
+        truncated = reply(V3)[:200]
+        judge_server.script(
+            Scripted(body=wire_case.ok(truncated)), Scripted(body=wire_case.ok(truncated + "}"))
+        )
+        queue = tmp_path / "review" / "queue.jsonl"
+        result = judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
+        assert result["reason"].startswith("ERROR (judge unscored)") and result["namedScores"] == {}
+        records = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
+        assert len(records) == 1 and records[0]["raw_replies"] == [truncated, truncated + "}"]
+        assert records[0]["provider"] == wire_case.provider_id and records[0]["fixture_key"] == "v3/q1/C1"
+
     def test_one_retry_repairs(
         self, wire_case: WireCase, judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch
     ) -> None:
