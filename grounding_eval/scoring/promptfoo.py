@@ -69,14 +69,23 @@ def _result(composite: Composite, named_scores: Mapping[str, float], label: str)
     }
 
 
-def score_round1(named_scores: Mapping[str, float], context: Any) -> dict[str, Any]:
-    """Rounds 1a, 1b, 2: mean(v3 llm_judge_score, deterministic_verifier_score)."""
-    judge, why = _judge(context, "v3")
+def _inputs(
+    context: Any, rubric: str
+) -> tuple[dict[str, Any], dict[str, Any], None] | tuple[None, None, Composite]:
+    """The judge's and the verifier's results for this row, or the UNSCORED composite saying which is missing."""
+    judge, why = _judge(context, rubric)
     verifier, why_v = _verifier(context)
     if judge is None or verifier is None:
-        return _result(
-            Composite(None, False, f"UNSCORED: no composite — {why or why_v}"), named_scores, "v3 composite"
-        )
+        return None, None, Composite(None, False, f"UNSCORED: no composite — {why or why_v}")
+    return judge, verifier, None
+
+
+def score_round1(named_scores: Mapping[str, float], context: Any) -> dict[str, Any]:
+    """Rounds 1a, 1b, 2: mean(v3 llm_judge_score, deterministic_verifier_score)."""
+    judge, verifier, missing = _inputs(context, "v3")
+    if missing is not None:
+        return _result(missing, named_scores, "v3 composite")
+    assert judge is not None and verifier is not None
     composite = round1_composite(
         float(judge["llm_judge_score"]),
         verifier.get("score"),
@@ -87,12 +96,10 @@ def score_round1(named_scores: Mapping[str, float], context: Any) -> dict[str, A
 
 def score_round2b(named_scores: Mapping[str, float], context: Any) -> dict[str, Any]:
     """Round 2b: the v4 judge score, pulled down by a quotation score below 0.5."""
-    judge, why = _judge(context, "v4")
-    verifier, why_v = _verifier(context)
-    if judge is None or verifier is None:
-        return _result(
-            Composite(None, False, f"UNSCORED: no composite — {why or why_v}"), named_scores, "v4 composite"
-        )
+    judge, verifier, missing = _inputs(context, "v4")
+    if missing is not None:
+        return _result(missing, named_scores, "v4 composite")
+    assert judge is not None and verifier is not None
     quotation = named_scores.get("quotation_score")
     composite = round2b_composite(
         float(judge["llm_judge_score"]),
@@ -104,12 +111,10 @@ def score_round2b(named_scores: Mapping[str, float], context: Any) -> dict[str, 
 
 def score_round3(named_scores: Mapping[str, float], context: Any) -> dict[str, Any]:
     """Round 3: mean of 7 core criteria − 0.3 × safety No; the safety checks come from the verifier."""
-    judge, why = _judge(context, "round3")
-    verifier, why_v = _verifier(context)
-    if judge is None or verifier is None:
-        return _result(
-            Composite(None, False, f"UNSCORED: no composite — {why or why_v}"), named_scores, "Round 3"
-        )
+    judge, verifier, missing = _inputs(context, "round3")
+    if missing is not None:
+        return _result(missing, named_scores, "Round 3")
+    assert judge is not None and verifier is not None
     verdicts = {cid: v["verdict"] for cid, v in (judge.get("verdicts") or {}).items()}
     failed = {h.get("safety_check") for h in verifier.get("hard_failures") or ()}
     safety_no = [check for check in ROUND3_SAFETY_CHECKS if check in failed]
