@@ -125,12 +125,13 @@ def _grading_result(report: Any, *, liveness_mode: str) -> dict[str, Any]:
             }
         )
     score = report.score
-    if score is not None:
-        named["deterministic_verifier_score"] = round(score, 4)
+    if score is None:  # only when no check applies, which the jurisdiction check (always on here) prevents
+        return _error("no verifier check applied to this output")
+    named["deterministic_verifier_score"] = round(score, 4)
     reason = "\n".join([summary_line(report), *lines.values()])
     return {
         "pass": report.passed,
-        "score": 1.0 if score is None else round(score, 4),
+        "score": round(score, 4),
         "reason": reason,
         "namedScores": named,
         "componentResults": components,
