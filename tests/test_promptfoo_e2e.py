@@ -146,7 +146,9 @@ def test_round_config_offline(config: str, tmp_path: Path) -> None:
         judge = next(
             c for c in row["gradingResult"]["componentResults"] if (c.get("metadata") or {}).get("judge")
         )
-        assert judge["metadata"]["judge"]["provider"].startswith("replay:datasets/sample/judge_replies/")
+        assert judge["metadata"]["judge"]["provider"].startswith(
+            "replay:datasets/sample/judge_replies/"
+        )  # via {dataset}
 
 
 @pytest.mark.parametrize("config", ["promptfooconfig.yaml", "configs/round1a.yaml"])
@@ -169,3 +171,25 @@ def test_live_switch_names_every_missing_key(config: str, tmp_path: Path) -> Non
         "Missing OPENAI_API_KEY (gpt-4o-mini (openai:chat:gpt-4o-mini))",
     ):
         assert line in output, output[-2000:]
+
+
+def test_main_job_on_a_swapped_dataset(tmp_path: Path) -> None:
+    """promptfooconfig.yaml on the tiny dataset, chosen by $GROUNDING_EVAL_DATASET alone: its items, its
+    recorded answers and its recorded judge replies, with no change to code or config."""
+    tiny = "tests/fixtures/data/tiny"
+    out = tmp_path / "main-tiny.json"
+    result = _promptfoo(REPO / "promptfooconfig.yaml", out, tmp_path, {"GROUNDING_EVAL_DATASET": tiny})
+    assert result.returncode in (0, 100), result.stdout[-3000:] + result.stderr[-3000:]
+    rows = _rows(out)
+    assert sorted(r["prompt"]["label"].split(":")[0] for r in rows) == ["C0", "C1", "C1.5"]
+    for row in rows:
+        assert row["vars"]["query_id"] == "tiny-hr-wv-01"
+        assert row["failureReason"] in (0, 1), row.get("error")
+        assert "round3.core_mean" in row["namedScores"] and "composite" in row["namedScores"]
+        judge = next(
+            c for c in row["gradingResult"]["componentResults"] if (c.get("metadata") or {}).get("judge")
+        )
+        assert judge["metadata"]["judge"]["provider"] == f"replay:{tiny}/judge_replies/round3.yaml"
+    c15 = next(r for r in rows if r["prompt"]["label"].startswith("C1.5"))
+    assert "Tiny Handbook: notices before a hearing" in c15["vars"]["jkb_full_content"]
+    assert c15["namedScores"]["quotation_score"] == 1.0

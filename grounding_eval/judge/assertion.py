@@ -7,7 +7,8 @@ One call per row and rubric. The flow, and what can come back:
    sources the model was actually given (source vars found in the rendered prompt) and, for Round 3, the
    High-Risk item's fields from the test's metadata.
 2. The judge provider is ``$GROUNDING_EVAL_JUDGE_PROVIDER``, else ``config.provider``, else the test's
-   ``options.provider`` (promptfoo's grader setting). None of them set, or a missing API key: an explicit
+   ``options.provider`` (promptfoo's grader setting); ``{dataset}`` in it stands for the test's dataset
+   folder, so recorded replies travel with the dataset. None of them set, or a missing API key: an explicit
    ``ERROR`` result naming what to set — never a silent fallback.
 3. The reply is parsed strictly, then leniently. If it still does not fit the schema, the judge is asked
    once more with the validation error appended; a second failure writes the item (test, prompt, raw
@@ -73,7 +74,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         return _error("assertion config and test vars must be mappings")
     try:
         rubric = _rubric(_rubric_path(config.get("rubric") or metadata.get("rubric"), pack_root))
-        provider = _provider_id(config, test)
+        provider = _provider_id(config, test, metadata)
         client = _client(
             provider,
             str(config.get("cache_dir") or ".cache/grounding-eval/judge"),
@@ -210,7 +211,7 @@ def _rubric(path: Path) -> Any:
     return load_rubric(path)
 
 
-def _provider_id(config: dict[str, Any], test: dict[str, Any]) -> str:
+def _provider_id(config: dict[str, Any], test: dict[str, Any], metadata: dict[str, Any]) -> str:
     chosen = os.environ.get(JUDGE_PROVIDER_ENV) or config.get("provider")
     if not chosen:
         option = (test.get("options") or {}).get("provider")
@@ -220,7 +221,12 @@ def _provider_id(config: dict[str, Any], test: dict[str, Any]) -> str:
             f"no judge provider: set ${JUDGE_PROVIDER_ENV}, the assertion's config.provider, or "
             "defaultTest.options.provider (e.g. anthropic:messages:claude-sonnet-4-5-20250929)"
         )
-    return str(chosen)
+    provider = str(chosen)
+    if "{dataset}" in provider:  # recorded judge replies that travel with the dataset, like its answers
+        if not metadata.get("dataset"):
+            raise ValueError(f"judge provider {provider!r} names {{dataset}}, but the test has no metadata.dataset")
+        provider = provider.replace("{dataset}", str(metadata["dataset"]))
+    return provider
 
 
 @cache

@@ -47,6 +47,7 @@ def test_dataset_from_environment(
     assert [json.loads(line)["id"] for line in capsys.readouterr().out.splitlines()] == [
         "tiny-oh-01",
         "tiny-wv-01",
+        "tiny-hr-wv-01",
     ]
 
 
@@ -96,7 +97,7 @@ def test_orgs_check_lists_unowned_domains(capsys: pytest.CaptureFixture[str]) ->
 def test_validate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["data", "validate", str(TINY)]) == 0
     assert capsys.readouterr().out.endswith(
-        "2 queries, 0 High-Risk items, 3 index records, 2 cached articles — valid\n"
+        "2 queries, 1 High-Risk items, 3 index records, 2 cached articles — valid\n"
     )
     assert main(["data", "validate", str(tmp_path)]) == 2
     assert (
