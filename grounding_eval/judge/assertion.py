@@ -224,7 +224,9 @@ def _provider_id(config: dict[str, Any], test: dict[str, Any], metadata: dict[st
     provider = str(chosen)
     if "{dataset}" in provider:  # recorded judge replies that travel with the dataset, like its answers
         if not metadata.get("dataset"):
-            raise ValueError(f"judge provider {provider!r} names {{dataset}}, but the test has no metadata.dataset")
+            raise ValueError(
+                f"judge provider {provider!r} names {{dataset}}, but the test has no metadata.dataset"
+            )
         provider = provider.replace("{dataset}", str(metadata["dataset"]))
     return provider
 
