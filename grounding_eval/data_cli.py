@@ -125,9 +125,18 @@ def _validate(args: argparse.Namespace) -> int:
     from grounding_eval.data.dataset import load_dataset
 
     dataset = load_dataset(args.dataset)
-    print(f"{args.dataset}: {len(dataset.queries)} queries, {len(dataset.high_risk)} High-Risk items, "
-          f"{len(dataset.index)} index records, {len(dataset.articles)} cached articles — valid")  # fmt: skip
+    counts = [
+        _count(len(dataset.queries), "query", "queries"),
+        _count(len(dataset.high_risk), "High-Risk item", "High-Risk items"),
+        _count(len(dataset.index), "index record", "index records"),
+        _count(len(dataset.articles), "cached article", "cached articles"),
+    ]
+    print(f"{args.dataset}: {', '.join(counts)} — valid")
     return 0
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _judge_prompt(args: argparse.Namespace) -> int:

@@ -97,7 +97,7 @@ def test_orgs_check_lists_unowned_domains(capsys: pytest.CaptureFixture[str]) ->
 def test_validate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["data", "validate", str(TINY)]) == 0
     assert capsys.readouterr().out.endswith(
-        "2 queries, 1 High-Risk items, 3 index records, 2 cached articles — valid\n"
+        "2 queries, 1 High-Risk item, 3 index records, 2 cached articles — valid\n"
     )
     assert main(["data", "validate", str(tmp_path)]) == 2
     assert (
