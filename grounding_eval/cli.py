@@ -114,6 +114,17 @@ def _add_data_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     check.add_argument("--orgs", metavar="FILE", type=Path, default=Path("allowlists/organizations.yaml"))
     check.add_argument("--index", metavar="FILE", type=Path, required=True)
 
+    r = sub.add_parser("report", help="summarize a promptfoo results file by round, condition and model")
+    r.add_argument(
+        "results", metavar="RESULTS_JSON", type=Path, help="written by promptfoo eval -o FILE.json"
+    )
+    r.add_argument(
+        "--by",
+        default="round,condition,provider",
+        help="grouping keys, comma-separated: round, condition, provider, jurisdiction, topic, risk_tier",
+    )
+    r.add_argument("--json", action="store_true", help="print JSON")
+
     j = sub.add_parser("judge", help="the rubric judge")
     jsub = j.add_subparsers(dest="action", required=True, parser_class=_Parser)
     jp = jsub.add_parser(

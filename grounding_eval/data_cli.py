@@ -28,7 +28,8 @@ def run(args: argparse.Namespace) -> int:
         ("orgs", "check"): _orgs_check,
         ("data", "validate"): _validate,
         ("judge", "prompt"): _judge_prompt,
-    }[(args.command, args.action)]
+        ("report", None): _report,
+    }[(args.command, getattr(args, "action", None))]
     return handler(args)
 
 
@@ -180,4 +181,40 @@ def _judge_prompt(args: argparse.Namespace) -> int:
     print(rendered.system)
     print("===== USER =====")
     print(rendered.user)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from grounding_eval.report import load_rows, summarize
+
+    by = [k.strip() for k in str(args.by).split(",") if k.strip()]
+    groups = summarize(load_rows(args.results), by)
+    if args.json:
+        print(json.dumps([g.as_dict(by) for g in groups], indent=2))
+        return 0
+    head = [
+        *by,
+        "rows",
+        "pass",
+        "unscored",
+        "composite",
+        "judge",
+        "verifier",
+        "halluc.No",
+        "juris.No",
+        "org.No",
+    ]
+    table = [head]
+    for g in groups:
+        d = g.as_dict(by)
+        means = (d["mean_composite"], d["mean_judge"], d["mean_verifier"])
+        table.append([
+            *g.key, str(g.rows), f"{g.passed} ({d['pass_rate']:.0%})", str(g.unscored),
+            *(f"{v:.3f}" if v is not None else "–" for v in means),
+            *(str(n) for n in g.safety_no.values()),
+        ])  # fmt: skip
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    for row in table:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    print("Means leave out unscored rows; *.No count the Round 3 safety checks the verifier found No.")
     return 0

@@ -149,6 +149,13 @@ def test_round_config_offline(config: str, tmp_path: Path) -> None:
         assert judge["metadata"]["judge"]["provider"].startswith(
             "replay:datasets/sample/judge_replies/"
         )  # via {dataset}
+    # The report reads the same file: one group per condition, nothing unscored, passes as promptfoo counted.
+    from grounding_eval.report import load_rows, summarize
+
+    groups = summarize(load_rows(out), ["condition"])
+    assert [g.rows for g in groups] == [items] * conditions
+    assert sum(g.passed for g in groups) == sum(bool(r["success"]) for r in rows)
+    assert all(g.unscored == 0 and len(g.composites) == items for g in groups)
 
 
 @pytest.mark.parametrize("config", ["promptfooconfig.yaml", "configs/round1a.yaml"])

@@ -1,0 +1,100 @@
+"""grounding-eval report: aggregates by round, condition and model; unscored rows counted apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grounding_eval.cli import main
+from grounding_eval.errors import DataError
+from grounding_eval.report import load_rows, summarize
+
+
+def _row(condition: str, *, success: bool, composite: float | None, judge: float | None = None,
+         hard: tuple[str, ...] = (), status: str = "scored", failure: int = 0) -> dict[str, Any]:  # fmt: skip
+    named: dict[str, float] = {"deterministic_verifier_score": 0.0 if hard else 1.0}
+    if composite is not None:
+        named["composite"] = composite
+    if judge is not None:
+        named["round3.llm_judge_score"] = judge
+    return {
+        "success": success,
+        "failureReason": failure,
+        "namedScores": named,
+        "prompt": {"label": f"{condition}: c.txt: You are …"},
+        "provider": {"id": "file://providers/replay.py:call_api", "label": "recorded"},
+        "vars": {"jurisdiction": "IL"},
+        "testCase": {"metadata": {"round": "3", "jurisdiction": "IL", "topic": "lockout", "risk_tier": "critical"}},
+        "gradingResult": {"componentResults": [
+            {"metadata": {"verifier": {"hard_failures": [{"safety_check": h} for h in hard]}}},
+            {"metadata": {"judge": {"status": status}}},
+        ]},
+    }  # fmt: skip
+
+
+def _file(tmp_path: Path, rows: list[dict[str, Any]]) -> Path:
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"evalId": "x", "results": {"results": rows}}), encoding="utf-8")
+    return path
+
+
+ROWS = [
+    _row(
+        "C0", success=False, composite=0.2, judge=0.5, hard=("jurisdiction_correct", "hallucinated_citation")
+    ),
+    _row("C0", success=True, composite=0.8, judge=0.8),
+    _row("C1", success=False, composite=None, status="unscored"),  # the judge reply could not be scored
+    _row("C1", success=True, composite=0.6, judge=0.6),
+    _row("C1", success=False, composite=None, failure=2),  # a provider error
+]
+
+
+def test_groups_and_means(tmp_path: Path) -> None:
+    groups = {
+        g.key: g.as_dict(["condition"]) for g in summarize(load_rows(_file(tmp_path, ROWS)), ["condition"])
+    }
+    c0, c1 = groups[("C0",)], groups[("C1",)]
+    assert c0["rows"] == 2 and c0["passed"] == 1 and c0["pass_rate"] == 0.5
+    assert c0["mean_composite"] == 0.5 and c0["mean_judge"] == 0.65 and c0["mean_verifier"] == 0.5
+    assert c0["safety_no"] == {
+        "hallucinated_citation": 1,
+        "jurisdiction_correct": 1,
+        "org_attribution_correct": 0,
+    }
+    # Unscored rows are counted, never averaged in as zeros.
+    assert (
+        c1["rows"] == 3 and c1["unscored"] == 2 and c1["mean_composite"] == 0.6 and c1["mean_verifier"] == 1.0
+    )
+
+
+def test_other_grouping_keys(tmp_path: Path) -> None:
+    groups = summarize(load_rows(_file(tmp_path, ROWS)), ["round", "risk_tier", "provider"])
+    assert [g.key for g in groups] == [("3", "critical", "recorded")]
+    with pytest.raises(DataError, match="unknown key"):
+        summarize([], ["colour"])
+
+
+def test_cli_table_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _file(tmp_path, ROWS)
+    assert main(["report", str(path), "--by", "condition"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["condition", "rows", "pass", "unscored", "composite", "judge", "verifier",
+                                "halluc.No", "juris.No", "org.No"]  # fmt: skip
+    assert lines[1].split() == ["C0", "2", "1", "(50%)", "0", "0.500", "0.650", "0.500", "1", "1", "0"]
+    assert main(["report", str(path), "--by", "condition", "--json"]) == 0
+    assert [g["condition"] for g in json.loads(capsys.readouterr().out)] == ["C0", "C1"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("{", "not JSON"), ('{"results": {}}', "not a promptfoo results file")],
+)
+def test_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(content, encoding="utf-8")
+    assert main(["report", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"grounding-eval: error: {path}: {message}") and err.count("\n") == 1
