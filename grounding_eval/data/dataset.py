@@ -112,8 +112,9 @@ def load_dataset(root: str | Path) -> Dataset:
                         f"id {item.id!r}: field 'article_ids': {article_id!r} "
                         f"is not in the index {index_path}",
                     )
-    ids = [i.id for i in queries] + [i.id for i in high_risk]
-    duplicate = next((i for i in ids if ids.count(i) > 1), None)
+    # Each file's ids are unique already (the loaders check); only an id used in both files is left.
+    high_risk_ids = {item.id for item in high_risk}
+    duplicate = next((q.id for q in queries if q.id in high_risk_ids), None)
     if duplicate is not None:
         raise DataError(high_risk_path, f"id {duplicate!r}: field 'id': also used in {queries_path}")
     articles = (

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from statistics import fmean
 from typing import Any
 
@@ -82,7 +83,11 @@ class HardFailure:
 
 @dataclass(frozen=True)
 class VerifierReport:
-    """Everything the five checks found in one answer."""
+    """Everything the five checks found in one answer.
+
+    The derived views (check scores, hard failures, score) are computed once per report: the reason,
+    the named scores and the JSON all read them.
+    """
 
     jurisdiction: str | None
     urls: tuple[UrlFinding, ...]
@@ -93,7 +98,7 @@ class VerifierReport:
     sources_given: int
     user_quotes: tuple[QuoteFinding, ...] = ()  # quotes of the user's own question: not source claims
 
-    @property
+    @cached_property
     def check_scores(self) -> dict[str, float | None]:
         """Each check's score in [0, 1], or None where the check had nothing to score."""
         return {
@@ -104,7 +109,7 @@ class VerifierReport:
             "quotation": quote_score(self.quotes),
         }
 
-    @property
+    @cached_property
     def hard_failures(self) -> list[HardFailure]:
         """Every finding that fails the verifier, in check order."""
         citation, attribution = "hallucinated_citation", "org_attribution_correct"
@@ -134,7 +139,7 @@ class VerifierReport:
         ]
         return out
 
-    @property
+    @cached_property
     def score(self) -> float | None:
         """0 with any hard failure, else the mean of applicable check scores (None if none applies)."""
         if self.hard_failures:

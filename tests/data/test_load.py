@@ -170,6 +170,16 @@ class TestDatasetCrossChecks:
         assert str(info.value) == (f"{root / 'queries.jsonl'}: id 'q1': field 'article_ids': 'nope' is not in the index "
                                    f"{root / 'jkb_index.jsonl'}")  # fmt: skip
 
+    def test_id_in_both_files(self, tmp_path: Path) -> None:
+        root = self._folder(tmp_path, [QUERY], {})
+        _jsonl(tmp_path, [HIGH_RISK], "high_risk.jsonl")
+        with pytest.raises(DataError) as info:
+            load_dataset(root)
+        assert (
+            str(info.value)
+            == f"{root / 'high_risk.jsonl'}: id 'q1': field 'id': also used in {root / 'queries.jsonl'}"
+        )
+
     def test_empty_article(self, tmp_path: Path) -> None:
         root = self._folder(tmp_path, [QUERY], {"r1.md": "  \n"})
         with pytest.raises(DataError, match=r"r1\.md: article text is empty$"):
