@@ -43,14 +43,14 @@ def _build_parser() -> argparse.ArgumentParser:
         "--allowlist",
         metavar="FILE",
         type=Path,
-        default=Path("allowlists/allowlist.txt"),
+        default=Path("datasets/sample/allowlist.txt"),
         help="URL allowlist: text (one URL per line) or CSV with a url column",
     )
     v.add_argument(
         "--orgs",
         metavar="FILE",
         type=Path,
-        default=Path("allowlists/organizations.yaml"),
+        default=Path("datasets/sample/organizations.yaml"),
         help="organization directory YAML",
     )
     v.add_argument(
@@ -111,7 +111,9 @@ def _add_data_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     o = sub.add_parser("orgs", help="the organization directory")
     osub = o.add_subparsers(dest="action", required=True, parser_class=_Parser)
     check = osub.add_parser("check", help="cross-check a directory against a content index")
-    check.add_argument("--orgs", metavar="FILE", type=Path, default=Path("allowlists/organizations.yaml"))
+    check.add_argument(
+        "--orgs", metavar="FILE", type=Path, default=Path("datasets/sample/organizations.yaml")
+    )
     check.add_argument("--index", metavar="FILE", type=Path, required=True)
 
     r = sub.add_parser("report", help="summarize a promptfoo results file by round, condition and model")
@@ -181,7 +183,13 @@ def _verify(args: argparse.Namespace) -> int:
         cache_path=args.liveness_cache,
         allow_hosts=args.allow_host,
     )
-    report = verify(answer, jurisdiction=jurisdiction, sources=sources, resources=resources)
+    report = verify(
+        answer,
+        jurisdiction=jurisdiction,
+        sources=sources,
+        resources=resources,
+        source_labels=[str(p) for p in args.source],
+    )
     if args.json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:

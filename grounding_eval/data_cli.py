@@ -84,11 +84,11 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _allowlist_build(args: argparse.Namespace) -> int:
+    from grounding_eval.data.dataset import index_allowlist
     from grounding_eval.data.load import load_index
-    from grounding_eval.verifier.urls import normalize_url
 
     index = load_index(args.index)
-    urls = sorted({normalize_url(record.url) for record in index.values()})
+    urls = sorted(index_allowlist(args.index).urls)
     lines = [
         f"# URL allowlist derived from {args.index} by `grounding-eval allowlist build`",
         f"# {len(urls)} unique URLs (normalized) from {len(index)} index records",
@@ -185,36 +185,9 @@ def _judge_prompt(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from grounding_eval.report import load_rows, summarize
+    from grounding_eval.report import format_report, load_rows, report_json
 
     by = [k.strip() for k in str(args.by).split(",") if k.strip()]
-    groups = summarize(load_rows(args.results), by)
-    if args.json:
-        print(json.dumps([g.as_dict(by) for g in groups], indent=2))
-        return 0
-    head = [
-        *by,
-        "rows",
-        "pass",
-        "unscored",
-        "composite",
-        "judge",
-        "verifier",
-        "halluc.No",
-        "juris.No",
-        "org.No",
-    ]
-    table = [head]
-    for g in groups:
-        d = g.as_dict(by)
-        means = (d["mean_composite"], d["mean_judge"], d["mean_verifier"])
-        table.append([
-            *g.key, str(g.rows), f"{g.passed} ({d['pass_rate']:.0%})", str(g.unscored),
-            *(f"{v:.3f}" if v is not None else "–" for v in means),
-            *(str(n) for n in g.safety_no.values()),
-        ])  # fmt: skip
-    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
-    for row in table:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-    print("Means leave out unscored rows; *.No count the Round 3 safety checks the verifier found No.")
+    rows = load_rows(args.results)
+    print(json.dumps(report_json(rows, by), indent=2) if args.json else format_report(rows, by))
     return 0

@@ -65,7 +65,8 @@ class TestVerifyJson:
                       {"org": "Legal Aid of NorthWest Texas", "states": ["TX"]}],
         }  # fmt: skip
         assert out["quotes"] == [{"quote": "the lessor may not require the tenant to vacate", "status": "EXACT",
-                                  "similarity": 100.0}]  # fmt: skip
+                                  "similarity": 100.0, "source": str(source),
+                                  "meaning_changes": []}]  # fmt: skip
         assert {h["safety_check"] for h in out["hard_failures"]} == {
             "hallucinated_citation", "org_attribution_correct", "jurisdiction_correct"}  # fmt: skip
         assert out["score"] == 0.0 and out["pass"] is False

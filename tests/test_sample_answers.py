@@ -20,9 +20,7 @@ from grounding_eval.replay import load_recorded_answers
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "datasets" / "sample"
 PROMPTS = {"C0": "c0.txt", "C1": "c1.txt", "C1.5": "c1_5.txt"}
-CONFIG = {
-    "allowlist": str(REPO / "allowlists" / "allowlist.txt"),
-    "orgs": str(REPO / "allowlists" / "organizations.yaml"),
+CONFIG = {  # allowlist and directory: the dataset's own, found through the test's metadata.dataset
     "liveness": "offline",
     "liveness_snapshot": str(SAMPLE / "liveness_snapshot.fixture.csv"),
 }
@@ -41,7 +39,7 @@ spec.loader.exec_module(_entry)
 
 def _tests() -> dict[str, dict[str, Any]]:
     tests = generate_tests({"dataset": str(SAMPLE)}, pack_root=REPO)
-    return {t["vars"]["query_id"]: t["vars"] for t in tests}
+    return {t["vars"]["query_id"]: t for t in tests}
 
 
 def _render(condition: str, vars_: dict[str, Any]) -> str:
@@ -71,8 +69,14 @@ def test_recorded_answer_is_graded(key: tuple[str, str]) -> None:
     recorded = ANSWERS[key]
     assert recorded.query_id in TESTS, f"no sample item {recorded.query_id!r}"
     assert recorded.condition in PROMPTS
-    vars_ = TESTS[recorded.query_id]
-    context = {"vars": vars_, "prompt": _render(recorded.condition, vars_), "config": CONFIG}
+    test = TESTS[recorded.query_id]
+    vars_ = test["vars"]
+    context = {
+        "vars": vars_,
+        "test": {"metadata": test["metadata"]},
+        "prompt": _render(recorded.condition, vars_),
+        "config": CONFIG,
+    }
     result = _entry.get_assert(recorded.answer, context)
     assert not result["reason"].startswith("ERROR"), result["reason"]
     if recorded.covers:

@@ -6,6 +6,9 @@ A dataset is a folder with the standard file names (so a user's private data is 
     high_risk.jsonl      High-Risk Challenge items     (optional)
     jkb_index.jsonl      JKB-style content index
     articles/            article cache: <index id>.txt or <index id>.md, one file per article
+    allowlist.txt        the verifier's URL allowlist (or allowlist.csv; optional: when absent it is
+                         built from the index on load, as `grounding-eval allowlist build` does)
+    organizations.yaml   the verifier's organization directory (optional: the pack's sample otherwise)
 
 Cross-checks: every cached article and every query's ``article_ids`` must name an index record.
 """
@@ -15,13 +18,27 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grounding_eval.data.load import load_high_risk, load_index, load_queries
 from grounding_eval.data.records import Article, HighRiskItem, IndexRecord, Query
 from grounding_eval.errors import DataError
 from grounding_eval.files import read_text
 
-__all__ = ["DATASET_ENV", "Dataset", "load_articles", "load_dataset", "resolve_dataset_dir"]
+if TYPE_CHECKING:
+    from grounding_eval.verifier.allowlist import Allowlist
+
+__all__ = [
+    "DATASET_ENV",
+    "Dataset",
+    "find_allowlist",
+    "find_directory",
+    "find_index",
+    "index_allowlist",
+    "load_articles",
+    "load_dataset",
+    "resolve_dataset_dir",
+]
 
 DATASET_ENV = "GROUNDING_EVAL_DATASET"
 """Environment variable naming a dataset folder; it overrides the folder named in a config."""
@@ -63,6 +80,57 @@ def _find(root: Path, kind: str, *, required: bool) -> Path | None:
     if not found and required:
         raise DataError(root, f"no {kind} file ({_STEMS[kind]}.jsonl, .csv, .yaml or .json)")
     return found[0] if found else None
+
+
+def find_index(root: str | Path) -> Path:
+    """The dataset's content index file.
+
+    Raises:
+        DataError: none or several index files.
+    """
+    found = _find(Path(root), "index", required=True)
+    assert found is not None
+    return found
+
+
+def find_allowlist(root: str | Path) -> Path | None:
+    """The dataset's own URL allowlist (``allowlist.txt`` or ``allowlist.csv``), if it has one.
+
+    Raises:
+        DataError: both exist.
+    """
+    return _find_one(Path(root), ("allowlist.txt", "allowlist.csv"))
+
+
+def find_directory(root: str | Path) -> Path | None:
+    """The dataset's own organization directory (``organizations.yaml``), if it has one.
+
+    Raises:
+        DataError: both ``organizations.yaml`` and ``organizations.yml`` exist.
+    """
+    return _find_one(Path(root), ("organizations.yaml", "organizations.yml"))
+
+
+def _find_one(root: Path, names: tuple[str, ...]) -> Path | None:
+    found = [root / name for name in names if (root / name).is_file()]
+    if len(found) > 1:
+        raise DataError(root, f"both {found[0].name} and {found[1].name} exist: keep one")
+    return found[0] if found else None
+
+
+def index_allowlist(index_path: str | Path) -> Allowlist:
+    """The URL allowlist derived from a content index: every record's URL, normalized.
+
+    The one rule behind both ``grounding-eval allowlist build`` and a dataset without an allowlist file.
+    """
+    from grounding_eval.verifier.allowlist import Allowlist
+    from grounding_eval.verifier.urls import normalize_url
+
+    index = load_index(index_path)
+    urls = frozenset(normalize_url(record.url) for record in index.values())
+    if not urls:
+        raise DataError(index_path, "no URLs to build an allowlist from")
+    return Allowlist(path=f"{index_path} (built from the index)", urls=urls)
 
 
 def load_articles(folder: str | Path, index: dict[str, IndexRecord], index_path: str) -> dict[str, Article]:

@@ -67,7 +67,12 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
             "full_content_tokens": grounding.full_content_tokens,
         }
         if spec:
-            metadata |= {"round": spec.id, "conditions": list(spec.conditions), "rubric": spec.rubric}
+            metadata |= {
+                "round": spec.id,
+                "conditions": list(spec.conditions),
+                "rubric": spec.rubric,
+                "quotation": "scored" if spec.quotation_scored else "information",
+            }
         if isinstance(item, HighRiskItem):
             metadata |= {
                 "risk_tier": item.risk_tier,

@@ -3,15 +3,15 @@
 Subsets are chosen by tags and by dataset (queries or High-Risk items), never by copied files, so the
 real LHSQ-115 and High-Risk sets select the same way as the samples:
 
-======  =======================  ==================  ==============  =========
-round   items                    selected by         conditions      rubric
-======  =======================  ==================  ==============  =========
-1a      IL eviction              tag il-eviction     C0, C1          v3
-1b      six states               tag six-state       C0, C1          v3
-2       IL high-stakes           tag il-high-stakes  C0, C1, C1.5    v3
-2b      IL high-stakes           tag il-high-stakes  C0, C1, C1.5    v4
-3       High-Risk Challenge      high_risk file      C0, C1, C1.5    round3
-======  =======================  ==================  ==============  =========
+======  =======================  ==================  ==============  =========  ============
+round   items                    selected by         conditions      rubric     quotes
+======  =======================  ==================  ==============  =========  ============
+1a      IL eviction              tag il-eviction     C0, C1          v3         information
+1b      six states               tag six-state       C0, C1          v3         information
+2       IL high-stakes           tag il-high-stakes  C0, C1, C1.5    v3         information
+2b      IL high-stakes           tag il-high-stakes  C0, C1, C1.5    v4         scored
+3       High-Risk Challenge      high_risk file      C0, C1, C1.5    round3     scored
+======  =======================  ==================  ==============  =========  ============
 """
 
 from __future__ import annotations
@@ -35,6 +35,10 @@ class Round:
     conditions: tuple[str, ...]
     rubric: str
     description: str
+    # The methods document runs the quotation accuracy check in Rounds 2b and 3 only ("Quotation
+    # accuracy check (Rounds 2b, 3)"). Elsewhere quotes are still reported, as information, but never
+    # scored and never a hard failure.
+    quotation_scored: bool = False
 
 
 ROUNDS: dict[str, Round] = {
@@ -57,8 +61,17 @@ ROUNDS: dict[str, Round] = {
             ("C0", "C1", "C1.5"),
             "v4",
             "Round 2b: IL high-stakes, v4 + quotes",
+            quotation_scored=True,
         ),
-        Round("3", "high_risk", (), ("C0", "C1", "C1.5"), "round3", "Round 3: High-Risk Challenge items"),
+        Round(
+            "3",
+            "high_risk",
+            (),
+            ("C0", "C1", "C1.5"),
+            "round3",
+            "Round 3: High-Risk Challenge items",
+            quotation_scored=True,
+        ),
     )
 }
 

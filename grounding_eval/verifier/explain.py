@@ -31,15 +31,25 @@ def check_lines(report: VerifierReport) -> dict[str, str]:
         value = scores[check]
         return f"{check}: " + ("n/a" if value is None else f"{value:.2f}")
 
+    urls_head = head("url_allowlist")
+    if report.urls:  # how much was not checked, next to the score, so a reader can weigh it
+        urls_head += f" ({report.unchecked_urls} of {len(report.urls)} URLs UNCHECKED, not scored)"
+    quotes_head = head("quotation")
+    if not report.quotation_scored:
+        quotes_head = (
+            "quotation: information only (the methods document checks quotes in Rounds 2b and 3; "
+            "not scored, never a failure here)"
+        )
+
     urls = [f"{f.status.value} {f.mention.raw} ({f.detail})" for f in report.urls]
     phones = [f"{f.status.value} {f.detail}" for f in report.phones]
     url_orgs = [f"{f.status.value} {f.detail}" for f in report.url_orgs]
     lines = {
-        "url_allowlist": _with(head("url_allowlist"), urls, "no URLs"),
+        "url_allowlist": _with(urls_head, urls, "no URLs"),
         "phone_org": _with(head("phone_org"), phones, "no phone numbers"),
         "url_org": _with(head("url_org"), url_orgs, "no URLs"),
         "jurisdiction": _jurisdiction(report, head("jurisdiction")),
-        "quotation": _quotes(report, head("quotation")),
+        "quotation": _quotes(report, quotes_head),
     }
     assert tuple(lines) == CHECKS
     return lines
@@ -76,17 +86,22 @@ def _source_quotes(report: VerifierReport, head: str) -> str:
         return f"{head} (no quotes of five or more words)"
     if not report.sources_given:
         return _with(head, [f"{q.status.value} {_clip(q.span.text)!r}" for q in report.quotes], "") + (
-            " — no source text was given to the model, so quotes are not checked"
+            " — the model was shown no source text in full (only C1.5 shows full articles), "
+            "so quotes are not checked"
         )
     items = []
     for q in report.quotes:
         sim = "" if q.similarity is None else f", similarity {q.similarity:.1f}"
+        label = report.source_label(q.source_index)
+        where = f", in {label}" if label and q.status.value != "NO_MATCH" else ""
         found = (
             f", closest source text {_clip(q.matched_text)!r}"
             if q.matched_text and q.status.value != "EXACT"
             else ""
         )
-        items.append(f"{q.status.value} {_clip(q.span.text)!r}{sim}{found}")
+        changes = tuple(getattr(q, "meaning_changes", ()))
+        changed = f", meaning changed: {'; '.join(changes)}" if changes else ""
+        items.append(f"{q.status.value} {_clip(q.span.text)!r}{sim}{where}{found}{changed}")
     return _with(head, items, "")
 
 

@@ -76,18 +76,15 @@ def test_allowlist_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     built = load_allowlist(out)
     assert len(built) == len(urls)
     # Every index URL is in the shipped sample allowlist (which adds two documented extras).
-    assert built.urls <= load_allowlist(REPO / "allowlists" / "allowlist.txt").urls
+    assert built.urls <= load_allowlist(REPO / "datasets" / "sample" / "allowlist.txt").urls
 
 
 def test_orgs_check_lists_unowned_domains(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["orgs", "check", "--orgs", str(REPO / "allowlists" / "organizations.yaml"),
+    code = main(["orgs", "check", "--orgs", str(REPO / "datasets" / "sample" / "organizations.yaml"),
                  "--index", str(SAMPLE / "jkb_index.jsonl")])  # fmt: skip
     out = capsys.readouterr().out.splitlines()
     assert code == 1
-    assert (
-        out[0]
-        == f"56 of 63 index URLs belong to an organization in {REPO / 'allowlists' / 'organizations.yaml'}"
-    )
+    assert out[0] == f"56 of 63 index URLs belong to an organization in {SAMPLE / 'organizations.yaml'}"
     assert out[1:] == [
         "  no organization owns uscode.house.gov: 5 record(s), e.g. us-15usc9058, us-15usc9057, us-34usc12491",
         "  no organization owns www.legislature.mi.gov: 2 record(s), e.g. mi-mcl554-601, mi-mcl554-631",

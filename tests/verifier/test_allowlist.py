@@ -61,7 +61,7 @@ class TestLoadAllowlist:
 
     def test_shipped_sample_loads(self) -> None:
         """The sample allowlist shipped with the pack (edited elsewhere, so no count is pinned) is valid."""
-        allowlist = load_allowlist(REPO / "allowlists" / "allowlist.txt")
+        allowlist = load_allowlist(REPO / "datasets" / "sample" / "allowlist.txt")
         assert len(allowlist) > 0
         assert all(url.startswith("https://") for url in allowlist.urls)
 

@@ -35,8 +35,8 @@ class TestLoadDirectory:
     """load_directory validates the whole file before any answer is checked."""
 
     def test_shipped_sample_directory_loads(self) -> None:
-        """The sample directory shipped in allowlists/ is valid and covers the six states and US."""
-        directory = load_directory(REPO / "allowlists" / "organizations.yaml")
+        """The sample directory shipped with the sample dataset is valid and covers the six states and US."""
+        directory = load_directory(REPO / "datasets" / "sample" / "organizations.yaml")
         states = {s for org in directory.organizations for s in org.states}
         assert {"IL", "TX", "MI", "OH", "OR", "WV", "US"} <= states
 
