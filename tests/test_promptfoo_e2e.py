@@ -112,6 +112,21 @@ def test_swapping_the_dataset_needs_no_code_change(tmp_path: Path) -> None:
         r for r in rows if r["vars"]["query_id"] == "tiny-oh-01" and r["prompt"]["label"].startswith("C1.5")
     )
     assert c15["namedScores"]["quotation_score"] == 1.0
+    # The verifier follows the dataset too: the tiny dataset has no allowlist file, so one is built
+    # from its index, and the reason says so; it has no directory, so the pack's sample is named.
+    for row in rows:
+        verifier = next(
+            c
+            for c in row["gradingResult"]["componentResults"]
+            if "verifier_inputs" in (c.get("metadata") or {})
+        )
+        inputs = verifier["metadata"]["verifier_inputs"]
+        assert inputs["allowlist"] == {"path": f"{tiny}/jkb_index.csv (built from the index)", "urls": 3}
+        assert inputs["directory"]["path"].endswith("datasets/sample/organizations.yaml")
+        assert (
+            f"checked against allowlist {tiny}/jkb_index.csv (built from the index) (3 URLs)"
+            in (verifier["reason"])
+        )
 
 
 ROUNDS = {  # config → (rubric, items, conditions)
