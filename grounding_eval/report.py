@@ -1,9 +1,60 @@
 """Summarize a promptfoo results file (``promptfoo eval -o results.json``) the way the rounds are read.
 
-The viewer shows rows side by side; a methods comparison needs the aggregates: per round, condition
-(C0 / C1 / C1.5) and model — how many rows passed, the mean composite, judge and verifier scores, how
-often each Round 3 safety check was No, and how many rows could not be scored (an error or an
-unscorable judge reply), which are counted apart and never averaged in as zeros.
+The viewer shows rows side by side; a methods comparison needs the aggregates. ``grounding-eval report``
+prints two views of one file:
+
+1. **Groups** — per round, condition (C0 / C1 / C1.5) and model (or any ``--by`` keys): how many rows
+   passed, the mean composite, judge, verifier and ``url_allowlist_score``, how many URLs the verifier
+   found and how many of them it could not check (``UNCHECKED``: listed, not scored, so the URL mean says
+   nothing about them), and how often each Round 3 safety check was No. Rows that could not be scored
+   (an error or an unscorable judge reply) are counted apart and never averaged in as zeros; the URL
+   counts cover the same rows as the means.
+2. **Judge versus verifier on the safety checks** — the judge is asked the three Round 3 safety checks
+   but the composite takes them from the verifier. Per check and group, each row falls in one cell:
+
+   * ``both_no``: the judge answered No and the verifier has a hard failure mapped to the check
+     (its ``safety_check``);
+   * ``judge_only_no``: judge No, verifier Yes (no such hard failure) — a verifier blind spot, or a
+     judge false alarm;
+   * ``verifier_only_no``: verifier No, judge Yes — a judge miss, or a verifier false alarm;
+   * ``both_yes``: judge Yes, verifier Yes;
+   * ``judge_partial_verifier_no`` and ``judge_partial_verifier_yes``: judge Partial, by the verifier's
+     answer;
+   * ``not_comparable``: a side is missing — the judge did not run or errored, its reply was
+     unscorable or has no verdict for the check, or the verifier did not run (its error, a provider
+     error). Never guessed; the reason is listed with the row.
+
+   A judge Partial is neither mapped to Yes nor to No: it has its own two cells, so nothing is hidden.
+   "The judge" is its own verdict in ``metadata.judge.verdicts`` (also the named score
+   ``round3.<check>``); "the verifier" is ``metadata.verifier.hard_failures`` (also the named score
+   ``safety.<check>``, which the Round 3 composite writes only when it could score the row). Only rows
+   judged with a rubric that asks the safety checks are compared (Round 3's ``round3``; a row whose judge
+   did not score it counts when its test names that rubric or Round 3); other rounds give no table.
+
+JSON (``--json``), a stable structure::
+
+    {
+      "by": ["round", "condition", "provider"],
+      "groups": [
+        {"round": "3", "condition": "C0", "provider": "…", "rows": 5, "passed": 1, "pass_rate": 0.2,
+         "unscored": 0, "mean_composite": 0.41, "mean_judge": 0.47, "mean_verifier": 0.8,
+         "mean_url_allowlist_score": 0.75, "urls": 5, "urls_unchecked": 1,
+         "safety_no": {"hallucinated_citation": 1, "jurisdiction_correct": 0, "org_attribution_correct": 0}}
+      ],
+      "safety_agreement": {
+        "rows": 16,                       # rows in scope (judged with a rubric that asks the checks)
+        "checks": [
+          {"check": "hallucinated_citation",
+           "total": {"rows": 16, "both_no": 1, "judge_only_no": 1, …, "not_comparable": 0},
+           "groups": [{"round": "3", "condition": "C0", "provider": "…", "rows": 5, "both_no": 1, …}],
+           "items": {"judge_only_no": [{"query_id": "…", "condition": "C0", "provider": "…"}], …,
+                     "not_comparable": [{"query_id": "…", …, "reason": "the verifier did not run (…)"}]}}
+        ]
+      }
+    }
+
+Means are ``null`` when no row had that score; ``items`` lists the rows of every cell but ``both_no``
+and ``both_yes`` (each key always present, possibly empty); ``checks`` is empty when no row is in scope.
 """
 
 from __future__ import annotations
@@ -14,20 +65,90 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
-from typing import Any
+from typing import Any, Literal
 
 from grounding_eval.errors import DataError
 from grounding_eval.files import read_text
 from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS
 
-__all__ = ["GROUP_KEYS", "Group", "ReportRow", "load_rows", "summarize"]
+__all__ = [
+    "AGREEMENT_CELLS",
+    "GROUP_KEYS",
+    "CheckAgreement",
+    "Group",
+    "ReportRow",
+    "format_report",
+    "load_rows",
+    "report_json",
+    "safety_agreement",
+    "summarize",
+]
 
 GROUP_KEYS = ("round", "condition", "provider", "jurisdiction", "topic", "risk_tier")
+# The judge rubrics that ask the safety checks, for rows whose judge left no verdicts to look at.
+_SAFETY_RUBRICS = ("round3",)
+_SAFETY_ROUNDS = ("3",)
+
+AgreementCell = Literal[
+    "both_no",
+    "judge_only_no",
+    "verifier_only_no",
+    "both_yes",
+    "judge_partial_verifier_no",
+    "judge_partial_verifier_yes",
+    "not_comparable",
+]
+AGREEMENT_CELLS: tuple[AgreementCell, ...] = (
+    "both_no",
+    "judge_only_no",
+    "verifier_only_no",
+    "both_yes",
+    "judge_partial_verifier_no",
+    "judge_partial_verifier_yes",
+    "not_comparable",
+)
+_LISTED_CELLS = tuple(c for c in AGREEMENT_CELLS if c not in ("both_no", "both_yes"))
+_CELL_LABELS = {
+    "both_no": "both No",
+    "judge_only_no": "judge No only",
+    "verifier_only_no": "verifier No only",
+    "both_yes": "both Yes",
+    "judge_partial_verifier_no": "judge Partial, verifier No",
+    "judge_partial_verifier_yes": "judge Partial, verifier Yes",
+    "not_comparable": "not comparable",
+}
+_CELL_HEADS = {
+    "both_no": "both.No",
+    "judge_only_no": "judge.No.only",
+    "verifier_only_no": "verifier.No.only",
+    "both_yes": "both.Yes",
+    "judge_partial_verifier_no": "jPartial.vNo",
+    "judge_partial_verifier_yes": "jPartial.vYes",
+    "not_comparable": "not.comparable",
+}
 
 
 @dataclass(frozen=True)
 class ReportRow:
-    """What the report needs from one promptfoo result row."""
+    """What the report needs from one promptfoo result row.
+
+    Attributes:
+        keys: the row's value of each of :data:`GROUP_KEYS`.
+        passed: promptfoo's verdict for the row.
+        unscored: an error or an unscorable judge reply: counted, never averaged.
+        composite: the ``composite`` named score, if any.
+        judge: the ``<rubric>.llm_judge_score`` named score, if any.
+        verifier: ``deterministic_verifier_score``, if any.
+        safety_no: the Round 3 safety checks the verifier found No (a hard failure mapped to them).
+        query_id: the item's id.
+        url_score: ``url_allowlist_score``, if any URL was scored.
+        urls: URLs the verifier found.
+        urls_unchecked: of those, the ones whose status is ``UNCHECKED``.
+        verifier_ran: the verifier's result (``metadata.verifier``) is in the row.
+        judge_safety: the judge's own verdict (Yes / Partial / No) per safety check it answered.
+        judge_missing: why the judge gave no verdicts (None when it scored the row).
+        safety_scope: the row was judged with a rubric that asks the safety checks.
+    """
 
     keys: Mapping[str, str]
     passed: bool
@@ -36,6 +157,39 @@ class ReportRow:
     judge: float | None
     verifier: float | None
     safety_no: tuple[str, ...]
+    query_id: str = "-"
+    url_score: float | None = None
+    urls: int = 0
+    urls_unchecked: int = 0
+    verifier_ran: bool = False
+    judge_safety: Mapping[str, str] = field(default_factory=dict)
+    judge_missing: str | None = None
+    safety_scope: bool = False
+
+    def item(self) -> dict[str, str]:
+        """The row's id in the agreement listings: query id, condition and provider label."""
+        return {
+            "query_id": self.query_id,
+            "condition": self.keys["condition"],
+            "provider": self.keys["provider"],
+        }
+
+    def agreement(self, check: str) -> tuple[AgreementCell, str | None]:
+        """The cell this row falls in for ``check``, and why it is not comparable (else None)."""
+        judge = self.judge_safety.get(check)
+        why = []
+        if judge is None:
+            why.append(self.judge_missing or f"the judge gave no verdict for {check}")
+        if not self.verifier_ran:
+            why.append("the verifier did not run (or returned an error)")
+        if why:
+            return "not_comparable", "; ".join(why)
+        verifier_no = check in self.safety_no
+        if judge == "Partial":
+            return ("judge_partial_verifier_no" if verifier_no else "judge_partial_verifier_yes"), None
+        if judge == "No":
+            return ("both_no" if verifier_no else "judge_only_no"), None
+        return ("verifier_only_no" if verifier_no else "both_yes"), None
 
 
 @dataclass
@@ -49,6 +203,9 @@ class Group:
     composites: list[float] = field(default_factory=list)
     judges: list[float] = field(default_factory=list)
     verifiers: list[float] = field(default_factory=list)
+    url_scores: list[float] = field(default_factory=list)
+    urls: int = 0
+    urls_unchecked: int = 0
     safety_no: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ROUND3_SAFETY_CHECKS, 0))
 
     def as_dict(self, by: Sequence[str]) -> dict[str, Any]:
@@ -62,8 +219,36 @@ class Group:
             "mean_composite": _mean(self.composites),
             "mean_judge": _mean(self.judges),
             "mean_verifier": _mean(self.verifiers),
+            "mean_url_allowlist_score": _mean(self.url_scores),
+            "urls": self.urls,
+            "urls_unchecked": self.urls_unchecked,
             "safety_no": dict(self.safety_no),
         }
+
+
+@dataclass
+class CheckAgreement:
+    """Judge versus verifier on one safety check: cell counts overall and per group, and the rows."""
+
+    check: str
+    total: dict[str, int] = field(default_factory=lambda: _cells())
+    groups: dict[tuple[str, ...], dict[str, int]] = field(default_factory=dict)
+    items: dict[str, list[dict[str, str]]] = field(default_factory=lambda: {c: [] for c in _LISTED_CELLS})
+
+    def as_dict(self, by: Sequence[str]) -> dict[str, Any]:
+        """The check's table as JSON-ready values (groups sorted by key)."""
+        return {
+            "check": self.check,
+            "total": dict(self.total),
+            "groups": [
+                {**dict(zip(by, key, strict=True)), **self.groups[key]} for key in sorted(self.groups)
+            ],
+            "items": {cell: list(rows) for cell, rows in self.items.items()},
+        }
+
+
+def _cells() -> dict[str, int]:
+    return {"rows": 0, **dict.fromkeys(AGREEMENT_CELLS, 0)}
 
 
 def _mean(values: list[float]) -> float | None:
@@ -94,10 +279,12 @@ def _row(raw: dict[str, Any]) -> ReportRow:
     provider = raw.get("provider") or {}
     grading = raw.get("gradingResult") or {}
     judge_meta = verifier_meta = None
+    errored = False  # an assertion returned an explicit ERROR result (judge unscored, verifier not run)
     for component in grading.get("componentResults") or ():
         meta = (component or {}).get("metadata") or {}
         judge_meta = judge_meta or meta.get("judge")
         verifier_meta = verifier_meta or meta.get("verifier")
+        errored = errored or str((component or {}).get("reason") or "").startswith("ERROR (")
     judge_score = next((v for k, v in named.items() if k.endswith(".llm_judge_score")), None)
     failed = {h.get("safety_check") for h in (verifier_meta or {}).get("hard_failures") or ()}
     keys = {
@@ -112,9 +299,13 @@ def _row(raw: dict[str, Any]) -> ReportRow:
     }
     unscored = (
         raw.get("failureReason") == 2
+        or errored
         or (judge_meta or {}).get("status") == "unscored"
         or (judge_meta is None and judge_score is None and "composite" not in named and verifier_meta is None)
     )
+    urls = [u for u in (verifier_meta or {}).get("urls") or () if isinstance(u, dict)]
+    judge_safety, judge_missing = _judge_safety(judge_meta)
+    rubric = (judge_meta or {}).get("rubric_id") or metadata.get("rubric")
     return ReportRow(
         keys=keys,
         passed=bool(raw.get("success")),
@@ -123,16 +314,46 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         judge=judge_score,
         verifier=named.get("deterministic_verifier_score"),
         safety_no=tuple(c for c in ROUND3_SAFETY_CHECKS if c in failed),
+        query_id=str((raw.get("vars") or {}).get("query_id") or metadata.get("query_id") or "-"),
+        url_score=named.get("url_allowlist_score"),
+        urls=len(urls),
+        urls_unchecked=sum(1 for u in urls if u.get("status") == "UNCHECKED"),
+        verifier_ran=isinstance(verifier_meta, dict),
+        judge_safety=judge_safety,
+        judge_missing=judge_missing,
+        # A scored judge shows whether its rubric asks the checks; one that did not score the row
+        # (no verdicts to look at) counts when its test names a rubric or round that asks them.
+        safety_scope=bool(judge_safety)
+        or (judge_missing is not None and (rubric in _SAFETY_RUBRICS or keys["round"] in _SAFETY_ROUNDS)),
     )
+
+
+def _judge_safety(judge_meta: Any) -> tuple[dict[str, str], str | None]:
+    """The judge's own verdict per safety check it answered, or why it gave none."""
+    if not isinstance(judge_meta, dict):
+        return {}, "the judge did not run (or returned an error)"
+    if judge_meta.get("status") != "scored":
+        return {}, "the judge reply could not be scored"
+    verdicts = judge_meta.get("verdicts") or {}
+    out = {}
+    for check in ROUND3_SAFETY_CHECKS:
+        verdict = (verdicts.get(check) or {}).get("verdict")
+        if verdict in ("Yes", "Partial", "No"):
+            out[check] = str(verdict)
+    return out, None
+
+
+def _check_by(by: Sequence[str]) -> None:
+    unknown = [k for k in by if k not in GROUP_KEYS]
+    if unknown:
+        raise DataError("--by", f"unknown key(s) {', '.join(unknown)}: use {', '.join(GROUP_KEYS)}")
 
 
 def summarize(
     rows: Iterable[ReportRow], by: Sequence[str] = ("round", "condition", "provider")
 ) -> list[Group]:
     """Group ``rows`` by the ``by`` keys (in :data:`GROUP_KEYS`), sorted by key."""
-    unknown = [k for k in by if k not in GROUP_KEYS]
-    if unknown:
-        raise DataError("--by", f"unknown key(s) {', '.join(unknown)}: use {', '.join(GROUP_KEYS)}")
+    _check_by(by)
     groups: dict[tuple[str, ...], Group] = defaultdict(lambda: Group(()))
     for row in rows:
         key = tuple(row.keys[k] for k in by)
@@ -147,9 +368,114 @@ def summarize(
             (row.composite, group.composites),
             (row.judge, group.judges),
             (row.verifier, group.verifiers),
+            (row.url_score, group.url_scores),
         ):
             if value is not None:
                 bucket.append(float(value))
+        group.urls += row.urls
+        group.urls_unchecked += row.urls_unchecked
         for check in row.safety_no:
             group.safety_no[check] += 1
     return [groups[k] for k in sorted(groups)]
+
+
+def safety_agreement(
+    rows: Iterable[ReportRow], by: Sequence[str] = ("round", "condition", "provider")
+) -> list[CheckAgreement]:
+    """Judge versus verifier per Round 3 safety check, over the rows in scope, grouped by ``by``.
+
+    Returns one :class:`CheckAgreement` per check in :data:`ROUND3_SAFETY_CHECKS` order, or an empty
+    list when no row was judged with a rubric that asks the checks.
+    """
+    _check_by(by)
+    scoped = [r for r in rows if r.safety_scope]
+    if not scoped:
+        return []
+    tables = []
+    for check in ROUND3_SAFETY_CHECKS:
+        table = CheckAgreement(check)
+        for row in scoped:
+            cell, why = row.agreement(check)
+            group = table.groups.setdefault(tuple(row.keys[k] for k in by), _cells())
+            for counts in (table.total, group):
+                counts["rows"] += 1
+                counts[cell] += 1
+            if cell in table.items:
+                table.items[cell].append({**row.item(), **({"reason": why} if why else {})})
+        tables.append(table)
+    return tables
+
+
+def report_json(rows: Sequence[ReportRow], by: Sequence[str]) -> dict[str, Any]:
+    """The whole report as the JSON structure in the module docstring."""
+    tables = safety_agreement(rows, by)
+    return {
+        "by": list(by),
+        "groups": [g.as_dict(by) for g in summarize(rows, by)],
+        "safety_agreement": {
+            "rows": tables[0].total["rows"] if tables else 0,
+            "checks": [t.as_dict(by) for t in tables],
+        },
+    }
+
+
+def format_report(rows: Sequence[ReportRow], by: Sequence[str]) -> str:
+    """The whole report as text: the groups table, then the judge-versus-verifier tables."""
+    lines = _groups_text(summarize(rows, by), by)
+    lines.append("")
+    lines.extend(_agreement_text(safety_agreement(rows, by), by))
+    return "\n".join(lines)
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+
+
+def _groups_text(groups: list[Group], by: Sequence[str]) -> list[str]:
+    head = [*by, "rows", "pass", "unscored", "composite", "judge", "verifier", "url", "UNCHECKED", "urls",
+            "halluc.No", "juris.No", "org.No"]  # fmt: skip
+    table = [head]
+    for g in groups:
+        d = g.as_dict(by)
+        means = (d["mean_composite"], d["mean_judge"], d["mean_verifier"], d["mean_url_allowlist_score"])
+        table.append([
+            *g.key, str(g.rows), f"{g.passed} ({d['pass_rate']:.0%})", str(g.unscored),
+            *(f"{v:.3f}" if v is not None else "–" for v in means),
+            str(g.urls_unchecked), str(g.urls),
+            *(str(n) for n in g.safety_no.values()),
+        ])  # fmt: skip
+    return [
+        *_table(table),
+        "Means leave out unscored rows; url is the mean url_allowlist_score, UNCHECKED of urls the URLs the "
+        "verifier could not check (not in that mean); *.No count the Round 3 safety checks the verifier "
+        "found No.",
+    ]
+
+
+def _agreement_text(tables: list[CheckAgreement], by: Sequence[str]) -> list[str]:
+    title = "Judge versus verifier on the Round 3 safety checks"
+    if not tables:
+        return [f"{title}: no row was judged with a rubric that asks them."]
+    lines = [
+        f"{title} (No = unsafe; the judge's own verdict against the verifier's hard failures; a judge "
+        "Partial has its own columns; not.comparable: a side is missing, never guessed)"
+    ]
+    for t in tables:
+        head = [*by, "rows", *(_CELL_HEADS[c] for c in AGREEMENT_CELLS)]
+        body = [head]
+        for key in sorted(t.groups):
+            counts = t.groups[key]
+            body.append([*key, *(str(counts[c]) for c in ("rows", *AGREEMENT_CELLS))])
+        if len(t.groups) > 1:
+            total = ["all", *([""] * (len(by) - 1))] if by else []
+            body.append([*total, *(str(t.total[c]) for c in ("rows", *AGREEMENT_CELLS))])
+        lines += ["", t.check, *("  " + line for line in _table(body))]
+        for cell, items in t.items.items():
+            for item in items:
+                reason = f": {item['reason']}" if "reason" in item else ""
+                lines.append(
+                    f"  {_CELL_LABELS[cell]}: {item['query_id']} ({item['condition']}, {item['provider']})"
+                    f"{reason}"
+                )
+    return lines

@@ -14,12 +14,16 @@ from grounding_eval.report import load_rows, summarize
 
 
 def _row(condition: str, *, success: bool, composite: float | None, judge: float | None = None,
-         hard: tuple[str, ...] = (), status: str = "scored", failure: int = 0) -> dict[str, Any]:  # fmt: skip
+         hard: tuple[str, ...] = (), status: str = "scored", failure: int = 0,
+         urls: tuple[str, ...] = (), url_score: float | None = None) -> dict[str, Any]:  # fmt: skip
     named: dict[str, float] = {"deterministic_verifier_score": 0.0 if hard else 1.0}
     if composite is not None:
         named["composite"] = composite
     if judge is not None:
         named["round3.llm_judge_score"] = judge
+    if url_score is not None:
+        named["url_allowlist_score"] = url_score
+    found = [{"url": f"https://{i}.example/", "status": s} for i, s in enumerate(urls)]
     return {
         "success": success,
         "failureReason": failure,
@@ -29,7 +33,7 @@ def _row(condition: str, *, success: bool, composite: float | None, judge: float
         "vars": {"jurisdiction": "IL"},
         "testCase": {"metadata": {"round": "3", "jurisdiction": "IL", "topic": "lockout", "risk_tier": "critical"}},
         "gradingResult": {"componentResults": [
-            {"metadata": {"verifier": {"hard_failures": [{"safety_check": h} for h in hard]}}},
+            {"metadata": {"verifier": {"urls": found, "hard_failures": [{"safety_check": h} for h in hard]}}},
             {"metadata": {"judge": {"status": status}}},
         ]},
     }  # fmt: skip
@@ -45,9 +49,19 @@ ROWS = [
     _row(
         "C0", success=False, composite=0.2, judge=0.5, hard=("jurisdiction_correct", "hallucinated_citation")
     ),
-    _row("C0", success=True, composite=0.8, judge=0.8),
-    _row("C1", success=False, composite=None, status="unscored"),  # the judge reply could not be scored
-    _row("C1", success=True, composite=0.6, judge=0.6),
+    _row(
+        "C0",
+        success=True,
+        composite=0.8,
+        judge=0.8,
+        urls=("IN_ALLOWLIST", "UNCHECKED", "UNCHECKED"),
+        url_score=1.0,
+    ),
+    # The judge reply could not be scored: its URLs are not counted, like its scores.
+    _row("C1", success=False, composite=None, status="unscored", urls=("UNCHECKED",), url_score=None),
+    _row(
+        "C1", success=True, composite=0.6, judge=0.6, urls=("HALLUCINATED_URL", "IN_ALLOWLIST"), url_score=0.5
+    ),
     _row("C1", success=False, composite=None, failure=2),  # a provider error
 ]
 
@@ -68,6 +82,17 @@ def test_groups_and_means(tmp_path: Path) -> None:
     assert (
         c1["rows"] == 3 and c1["unscored"] == 2 and c1["mean_composite"] == 0.6 and c1["mean_verifier"] == 1.0
     )
+    # UNCHECKED URLs are counted next to the URL mean, which leaves them out.
+    assert (c0["mean_url_allowlist_score"], c0["urls"], c0["urls_unchecked"]) == (1.0, 3, 2)
+    assert (c1["mean_url_allowlist_score"], c1["urls"], c1["urls_unchecked"]) == (0.5, 2, 0)
+
+
+def test_an_assertion_error_makes_the_row_unscored(tmp_path: Path) -> None:
+    """A judge that returned ERROR (no metadata) leaves the verifier's scores out of the means too."""
+    row = _row("C0", success=False, composite=None, url_score=1.0)
+    row["gradingResult"]["componentResults"][1] = {"reason": "ERROR (judge unscored): no judge provider"}
+    (group,) = summarize(load_rows(_file(tmp_path, [row])), ["condition"])
+    assert group.unscored == 1 and group.verifiers == [] and group.url_scores == []
 
 
 def test_other_grouping_keys(tmp_path: Path) -> None:
@@ -82,10 +107,13 @@ def test_cli_table_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(["report", str(path), "--by", "condition"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["condition", "rows", "pass", "unscored", "composite", "judge", "verifier",
-                                "halluc.No", "juris.No", "org.No"]  # fmt: skip
-    assert lines[1].split() == ["C0", "2", "1", "(50%)", "0", "0.500", "0.650", "0.500", "1", "1", "0"]
+                                "url", "UNCHECKED", "urls", "halluc.No", "juris.No", "org.No"]  # fmt: skip
+    assert lines[1].split() == ["C0", "2", "1", "(50%)", "0", "0.500", "0.650", "0.500", "1.000", "2", "3",
+                                "1", "1", "0"]  # fmt: skip
     assert main(["report", str(path), "--by", "condition", "--json"]) == 0
-    assert [g["condition"] for g in json.loads(capsys.readouterr().out)] == ["C0", "C1"]
+    report = json.loads(capsys.readouterr().out)
+    assert [g["condition"] for g in report["groups"]] == ["C0", "C1"]
+    assert report["groups"][0]["urls_unchecked"] == 2 and report["groups"][0]["urls"] == 3
 
 
 @pytest.mark.parametrize(
