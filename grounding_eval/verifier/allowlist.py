@@ -3,7 +3,11 @@
 The allowlist is the set of pages a legal-aid team has checked and is happy for an answer to cite. A
 link in it is fine; a link outside it is either a real page nobody vetted (REAL_NOT_IN_ALLOWLIST) or a
 page that does not exist (HALLUCINATED_URL) — and when that cannot be established, the honest answer is
-UNCHECKED, never a guess. Lookups compare normalized URLs
+UNCHECKED, never a guess. One kind of hallucination needs no network at all: a host whose last label
+is not a real top-level domain (``https://help.illinois-legal-aid/eviction``, ``http://legalaid/``)
+cannot exist, so it is HALLUCINATED_URL offline and live alike, before any liveness lookup
+(:func:`~grounding_eval.verifier.urls.suffix_problem` lists the cases that are not this rule:
+IP addresses, ``localhost``). Lookups compare normalized URLs
 (:func:`~grounding_eval.verifier.urls.normalize_url`), so ``http://www.lawhelp.org/?utm_source=x`` is the
 allowlisted ``https://lawhelp.org``; matching is per page, not per site.
 
@@ -28,7 +32,7 @@ from pathlib import Path
 from grounding_eval.errors import DataError
 from grounding_eval.files import read_text
 from grounding_eval.verifier.liveness import Liveness, LivenessChecker
-from grounding_eval.verifier.urls import UrlMention, extract_urls, normalize_url
+from grounding_eval.verifier.urls import UrlMention, extract_urls, normalize_url, suffix_problem, url_host
 
 __all__ = ["Allowlist", "UrlFinding", "UrlStatus", "classify_url", "load_allowlist"]
 
@@ -110,7 +114,11 @@ def load_allowlist(path: str | Path) -> Allowlist:
 
 
 def classify_url(mention: UrlMention, allowlist: Allowlist, liveness: LivenessChecker) -> UrlFinding:
-    """Classify one cited URL; liveness is only consulted for URLs outside the allowlist.
+    """Classify one cited URL: allowlist, then the public-suffix rule, then liveness.
+
+    The order matters: an allowlisted page is fine whatever its host (a team may vet an intranet
+    page), and a host that cannot exist is a hallucination in every mode, so neither asks the
+    liveness checker — or its snapshot — anything.
 
     Args:
         mention: The link from :func:`~grounding_eval.verifier.urls.extract_urls`.
@@ -118,11 +126,17 @@ def classify_url(mention: UrlMention, allowlist: Allowlist, liveness: LivenessCh
         liveness: Decides LIVE/DEAD/UNKNOWN for the rest.
 
     Returns:
-        IN_ALLOWLIST, or REAL_NOT_IN_ALLOWLIST (LIVE), HALLUCINATED_URL (DEAD), UNCHECKED (UNKNOWN).
+        IN_ALLOWLIST; HALLUCINATED_URL for a host without a real public suffix; otherwise
+        REAL_NOT_IN_ALLOWLIST (LIVE), HALLUCINATED_URL (DEAD: HTTP 404/410 or DNS NXDOMAIN) or
+        UNCHECKED (UNKNOWN).
     """
     normalized = normalize_url(mention.url)
     if normalized in allowlist.urls:
         return UrlFinding(mention, normalized, UrlStatus.IN_ALLOWLIST, "in allowlist")
+    host = url_host(mention.url)
+    problem = suffix_problem(host) if host is not None else None
+    if problem is not None:
+        return UrlFinding(mention, normalized, UrlStatus.HALLUCINATED_URL, f"not in allowlist; {problem}")
     result = liveness.check(mention.url)
     if result.status is Liveness.LIVE:
         return UrlFinding(

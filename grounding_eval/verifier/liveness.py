@@ -3,15 +3,26 @@
 A URL that is not in the allowlist may still be a real page; asking the web is the only way to tell a
 hallucinated link from an unlisted one. That question has to be answered carefully:
 
-* **Never guess.** Only HTTP 404 and 410 mean DEAD. A missing network, a DNS failure, a timeout, bot
-  blocking (401/403/429) and server errors are UNKNOWN — an evaluation run offline must not turn every
-  link into a "hallucination".
+* **Never guess.** Only HTTP 404 and 410, and a DNS "no such domain" (NXDOMAIN) for the host, mean
+  DEAD. A missing network, a DNS timeout, SERVFAIL or REFUSED, a name with no address, a connection
+  failure, bot blocking (401/403/429) and server errors are UNKNOWN — an evaluation run offline must
+  not turn every link into a "hallucination".
+* **Ask DNS itself.** Before any HTTP request, a live check asks a DNS resolver for the host's A (then
+  AAAA) record with dnspython. ``socket.getaddrinfo`` cannot do this job: its "name not known" is also
+  what a machine without any DNS answers, while an NXDOMAIN response is a resolver's statement that the
+  name does not exist. The resolver is the system's (``/etc/resolv.conf``), one nameserver given as
+  ``host:port`` (``dns_server`` in the configuration), or any object with a ``resolve(host)`` method
+  (:class:`DnsResolver`); without a readable configuration the answer is UNKNOWN, never DEAD. IP
+  literals, ``localhost`` names and ``allow_hosts`` are not asked about. dnspython is imported only by
+  a live check. Known limit: a filtering resolver (a blocklist answering NXDOMAIN) makes a blocked
+  site DEAD; point ``dns_server`` at an unfiltered resolver for a live round.
 * **Never be a proxy into the local network.** Answers are untrusted text; a URL such as
   ``http://169.254.169.254/`` must not make the grader fetch cloud metadata. Every hop's host is
   resolved first and private, loopback, link-local, reserved, multicast and unspecified addresses are
-  refused unless the host is explicitly allowed (tests allow ``127.0.0.1``). Redirects are followed by
-  hand so each target is checked. Proxy settings from the environment are ignored for the same reason:
-  through a proxy, the address check would check the wrong machine.
+  refused unless the host is explicitly allowed (tests allow ``127.0.0.1``). Allowing an address
+  does not allow names that resolve to it: anyone can point a DNS name at an internal address.
+  Redirects are followed by hand so each target is checked. Proxy settings from the environment are
+  ignored for the same reason: through a proxy, the address check would check the wrong machine.
 * **Be reproducible.** A snapshot CSV (``url,status,http_status,checked_at``) of recorded results is
   consulted first, online or offline, so a run can be repeated years later; an on-disk SQLite cache
   avoids asking the same question twice, and is shared safely by promptfoo's parallel worker processes.
@@ -38,16 +49,27 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 from urllib.parse import urljoin
 
 from grounding_eval.errors import DataError
-from grounding_eval.verifier.urls import normalize_url, url_host
+from grounding_eval.verifier.urls import is_address_host, is_localhost_name, normalize_url, url_host
 
-if TYPE_CHECKING:  # requests costs ~150 ms to import: only a live check needs it
+if TYPE_CHECKING:  # requests (~150 ms) and dnspython (~70 ms) are imported by a live check only
+    import dns.resolver
     import requests
 
-__all__ = ["USER_AGENT", "Liveness", "LivenessChecker", "LivenessResult"]
+__all__ = [
+    "USER_AGENT",
+    "DnsOutcome",
+    "DnsResolver",
+    "DnsVerdict",
+    "DnspythonResolver",
+    "Liveness",
+    "LivenessChecker",
+    "LivenessResult",
+    "parse_nameserver",
+]
 
 USER_AGENT: Final = "grounding-eval-linkcheck/0.1"
 """Sent with every request, so site owners can see what is asking."""
@@ -75,7 +97,8 @@ class LivenessResult:
     Attributes:
         status: LIVE, DEAD or UNKNOWN.
         detail: Why, for a human: ``"HTTP 404"``, ``"refused: loopback address 127.0.0.1"``,
-            ``"offline mode"``, ``"DNS lookup failed"``, ``"snapshot 2026-11-30: HTTP 200"``.
+            ``"offline mode"``, ``"DNS: no such domain (NXDOMAIN) help.example.org"``,
+            ``"DNS: server failure (SERVFAIL)"``, ``"snapshot 2026-11-30: HTTP 200"``.
         http_status: The final HTTP status, when there was one.
     """
 
@@ -84,8 +107,170 @@ class LivenessResult:
     http_status: int | None
 
 
+class DnsVerdict(enum.Enum):
+    """What DNS said about a host name."""
+
+    EXISTS = "EXISTS"  # it has an A or AAAA record
+    NO_SUCH_DOMAIN = "NO_SUCH_DOMAIN"  # NXDOMAIN: the name does not exist
+    UNKNOWN = "UNKNOWN"  # timeout, SERVFAIL, REFUSED, no address record, no resolver
+
+
+@dataclass(frozen=True)
+class DnsOutcome:
+    """One DNS answer about a host.
+
+    Attributes:
+        verdict: EXISTS, NO_SUCH_DOMAIN or UNKNOWN.
+        detail: Why, for a human: ``"DNS: no such domain (NXDOMAIN) help.example.org"``,
+            ``"DNS: server failure (SERVFAIL)"``, ``"no DNS resolver configured"``.
+    """
+
+    verdict: DnsVerdict
+    detail: str
+
+
+class DnsResolver(Protocol):
+    """Anything that can say whether a host name exists (tests inject their own)."""
+
+    def resolve(self, host: str) -> DnsOutcome:
+        """Return what DNS says about ``host`` (lower-case ASCII, no trailing dot); never raise."""
+        ...
+
+
+def parse_nameserver(text: str) -> tuple[str, int]:
+    """Read ``"127.0.0.1:5353"``, ``"[::1]:5353"``, ``"::1"`` or ``"10.0.0.1"`` (port 53) as (address, port).
+
+    Args:
+        text: An IP address with an optional port; a host name is not accepted (a nameserver is what
+            resolves names).
+
+    Returns:
+        The address as written by :mod:`ipaddress` and the port.
+
+    Raises:
+        ValueError: Not an IP address with an optional port 1-65535.
+    """
+    raw = text.strip()
+    if raw.startswith("["):
+        address, close, rest = raw[1:].partition("]")
+        if not close or (rest and not rest.startswith(":")):
+            address, rest = "", ""
+        port_text = rest[1:] if rest else None
+    elif raw.count(":") == 1:
+        address, _, port_text = raw.partition(":")
+    else:
+        address, port_text = raw, None  # bare IPv4, or bare IPv6 (several colons)
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        raise ValueError(
+            f"must be an IP address with an optional port, e.g. 127.0.0.1:5353, not {text!r}"
+        ) from None
+    if port_text is None:
+        return str(parsed), 53
+    if not (port_text.isascii() and port_text.isdigit() and 1 <= int(port_text) <= 65535):
+        raise ValueError(f"port must be 1-65535, not {port_text!r}")
+    return str(parsed), int(port_text)
+
+
+class DnspythonResolver:
+    """Asks one nameserver, or the system's configured ones, with dnspython.
+
+    Nothing is read or imported until the first question: an offline run never pays for dnspython and
+    never needs a resolver configuration.
+    """
+
+    def __init__(
+        self,
+        nameserver: str | None = None,
+        *,
+        lifetime: float = 5.0,
+        resolv_conf: str | Path = "/etc/resolv.conf",
+    ) -> None:
+        """Describe the resolver.
+
+        Args:
+            nameserver: ``"address[:port]"`` of the one nameserver to ask (see :func:`parse_nameserver`),
+                or ``None`` for the system configuration.
+            lifetime: Seconds allowed for the whole question, A and AAAA together.
+            resolv_conf: Where the system configuration is read from (POSIX; Windows uses its registry).
+
+        Raises:
+            ValueError: ``nameserver`` is not an IP address with an optional port.
+        """
+        self._nameserver = parse_nameserver(nameserver) if nameserver is not None else None
+        self._lifetime = lifetime
+        self._resolv_conf = str(resolv_conf)
+        self._resolver: dns.resolver.Resolver | None = None
+        self._configured: bool | None = None  # None: not tried yet
+
+    def resolve(self, host: str) -> DnsOutcome:
+        """Ask for A, then AAAA if the name has no A record; map the answer to a verdict."""
+        import dns.exception
+        import dns.name
+        import dns.resolver
+
+        resolver = self._get_resolver()
+        if resolver is None:
+            return DnsOutcome(DnsVerdict.UNKNOWN, "no DNS resolver configured")
+        deadline = time.monotonic() + self._lifetime
+        try:
+            name = dns.name.from_text(host)  # absolute: no search domains are ever appended
+            for rdtype in ("A", "AAAA"):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return self._timed_out()
+                try:
+                    resolver.resolve(name, rdtype, search=False, lifetime=remaining)
+                except dns.resolver.NoAnswer:
+                    continue
+                return DnsOutcome(DnsVerdict.EXISTS, f"DNS: {host} has an {rdtype} record")
+        except dns.resolver.NXDOMAIN:
+            return DnsOutcome(DnsVerdict.NO_SUCH_DOMAIN, f"DNS: no such domain (NXDOMAIN) {host}")
+        except dns.exception.Timeout:
+            return self._timed_out()
+        except dns.resolver.NoNameservers as exc:
+            return DnsOutcome(DnsVerdict.UNKNOWN, "DNS: " + _nameserver_failures(exc))
+        except (dns.exception.DNSException, OSError, ValueError) as exc:
+            return DnsOutcome(DnsVerdict.UNKNOWN, f"DNS: query failed ({type(exc).__name__})")
+        return DnsOutcome(DnsVerdict.UNKNOWN, f"DNS: {host} exists but has no address (no A or AAAA record)")
+
+    def _timed_out(self) -> DnsOutcome:
+        return DnsOutcome(DnsVerdict.UNKNOWN, f"DNS: no answer within {self._lifetime:g} s (timeout)")
+
+    def _get_resolver(self) -> dns.resolver.Resolver | None:
+        if self._configured is None:
+            import dns.resolver
+
+            try:
+                if self._nameserver is None:
+                    self._resolver = dns.resolver.Resolver(filename=self._resolv_conf)
+                else:
+                    self._resolver = dns.resolver.Resolver(configure=False)
+                    self._resolver.nameservers = [self._nameserver[0]]
+                    self._resolver.port = self._nameserver[1]
+            except (dns.resolver.NoResolverConfiguration, OSError, ValueError):
+                self._resolver = None
+            self._configured = self._resolver is not None
+        return self._resolver
+
+
+def _nameserver_failures(exc: Exception) -> str:
+    """Say why every nameserver failed, e.g. ``"server failure (SERVFAIL)"``."""
+    names = {"SERVFAIL": "server failure (SERVFAIL)", "REFUSED": "query refused (REFUSED)"}
+    texts: list[str] = []
+    errors = getattr(exc, "kwargs", {}).get("errors") or []
+    for error in errors:
+        # dnspython records (server, tcp, port, rcode text or exception, response) per attempt.
+        cause = error[3] if len(error) > 3 else None
+        text = names.get(cause, cause) if isinstance(cause, str) else f"query failed ({type(cause).__name__})"
+        if text not in texts:
+            texts.append(text)
+    return "; ".join(texts) or "no nameserver answered"
+
+
 class LivenessChecker:
-    """Checks URLs against a snapshot, a cache and (unless offline) the web.
+    """Checks URLs against a snapshot, a cache and (unless offline) DNS and the web.
 
     The snapshot is read and validated when the checker is built, so a bad file fails before a run
     starts rather than halfway through it.
@@ -100,6 +285,7 @@ class LivenessChecker:
         allow_hosts: Iterable[str] = (),
         timeout: float = 5.0,
         max_redirects: int = 3,
+        dns_resolver: str | DnsResolver | None = None,
     ) -> None:
         """Build a checker.
 
@@ -107,17 +293,29 @@ class LivenessChecker:
             offline: Never touch the network; URLs not in the snapshot are UNKNOWN.
             cache_path: SQLite file for LIVE/DEAD results (created if missing), or ``None`` for no cache.
             snapshot_path: Recorded results (CSV ``url,status,http_status,checked_at``) consulted first.
-            allow_hosts: Hosts or IP literals exempt from the private-address refusal.
-            timeout: Seconds allowed to connect, and to wait for each read.
+            allow_hosts: Hosts or IP literals exempt from the private-address refusal and from the DNS
+                question (the operator vouches for them; they may exist only in ``/etc/hosts``). An
+                allowed address is allowed as a literal in the URL only, not as a name's address.
+            timeout: Seconds allowed to connect, to wait for each read, and for each DNS question.
             max_redirects: Redirects followed before giving up (UNKNOWN).
+            dns_resolver: Who answers DNS questions in live mode: ``None`` for the system configuration,
+                ``"address[:port]"`` of one nameserver, or a :class:`DnsResolver`.
 
         Raises:
-            DataError: The snapshot is missing or malformed, or the cache is not a usable SQLite file.
+            DataError: The snapshot is missing or malformed, the cache is not a usable SQLite file, or
+                ``dns_resolver`` is a string that is not an IP address with an optional port.
         """
         self._offline = offline
         self._cache_path = cache_path
         self._allow_hosts = frozenset(_canonical_allowed(h) for h in allow_hosts)
         self._timeout = timeout
+        if dns_resolver is None or isinstance(dns_resolver, str):
+            try:
+                self._dns: DnsResolver = DnspythonResolver(dns_resolver, lifetime=timeout)
+            except ValueError as exc:
+                raise DataError("dns_server", str(exc)) from None
+        else:
+            self._dns = dns_resolver
         self._max_redirects = max_redirects
         self._snapshot = _load_snapshot(snapshot_path) if snapshot_path is not None else {}
         self._session: requests.Session | None = None
@@ -160,14 +358,22 @@ class LivenessChecker:
         for hop in range(self._max_redirects + 1):
             if not current.lower().startswith(("http://", "https://")):
                 return LivenessResult(Liveness.UNKNOWN, f"not an http(s) URL: {current}", None)
-            refusal = self._refusal(current)
+            after = f" after {hop} redirect{'s' if hop != 1 else ''}" if hop else ""
+            host = url_host(current)
+            if host is None:
+                return LivenessResult(Liveness.UNKNOWN, "refused: unparsable host", None)
+            # Every hop, like the address check: a redirect into a name that does not exist leads the
+            # reader nowhere, just as a redirect to a 404 does.
+            unresolved = self._dns_check(host, after)
+            if unresolved is not None:
+                return unresolved
+            refusal = self._refusal(host)
             if refusal is not None:
                 return refusal
             try:
                 code, location = self._request(current)
             except (requests.RequestException, ValueError) as exc:
                 return LivenessResult(Liveness.UNKNOWN, f"connection failed: {type(exc).__name__}", None)
-            after = f" after {hop} redirect{'s' if hop != 1 else ''}" if hop else ""
             if code in _REDIRECT_CODES:
                 if not location:
                     return LivenessResult(Liveness.UNKNOWN, f"HTTP {code} without Location", code)
@@ -194,11 +400,22 @@ class LivenessChecker:
         with self._session.get(url, allow_redirects=False, timeout=self._timeout, stream=True) as response:
             return response.status_code, response.headers.get("Location")
 
-    def _refusal(self, url: str) -> LivenessResult | None:
-        """Return an UNKNOWN result if ``url``'s host must not be contacted, else ``None``."""
-        host = url_host(url)
-        if host is None:
-            return LivenessResult(Liveness.UNKNOWN, "refused: unparsable host", None)
+    def _dns_check(self, host: str, after: str) -> LivenessResult | None:
+        """Return DEAD for NXDOMAIN, UNKNOWN when DNS cannot tell, ``None`` when the name exists.
+
+        Not asked: allowed hosts (the operator vouches for them; they may live in ``/etc/hosts`` only),
+        addresses, and ``localhost`` names, which are never looked up in DNS.
+        """
+        if host in self._allow_hosts or is_address_host(host) or is_localhost_name(host):
+            return None
+        outcome = self._dns.resolve(host)
+        if outcome.verdict is DnsVerdict.EXISTS:
+            return None
+        status = Liveness.DEAD if outcome.verdict is DnsVerdict.NO_SUCH_DOMAIN else Liveness.UNKNOWN
+        return LivenessResult(status, outcome.detail + after, None)
+
+    def _refusal(self, host: str) -> LivenessResult | None:
+        """Return an UNKNOWN result if ``host`` must not be contacted, else ``None``."""
         if host in self._allow_hosts:
             return None
         try:

@@ -30,10 +30,15 @@ def load_resources(
     snapshot: Path | None = None,
     cache_path: Path | None = None,
     allow_hosts: Iterable[str] = (),
+    dns_server: str | None = None,
     quote_near: float | None = None,
     quote_partial: float | None = None,
 ) -> VerifierResources:
     """Load and validate the allowlist, directory, liveness checker and quote thresholds.
+
+    ``dns_server`` (``"address[:port]"``, e.g. ``"127.0.0.1:5353"``) is the one nameserver a live check
+    asks whether a host exists; ``None`` uses the system's resolver configuration. It is validated here
+    in either mode, and only used live.
 
     Raises:
         DataError: one line naming the file (or option) and the problem.
@@ -56,6 +61,7 @@ def load_resources(
             cache_path=cache_path,
             snapshot_path=snapshot,
             allow_hosts=allow_hosts,
+            dns_resolver=dns_server,
         ),
         liveness_mode=liveness,
         quote_thresholds=thresholds,

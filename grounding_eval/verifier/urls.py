@@ -46,6 +46,21 @@ Normalization rules (:func:`normalize_url`), for allowlist lookup only — never
 * Query: parameters in :data:`TRACKING_PARAMS` dropped, the rest sorted by name (stable, so repeated names
   keep their order) — a reordered query names the same page, and the normal form is only a lookup key.
 * Fragment dropped.
+
+Which hosts can exist at all (:func:`suffix_problem`), decided offline from the same bundled snapshot:
+
+* A domain name whose last label is not a top-level domain in the ICANN section of the public suffix
+  list cannot be in the public DNS, so no reader can open it: ``help.illinois-legal-aid``,
+  ``legal-aid.example``, ``printer.local``, ``intranet.internal``. A single-label host (``legalaid``)
+  is the same case. Private suffixes (``github.io``) are not consulted: every one of them sits under an
+  ICANN top-level domain, so they could not change the answer.
+* Not this rule: IP literals and hosts whose last label is a number (browsers read
+  ``http://2130706433/`` as ``http://127.0.0.1/``); ``localhost`` and names under ``.localhost``
+  (RFC 6761 reserves them for the local machine: they exist everywhere, and liveness refuses them); a
+  host that is itself a public suffix or a bare TLD (``co.uk``, ``http://org/``); ``.onion`` and
+  ``home.arpa``, which the snapshot lists as ICANN suffixes.
+* Known limit: a TLD delegated after the pinned ``tldextract`` release is unknown here until the pin
+  moves; the pin is what keeps a verdict reproducible.
 """
 
 from __future__ import annotations
@@ -69,8 +84,11 @@ __all__ = [
     "UrlMention",
     "extract_urls",
     "host_matches_domain",
+    "is_address_host",
+    "is_localhost_name",
     "normalize_url",
     "registered_domain",
+    "suffix_problem",
     "url_host",
 ]
 
@@ -105,6 +123,12 @@ FILE_EXTENSION_SUFFIXES: Final[frozenset[str]] = frozenset(
     {"cc", "md", "ml", "mov", "pl", "pm", "ps", "py", "rs", "sh", "so", "tf", "zip"}
 )
 """Public suffixes that are more often file extensions: a bare ``name.<suffix>`` needs ``www.`` or a path."""
+
+_ESTABLISHED_TLDS: Final = frozenset({"com", "edu", "gov", "info", "mil", "net", "org", "us"})
+"""Top-level domains answered without loading the suffix list (a test checks each is in the snapshot).
+
+Almost every link in a US legal-aid answer ends in one of these; loading ``tldextract`` and parsing its
+snapshot costs ~300 ms in a fresh process, which promptfoo pays once per assertion call."""
 
 # Characters that end a link: a browser would percent-encode every one of them, and in prose they are
 # delimiters. Whitespace is handled by \s. Zero-width spaces end a link so that an invisible character
@@ -301,6 +325,72 @@ def host_matches_domain(host: str, domain: str) -> bool:
     if not _extractor().extract_str(d).domain:
         return False
     return h == d or h.endswith("." + d)
+
+
+def is_address_host(host: str) -> bool:
+    """Return whether ``host`` is an address rather than a name: an IP literal or a numeric last label.
+
+    Browsers (the WHATWG URL standard) read a host whose last label is a decimal number or ``0x`` hex as
+    an IPv4 address (``2130706433`` and ``0x7f.1`` are ``127.0.0.1``) or reject the URL; such a host is
+    never a domain name, so neither the suffix rule nor a DNS query applies to it.
+
+    Args:
+        host: A host, e.g. from :func:`url_host` (IPv6 with or without brackets).
+
+    Returns:
+        ``True`` for an address; ``False`` for a name or an unparsable host.
+    """
+    canonical = _canonical_host(host)
+    if canonical is None:
+        return False
+    if _is_ip(canonical):
+        return True
+    last = canonical.rpartition(".")[2]
+    if last.isdigit():
+        return True
+    return last.startswith("0x") and all(c in _HEX for c in last[2:])
+
+
+def is_localhost_name(host: str) -> bool:
+    """Return whether ``host`` is ``localhost`` or a name under it (RFC 6761: always the local machine).
+
+    Args:
+        host: A host, any case, with or without a trailing dot.
+
+    Returns:
+        ``True`` for ``localhost``, ``LOCALHOST.`` and ``app.localhost``.
+    """
+    canonical = _canonical_host(host)
+    return canonical is not None and (canonical == "localhost" or canonical.endswith(".localhost"))
+
+
+def suffix_problem(host: str) -> str | None:
+    """Say why ``host`` cannot be a name in the public DNS, or return ``None`` if it can be.
+
+    Decided offline from the bundled public suffix snapshot; see the module docstring for the cases
+    that are deliberately not this rule (addresses, ``localhost``, bare suffixes).
+
+    Args:
+        host: A host, e.g. from :func:`url_host` (any case, Unicode or punycode, trailing dot or not).
+
+    Returns:
+        ``'not a real public suffix: ".illinois-legal-aid"'``,
+        ``'not a real public suffix: single-label host "legalaid"'``, or ``None`` (also for an
+        unparsable host: this rule only speaks about names it can read).
+    """
+    canonical = _canonical_host(host)
+    if canonical is None or is_address_host(canonical) or is_localhost_name(canonical):
+        return None
+    tld = canonical.rpartition(".")[2]
+    if tld in _ESTABLISHED_TLDS:
+        return None
+    # Ask about "x.<tld>", not the host: a TLD listed only through wildcard rules ("*.ck") is no
+    # suffix on its own, so "http://ck/" would otherwise look invented although "ck" is delegated.
+    if _extractor().extract_str(f"x.{tld}", include_psl_private_domains=False).suffix:
+        return None
+    if "." not in canonical:
+        return f'not a real public suffix: single-label host "{canonical}"'
+    return f'not a real public suffix: ".{tld}"'
 
 
 # --- extraction helpers -------------------------------------------------------------------------------

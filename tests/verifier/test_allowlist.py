@@ -167,7 +167,7 @@ def _classify_cases() -> list[Any]:
 
 
 class TestClassifyUrl:
-    """classify_url: allowlist first, then liveness; UNKNOWN is UNCHECKED, never a guess."""
+    """classify_url: allowlist, then the public-suffix rule, then liveness; UNKNOWN is UNCHECKED."""
 
     @pytest.mark.parametrize(("text", "expected"), _classify_cases())
     def test_golden(self, text: str, expected: dict[str, str]) -> None:
@@ -227,6 +227,50 @@ class TestClassifyUrl:
         assert (finding.status, finding.detail) == (status, detail)
         assert finding.normalized == "https://other.example.org/x"
         assert fake.asked == [url]
+
+    def test_invalid_suffix_never_checks_liveness(self, tmp_path: Path) -> None:
+        """A host that cannot exist is HALLUCINATED_URL without asking liveness, even a snapshot."""
+        url = "https://help.illinois-legal-aid/eviction"
+        snapshot = tmp_path / "snap.csv"
+        snapshot.write_text(
+            f"url,status,http_status,checked_at\n{url},LIVE,200,2026-11-30\n", encoding="utf-8"
+        )
+        fake = _FakeLiveness({})
+        allowlist = load_allowlist(FIXTURES / "allowlist.txt")
+        finding = classify_url(_mention(url), allowlist, fake)
+        recorded = LivenessChecker(offline=True, cache_path=None, snapshot_path=snapshot)
+        assert (finding.status, finding.detail, fake.asked) == (
+            UrlStatus.HALLUCINATED_URL,
+            'not in allowlist; not a real public suffix: ".illinois-legal-aid"',
+            [],
+        )
+        assert classify_url(_mention(url), allowlist, recorded).status is UrlStatus.HALLUCINATED_URL
+
+    def test_allowlist_beats_the_suffix_rule(self, tmp_path: Path) -> None:
+        """A page the team vetted is IN_ALLOWLIST even on a host with no public suffix."""
+        file = tmp_path / "a.txt"
+        file.write_text("http://intranet.local/forms\nhttp://legalaid/\n", encoding="utf-8")
+        allowlist = load_allowlist(file)
+        for url in ("https://intranet.local/forms/", "http://legalaid"):
+            assert classify_url(_mention(url), allowlist, _FakeLiveness({})).status is UrlStatus.IN_ALLOWLIST
+
+    @pytest.mark.parametrize(
+        "url",
+        [
+            pytest.param("http://192.0.2.1/", id="ip-literal"),
+            pytest.param("http://localhost:8080/", id="localhost"),
+            pytest.param("https://example.legal/", id="real-suffix"),
+        ],
+    )
+    def test_not_this_rule_goes_to_liveness(self, url: str) -> None:
+        """IP literals, localhost and real suffixes are asked about as before."""
+        fake = _FakeLiveness({url: LivenessResult(Liveness.DEAD, "HTTP 404", 404)})
+        finding = classify_url(_mention(url), load_allowlist(FIXTURES / "allowlist.txt"), fake)
+        assert (finding.status, finding.detail, fake.asked) == (
+            UrlStatus.HALLUCINATED_URL,
+            "not in allowlist; HTTP 404",
+            [url],
+        )
 
     def test_status_values(self) -> None:
         """Enum values are their names (they appear in reports and JSON)."""

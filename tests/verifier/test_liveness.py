@@ -1,6 +1,8 @@
 """Liveness checking against a real HTTP server on 127.0.0.1; no other network is used.
 
-Name resolution for anything but 127.0.0.1/localhost is faked with a patched ``socket.getaddrinfo``.
+Name resolution for anything but 127.0.0.1/localhost is faked with a patched ``socket.getaddrinfo``,
+and the DNS question a live check asks first is answered by an injected resolver (the real DNS client
+is tested against a local DNS stub in ``test_dns.py``); asking the system's resolver fails the test.
 """
 
 from __future__ import annotations
@@ -16,7 +18,15 @@ from pathlib import Path
 import pytest
 
 from grounding_eval.errors import DataError
-from grounding_eval.verifier.liveness import USER_AGENT, Liveness, LivenessChecker, LivenessResult
+from grounding_eval.verifier import liveness
+from grounding_eval.verifier.liveness import (
+    USER_AGENT,
+    DnsOutcome,
+    DnsVerdict,
+    Liveness,
+    LivenessChecker,
+    LivenessResult,
+)
 
 SLOW_SECONDS = 1.5
 
@@ -107,6 +117,27 @@ class _Handler(BaseHTTPRequestHandler):
             pass  # the client hung up, as it should
 
 
+class _ExistsDns:
+    """Says every name exists, and records the names asked about."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def resolve(self, host: str) -> DnsOutcome:
+        self.asked.append(host)
+        return DnsOutcome(DnsVerdict.EXISTS, f"DNS: {host} has an A record")
+
+
+@pytest.fixture(autouse=True)
+def _no_system_dns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test here that reached the system's DNS resolver would be asking the internet."""
+
+    def refuse(self: object, host: str) -> DnsOutcome:
+        raise AssertionError(f"the system DNS resolver was asked about {host}")
+
+    monkeypatch.setattr(liveness.DnspythonResolver, "resolve", refuse)
+
+
 @pytest.fixture
 def server() -> Iterator[_Server]:
     srv = _Server()
@@ -125,6 +156,9 @@ def checker(tmp_path: Path) -> LivenessChecker:
     return LivenessChecker(
         offline=False, cache_path=tmp_path / "cache.sqlite", allow_hosts=["127.0.0.1"], timeout=0.5
     )
+
+
+_REAL_GETADDRINFO = socket.getaddrinfo
 
 
 def _fake_dns(monkeypatch: pytest.MonkeyPatch, address: str) -> list[str]:
@@ -300,9 +334,10 @@ class TestRefusal:
         """A public-looking name that resolves to a non-public address is refused."""
         looked_up = _fake_dns(monkeypatch, address)
         monkeypatch.setattr(socket.socket, "connect", _no_connect)
-        plain = LivenessChecker(offline=False, cache_path=None)
+        dns = _ExistsDns()
+        plain = LivenessChecker(offline=False, cache_path=None, dns_resolver=dns)
         assert plain.check("https://innocent.example.org/") == LivenessResult(Liveness.UNKNOWN, detail, None)
-        assert looked_up == ["innocent.example.org"]
+        assert looked_up == dns.asked == ["innocent.example.org"]
 
     def test_ip_literal_refused(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """An IP literal in the URL is checked too."""
@@ -313,21 +348,57 @@ class TestRefusal:
         )
 
     def test_dns_failure_is_unknown_not_dead(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-        """No DNS (e.g. no network) is UNKNOWN and is not cached."""
+        """getaddrinfo's "name not known" (also what a machine without DNS says) is UNKNOWN, not cached."""
 
         def fail(*args: object, **kwargs: object) -> None:
             raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
 
         monkeypatch.setattr(socket, "getaddrinfo", fail)
         cache = tmp_path / "cache.sqlite"
-        plain = LivenessChecker(offline=False, cache_path=cache)
+        plain = LivenessChecker(offline=False, cache_path=cache, dns_resolver=_ExistsDns())
         assert plain.check("https://no-such-host.example.org/") == LivenessResult(
             Liveness.UNKNOWN, "DNS lookup failed", None
         )
-        monkeypatch.undo()
-        second = LivenessChecker(offline=False, cache_path=cache)
+        monkeypatch.setattr(socket, "getaddrinfo", _REAL_GETADDRINFO)
+        second = LivenessChecker(offline=False, cache_path=cache, dns_resolver=_ExistsDns())
         _fake_dns(monkeypatch, "10.0.0.1")  # a second look must ask again, not read a cached verdict
         assert second.check("https://no-such-host.example.org/").detail.startswith("refused")
+
+    def test_allowed_address_is_not_allowed_by_name(
+        self, server: _Server, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Allowing 127.0.0.1 allows that literal only: a name resolving to it is still refused."""
+        _fake_dns(monkeypatch, "127.0.0.1")
+        allowed = LivenessChecker(
+            offline=False, cache_path=None, allow_hosts=["127.0.0.1"], dns_resolver=_ExistsDns()
+        )
+        port = server.server_address[1]
+        assert allowed.check(f"http://rebound.example.org:{port}/ok").detail == (
+            "refused: loopback address 127.0.0.1"
+        )
+        assert server.log == []
+
+    @pytest.mark.parametrize(
+        "url",
+        [
+            pytest.param("http://127.0.0.1:{port}/ok", id="ipv4-literal"),
+            pytest.param("http://2130706433:{port}/ok", id="numeric-host"),
+            pytest.param("http://localhost:{port}/ok", id="localhost"),
+            pytest.param("http://allowed-name.example.org:{port}/ok", id="allowed-host"),
+        ],
+    )
+    def test_no_dns_question(self, server: _Server, monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+        """Addresses, localhost names and allowed hosts are never asked about in DNS."""
+        _fake_dns(monkeypatch, "127.0.0.1")
+        dns = _ExistsDns()
+        checker = LivenessChecker(
+            offline=False,
+            cache_path=None,
+            allow_hosts=["127.0.0.1", "allowed-name.example.org"],
+            dns_resolver=dns,
+        )
+        checker.check(url.format(port=server.server_address[1]))
+        assert dns.asked == []
 
 
 class TestCache:

@@ -17,8 +17,11 @@ from grounding_eval.verifier.urls import (
     UrlMention,
     extract_urls,
     host_matches_domain,
+    is_address_host,
+    is_localhost_name,
     normalize_url,
     registered_domain,
+    suffix_problem,
     url_host,
 )
 
@@ -295,3 +298,118 @@ class TestHostMatchesDomain:
     def test_sub_domain_url_matches(self) -> None:
         """A real subdomain URL is credited to its domain."""
         assert host_matches_domain(url_host("https://sub.trusted.org/x") or "", "trusted.org")
+
+
+class TestSuffixProblem:
+    """suffix_problem flags hosts whose last label is no real top-level domain, offline."""
+
+    @pytest.mark.parametrize(
+        ("host", "expected"),
+        [
+            pytest.param(
+                "help.illinois-legal-aid", 'not a real public suffix: ".illinois-legal-aid"', id="invented"
+            ),
+            pytest.param(
+                "Help.Illinois-Legal-Aid.", 'not a real public suffix: ".illinois-legal-aid"', id="case-dot"
+            ),
+            pytest.param(
+                "legalaid", 'not a real public suffix: single-label host "legalaid"', id="single-label"
+            ),
+            pytest.param("evil.test", 'not a real public suffix: ".test"', id="rfc2606-test"),
+            pytest.param("x.invalid", 'not a real public suffix: ".invalid"', id="rfc2606-invalid"),
+            pytest.param("printer.local", 'not a real public suffix: ".local"', id="mdns"),
+            pytest.param("intranet.internal", 'not a real public suffix: ".internal"', id="internal"),
+            pytest.param("пример.тест", 'not a real public suffix: ".xn--e1aybc"', id="idn-invented"),
+            pytest.param("example.legal", None, id="new-gtld"),
+            pytest.param("foo.co.uk", None, id="two-level-suffix"),
+            pytest.param("пример.рф", None, id="idn-real"),
+            pytest.param("xn--e1afmkfd.xn--p1ai", None, id="punycode-real"),
+            pytest.param("lawhelp.ORG", None, id="established-tld"),
+            pytest.param("someone.github.io", None, id="private-suffix-host"),
+            pytest.param("org", None, id="bare-tld"),
+            pytest.param("co.uk", None, id="bare-suffix"),
+            pytest.param("ck", None, id="wildcard-only-tld"),
+            pytest.param("x.onion", None, id="onion-listed"),
+            pytest.param("localhost", None, id="localhost"),
+            pytest.param("app.localhost", None, id="under-localhost"),
+            pytest.param("192.0.2.1", None, id="ipv4"),
+            pytest.param("[2001:db8::1]", None, id="ipv6"),
+            pytest.param("2130706433", None, id="decimal-ipv4"),
+            pytest.param("0x7f.0x1", None, id="hex-ipv4"),
+            pytest.param("", None, id="empty"),
+            pytest.param("exa mple", None, id="unparsable"),
+        ],
+    )
+    def test_suffix_problem(self, host: str, expected: str | None) -> None:
+        """The detail names the missing suffix; addresses, localhost and real suffixes are not this rule."""
+        assert suffix_problem(host) == expected
+
+    def test_established_tlds_are_in_the_snapshot(self) -> None:
+        """The shortcut set only holds ICANN top-level domains the bundled snapshot knows."""
+        for tld in urls._ESTABLISHED_TLDS:
+            assert urls._extractor().extract_str(f"x.{tld}", include_psl_private_domains=False).suffix == tld
+
+    def test_no_network(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Deciding needs no socket: the bundled snapshot only."""
+
+        def refuse(*args: object, **kwargs: object) -> None:
+            raise AssertionError("network access attempted")
+
+        monkeypatch.setattr(socket, "socket", refuse)
+        monkeypatch.setattr(socket, "getaddrinfo", refuse)
+        urls._extractor.cache_clear()
+        try:
+            assert suffix_problem("help.illinois-legal-aid") is not None
+            assert suffix_problem("example.legal") is None
+        finally:
+            urls._extractor.cache_clear()
+
+    @given(
+        st.builds(
+            lambda ls, tld: ".".join([*ls, tld]),
+            st.lists(_label, min_size=1, max_size=3),
+            st.sampled_from(["org", "com", "gov", "co.uk", "рф", "legal", "ORG"]),
+        )
+    )
+    def test_hosts_with_real_suffixes_pass(self, host: str) -> None:
+        """A generated host under a real suffix is never flagged."""
+        assert suffix_problem(host) is None
+
+
+class TestHostKinds:
+    """is_address_host and is_localhost_name tell addresses and local names from domain names."""
+
+    @pytest.mark.parametrize(
+        ("host", "expected"),
+        [
+            pytest.param("192.0.2.1", True, id="ipv4"),
+            pytest.param("::1", True, id="ipv6"),
+            pytest.param("[::1]", True, id="ipv6-brackets"),
+            pytest.param("2130706433", True, id="decimal"),
+            pytest.param("0x7f.1", True, id="hex-and-decimal"),
+            pytest.param("a.0X7F", True, id="hex-last-label"),
+            pytest.param("1.2.3.300", True, id="invalid-ipv4-still-numeric"),
+            pytest.param("x.0xg", False, id="not-hex"),
+            pytest.param("1.2.3.example", False, id="name"),
+            pytest.param("lawhelp.org", False, id="domain"),
+            pytest.param("", False, id="empty"),
+        ],
+    )
+    def test_is_address_host(self, host: str, expected: bool) -> None:
+        """IP literals and numeric last labels (WHATWG: IPv4) are addresses."""
+        assert is_address_host(host) is expected
+
+    @pytest.mark.parametrize(
+        ("host", "expected"),
+        [
+            pytest.param("localhost", True, id="localhost"),
+            pytest.param("LOCALHOST.", True, id="case-dot"),
+            pytest.param("app.localhost", True, id="subdomain"),
+            pytest.param("localhost.org", False, id="other-tld"),
+            pytest.param("notlocalhost", False, id="glued"),
+            pytest.param("127.0.0.1", False, id="address"),
+        ],
+    )
+    def test_is_localhost_name(self, host: str, expected: bool) -> None:
+        """localhost and names under it (RFC 6761), nothing else."""
+        assert is_localhost_name(host) is expected
