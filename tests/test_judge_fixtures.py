@@ -1,5 +1,8 @@
-"""The recorded judge replies (fixtures) cover every row of every round config, and every final reply
-parses under its rubric — so the offline rounds never hit a missing or malformed recording by accident."""
+"""The recorded judge replies (fixtures) cover every row of every round config, every final reply parses
+under its rubric, and every reply carries the SHA-256 of the recorded answer it judged — so the offline
+rounds never hit a missing, malformed or mismatched recording by accident.
+
+After editing a recorded answer, re-record its judge reply, then ``scripts/hash_judge_replies.py``."""
 
 from __future__ import annotations
 
@@ -9,9 +12,10 @@ import pytest
 
 from grounding_eval.data.dataset import load_dataset
 from grounding_eval.data.rounds import ROUNDS, select_items
-from grounding_eval.judge.client import load_replay_fixtures
+from grounding_eval.judge.client import answer_sha256, load_replay_fixtures
 from grounding_eval.judge.parse import ParseFailure, parse_reply
 from grounding_eval.judge.rubric import load_rubric
+from grounding_eval.replay import load_recorded_answers
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = load_dataset(REPO / "datasets" / "sample")
@@ -38,3 +42,27 @@ def test_final_replies_parse_and_retries_are_real(rubric_id: str) -> None:
         assert not isinstance(parse_reply(fixture.replies[-1], rubric), ParseFailure), key
         for earlier in fixture.replies[:-1]:  # a recorded retry starts from a reply that really fails
             assert isinstance(parse_reply(earlier, rubric), ParseFailure), key
+
+
+REPLY_FILES = [
+    pytest.param(REPO / dataset / "judge_replies" / name, id=f"{dataset}/{name}")
+    for dataset, names in (
+        ("datasets/sample", ("v3.yaml", "v4.yaml", "round3.yaml")),
+        ("tests/fixtures/data/tiny", ("round3.yaml",)),
+    )
+    for name in names
+]
+
+
+@pytest.mark.parametrize("path", REPLY_FILES)
+def test_every_reply_is_hashed_to_its_recorded_answer(path: Path) -> None:
+    """Each reply under <rubric>/<item>/<condition> names, by SHA-256, the dataset's recorded answer for
+    (item, condition): the text the judge would be shown when the main job replays it."""
+    answers = load_recorded_answers(path.parent.parent / "recorded_answers.yaml")
+    wrong = []
+    for key, fixture in load_replay_fixtures(path).items():
+        _, item, condition = key.split("/")
+        expected = answer_sha256(answers[item, condition].answer)
+        if fixture.answer_sha256 != expected:
+            wrong.append(f"{key}: {fixture.answer_sha256} != {expected}")
+    assert not wrong, wrong[:5]

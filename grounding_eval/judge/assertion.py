@@ -10,16 +10,23 @@ One call per row and rubric. The flow, and what can come back:
    ``options.provider`` (promptfoo's grader setting); ``{dataset}`` in it stands for the test's dataset
    folder, so recorded replies travel with the dataset. None of them set, or a missing API key: an explicit
    ``ERROR`` result naming what to set — never a silent fallback.
-3. The reply is parsed strictly, then leniently. If it still does not fit the schema, the judge is asked
+3. A recorded judge (``replay:``) grades only the answer its reply was recorded for: each recording
+   carries the SHA-256 of that answer (:func:`~grounding_eval.judge.client.answer_sha256`), and an answer
+   with another hash — a live model's, say, when ``-r file://providers/live.yaml`` was run without a live
+   judge — gets an explicit ``ERROR (judge not run)`` naming both hashes and ``$GROUNDING_EVAL_JUDGE_PROVIDER``,
+   not the recording's verdict. A recording without a hash is replayed only when the answer is a
+   recording too (the replay provider's response carries ``metadata.recorded_fixture``), and the reason
+   says so.
+4. The reply is parsed strictly, then leniently. If it still does not fit the schema, the judge is asked
    once more with the validation error appended; a second failure writes the item (test, prompt, raw
    replies, errors) to the review queue (``config.review_queue``, default
    ``results/judge_review_queue.jsonl``) and returns an explicit ``ERROR (judge unscored)`` result with
    no named scores.
-4. Otherwise: per-criterion ``namedScores`` (``<rubric>.<criterion>``, Yes=1, Partial=0.5, No=0, negative
+5. Otherwise: per-criterion ``namedScores`` (``<rubric>.<criterion>``, Yes=1, Partial=0.5, No=0, negative
    criteria inverted so higher is always better), the rubric's ``<rubric>.llm_judge_score``, one
    ``componentResult`` per criterion with the judge's sentence, and the evidence in ``metadata.judge``:
    rubric id and version, prompt version, provider and model, timestamp, source document ids, rendered
-   prompt and raw reply.
+   prompt, raw reply and the answer's SHA-256 (so a live judgment can become a recording).
 
 The assertion passes when ``llm_judge_score`` ≥ 0.5 and no dimension was forced to No by an override
 (v4's source_fidelity rule); a round's composite (:mod:`grounding_eval.scoring`) decides the row.
@@ -32,11 +39,15 @@ import json
 import os
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from grounding_eval.judge.client import AnswerCheck
 
 __all__ = ["JUDGE_PROVIDER_ENV", "condition_of", "judge_assertion"]
 
 JUDGE_PROVIDER_ENV = "GROUNDING_EVAL_JUDGE_PROVIDER"
+_LIVE_JUDGE_EXAMPLE = "anthropic:messages:claude-sonnet-4-5-20250929"
 _SOURCE_VARS = {"C1.5": "jkb_full_content", "C1": "jkb_directory"}
 _RUBRIC_IDS = ("v3", "v4", "round3")
 _ITEM_FIELDS = ("required_clarifying_questions", "failure_modes", "risk_tier", "sme_variables")
@@ -61,7 +72,7 @@ def judge_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, 
 
 def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, Any]:
     from grounding_eval.errors import DataError
-    from grounding_eval.judge.client import JudgeConfigError, JudgeError
+    from grounding_eval.judge.client import JudgeConfigError, JudgeError, ReplayJudgeClient, answer_sha256
     from grounding_eval.judge.parse import ParseFailure, parse_reply
     from grounding_eval.judge.render import render_judge_prompt
     from grounding_eval.judge.score import judge_scores
@@ -104,6 +115,17 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         return _error(f"cannot render rubric {rubric.id}: {exc}")
     query_id = str(vars_.get("query_id") or metadata.get("query_id") or "")
     key = f"{rubric.id}/{query_id}/{condition}"
+    answer_hash = answer_sha256(answer)
+    replay_note = ""
+    if isinstance(client, ReplayJudgeClient):
+        recording = _answer_recording(context)
+        try:
+            check = client.check_answer(key, answer, answer_is_recorded=recording is not None)
+        except JudgeError as exc:
+            return _error(f"judge call failed ({provider}): {exc}")
+        if not check.allowed:
+            return _not_run(check, recording, rubric.id, provider, client.model, condition)
+        replay_note = check.detail
     replies: list[str] = []
     errors: list[str] = []
     user = rendered.user
@@ -134,7 +156,10 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         "rendered_prompt": {"system": rendered.system, "user": rendered.user},
         "raw_replies": replies,
         "cached": bool(reply and reply.cached),
+        "answer_sha256": answer_hash,
     }
+    if isinstance(client, ReplayJudgeClient):
+        evidence["replay_answer_check"] = replay_note or "recorded for this very answer (same sha256)"
     if parsed is None:
         queue = Path(str(config.get("review_queue") or "results/judge_review_queue.jsonl"))
         _enqueue(
@@ -165,7 +190,8 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     head = "PASS" if passed else "FAIL"
     reason = (f"{head} {rubric.id} judge {scores.llm_judge_score:.2f} ({client.model}, {condition})"
               + (f"; below half: {', '.join(low)}" if low else "; every criterion at least Partial")
-              + (f"; {'; '.join(scores.overrides_applied)}" if scores.overrides_applied else ""))  # fmt: skip
+              + (f"; {'; '.join(scores.overrides_applied)}" if scores.overrides_applied else "")
+              + (f"; note: {replay_note}" if replay_note else ""))  # fmt: skip
     return {
         "pass": passed,
         "score": round(scores.llm_judge_score, 4),
@@ -191,6 +217,55 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
             }
         },
     }
+
+
+def _not_run(
+    check: AnswerCheck, recording: str | None, rubric_id: str, provider: str, model: str, condition: str
+) -> dict[str, Any]:
+    """The explicit error for a recorded reply refused for this answer (an ``AnswerCheck`` not allowed)."""
+    advice = f"set {JUDGE_PROVIDER_ENV} to a live judge (e.g. {_LIVE_JUDGE_EXAMPLE})"
+    if recording is not None and check.status == "mismatch":  # both sides recorded, out of step
+        advice += (
+            f"; or, if the recorded answer in {recording} was edited on purpose, re-record this "
+            "judge reply and re-hash it with scripts/hash_judge_replies.py"
+        )
+    return {
+        "pass": False,
+        "score": 0.0,
+        "reason": f"ERROR (judge not run): {check.detail}; {advice}",
+        "namedScores": {},
+        "metadata": {
+            "judge": {
+                "status": "unscored",  # what report.py counts as a row without a judgment
+                "error": f"replay_{check.status}",
+                "rubric_id": rubric_id,
+                "provider": provider,
+                "model": model,
+                "condition": condition,
+                "fixture_key": check.key,
+                "recorded_answer_sha256": check.recorded_sha256,
+                "answer_sha256": check.answer_sha256,
+                "answer_recording": recording,
+            }
+        },
+    }
+
+
+def _answer_recording(context: dict[str, Any]) -> str | None:
+    """The recorded-answers file the answer was replayed from, or ``None`` if a live provider gave it.
+
+    promptfoo passes the provider response's metadata both as ``context["metadata"]`` and inside
+    ``context["providerResponse"]``; the replay provider (:func:`grounding_eval.replay.call_replay`) puts
+    the file it read in ``recorded_fixture``.
+    """
+    response = context.get("providerResponse")
+    for metadata in (
+        context.get("metadata"),
+        response.get("metadata") if isinstance(response, dict) else None,
+    ):
+        if isinstance(metadata, dict) and metadata.get("recorded_fixture"):
+            return str(metadata["recorded_fixture"])
+    return None
 
 
 def _ids_key(condition: str) -> str:

@@ -10,7 +10,9 @@ Provider ids are written the promptfoo way, so a config names the judge as it na
 * ``anthropic:messages:<model>`` — key ``ANTHROPIC_API_KEY``, base ``ANTHROPIC_BASE_URL``
 * ``openai:chat:<model>`` — key ``OPENAI_API_KEY``, base ``OPENAI_BASE_URL`` (any compatible server)
 * ``google:<model>`` (Gemini) — key ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY``, base ``GOOGLE_BASE_URL``
-* ``replay:<path>`` — recorded judge replies (fixtures), never a model
+* ``replay:<path>`` — recorded judge replies (fixtures), never a model; each recording names the
+  answer it judged by :func:`answer_sha256`, and :meth:`ReplayJudgeClient.check_answer` refuses to
+  replay it for any other answer
 
 Everything that can be wrong with the configuration (unknown provider, missing key, impossible option,
 malformed fixture file) is raised by :func:`make_client`, before the first row is judged, never halfway
@@ -23,16 +25,18 @@ Proxies and CA bundles follow ``requests``' usual reading of the process environ
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, cast
 from urllib.parse import urlsplit
 
 from grounding_eval.errors import DataError
@@ -47,6 +51,8 @@ __all__ = [
     "RETRY_STATUSES",
     "SUPPORTED_FORMS",
     "USER_AGENT",
+    "AnswerCheck",
+    "AnswerStatus",
     "HttpJudgeClient",
     "JudgeClient",
     "JudgeConfigError",
@@ -54,6 +60,7 @@ __all__ = [
     "JudgeReply",
     "ReplayFixture",
     "ReplayJudgeClient",
+    "answer_sha256",
     "backoff_delay",
     "load_replay_fixtures",
     "make_client",
@@ -429,27 +436,83 @@ def _shorten(text: str) -> str:
 # --- replay (recorded fixtures) -------------------------------------------------------------------------
 
 
+def answer_sha256(answer: str) -> str:
+    """Return the SHA-256 of ``answer`` as 64 lowercase hex digits: the answer a recorded reply judged.
+
+    The hash is taken over the UTF-8 bytes of the answer exactly as the judge assertion receives it as
+    promptfoo's ``output`` (a non-text output is first dumped to JSON by the assertion, and that text is
+    hashed). Nothing is normalized — not case, not whitespace, not a trailing newline — because a recorded
+    verdict holds only for the text the judge read. Lone surrogates (possible in JSON-decoded text) are
+    encoded with ``surrogatepass`` so every ``str`` has a hash.
+    """
+    return hashlib.sha256(answer.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
 @dataclass(frozen=True)
 class ReplayFixture:
-    """The recorded replies for one fixture key, returned in order by successive calls."""
+    """The recorded replies for one fixture key, returned in order by successive calls.
+
+    Attributes:
+        key: ``<rubric>/<item id>/<condition>``.
+        replies: The recorded replies, in order (a second one answers the repair retry).
+        note: Why the recording looks the way it does, if that needs saying.
+        answer_sha256: :func:`answer_sha256` of the answer the replies judged; ``None`` for an old
+            recording without one (replayed only for answers that are recordings too).
+    """
 
     key: str
     replies: tuple[str, ...]
     note: str | None = None
+    answer_sha256: str | None = None
 
 
-_REPLAY_FIELDS: Final = frozenset({"key", "replies", "note"})
+AnswerStatus = Literal["match", "unhashed_recorded_answer", "mismatch", "unhashed"]
+
+
+@dataclass(frozen=True)
+class AnswerCheck:
+    """Whether a recorded judge reply may grade this answer, and why (see :meth:`ReplayJudgeClient.check_answer`).
+
+    Attributes:
+        key: The fixture key.
+        status: ``match`` (the recording judged this very text), ``unhashed_recorded_answer`` (no hash,
+            but the answer is a recording too), ``mismatch`` (the recording judged another text) or
+            ``unhashed`` (no hash and a live answer: nothing ties the recording to it).
+        recorded_sha256: The hash the recording carries, ``None`` if it carries none.
+        answer_sha256: The hash of the answer under judgment.
+        detail: One clause for a result's reason: why it was refused, or why an unhashed recording was
+            accepted; empty for ``match``.
+    """
+
+    key: str
+    status: AnswerStatus
+    recorded_sha256: str | None
+    answer_sha256: str
+    detail: str
+
+    @property
+    def allowed(self) -> bool:
+        """True when the recorded reply may be replayed for this answer."""
+        return self.status in ("match", "unhashed_recorded_answer")
+
+
+_REPLAY_FIELDS: Final = frozenset({"key", "replies", "note", "answer_sha256"})
+_SHA256_HEX: Final = re.compile(r"[0-9a-f]{64}")
 
 
 def load_replay_fixtures(path: str | Path) -> dict[str, ReplayFixture]:
-    """Load a YAML list of ``{key, replies: [text, ...], note?}`` recorded judge replies.
+    """Load a YAML list of ``{key, answer_sha256?, replies: [text, ...], note?}`` recorded judge replies.
 
     Raises:
-        DataError: One line naming the file, the entry and the problem.
+        DataError: One line naming the file, the entry and the problem (including an ``answer_sha256``
+            that is not 64 lowercase hex digits).
     """
     data = read_yaml(path)
     if not isinstance(data, list) or not data:
-        raise DataError(path, "expected a non-empty YAML list of {key, replies, note} recorded judge replies")
+        raise DataError(
+            path,
+            "expected a non-empty YAML list of {key, answer_sha256, replies, note} recorded judge replies",
+        )
     fixtures: dict[str, ReplayFixture] = {}
     for i, entry in enumerate(data, 1):
         if not isinstance(entry, dict):
@@ -464,9 +527,18 @@ def load_replay_fixtures(path: str | Path) -> dict[str, ReplayFixture]:
             raise DataError(path, f"entry {i} ({key}): field 'replies' must be a non-empty list of text")
         if note is not None and not isinstance(note, str):
             raise DataError(path, f"entry {i} ({key}): field 'note' must be text")
+        digest = entry.get("answer_sha256")
+        if digest is not None and not (isinstance(digest, str) and _SHA256_HEX.fullmatch(digest)):
+            shown = repr(digest)
+            shown = shown if len(shown) <= 80 else shown[:80] + "…"
+            raise DataError(
+                path,
+                f"entry {i} ({key}): field 'answer_sha256' must be 64 lowercase hex digits "
+                f"(the SHA-256 of the judged answer), got {shown}",
+            )
         if key in fixtures:
             raise DataError(path, f"entry {i}: a second entry for key {key!r}")
-        fixtures[key] = ReplayFixture(key, tuple(replies), note)
+        fixtures[key] = ReplayFixture(key, tuple(replies), note, digest)
     return fixtures
 
 
@@ -475,6 +547,10 @@ class ReplayJudgeClient:
 
     The n-th call for a key returns its n-th reply, so a fixture can record "malformed first, valid on
     the retry". The position is per client instance.
+
+    A recording is a verdict on one answer text. Before replaying, callers ask :meth:`check_answer`
+    whether the recording was made for the answer under judgment; :meth:`complete` keeps the
+    :class:`JudgeClient` signature and does not see the answer.
     """
 
     def __init__(self, provider_id: str, path: str, fixtures: Mapping[str, ReplayFixture]) -> None:
@@ -485,6 +561,41 @@ class ReplayJudgeClient:
         self._served: dict[str, int] = {}
         self._lock = threading.Lock()
 
+    def check_answer(self, fixture_key: str | None, answer: str, *, answer_is_recorded: bool) -> AnswerCheck:
+        """Say whether the recording for ``fixture_key`` may grade ``answer``.
+
+        A recording with a hash grades only the answer with that hash. A recording without one (made
+        before hashes existed) grades an answer only when ``answer_is_recorded`` — the answer came from
+        the replay provider, so both sides are fixtures of the same offline run — and the check says so.
+
+        Args:
+            fixture_key: The recording's key.
+            answer: The answer text as the judge would see it (hashed with :func:`answer_sha256`).
+            answer_is_recorded: Whether the answer itself is a recorded fixture (the replay provider's).
+
+        Raises:
+            JudgeError: No ``fixture_key``, or a key the file does not have.
+        """
+        fixture = self._fixture(fixture_key)
+        actual = answer_sha256(answer)
+        recorded = fixture.answer_sha256
+        name = f"recorded judge reply {fixture.key}"
+        if recorded == actual:
+            return AnswerCheck(fixture.key, "match", recorded, actual, "")
+        if recorded is not None:
+            detail = f"{name} was recorded for answer sha256 {recorded[:12]}… but this answer is sha256 {actual[:12]}…"
+            return AnswerCheck(fixture.key, "mismatch", recorded, actual, detail)
+        if answer_is_recorded:
+            detail = (
+                "recorded reply without an answer hash, accepted because the answer is a recorded fixture too"
+            )
+            return AnswerCheck(fixture.key, "unhashed_recorded_answer", None, actual, detail)
+        detail = (
+            f"{name} has no answer hash and this answer (sha256 {actual[:12]}…) is not a recorded fixture, "
+            "so nothing shows the reply judged this text"
+        )
+        return AnswerCheck(fixture.key, "unhashed", None, actual, detail)
+
     def complete(
         self, prompt: str, *, system: str | None = None, fixture_key: str | None = None
     ) -> JudgeReply:
@@ -494,20 +605,15 @@ class ReplayJudgeClient:
             JudgeError: No ``fixture_key``, a key the file does not have, or all its replies used up.
         """
         started = time.perf_counter()
-        where = f"{self.model}: replay judge"
-        if fixture_key is None:
-            raise self._error(f"{where} needs a fixture_key")
-        fixture = self._fixtures.get(fixture_key)
-        if fixture is None:
-            raise self._error(f"{where} has no recorded replies for key {fixture_key!r}")
+        fixture = self._fixture(fixture_key)
         with self._lock:
-            n = self._served.get(fixture_key, 0)
+            n = self._served.get(fixture.key, 0)
             if n >= len(fixture.replies):
                 raise self._error(
-                    f"{where}: key {fixture_key!r} has {len(fixture.replies)} recorded "
+                    f"{self.model}: replay judge: key {fixture.key!r} has {len(fixture.replies)} recorded "
                     f"repl{'y' if len(fixture.replies) == 1 else 'ies'}, asked for reply {n + 1}"
                 )
-            self._served[fixture_key] = n + 1
+            self._served[fixture.key] = n + 1
         return JudgeReply(
             text=fixture.replies[n],
             provider="replay",
@@ -518,6 +624,15 @@ class ReplayJudgeClient:
             raw=None,
             request_id=None,
         )
+
+    def _fixture(self, fixture_key: str | None) -> ReplayFixture:
+        where = f"{self.model}: replay judge"
+        if fixture_key is None:
+            raise self._error(f"{where} needs a fixture_key")
+        fixture = self._fixtures.get(fixture_key)
+        if fixture is None:
+            raise self._error(f"{where} has no recorded replies for key {fixture_key!r}")
+        return fixture
 
     def _error(self, message: str) -> JudgeError:
         return JudgeError(message, provider="replay", model=self.model, status=None, attempts=0)

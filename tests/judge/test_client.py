@@ -7,6 +7,7 @@ key never leaks into what the client returns. Configuration errors are raised wh
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -26,6 +27,7 @@ from grounding_eval.judge.client import (
     JudgeError,
     JudgeReply,
     ReplayJudgeClient,
+    answer_sha256,
     backoff_delay,
     make_client,
     retry_after_seconds,
@@ -550,6 +552,30 @@ class TestBuild:
                 make_client("openai:chat:m")
 
 
+class TestAnswerSha256:
+    """The one definition of which answer a recording judged: SHA-256 of the exact UTF-8 text."""
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            pytest.param("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", id="empty"),
+            pytest.param("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", id="abc"),
+        ],
+    )
+    def test_known_vectors(self, text: str, expected: str) -> None:
+        """FIPS 180-2 test vectors."""
+        assert answer_sha256(text) == expected
+
+    def test_utf8_and_no_normalization(self) -> None:
+        """Non-ASCII text is hashed as UTF-8; whitespace and case are significant."""
+        assert answer_sha256("café") == hashlib.sha256("café".encode()).hexdigest()
+        assert len({answer_sha256(t) for t in ("a b", "a  b", "a b\n", "A b", "a\u00a0b")}) == 5
+
+    def test_lone_surrogate_has_a_hash(self) -> None:
+        """JSON-decoded output may hold a lone surrogate; it still hashes instead of raising."""
+        assert len(answer_sha256("x\ud800y")) == 64
+
+
 class TestReplay:
     """Recorded judge replies (fixtures), served in order per key."""
 
@@ -616,6 +642,70 @@ class TestReplay:
         with pytest.raises(JudgeConfigError, match="base_url does not apply to replay"):
             make_client(f"replay:{FIX / 'replay.yaml'}", base_url="http://127.0.0.1:1")
 
+    def test_answer_hash_is_loaded(self) -> None:
+        """An entry's answer_sha256 is kept; an entry without one has None."""
+        client = make_client(f"replay:{FIX / 'replay.yaml'}")
+        assert isinstance(client, ReplayJudgeClient)
+        assert client._fixtures["q003/C0/v4"].answer_sha256 == answer_sha256("Recorded answer for q003.")
+        assert client._fixtures["q002/C0/v4"].answer_sha256 is None
+
+    @pytest.mark.parametrize(
+        ("key", "answer", "recorded_answer", "status", "allowed"),
+        [
+            pytest.param("q003/C0/v4", "Recorded answer for q003.", False, "match", True, id="same-text"),
+            pytest.param(
+                "q003/C0/v4", "Recorded answer for q003.", True, "match", True, id="same-text-recorded"
+            ),
+            pytest.param("q003/C0/v4", "A live model's answer.", False, "mismatch", False, id="other-text"),
+            pytest.param("q003/C0/v4", "Recorded answer for q003.\n", True, "mismatch", False, id="edited"),
+            pytest.param(
+                "q002/C0/v4", "Anything.", True, "unhashed_recorded_answer", True, id="old-both-recorded"
+            ),
+            pytest.param("q002/C0/v4", "Anything.", False, "unhashed", False, id="old-live-answer"),
+        ],
+    )
+    def test_check_answer(
+        self, key: str, answer: str, recorded_answer: bool, status: str, allowed: bool
+    ) -> None:
+        """Which answers a recording may grade: its own text; or, without a hash, another recording only."""
+        client = make_client(f"replay:{FIX / 'replay.yaml'}")
+        assert isinstance(client, ReplayJudgeClient)
+        check = client.check_answer(key, answer, answer_is_recorded=recorded_answer)
+        assert (check.key, check.status, check.allowed) == (key, status, allowed)
+        assert check.answer_sha256 == answer_sha256(answer)
+        assert check.recorded_sha256 == client._fixtures[key].answer_sha256
+        assert client._served == {}  # checking serves nothing
+
+    def test_check_answer_messages(self) -> None:
+        """The refusal names the key and both hashes (12 digits each); acceptance of an old one says why."""
+        client = make_client(f"replay:{FIX / 'replay.yaml'}")
+        assert isinstance(client, ReplayJudgeClient)
+        live = answer_sha256("Live.")
+        assert client.check_answer("q003/C0/v4", "Live.", answer_is_recorded=False).detail == (
+            f"recorded judge reply q003/C0/v4 was recorded for answer sha256 0e026422adc2… but this answer "
+            f"is sha256 {live[:12]}…"
+        )
+        assert client.check_answer("q002/C0/v4", "Live.", answer_is_recorded=False).detail == (
+            f"recorded judge reply q002/C0/v4 has no answer hash and this answer (sha256 {live[:12]}…) is "
+            "not a recorded fixture, so nothing shows the reply judged this text"
+        )
+        assert client.check_answer("q002/C0/v4", "Live.", answer_is_recorded=True).detail == (
+            "recorded reply without an answer hash, accepted because the answer is a recorded fixture too"
+        )
+        assert (
+            client.check_answer("q003/C0/v4", "Recorded answer for q003.", answer_is_recorded=False).detail
+            == ""
+        )
+
+    def test_check_answer_unknown_key(self) -> None:
+        """A key the file does not record → the same JudgeError as complete() gives."""
+        client = make_client(f"replay:{FIX / 'replay.yaml'}")
+        assert isinstance(client, ReplayJudgeClient)
+        with pytest.raises(JudgeError, match="has no recorded replies for key 'q999/C1/v4'"):
+            client.check_answer("q999/C1/v4", "x", answer_is_recorded=True)
+        with pytest.raises(JudgeError, match="needs a fixture_key"):
+            client.check_answer(None, "x", answer_is_recorded=True)
+
     @pytest.mark.parametrize(
         ("name", "problem"),
         [
@@ -627,6 +717,22 @@ class TestReplay:
             ("missing_key.yaml", "entry 1: field 'key' is required and must be text"),
             ("duplicate_key.yaml", "entry 2: a second entry for key 'q001'"),
             ("unknown_field.yaml", "entry 1: unknown field(s) reply"),
+            (
+                "sha256_uppercase.yaml",
+                "entry 1 (q001): field 'answer_sha256' must be 64 lowercase hex digits",
+            ),
+            (
+                "sha256_short.yaml",
+                "field 'answer_sha256' must be 64 lowercase hex digits (the SHA-256 of the "
+                "judged answer), got '0e026422adc2d398'",
+            ),
+            (
+                "sha256_not_text.yaml",
+                "field 'answer_sha256' must be 64 lowercase hex digits (the SHA-256 of the "
+                "judged answer), got 12345",
+            ),
+            ("sha256_prefixed.yaml", "entry 1 (q001): field 'answer_sha256' must be 64 lowercase hex digits"),
+            ("sha256_newline.yaml", "entry 1 (q001): field 'answer_sha256' must be 64 lowercase hex digits"),
             ("no_such_file.yaml", "file not found"),
         ],
     )
