@@ -67,6 +67,11 @@ def _build_parser() -> argparse.ArgumentParser:
         help="exempt HOST from the private/loopback refusal of the liveness check (repeatable)",
     )
     v.add_argument(
+        "--dns-server",
+        metavar="IP[:PORT]",
+        help="the nameserver a live check asks whether a URL's host exists (default: the system's)",
+    )
+    v.add_argument(
         "--liveness-snapshot",
         metavar="FILE",
         type=Path,
@@ -140,6 +145,14 @@ def _add_data_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
         "--answer", metavar="FILE", type=Path, help="answer text (default: the dataset's recording)"
     )
 
+    rb = sub.add_parser("rubric", help="the judge rubrics")
+    rbsub = rb.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    rs = rbsub.add_parser(
+        "show",
+        help="print a rubric, each text marked [methods-document] (verbatim) or [grounding-eval] (ours)",
+    )
+    rs.add_argument("rubric", metavar="RUBRIC_ID_OR_PATH", help="v3, v4, round3, or a rubric YAML file")
+
     d = sub.add_parser("data", help="datasets")
     dsub = d.add_subparsers(dest="action", required=True, parser_class=_Parser)
     validate = dsub.add_parser("validate", help="load and cross-check a dataset folder")
@@ -152,6 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "verify":
             return _verify(args)
+        if args.command == "rubric":
+            return _rubric_show(args)
         from grounding_eval import data_cli
 
         return data_cli.run(args)
@@ -182,6 +197,7 @@ def _verify(args: argparse.Namespace) -> int:
         snapshot=args.liveness_snapshot,
         cache_path=args.liveness_cache,
         allow_hosts=args.allow_host,
+        dns_server=args.dns_server,
     )
     report = verify(
         answer,
@@ -197,6 +213,13 @@ def _verify(args: argparse.Namespace) -> int:
         for line in check_lines(report).values():
             print("  " + line)
     return EXIT_PASS if report.passed else EXIT_FAIL
+
+
+def _rubric_show(args: argparse.Namespace) -> int:
+    from grounding_eval.judge.rubric import format_rubric, load_rubric, rubric_path
+
+    sys.stdout.write(format_rubric(load_rubric(rubric_path(args.rubric))))
+    return EXIT_PASS
 
 
 if __name__ == "__main__":  # pragma: no cover

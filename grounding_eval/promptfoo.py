@@ -270,7 +270,6 @@ def _resources(
             built = index_allowlist(find_index(dataset))
     if orgs is None and dataset is not None:
         orgs = find_directory(dataset)
-    options: dict[str, Any] = {"dns_server": dns_server} if dns_server else {}
     loaded = load_resources(
         # With an allowlist built from the index, the sample's is only a placeholder, replaced below.
         allowlist=allowlist or sample / "allowlist.txt",
@@ -281,7 +280,7 @@ def _resources(
         allow_hosts=allow_hosts,
         quote_near=thresholds[0],
         quote_partial=thresholds[1],
-        **options,
+        dns_server=dns_server,
     )
     if built is not None:
         loaded = dataclasses.replace(loaded, allowlist=built)

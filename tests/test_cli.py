@@ -139,3 +139,12 @@ class TestBadInput:
                                 capture_output=True, text=True, check=False)  # fmt: skip
         assert result.returncode == 0, result.stderr
         assert json.loads(result.stdout)["pass"] is True
+
+
+def test_verify_dns_server_is_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--dns-server reaches the liveness checker, which rejects a malformed address in one line."""
+    answer = tmp_path / "a.txt"
+    answer.write_text("Call 211.", encoding="utf-8")
+    assert main(["verify", str(answer), "--dns-server", "nope", "--offline"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("grounding-eval: error: dns_server") and err.count("\n") == 1

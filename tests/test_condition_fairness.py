@@ -288,3 +288,12 @@ class TestUncheckedCount:
         line = next(x for x in result["reason"].splitlines() if x.startswith("url_allowlist:"))
         assert line.startswith("url_allowlist: 1.00 (1 of 2 URLs UNCHECKED, not scored)")
         assert result["metadata"]["unchecked_urls"] == 1
+
+
+class TestDnsServer:
+    def test_dns_server_is_wired_and_checked_when_built(self) -> None:
+        test = SAMPLE_TESTS["hr-il-voucher-01"]
+        ok = _grade("Call 211.", test, "C0", dns_server="127.0.0.1:5353")
+        assert not ok["reason"].startswith("ERROR"), ok["reason"]
+        bad = _grade("Call 211.", test, "C0", dns_server="not-an-ip")
+        assert bad["reason"].startswith("ERROR (verifier not run): dns_server")
