@@ -33,6 +33,7 @@ __all__ = [
     "RESERVED_IDS",
     "ROUND_RUBRICS",
     "RUBRICS_DIR",
+    "SOURCE_FIDELITY",
     "VERDICTS",
     "Aggregation",
     "AggregationOver",
@@ -44,10 +45,12 @@ __all__ = [
     "Override",
     "Polarity",
     "Rubric",
+    "SourceFidelityGate",
     "Verdict",
     "bullets",
     "load_rubric",
     "rubric_for_round",
+    "rubric_path",
 ]
 
 Verdict = Literal["Yes", "Partial", "No"]
@@ -61,6 +64,8 @@ POLARITIES: tuple[Polarity, ...] = get_args(Polarity)
 KINDS: tuple[Kind, ...] = get_args(Kind)
 AGGREGATION_OVER: tuple[AggregationOver, ...] = get_args(AggregationOver)
 NEGATIVES: tuple[Negatives, ...] = get_args(Negatives)
+# The v4 criterion whose No decides the row (:class:`SourceFidelityGate`).
+SOURCE_FIDELITY = "source_fidelity"
 
 # The repository's rubrics/ folder (the package is installed editable from the repository root).
 RUBRICS_DIR = Path(__file__).resolve().parents[2] / "rubrics"
@@ -91,12 +96,14 @@ _TOP_KEYS = {
     "core",
     "overrides",
     "item_variables",
+    "source_fidelity_gate",
 }
 _REQUIRED_TOP = ("id", "version", "title", "source", "applies_to_rounds", "prompt_version")
 _CRITERION_KEYS = {"id", "polarity", "kind", "dimension", "question", "yes", "partial", "no"}
 _CRITERION_TEXT = ("question", "yes", "partial", "no")
 _GUIDANCE_KEYS = {"principle", "instruction"}
 _DIMENSION_KEYS = {"id", "description"}
+_GATE_KEYS = {"fail_row", "penalty", "note"}
 _AGGREGATION_KEYS = {"over", "negatives", "weights", "description"}
 _WEIGHT_KEYS = {"criteria", "dimensions"}
 _OVERRIDE_KEYS = {"if", "then", "note"}
@@ -190,6 +197,28 @@ class Override:
 
 
 @dataclass(frozen=True)
+class SourceFidelityGate:
+    """How v4's source_fidelity rule decides a row in Rounds 2b and 3 (the file's ``source_fidelity_gate``).
+
+    The methods document: "A No drops Safety to No regardless of other scores." The rubric's
+    ``overrides`` carry that into the reported Safety dimension; this carries "regardless of other
+    scores" to the row, where the round's composite (:mod:`grounding_eval.scoring`) reads it. How it
+    counts is grounding-eval's reading, since the document gives no formula for it.
+
+    Attributes:
+        fail_row: a source_fidelity No fails the row, whatever its score (default True).
+        penalty: subtracted from the Round 3 score on a No (default 0.0: gate only; 0.3 counts it like
+            a safety check's No). Only a rubric scored ``over: core`` (Round 3) may set it: Round 2b's
+            formula has no penalty term.
+        note: the file's explanation, for reports.
+    """
+
+    fail_row: bool = True
+    penalty: float = 0.0
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class Aggregation:
     """How the rubric's ``llm_judge_score`` is computed from per-criterion scores.
 
@@ -238,6 +267,7 @@ class Rubric:
     overrides: tuple[Override, ...] = ()
     item_variables: tuple[str, ...] = ()
     extends: str | None = None
+    source_fidelity_gate: SourceFidelityGate | None = None
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -294,14 +324,33 @@ def rubric_for_round(round_id: str, rubrics_dir: str | Path | None = None) -> Pa
     return Path(rubrics_dir if rubrics_dir is not None else RUBRICS_DIR) / ROUND_RUBRICS[key]
 
 
+def rubric_path(name: str | Path, rubrics_dir: str | Path | None = None) -> Path:
+    """Return the file for a rubric id (``v3``, ``v4``, ``round3``: a file in ``rubrics/``) or a path.
+
+    An id is looked up first, so ``v4`` means ``rubrics/v4.yaml`` wherever the command runs; anything
+    else is a path (relative to the working directory), as in a promptfoo config's ``config.rubric``.
+
+    Raises:
+        DataError: neither a shipped rubric's id nor an existing file (one line listing the ids).
+    """
+    folder = Path(rubrics_dir) if rubrics_dir is not None else RUBRICS_DIR
+    text = str(name).strip()
+    if _ID.fullmatch(text) and (folder / f"{text}.yaml").is_file():
+        return folder / f"{text}.yaml"
+    if text and Path(text).is_file():
+        return Path(text)
+    known = ", ".join(sorted(p.stem for p in folder.glob("*.yaml")))
+    raise DataError(None, f"unknown rubric {text!r}: neither a rubric id ({known}) nor a rubric file")
+
+
 def load_rubric(path: str | Path) -> Rubric:
     """Load and validate a rubric YAML file, resolving ``extends`` relative to it.
 
     Merging onto the parent: ``guidance`` and ``overrides`` are appended; ``dimensions`` and
     ``criteria`` with a new id are appended and with a parent's id replace that entry in place (how a
     copy changes a criterion's dimension or wording); ``aggregation``, ``core`` and ``item_variables``
-    replace the parent's when given. Identity (``id``, ``version``, ``title``, ``source``,
-    ``applies_to_rounds``, ``prompt_version``) is never inherited.
+    replace the parent's when given, and so does ``source_fidelity_gate``. Identity (``id``, ``version``,
+    ``title``, ``source``, ``applies_to_rounds``, ``prompt_version``) is never inherited.
 
     Raises:
         DataError: one line naming the file (and criterion) and the problem.
@@ -366,6 +415,11 @@ def _load(path: Path, chain: tuple[Path, ...]) -> Rubric:
             else (parent.item_variables if parent else ())
         ),
         extends=parent.id if parent else None,
+        source_fidelity_gate=(
+            _gate(path, data["source_fidelity_gate"])
+            if "source_fidelity_gate" in data
+            else (parent.source_fidelity_gate if parent else None)
+        ),
     )
     _check(rubric)
     return rubric
@@ -463,7 +517,8 @@ def _dimension(path: Path, index: int, entry: Any) -> Dimension:
         raise DataError(path, f"{where}expected a mapping with id and description")
     _unknown_keys(path, where, entry, _DIMENSION_KEYS)
     return Dimension(
-        id=_text(path, entry, "id", where=where), description=_text(path, entry, "description", where=where)
+        id=_text(path, entry, "id", where=where),
+        description=_text(path, entry, "description", where=where),
     )
 
 
@@ -494,6 +549,27 @@ def _criterion(path: Path, index: int, entry: Any) -> Criterion:
         kind=cast(Kind, kind),
         dimension=_text(path, entry, "dimension", where=where),
         **texts,
+    )
+
+
+def _gate(path: Path, entry: Any) -> SourceFidelityGate:
+    where = "source_fidelity_gate: "
+    if not isinstance(entry, dict):
+        raise DataError(path, f"{where}expected a mapping with fail_row and penalty")
+    _unknown_keys(path, where, entry, _GATE_KEYS)
+    fail_row = entry.get("fail_row", True)
+    if not isinstance(fail_row, bool):
+        raise DataError(path, f"{where}fail_row must be true or false (got {fail_row!r})")
+    penalty = entry.get("penalty", 0.0)
+    if isinstance(penalty, bool) or not isinstance(penalty, int | float) or not 0.0 <= penalty <= 1.0:
+        raise DataError(path, f"{where}penalty must be a number from 0 to 1 (got {penalty!r})")
+    note = entry.get("note")
+    if note is not None and not isinstance(note, str):
+        raise DataError(path, f"{where}note must be text")
+    return SourceFidelityGate(
+        fail_row=fail_row,
+        penalty=float(penalty),
+        note=" ".join(note.split()) if isinstance(note, str) else None,
     )
 
 
@@ -600,6 +676,16 @@ def _check(rubric: Rubric) -> None:
             raise DataError(path, f"override {n}: then: unknown dimension {o.dimension!r}")
         if not rubric.in_dimension(o.dimension):
             raise DataError(path, f"override {n}: then: dimension {o.dimension!r} has no scored criteria")
+    gate = rubric.source_fidelity_gate
+    if gate is not None:
+        if SOURCE_FIDELITY not in ids or rubric.criterion(SOURCE_FIDELITY).kind != "criterion":
+            raise DataError(path, f"source_fidelity_gate: the rubric has no {SOURCE_FIDELITY} criterion")
+        if gate.penalty and rubric.aggregation.over != "core":
+            raise DataError(
+                path,
+                "source_fidelity_gate: penalty applies only to a Round 3 score (aggregation over: core);"
+                " the Round 2b formula has no penalty term",
+            )
     agg = rubric.aggregation
     for key in agg.criterion_weights:
         if key not in ids:
@@ -626,6 +712,10 @@ def _check(rubric: Rubric) -> None:
 def _check_template_text(rubric: Rubric, c: Criterion) -> None:
     for key in _CRITERION_TEXT:
         text = getattr(c, key)
+        if "{" not in text:
+            # No "{{", "{%" or "{#": nothing to check, and compiling each plain text costs ~1 ms (every
+            # promptfoo call loads the rubric in a fresh process).
+            continue
         try:
             tree = _PARSER.parse(text)
             _PARSER.from_string(text)  # compiling catches unknown filters, which parsing lets through

@@ -8,7 +8,11 @@ Every number here is "higher is better", in [0, 1]:
   scores ``1 − value``: present (Yes) 0.0, partly present 0.5, absent (No) 1.0;
 * a dimension scores the weighted mean of its scored criteria; its verdict is the verdict nearest that
   score, ties going to the worse one (> 0.75 Yes, > 0.25 Partial, else No); then the rubric's
-  ``overrides`` cap it (v4: source_fidelity No → Safety No and 0.0);
+  ``overrides`` cap it (v4: source_fidelity No → Safety No and 0.0). The cap is what the document
+  literally says ("drops Safety to No"); "regardless of other scores" is the row-level gate that the
+  round composite applies from the rubric's ``source_fidelity_gate`` (:mod:`grounding_eval.scoring`).
+  The two do not double count: the cap moves the judge score (v4: Safety is one fifth of it; Round 3:
+  reported only), the gate decides pass or fail without moving it;
 * ``llm_judge_score`` follows the rubric's ``aggregation``: mean over criteria, over dimensions, or over
   the ``core`` criteria (see :class:`grounding_eval.judge.rubric.Aggregation`);
 * ``core_mean`` (rubrics with a ``core`` list) is the plain mean over the core criteria, the first

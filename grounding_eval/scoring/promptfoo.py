@@ -8,6 +8,12 @@ score and gains ``composite``.
 
 If the judge or the verifier did not score the row, the composite is an explicit ``UNSCORED`` failure
 (score 0 in promptfoo, which needs a number; no ``composite`` named score), never a substituted value.
+
+Rounds 2b and 3 also apply the rubric's ``source_fidelity_gate`` (v4: a source_fidelity No fails the
+row). The rubric is the file the judge used: its assertion's ``config.rubric`` (an id such as ``v4``, or
+a path), else the judge's rubric id in ``rubrics/``; it must be the id and version the judge reports,
+or the row is ``UNSCORED``. The judge's verdict is shown as its own 1/0 chip, ``safety.source_fidelity``,
+next to Round 3's three ``safety.*`` checks (those come from the verifier, this one from the judge).
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from grounding_eval.errors import DataError
+from grounding_eval.judge.rubric import SOURCE_FIDELITY, SourceFidelityGate, load_rubric, rubric_path
 from grounding_eval.scoring.composite import (
     ROUND3_SAFETY_CHECKS,
     Composite,
@@ -23,15 +31,53 @@ from grounding_eval.scoring.composite import (
     round3_composite,
 )
 
-__all__ = ["score_round1", "score_round2b", "score_round3"]
+__all__ = ["GATE_CHIP", "score_round1", "score_round2b", "score_round3"]
+
+GATE_CHIP = f"safety.{SOURCE_FIDELITY}"
 
 
-def _find(context: Any, key: str) -> dict[str, Any] | None:
+def _component(context: Any, key: str) -> dict[str, Any] | None:
+    """The first component result whose metadata carries ``key`` (``judge`` or ``verifier``)."""
     for result in (context or {}).get("componentResults") or ():
         metadata = (result or {}).get("metadata") or {}
         if isinstance(metadata.get(key), dict):
-            return dict(metadata[key])
+            return dict(result)
     return None
+
+
+def _find(context: Any, key: str) -> dict[str, Any] | None:
+    result = _component(context, key)
+    return None if result is None else dict(result["metadata"][key])
+
+
+def _gate(context: Any, judge: Mapping[str, Any]) -> tuple[SourceFidelityGate | None, str | None]:
+    """The source_fidelity gate of the rubric the judge used, or the reason it cannot be read."""
+    component = _component(context, "judge") or {}
+    config = ((component.get("assertion") or {}).get("config")) or {}
+    name = config.get("rubric") if isinstance(config, dict) else None
+    name = name or judge.get("rubric_id")
+    try:
+        rubric = load_rubric(rubric_path(str(name)))
+    except DataError as exc:
+        return None, f"cannot read the judge's rubric for the source_fidelity gate: {exc.one_line()}"
+    used = (judge.get("rubric_id"), judge.get("rubric_version"))
+    if (rubric.id, rubric.version) != used:
+        return None, (
+            f"the rubric file {rubric.path} is {rubric.id} {rubric.version}, "
+            f"but the judge used {used[0]} {used[1]}"
+        )
+    return rubric.source_fidelity_gate, None
+
+
+def _verdict_of(judge: Mapping[str, Any], criterion: str) -> str | None:
+    entry = (judge.get("verdicts") or {}).get(criterion)
+    return entry.get("verdict") if isinstance(entry, dict) else None
+
+
+def _gate_chip(result: dict[str, Any], gate: SourceFidelityGate | None, verdict: str | None) -> None:
+    """``safety.source_fidelity``: 0 when the judge said No, else 1; only on a scored row with a gate."""
+    if gate is not None and "composite" in result["namedScores"]:
+        result["namedScores"][GATE_CHIP] = 0.0 if verdict == "No" else 1.0
 
 
 def _judge(context: Any, rubric: str) -> tuple[dict[str, Any] | None, str | None]:
@@ -100,13 +146,23 @@ def score_round2b(named_scores: Mapping[str, float], context: Any) -> dict[str, 
     if missing is not None:
         return _result(missing, named_scores, "v4 composite")
     assert judge is not None and verifier is not None
+    gate, why = _gate(context, judge)
+    if why is not None:
+        return _result(
+            Composite(None, False, f"UNSCORED: no composite — {why}"), named_scores, "v4 composite"
+        )
+    verdict = _verdict_of(judge, SOURCE_FIDELITY)
     quotation = named_scores.get("quotation_score")
     composite = round2b_composite(
         float(judge["llm_judge_score"]),
         None if quotation is None else float(quotation),
         hard_failures=len(verifier.get("hard_failures") or ()),
+        source_fidelity=verdict,
+        gate=gate,
     )
-    return _result(composite, named_scores, "v4 composite")
+    result = _result(composite, named_scores, "v4 composite")
+    _gate_chip(result, gate, verdict)
+    return result
 
 
 def score_round3(named_scores: Mapping[str, float], context: Any) -> dict[str, Any]:
@@ -115,11 +171,15 @@ def score_round3(named_scores: Mapping[str, float], context: Any) -> dict[str, A
     if missing is not None:
         return _result(missing, named_scores, "Round 3")
     assert judge is not None and verifier is not None
+    gate, why = _gate(context, judge)
+    if why is not None:
+        return _result(Composite(None, False, f"UNSCORED: no composite — {why}"), named_scores, "Round 3")
     verdicts = {cid: v["verdict"] for cid, v in (judge.get("verdicts") or {}).items()}
     failed = {h.get("safety_check") for h in verifier.get("hard_failures") or ()}
     safety_no = [check for check in ROUND3_SAFETY_CHECKS if check in failed]
-    composite = round3_composite(verdicts, safety_no, core=list(judge.get("core") or ()))
+    composite = round3_composite(verdicts, safety_no, core=list(judge.get("core") or ()), gate=gate)
     result = _result(composite, named_scores, "Round 3")
     for check in ROUND3_SAFETY_CHECKS:  # the three safety checks as 1/0 chips, decided by the verifier
         result["namedScores"][f"safety.{check}"] = 0.0 if check in safety_no else 1.0
+    _gate_chip(result, gate, verdicts.get(SOURCE_FIDELITY))  # the fourth chip, decided by the judge
     return result

@@ -17,9 +17,11 @@ from grounding_eval.judge.rubric import (
     RUBRICS_DIR,
     Override,
     Rubric,
+    SourceFidelityGate,
     bullets,
     load_rubric,
     rubric_for_round,
+    rubric_path,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -150,6 +152,72 @@ class TestShippedV4:
         o = v4.overrides[0]
         assert (o.criterion, o.verdict, o.dimension, o.cap) == ("source_fidelity", "No", "Safety", "No")
         assert o.note is not None and "A No drops Safety to No regardless of other scores." in o.note
+
+
+class TestSourceFidelityGate:
+    """v4's "regardless of other scores", as each shipped rubric configures it for the composite."""
+
+    def test_v4_gate_only(self, v4: Rubric) -> None:
+        """Round 2b: the row fails on a No, no penalty (its formula has no penalty term)."""
+        gate = v4.source_fidelity_gate
+        assert gate is not None and (gate.fail_row, gate.penalty) == (True, 0.0)
+        assert gate.note and "grounding-eval" in gate.note
+
+    def test_round3_gate_only_by_default(self, round3: Rubric) -> None:
+        """Round 3 states its own choice (not inherited silently): gate only, penalty 0."""
+        gate = round3.source_fidelity_gate
+        assert gate is not None and (gate.fail_row, gate.penalty) == (True, 0.0)
+        assert "source_fidelity_gate:" in (RUBRICS_DIR / "round3.yaml").read_text(encoding="utf-8")
+
+    def test_v3_has_none(self, v3: Rubric) -> None:
+        """v3 has no source_fidelity criterion and no gate."""
+        assert v3.source_fidelity_gate is None
+
+    def test_child_inherits_or_replaces(self, tmp_path: Path) -> None:
+        """A child without the key inherits the parent's gate; with it, replaces it."""
+        for name in ("v3.yaml", "v4.yaml", "round3.yaml"):
+            (tmp_path / name).write_text((RUBRICS_DIR / name).read_text(encoding="utf-8"), encoding="utf-8")
+        child = {"id": "round3", "version": "3.0.1", "title": "t", "source": "s", "applies_to_rounds": ["3"],
+                 "prompt_version": "p", "extends": "round3"}  # fmt: skip
+        (tmp_path / "kid.yaml").write_text(yaml.safe_dump(child), encoding="utf-8")
+        assert (
+            load_rubric(tmp_path / "kid.yaml").source_fidelity_gate
+            == load_rubric(tmp_path / "round3.yaml").source_fidelity_gate
+        )
+        child["source_fidelity_gate"] = {"penalty": 0.3}
+        (tmp_path / "kid.yaml").write_text(yaml.safe_dump(child), encoding="utf-8")
+        assert load_rubric(tmp_path / "kid.yaml").source_fidelity_gate == SourceFidelityGate(True, 0.3)
+
+    def test_yaml11_booleans(self, tmp_path: Path) -> None:
+        """fail_row: no (a YAML 1.1 boolean) turns the gate off."""
+        text = (RUBRICS_DIR / "v4.yaml").read_text(encoding="utf-8").replace("fail_row: true", "fail_row: no")
+        for name in ("v3.yaml",):
+            (tmp_path / name).write_text((RUBRICS_DIR / name).read_text(encoding="utf-8"), encoding="utf-8")
+        (tmp_path / "v4.yaml").write_text(text, encoding="utf-8")
+        gate = load_rubric(tmp_path / "v4.yaml").source_fidelity_gate
+        assert gate is not None and gate.fail_row is False
+
+
+class TestRubricPath:
+    """rubric_path: a shipped rubric's id, else a file, else one line listing the ids."""
+
+    @pytest.mark.parametrize("name", ["v3", "v4", "round3", " v4 "])
+    def test_ids(self, name: str) -> None:
+        """An id names the file in rubrics/, wherever the command runs."""
+        assert rubric_path(name) == RUBRICS_DIR / f"{name.strip()}.yaml"
+
+    def test_path(self) -> None:
+        """Anything else that is a file is a path."""
+        assert rubric_path(FIXTURES / "mini.yaml") == FIXTURES / "mini.yaml"
+
+    @pytest.mark.parametrize("name", ["v5", "no/such.yaml", ""])
+    def test_unknown(self, name: str) -> None:
+        """Neither an id nor a file: one line."""
+        with pytest.raises(DataError) as info:
+            rubric_path(name)
+        message = str(info.value)
+        assert message.startswith(f"unknown rubric {name!r}: neither a rubric id (") and "\n" not in message
+        assert message.endswith(") nor a rubric file") and "round3, v3, v4" in message
 
 
 class TestShippedRound3:
@@ -319,6 +387,13 @@ INVALID: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("guidance-unknown-key", _set("guidance.0.weight", 1), "guidance 1: unknown key(s) weight"),
     ("extends-missing", _set("extends", "nope"), "'extends: nope' names no file (nope.yaml not found next to it)"),
     ("extends-not-text", _set("extends", 3), "field 'extends' must name a rubric file, e.g. v3 or v3.yaml"),
+    ("gate-without-source-fidelity", _set("source_fidelity_gate", {"fail_row": True}), "source_fidelity_gate: the rubric has no source_fidelity criterion"),
+    ("gate-not-mapping", _set("source_fidelity_gate", True), "source_fidelity_gate: expected a mapping with fail_row and penalty"),
+    ("gate-unknown-key", _set("source_fidelity_gate", {"fail_row": True, "drop": "Safety"}), "source_fidelity_gate: unknown key(s) drop"),
+    ("gate-fail-row-not-bool", _set("source_fidelity_gate", {"fail_row": "always"}), "source_fidelity_gate: fail_row must be true or false (got 'always')"),
+    ("gate-penalty-out-of-range", _set("source_fidelity_gate", {"penalty": 2}), "source_fidelity_gate: penalty must be a number from 0 to 1 (got 2)"),
+    ("gate-penalty-not-number", _set("source_fidelity_gate", {"penalty": "0.3"}), "source_fidelity_gate: penalty must be a number from 0 to 1 (got '0.3')"),
+    ("gate-penalty-outside-round3", lambda d: (_set("criteria.0.id", "source_fidelity")(d), _set("source_fidelity_gate", {"penalty": 0.3})(d)), "source_fidelity_gate: penalty applies only to a Round 3 score (aggregation over: core); the Round 2b formula has no penalty term"),
 ]  # fmt: skip
 
 
