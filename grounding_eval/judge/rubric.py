@@ -8,11 +8,20 @@ rather than halfway through an evaluation.
 
 ``extends`` lets v4 build on v3 and Round 3 on v4 without copying text: the parent is loaded (and
 validated) first, then the child's pieces are merged onto it (see :func:`load_rubric`).
+
+Whose words: every text a rubric is made of (title, core list, guidance principle and instruction,
+dimension id and description, criterion id, question and verdict definitions) carries a provenance,
+``methods-document`` (verbatim from the methods document, "Guide 2: Methods and Materials") or
+``grounding-eval`` (this project's wording, the default). A file credits the document field by field in
+``provenance:`` maps (:data:`PROVENANCE_FIELDS`); a test checks every credited field against the
+document's text, so scores are never presented as the original study's rubric when the words are ours.
+:func:`format_rubric` prints a rubric with those marks (``grounding-eval rubric show``).
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +37,11 @@ from grounding_eval.files import read_yaml
 __all__ = [
     "AGGREGATION_OVER",
     "CRITERION_FILTERS",
+    "DEFAULT_PROVENANCE",
     "NEGATIVES",
     "POLARITIES",
+    "PROVENANCES",
+    "PROVENANCE_FIELDS",
     "RESERVED_IDS",
     "ROUND_RUBRICS",
     "RUBRICS_DIR",
@@ -41,13 +53,16 @@ __all__ = [
     "Dimension",
     "Guidance",
     "Kind",
+    "MarkedText",
     "Negatives",
     "Override",
     "Polarity",
+    "Provenance",
     "Rubric",
     "SourceFidelityGate",
     "Verdict",
     "bullets",
+    "format_rubric",
     "load_rubric",
     "rubric_for_round",
     "rubric_path",
@@ -58,12 +73,28 @@ Polarity = Literal["positive", "negative"]
 Kind = Literal["criterion", "safety"]
 AggregationOver = Literal["criteria", "dimensions", "core"]
 Negatives = Literal["invert", "exclude"]
+Provenance = Literal["methods-document", "grounding-eval"]
 
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 POLARITIES: tuple[Polarity, ...] = get_args(Polarity)
 KINDS: tuple[Kind, ...] = get_args(Kind)
 AGGREGATION_OVER: tuple[AggregationOver, ...] = get_args(AggregationOver)
 NEGATIVES: tuple[Negatives, ...] = get_args(Negatives)
+PROVENANCES: tuple[Provenance, ...] = get_args(Provenance)
+DEFAULT_PROVENANCE: Provenance = "grounding-eval"
+
+# The fields a ``provenance:`` map may credit, per place in the file. They are the rubric's words and
+# the names and lists that define it; ``source``, ``note`` and ``description`` under ``aggregation`` are
+# commentary about the rubric (grounding-eval's by definition, quoting the document in quotation marks).
+PROVENANCE_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "rubric": ("title", "core"),
+        "guidance": ("principle", "instruction"),
+        "dimension": ("id", "description"),
+        "criterion": ("id", "question", "yes", "partial", "no"),
+    }
+)
+
 # The v4 criterion whose No decides the row (:class:`SourceFidelityGate`).
 SOURCE_FIDELITY = "source_fidelity"
 
@@ -96,13 +127,14 @@ _TOP_KEYS = {
     "core",
     "overrides",
     "item_variables",
+    "provenance",
     "source_fidelity_gate",
 }
 _REQUIRED_TOP = ("id", "version", "title", "source", "applies_to_rounds", "prompt_version")
-_CRITERION_KEYS = {"id", "polarity", "kind", "dimension", "question", "yes", "partial", "no"}
+_CRITERION_KEYS = {"id", "polarity", "kind", "dimension", "question", "yes", "partial", "no", "provenance"}
 _CRITERION_TEXT = ("question", "yes", "partial", "no")
-_GUIDANCE_KEYS = {"principle", "instruction"}
-_DIMENSION_KEYS = {"id", "description"}
+_GUIDANCE_KEYS = {"principle", "instruction", "provenance"}
+_DIMENSION_KEYS = {"id", "description", "provenance"}
 _GATE_KEYS = {"fail_row", "penalty", "note"}
 _AGGREGATION_KEYS = {"over", "negatives", "weights", "description"}
 _WEIGHT_KEYS = {"criteria", "dimensions"}
@@ -134,17 +166,24 @@ _PARSER = jinja2.Environment(autoescape=False)
 _PARSER.filters.update(CRITERION_FILTERS)
 
 
+def _unmarked(place: str) -> Mapping[str, Provenance]:
+    """Every field of ``place`` marked with the default provenance (this project's wording)."""
+    return MappingProxyType(dict.fromkeys(PROVENANCE_FIELDS[place], DEFAULT_PROVENANCE))
+
+
 @dataclass(frozen=True)
 class Guidance:
     """One scoring principle shown to the judge.
 
     Attributes:
-        principle: the principle as worded in the methods document (verbatim).
+        principle: the principle's name (in the shipped rubrics, the methods document's words).
         instruction: one sentence telling the judge how to apply it.
+        provenance: field → ``methods-document`` or ``grounding-eval``, for every field.
     """
 
     principle: str
     instruction: str
+    provenance: Mapping[str, Provenance] = field(default_factory=lambda: _unmarked("guidance"))
 
 
 @dataclass(frozen=True)
@@ -153,6 +192,7 @@ class Dimension:
 
     id: str
     description: str
+    provenance: Mapping[str, Provenance] = field(default_factory=lambda: _unmarked("dimension"))
 
 
 @dataclass(frozen=True)
@@ -173,6 +213,7 @@ class Criterion:
     yes: str
     partial: str
     no: str
+    provenance: Mapping[str, Provenance] = field(default_factory=lambda: _unmarked("criterion"))
 
     @property
     def negative(self) -> bool:
@@ -216,6 +257,25 @@ class SourceFidelityGate:
     fail_row: bool = True
     penalty: float = 0.0
     note: str | None = None
+
+
+@dataclass(frozen=True)
+class MarkedText:
+    """One text of a rubric with its provenance (what :meth:`Rubric.marked_texts` yields).
+
+    Attributes:
+        place: ``rubric``, ``guidance``, ``dimension`` or ``criterion``.
+        entry: which one: the criterion or dimension id, the guidance entry's number, or the rubric id.
+        field: the field's name (one of :data:`PROVENANCE_FIELDS` for its place).
+        text: the field's text as loaded (``core``: its ids joined by ``, ``).
+        provenance: ``methods-document`` (verbatim from the document) or ``grounding-eval``.
+    """
+
+    place: str
+    entry: str
+    field: str
+    text: str
+    provenance: Provenance
 
 
 @dataclass(frozen=True)
@@ -268,6 +328,7 @@ class Rubric:
     item_variables: tuple[str, ...] = ()
     extends: str | None = None
     source_fidelity_gate: SourceFidelityGate | None = None
+    provenance: Mapping[str, Provenance] = field(default_factory=lambda: _unmarked("rubric"))
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -308,6 +369,22 @@ class Rubric:
         """The scored criteria of one dimension."""
         return tuple(c for c in self.scored if c.dimension == dimension_id)
 
+    def marked_texts(self) -> tuple[MarkedText, ...]:
+        """Every text of the rubric with its provenance, in file order (rubric, guidance, dimensions,
+        criteria); ``core`` only when the rubric has one."""
+        out = [MarkedText("rubric", self.id, "title", self.title, self.provenance["title"])]
+        if self.core:
+            out.append(MarkedText("rubric", self.id, "core", ", ".join(self.core), self.provenance["core"]))
+        for n, g in enumerate(self.guidance, 1):
+            out.extend(
+                MarkedText("guidance", str(n), f, getattr(g, f), g.provenance[f]) for f in g.provenance
+            )
+        for d in self.dimensions:
+            out.extend(MarkedText("dimension", d.id, f, getattr(d, f), d.provenance[f]) for f in d.provenance)
+        for c in self.criteria:
+            out.extend(MarkedText("criterion", c.id, f, getattr(c, f), c.provenance[f]) for f in c.provenance)
+        return tuple(out)
+
 
 def rubric_for_round(round_id: str, rubrics_dir: str | Path | None = None) -> Path:
     """Return the rubric file for a round: 1a, 1b, 2 → v3; 2b → v4; 3 → round3.
@@ -343,6 +420,77 @@ def rubric_path(name: str | Path, rubrics_dir: str | Path | None = None) -> Path
     raise DataError(None, f"unknown rubric {text!r}: neither a rubric id ({known}) nor a rubric file")
 
 
+def format_rubric(rubric: Rubric, *, width: int = 100) -> str:
+    """The rubric as plain text, every text prefixed by its provenance mark (``grounding-eval rubric show``).
+
+    ``[methods-document]`` marks words taken verbatim from the methods document; ``[grounding-eval]``
+    marks this project's wording. Identity first, then guidance, dimensions, criteria (with polarity,
+    kind and dimension) and the scoring options (core, aggregation, overrides, source_fidelity_gate).
+    A text that does not fit on its label's line is wrapped at ``width`` under it, indented.
+    """
+    lines: list[str] = []
+
+    def put(lead: str, label: str, body: str, mark: str | None = None) -> None:
+        head = lead + (f"[{mark}] " if mark else "") + f"{label}:"
+        paragraphs = body.splitlines()
+        if len(paragraphs) == 1 and len(head) + 1 + len(body) <= width:
+            lines.append(f"{head} {body}")
+            return
+        lines.append(head)
+        pad = " " * (len(lead) + 4)
+        for paragraph in paragraphs:
+            lines.extend(textwrap.wrap(paragraph, width, initial_indent=pad, subsequent_indent=pad) or [""])
+
+    extends = f", extends {rubric.extends}" if rubric.extends else ""
+    lines.append(f"rubric {rubric.id} {rubric.version} (prompt {rubric.prompt_version}{extends})")
+    put("", "file", rubric.path)
+    put("", "source", rubric.source)
+    put("", "rounds", ", ".join(rubric.applies_to_rounds))
+    lines += [
+        "marks: [methods-document] verbatim from the methods document (Guide 2: Methods and Materials)",
+        "       [grounding-eval] grounding-eval's wording",
+        "",
+    ]
+    put("", "title", rubric.title, rubric.provenance["title"])
+    if rubric.item_variables:
+        put("", "item variables", ", ".join(rubric.item_variables))
+    lines += ["", "guidance"]
+    for n, g in enumerate(rubric.guidance, 1):
+        put(f"  {n}. ", "principle", g.principle, g.provenance["principle"])
+        put(" " * len(f"  {n}. "), "instruction", g.instruction, g.provenance["instruction"])
+    lines += ["", "dimensions"]
+    for d in rubric.dimensions:
+        put("  ", "id", d.id, d.provenance["id"])
+        put("    ", "description", d.description, d.provenance["description"])
+    lines += ["", "criteria"]
+    for c in rubric.criteria:
+        lines.append(f"  {c.id} ({c.polarity}, {c.kind}, dimension {c.dimension})")
+        for name in PROVENANCE_FIELDS["criterion"]:
+            put("    ", name, getattr(c, name), c.provenance[name])
+    lines += ["", "scoring"]
+    if rubric.core:
+        put("  ", "core", ", ".join(rubric.core), rubric.provenance["core"])
+    agg = rubric.aggregation
+    weights = [f"{k} {v:g}" for k, v in (*agg.criterion_weights.items(), *agg.dimension_weights.items())]
+    put(
+        "  ",
+        "aggregation",
+        f"over {agg.over}, negatives {agg.negatives}, weights {', '.join(weights) or 'none'}",
+    )
+    if agg.description:
+        put("    ", "description", agg.description)
+    for o in rubric.overrides:
+        put("  ", "override", f"{o.criterion} {o.verdict} → {o.dimension} capped at {o.cap}")
+        if o.note:
+            put("    ", "note", o.note)
+    gate = rubric.source_fidelity_gate
+    if gate is not None:
+        put("  ", "source_fidelity_gate", f"fail_row {str(gate.fail_row).lower()}, penalty {gate.penalty:g}")
+        if gate.note:
+            put("    ", "note", gate.note)
+    return "\n".join(lines) + "\n"
+
+
 def load_rubric(path: str | Path) -> Rubric:
     """Load and validate a rubric YAML file, resolving ``extends`` relative to it.
 
@@ -350,7 +498,8 @@ def load_rubric(path: str | Path) -> Rubric:
     ``criteria`` with a new id are appended and with a parent's id replace that entry in place (how a
     copy changes a criterion's dimension or wording); ``aggregation``, ``core`` and ``item_variables``
     replace the parent's when given, and so does ``source_fidelity_gate``. Identity (``id``, ``version``,
-    ``title``, ``source``, ``applies_to_rounds``, ``prompt_version``) is never inherited.
+    ``title``, ``source``, ``applies_to_rounds``, ``prompt_version``) is never inherited; each entry keeps
+    the provenance of the file it comes from, and ``core``'s provenance travels with ``core``.
 
     Raises:
         DataError: one line naming the file (and criterion) and the problem.
@@ -390,6 +539,8 @@ def _load(path: Path, chain: tuple[Path, ...]) -> Rubric:
     _no_duplicates(path, "dimension", (d.id for d in dimensions))
     _no_duplicates(path, "criterion", (c.id for c in criteria))
 
+    marks = _provenance(path, "", data, "rubric")
+    core_mark = marks["core"] if "core" in data or parent is None else parent.provenance["core"]
     rubric = Rubric(
         path=str(path),
         id=_text(path, data, "id"),
@@ -420,6 +571,7 @@ def _load(path: Path, chain: tuple[Path, ...]) -> Rubric:
             if "source_fidelity_gate" in data
             else (parent.source_fidelity_gate if parent else None)
         ),
+        provenance=MappingProxyType({**marks, "core": core_mark}),
     )
     _check(rubric)
     return rubric
@@ -508,6 +660,7 @@ def _guidance(path: Path, index: int, entry: Any) -> Guidance:
     return Guidance(
         principle=_text(path, entry, "principle", where=where),
         instruction=_text(path, entry, "instruction", where=where),
+        provenance=_provenance(path, where, entry, "guidance"),
     )
 
 
@@ -519,6 +672,7 @@ def _dimension(path: Path, index: int, entry: Any) -> Dimension:
     return Dimension(
         id=_text(path, entry, "id", where=where),
         description=_text(path, entry, "description", where=where),
+        provenance=_provenance(path, where, entry, "dimension"),
     )
 
 
@@ -549,7 +703,32 @@ def _criterion(path: Path, index: int, entry: Any) -> Criterion:
         kind=cast(Kind, kind),
         dimension=_text(path, entry, "dimension", where=where),
         **texts,
+        provenance=_provenance(path, where, entry, "criterion"),
     )
+
+
+def _provenance(path: Path, where: str, entry: Mapping[Any, Any], place: str) -> Mapping[str, Provenance]:
+    """The entry's ``provenance:`` map completed with the default for every field it does not name."""
+    fields = PROVENANCE_FIELDS[place]
+    given = entry.get("provenance")
+    if given is None:
+        return _unmarked(place)
+    if not isinstance(given, dict):
+        raise DataError(path, f"{where}provenance must map field names to {' or '.join(PROVENANCES)}")
+    given = _yaml11_keys(given)  # a bare ``yes:`` key, as on criteria
+    unknown = sorted(str(k) for k in given if k not in fields)
+    if unknown:
+        raise DataError(
+            path, f"{where}provenance: unknown field(s) {', '.join(unknown)} (fields: {', '.join(fields)})"
+        )
+    out: dict[str, Provenance] = dict.fromkeys(fields, DEFAULT_PROVENANCE)
+    for key, value in given.items():
+        if value not in PROVENANCES:
+            raise DataError(
+                path, f"{where}provenance: {key}: must be {' or '.join(PROVENANCES)} (got {value!r})"
+            )
+        out[key] = cast(Provenance, value)
+    return MappingProxyType(out)
 
 
 def _gate(path: Path, entry: Any) -> SourceFidelityGate:

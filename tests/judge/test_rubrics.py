@@ -394,6 +394,11 @@ INVALID: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("gate-penalty-out-of-range", _set("source_fidelity_gate", {"penalty": 2}), "source_fidelity_gate: penalty must be a number from 0 to 1 (got 2)"),
     ("gate-penalty-not-number", _set("source_fidelity_gate", {"penalty": "0.3"}), "source_fidelity_gate: penalty must be a number from 0 to 1 (got '0.3')"),
     ("gate-penalty-outside-round3", lambda d: (_set("criteria.0.id", "source_fidelity")(d), _set("source_fidelity_gate", {"penalty": 0.3})(d)), "source_fidelity_gate: penalty applies only to a Round 3 score (aggregation over: core); the Round 2b formula has no penalty term"),
+    ("provenance-unknown-value", _set("criteria.0.provenance", {"yes": "verbatim"}), "criterion 'alpha': provenance: yes: must be methods-document or grounding-eval (got 'verbatim')"),
+    ("provenance-unknown-field", _set("criteria.0.provenance", {"polarity": "methods-document"}), "criterion 'alpha': provenance: unknown field(s) polarity (fields: id, question, yes, partial, no)"),
+    ("provenance-not-mapping", _set("guidance.0.provenance", ["principle"]), "guidance 1: provenance must map field names to methods-document or grounding-eval"),
+    ("provenance-dimension-value", _set("dimensions.0.provenance", {"id": "paper"}), "dimension 1: provenance: id: must be methods-document or grounding-eval (got 'paper')"),
+    ("provenance-top-level-field", _set("provenance", {"source": "methods-document"}), "provenance: unknown field(s) source (fields: title, core)"),
 ]  # fmt: skip
 
 
