@@ -8,7 +8,8 @@ so every quoted span is matched against the provided sources and classified:
     After normalization the quote (every segment of it, in order, in one source) is a substring of a
     source, on word boundaries.
 ``NEAR`` / ``PARTIAL``
-    The best fuzzy alignment reaches :attr:`QuoteThresholds.near` / :attr:`QuoteThresholds.partial`.
+    The best fuzzy alignment reaches :attr:`QuoteThresholds.near` / :attr:`QuoteThresholds.partial`,
+    or the kind of the differing words decides (see "Forgiven differences and meaning changes").
 ``NO_MATCH``
     Below both: the fabricated-quote finding.
 ``NO_SOURCE``
@@ -42,6 +43,49 @@ quotes with half their words changed); and a character-level alignment of a long
 40,000-character statute costs tens of milliseconds, a word-level one well under one. A short source
 (fewer words than the quote) is compared whole, because ``partial_ratio`` would otherwise align the
 source inside the quote and call a two-word source a perfect match.
+
+Forgiven differences and meaning changes. These are the pack's decisions (issue 7), not the methods
+document's. The similarity counts words; what the differing words *are* can matter more:
+
+* Differences the normalization removes (case, curly vs straight quotes, dashes, whitespace,
+  ellipses, Markdown) leave a quote ``EXACT``.
+* Forgiven differences: a number written in words or in digits with the same value ("five"/"5",
+  "thirty-five"/"35", "one hundred twenty"/"120", "first"/"1st", "$2400"/"$2,400"); an article (a,
+  an, the) added, dropped or swapped; punctuation; plurals and possessives (folded as above). A quote
+  whose only differences from a source excerpt are forgiven ones is ``NEAR``, whatever its
+  similarity (a 5-word quote with "5" for "five" scores 80 but is ``NEAR``). The similarity stays
+  the honest word overlap with the excerpt. The number words understood are zero to nine hundred
+  ninety-nine and the ordinals first to twelfth (also after a tens word, "twenty-first"); larger
+  numbers must be digits on one side and the other. "a year" vs "one year" is not forgiven (status
+  by similarity) but is not a number change either.
+* Meaning changes: where the quote's words differ from the aligned source words, (a) a number whose
+  value differs, or that is added or removed ("30" → "60", "thirty" → "60"); (b) a negation added or
+  removed (not, no, never, without, neither, nor, cannot, any "n't" contraction: "may not" → "may",
+  "shall" → "shall not"); (c) a modal swapped, added or removed (must, may, shall, should, can,
+  could, will, would, might; "can't" holds "can"). A quote with any of them is never ``NEAR``:
+  ``PARTIAL`` if its similarity reaches :attr:`QuoteThresholds.partial`, else ``NO_MATCH`` as
+  before, and :attr:`QuoteFinding.meaning_changes` names the words. A contraction for its long form
+  ("doesn't"/"does not") is neither forgiven nor a meaning change.
+
+How: the quote and the source are also read as *comparison tokens*: folded words, each number one
+token keyed by its value, articles dropped (but not "(a)", a paragraph letter). If the quote's tokens
+occur contiguously in a source's (one ``str.find`` over the source's tokens encoded one character
+each), only forgiven differences separate them and the quote is ``NEAR``, located there (a quote of
+articles only has no tokens, and its score decides). Otherwise
+the fuzzy word alignment above gives the similarity and a window; an insert/delete diff
+(``rapidfuzz.distance.Indel.opcodes``) of the quote's tokens against the window's -- never the whole
+source -- gives the runs of differing tokens, and each run is checked for (a)-(c). The window is as
+long as the quote, so it may miss a word the quote kept while dropping another; it is widened by at
+most twice the unmatched words at an edge, and source words beyond the quote's ends are cut off. At
+the quote's first and last words the source words facing a changed word are a guess, so there a
+number, negation or modal counts only if the quote has one. Meaning changes are looked for only when
+the similarity reaches :attr:`QuoteThresholds.partial`: below it the alignment is too loose to pair
+words.
+
+Budget: a source's comparison tokens are built once (cached like the prepared source, and only when
+some quote is not verbatim): linear, about as costly as normalizing it (~10 ms for a 40,000-character
+statute). Per quote segment and source: the token search is linear in the source; the diff runs on
+the quote and a window of at most three times its length, O(quote words x window words / 64).
 """
 
 from __future__ import annotations
@@ -50,6 +94,7 @@ import enum
 import re
 import unicodedata
 from array import array
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -57,6 +102,7 @@ from itertools import accumulate
 from typing import Literal
 
 from rapidfuzz import fuzz
+from rapidfuzz.distance import Indel
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
@@ -94,7 +140,9 @@ class QuoteThresholds:
 
     * ``near`` = 90: at most one word in ten differs. One word changed in a 12-word quote scores
       91.7 (``NEAR``), two changed 83.3 (``PARTIAL``); a 5-word quote with one word changed scores
-      80 (``PARTIAL``) -- one wrong word in five is not a slip.
+      80 (``PARTIAL``) -- one wrong word in five is not a slip. Unless the word is a forgiven
+      difference ("5" for "five", an article: ``NEAR`` whatever the score); and a changed number,
+      negation or modal makes even a 95 ``PARTIAL`` (module docstring).
     * ``partial`` = 50: at least half of the quote's words are there, in order. A quote with half
       its words changed scores 50..67 (``PARTIAL``, a distorted quote). Invented sentences scored
       29..56 (median 42): legal boilerplate shares "the", "tenant", "may not", "security deposit"
@@ -162,6 +210,8 @@ class SegmentMatch:
         start: Offset of the matched excerpt in that source (original text), or ``None``.
         end: Offset just past the excerpt, or ``None``.
         matched_text: ``source[start:end]``, or ``None``.
+        meaning_changes: The segment's meaning changes against its aligned source words (see
+            :attr:`QuoteFinding.meaning_changes`); empty when there are none.
     """
 
     text: str
@@ -171,6 +221,7 @@ class SegmentMatch:
     start: int | None
     end: int | None
     matched_text: str | None
+    meaning_changes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -181,10 +232,14 @@ class QuoteFinding:
         span: The quote.
         status: ``EXACT``/``NEAR``/``PARTIAL``/``NO_MATCH``, or ``NO_SOURCE`` when there was nothing
             to check against. For an elided quote, the worst segment's status (and ``NEAR`` at best
-            when the segments are verbatim but not in order in one source).
+            when the segments are verbatim but not in order in one source). ``NEAR`` with a
+            similarity below :attr:`QuoteThresholds.near` means the only differences were forgiven
+            ones; ``PARTIAL`` with a similarity at or above it means a meaning change (see
+            ``meaning_changes``).
         similarity: 0..100 rounded to 1 decimal (the minimum over segments); ``None`` for
             ``NO_SOURCE``. 100.0 means every segment is verbatim; a fuzzy score is capped at 99.9
-            (all words present but punctuation or a plural differs).
+            (all words present but punctuation or a plural differs). It is the word overlap with the
+            excerpt, whatever the kind of the differing words.
         source_index: Index into ``sources`` of the best match (of the worst segment, for an elided
             quote), or ``None``.
         matched_text: The aligned excerpt of the original source text. For an elided quote, the
@@ -195,6 +250,15 @@ class QuoteFinding:
         in_order: For an elided quote, whether all segments were found in order in one source.
         segments: Per-segment evidence (one entry for a quote without elisions; empty for
             ``NO_SOURCE``).
+        meaning_changes: Where the quote's words change what its aligned source words say, one
+            human-readable item per change, read as *source → quote*: ``number 30 → 60``,
+            ``number thirty → 60``, ``number 30 removed``, ``number 60 added``,
+            ``negation "may not issue" → "may issue"`` (the changed words with the equal word on
+            each side), ``modal must → may``, ``modal may added``, ``modal must removed``. Words are
+            as normalized (lower case, straight quotes). Any item caps the
+            status at ``PARTIAL``. Filled only for matches reaching :attr:`QuoteThresholds.partial`
+            (below it the alignment is too loose to name words); for an elided quote, the segments'
+            items in order, without repeats.
     """
 
     span: QuoteSpan
@@ -206,6 +270,7 @@ class QuoteFinding:
     match_end: int | None = None
     in_order: bool = True
     segments: tuple[SegmentMatch, ...] = field(default=())
+    meaning_changes: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -563,21 +628,399 @@ def _find_exact(needle: str, source: _Source, pos: int = 0) -> int:
         pos = i + 1
 
 
-def _fuzzy(needle: str, source: _Source) -> _Hit | None:
-    """Best word-level alignment of ``needle`` in ``source`` (see the module docstring)."""
-    words = [_fold_word(w) for w in _WORD.findall(needle)]
-    if not words or not source.word_ids:
+@dataclass(frozen=True)
+class _Window:
+    """Where a quote was aligned in a source: its words ``[first, last)`` and the similarity."""
+
+    similarity: float
+    first: int
+    last: int
+
+
+def _word_ids(folded: list[str], source: _Source) -> list[int]:
+    """The quote's folded words as the source's word ids; words the source lacks get ids of their
+    own (negative, never equal to a source id)."""
+    unknown: dict[str, int] = {}
+    return [source.vocab.get(w, -1 - unknown.setdefault(w, len(unknown))) for w in folded]
+
+
+def _fuzzy(folded: list[str], source: _Source) -> _Window | None:
+    """Best word-level alignment of the quote's folded words in ``source`` (see the module docstring)."""
+    if not folded or not source.word_ids:
         return None
-    unknown: dict[str, int] = {}  # words the source lacks get ids of their own (negative, never equal)
-    ids = [source.vocab.get(w, -1 - unknown.setdefault(w, len(unknown))) for w in words]
+    ids = _word_ids(folded, source)
     if len(ids) >= len(source.word_ids):
-        score, first, last = fuzz.ratio(ids, source.word_ids), 0, len(source.word_ids)
+        return _Window(fuzz.ratio(ids, source.word_ids), 0, len(source.word_ids))
+    aligned = fuzz.partial_ratio_alignment(ids, source.word_ids)
+    if aligned is None or aligned.dest_end <= aligned.dest_start:  # pragma: no cover - defensive
+        return None
+    return _Window(aligned.score, aligned.dest_start, aligned.dest_end)
+
+
+def _hit(source: _Source, window: _Window, similarity: float) -> _Hit:
+    return _Hit(similarity, source.word_starts[window.first], source.word_ends[window.last - 1])
+
+
+# --------------------------------------------------------------------------------------------------
+# Forgiven differences and meaning changes (see the module docstring)
+# --------------------------------------------------------------------------------------------------
+
+_ARTICLES = frozenset({"a", "an", "the"})
+
+
+def _word_values(words: str, first: int, step: int = 1) -> dict[str, int]:
+    return {word: first + step * k for k, word in enumerate(words.split())}
+
+
+_UNITS = _word_values("zero one two three four five six seven eight nine", 0)
+_TEENS = _word_values("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen", 10)
+_TENS = _word_values("twenty thirty forty fifty sixty seventy eighty ninety", 20, 10)
+_ORDINALS = _word_values(
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth", 1
+)
+_NUMBER_WORDS = frozenset(_UNITS.keys() | _TEENS.keys() | _TENS.keys() | _ORDINALS.keys())
+_DIGIT_ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
+_NEGATIONS = frozenset({"not", "no", "never", "without", "neither", "nor", "cannot"})
+_MODALS = frozenset({"must", "may", "shall", "should", "can", "could", "will", "would", "might"})
+_CONTRACTED_MODALS = {"ca": "can", "wo": "will", "sha": "shall", "cannot": "can"}  # can't won't shan't
+
+
+@dataclass(frozen=True, slots=True)
+class _Tok:
+    """One token of the comparison that decides the status: a word, or a number however written.
+
+    Articles are not tokens (an article before a token sets ``after_indefinite`` when it is "a"/"an").
+
+    Attributes:
+        key: What is compared: the folded word, or ``#`` + the number's value ("#35", "#1st", "#2.5").
+        surface: The normalized words it stands for ("thirty five", "2,400"), for messages.
+        lo: Index of its first word among the text's words.
+        hi: Index just past its last word.
+        start: Offset of its first character in the normalized text.
+        end: Offset just past its last character.
+        number: The number's value, or ``None``.
+        negations: 1 for a negation word ("not", "n't" contractions, "cannot", ...), else 0.
+        modal: The modal verb it is or contains ("can" for "can't"), or ``None``.
+        after_indefinite: Directly preceded by "a" or "an" ("a year" reads as "one year").
+    """
+
+    key: str
+    surface: str
+    lo: int
+    hi: int
+    start: int
+    end: int
+    number: str | None = None
+    negations: int = 0
+    modal: str | None = None
+    after_indefinite: bool = False
+
+
+def _ordinal(digits: str) -> str:
+    tens, last = digits[-2:-1], digits[-1]
+    suffix = "th" if tens == "1" else {"1": "st", "2": "nd", "3": "rd"}.get(last, "th")
+    return digits + suffix
+
+
+def _ascii_digits(word: str) -> str:
+    """Decimal digits of any script as ASCII digits. Values stay strings: ``int()`` refuses the
+    5,000-digit numbers hostile input can hold."""
+    return word if word.isascii() else "".join(str(unicodedata.decimal(c)) for c in word)
+
+
+def _spelled_number(words: list[str], i: int, joined: Sequence[bool]) -> tuple[str, int] | None:
+    """The value and end of a number in words starting at ``words[i]``, or ``None``.
+
+    Covers zero to nine hundred ninety-nine ("thirty five" -- the hyphen is already a space --,
+    "one hundred twenty") and the ordinals "first" to "twelfth", alone or after a tens word ("twenty
+    first"). ``joined[k]`` says words ``k`` and ``k + 1`` are separated by one space only, so
+    "twenty, one" stays two numbers.
+    """
+
+    def below_hundred(k: int) -> tuple[int, int, bool] | None:
+        w = words[k]
+        if w in _TENS:
+            after = words[k + 1] if joined[k] else ""
+            if _UNITS.get(after, 0) > 0:
+                return _TENS[w] + _UNITS[after], k + 2, False
+            if _ORDINALS.get(after, 10) < 10:
+                return _TENS[w] + _ORDINALS[after], k + 2, True
+            return _TENS[w], k + 1, False
+        if w in _TEENS or w in _UNITS:
+            return _TEENS.get(w, _UNITS.get(w, 0)), k + 1, False
+        if w in _ORDINALS:
+            return _ORDINALS[w], k + 1, True
+        return None
+
+    value: tuple[int, int, bool] | None
+    if _UNITS.get(words[i], 0) > 0 and joined[i] and words[i + 1] == "hundred":
+        hundreds = 100 * _UNITS[words[i]]
+        rest = below_hundred(i + 2) if joined[i + 1] else None
+        value = (hundreds + rest[0], rest[1], rest[2]) if rest and rest[0] > 0 else (hundreds, i + 2, False)
     else:
-        aligned = fuzz.partial_ratio_alignment(ids, source.word_ids)
-        if aligned is None or aligned.dest_end <= aligned.dest_start:  # pragma: no cover - defensive
-            return None
-        score, first, last = aligned.score, aligned.dest_start, aligned.dest_end
-    return _Hit(score, source.word_starts[first], source.word_ends[last - 1])
+        value = below_hundred(i)
+    if value is None:
+        return None
+    digits = str(value[0])
+    return (_ordinal(digits) if value[2] else digits), value[1]
+
+
+def _plain_word(word: str) -> tuple[str, int, str | None]:
+    """Key, negation count and modal of a word that is not a number or an article."""
+    base = word[:-3] if word.endswith("n't") else word
+    base = _CONTRACTED_MODALS.get(base, base)
+    negations = int(word in _NEGATIONS or word.endswith("n't"))
+    return _fold_word(word), negations, base if base in _MODALS else None
+
+
+def _tokens(text: str, starts: Sequence[int], ends: Sequence[int]) -> list[_Tok]:
+    """The comparison tokens of normalized ``text`` whose words are ``text[starts[k]:ends[k]]``.
+
+    Numbers become one token each, whether written in digits ("2,400", "1.5", "1/2", "1st") or in words;
+    articles are dropped, except a letter in parentheses ("(a)" is a paragraph, not an article).
+    """
+    n = len(starts)
+    words = [text[a:b] for a, b in zip(starts, ends, strict=True)]
+    gaps = [text[ends[k] : starts[k + 1]] for k in range(n - 1)] + [""]
+    joined = [g == " " for g in gaps]
+    tokens: list[_Tok] = []
+    plain: dict[str, tuple[str, int, str | None]] = {}  # each distinct word analysed once
+    indefinite = False
+    i = 0
+    while i < n:
+        w = words[i]
+        nxt = i + 1
+        number: str | None = None
+        if w in _ARTICLES and not (
+            text[starts[i] - 1 : starts[i]] == "(" and text[ends[i] : ends[i] + 1] == ")"
+        ):
+            indefinite = w != "the"
+            i += 1
+            continue
+        if w.isdecimal():
+            digits = w
+            if len(w) <= 3:  # "2,400": thousands separators
+                while gaps[nxt - 1] == "," and words[nxt].isdecimal() and len(words[nxt]) == 3:
+                    digits += words[nxt]
+                    nxt += 1
+            number = _ascii_digits(digits).lstrip("0") or "0"
+            if gaps[nxt - 1] == "." and words[nxt].isdecimal():  # "1.5"
+                fraction = _ascii_digits(words[nxt]).rstrip("0")
+                number += "." + fraction if fraction else ""
+                nxt += 1
+            elif gaps[nxt - 1] == "/" and words[nxt].isdecimal():  # "1/2"
+                number += "/" + (_ascii_digits(words[nxt]).lstrip("0") or "0")
+                nxt += 1
+        elif w[0].isdecimal() and (ordinal := _DIGIT_ORDINAL.fullmatch(w)) is not None:
+            number = _ordinal(_ascii_digits(ordinal.group(1)).lstrip("0") or "0")
+        elif w in _NUMBER_WORDS and (spelled := _spelled_number(words, i, joined)) is not None:
+            number, nxt = spelled
+        if number is not None:
+            start, end = starts[i], ends[nxt - 1]
+            tokens.append(
+                _Tok("#" + number, text[start:end], i, nxt, start, end, number, 0, None, indefinite)
+            )
+        else:
+            key, negations, modal = plain.get(w) or plain.setdefault(w, _plain_word(w))
+            tokens.append(_Tok(key, w, i, nxt, starts[i], ends[i], None, negations, modal, indefinite))
+        indefinite = False
+        i = nxt
+    return tokens
+
+
+def _quote_tokens(needle: str) -> list[_Tok]:
+    spans = [m.span() for m in _WORD.finditer(needle)]
+    return _tokens(needle, [a for a, _ in spans], [b for _, b in spans])
+
+
+# Each distinct key becomes one character, so "is the quote's token sequence in the source's?" is a
+# str.find (linear) rather than a scan over candidate positions. Surrogate code points are skipped.
+_MAX_KEYS = 0x10FFFF - 0x800
+
+
+def _key_char(key_id: int) -> str:
+    return chr(key_id if key_id < 0xD800 else key_id + 0x800)
+
+
+@dataclass(frozen=True)
+class _Canonical:
+    """A source's comparison tokens, prepared once per source (and only when a quote needs them)."""
+
+    tokens: list[_Tok]
+    lows: list[int]  # tokens[k].lo, to map a word window onto tokens
+    ids: dict[str, int]
+    key_ids: list[int]
+    encoded: str  # _key_char of every key id; "" if the source has more distinct keys than chars
+
+
+@lru_cache(maxsize=32)
+def _canonical(source: str) -> _Canonical:
+    prepared = _prepare(source)
+    tokens = _tokens(prepared.mapped.text, prepared.word_starts, prepared.word_ends)
+    ids: dict[str, int] = {}
+    key_ids = [ids.setdefault(t.key, len(ids)) for t in tokens]
+    encoded = "".join(map(_key_char, key_ids)) if len(ids) <= _MAX_KEYS else ""
+    return _Canonical(tokens, [t.lo for t in tokens], ids, key_ids, encoded)
+
+
+def _source_word(source: _Source, k: int) -> str:
+    return source.mapped.text[source.word_starts[k] : source.word_ends[k]]
+
+
+def _forgiven(quote: list[_Tok], folded: list[str], source: _Source) -> _Window | None:
+    """Where the quote's tokens occur contiguously in the source's, or ``None``.
+
+    Such a quote differs from that excerpt only by forgiven differences. Its similarity is the Indel
+    similarity of the quote's words and the excerpt's (so "5" for "five" still costs a word).
+    """
+    canon = _canonical(source.original)
+    if not quote or not canon.encoded or any(t.key not in canon.ids for t in quote):
+        return None
+    k = canon.encoded.find("".join(_key_char(canon.ids[t.key]) for t in quote))
+    if k < 0:
+        return None
+    first, last = canon.tokens[k].lo, canon.tokens[k + len(quote) - 1].hi
+    # An article the quote starts (ends) with, matched by one just outside the tokens, is quoted too.
+    if folded[0] in _ARTICLES and first > 0 and _source_word(source, first - 1) in _ARTICLES:
+        first -= 1
+    if folded[-1] in _ARTICLES and last < len(source.word_ids) and _source_word(source, last) in _ARTICLES:
+        last += 1
+    return _Window(fuzz.ratio(_word_ids(folded, source), source.word_ids[first:last]), first, last)
+
+
+_Block = tuple[int, int, int, int]  # a run of differences: window tokens [i1, i2) vs quote tokens [j1, j2)
+
+
+def _blocks(window: list[int], quote: list[int]) -> list[_Block]:
+    """The runs of differences of a shortest insert/delete script (adjacent edits merged)."""
+    blocks: list[_Block] = []
+    for op in Indel.opcodes(window, quote):
+        if op.tag == "equal":
+            continue
+        if blocks and blocks[-1][1] == op.src_start and blocks[-1][3] == op.dest_start:
+            i1, _, j1, _ = blocks[-1]
+            blocks[-1] = (i1, op.src_end, j1, op.dest_end)
+        else:
+            blocks.append((op.src_start, op.src_end, op.dest_start, op.dest_end))
+    return blocks
+
+
+def _unmatched(blocks: list[_Block]) -> int:
+    return sum(j2 - j1 for _, _, j1, j2 in blocks)
+
+
+def _differences(quote_ids: list[int], key_ids: list[int], lo: int, hi: int) -> tuple[int, list[_Block]]:
+    """The quote's differences from source tokens ``[lo, hi)``, with the window's edges settled.
+
+    The alignment window is no longer than the quote, so a quote that dropped a word, or whose first
+    word the window missed, runs past it. While quote tokens are unmatched at an edge, the window
+    widens on that side by their number, unless fewer quote tokens would then match (twice at most,
+    so a changed word cannot pair with a lookalike far away). Source tokens beyond the quote are then
+    cut off each edge: an unmatched run there is either the window's surplus (dropped) or faces a
+    changed first/last word (kept: as many source tokens, nearest the match, as the quote has there).
+
+    Returns:
+        The final window start and the blocks, relative to it.
+    """
+    n = len(key_ids)
+    blocks = _blocks(key_ids[lo:hi], quote_ids)
+    for _ in range(2):
+        grow_left = grow_right = 0
+        if blocks and blocks[0][0] == 0 and blocks[0][2] == 0:
+            grow_left = min(lo, blocks[0][3])
+        if blocks and blocks[-1][1] == hi - lo and blocks[-1][3] == len(quote_ids):
+            grow_right = min(n - hi, blocks[-1][3] - blocks[-1][2])
+        if not (grow_left or grow_right):
+            break
+        wider = _blocks(key_ids[lo - grow_left : hi + grow_right], quote_ids)
+        if _unmatched(wider) > _unmatched(blocks):
+            break
+        lo, hi, blocks = lo - grow_left, hi + grow_right, wider
+    if blocks and blocks[0][0] == 0 and blocks[0][2] == 0:
+        i1, i2, j1, j2 = blocks[0]
+        if j1 == j2:
+            blocks.pop(0)
+        elif i2 - i1 > j2 - j1:
+            blocks[0] = (i2 - (j2 - j1), i2, j1, j2)
+    if blocks and blocks[-1][1] == hi - lo and blocks[-1][3] == len(quote_ids):
+        i1, i2, j1, j2 = blocks[-1]
+        if j1 == j2:
+            blocks.pop()
+        elif i2 - i1 > j2 - j1:
+            blocks[-1] = (i1, i1 + (j2 - j1), j1, j2)
+    return lo, blocks
+
+
+def _text_of(text: str, tokens: list[_Tok]) -> str:
+    """The normalized text the tokens span (articles and punctuation included), clipped at 10 tokens."""
+    if not tokens:
+        return ""
+    if len(tokens) > 10:
+        return text[tokens[0].start : tokens[9].end] + " …"
+    return text[tokens[0].start : tokens[-1].end]
+
+
+def _describe(src: list[_Tok], quo: list[_Tok], phrases: tuple[str, str], edge: bool) -> list[str]:
+    """The meaning changes in one block, ``src`` → ``quo``.
+
+    ``phrases`` are the block's text on each side framed by the equal tokens around it, for the
+    negation message ("may not issue" → "may issue"). At an ``edge`` of the quote the source tokens
+    facing a changed word are a guess (the "(2)" before "may not issue" when the quote begins "the
+    lessor shall not issue"), so there a number, negation or modal counts only if the quote has one
+    in the block.
+    """
+    changes: list[str] = []
+    src_numbers = [t for t in src if t.number is not None]
+    quo_numbers = [t for t in quo if t.number is not None]
+    if [t.number for t in src_numbers] != [t.number for t in quo_numbers] and (quo_numbers or not edge):
+        was = " ".join(t.surface for t in src_numbers)
+        now = " ".join(t.surface for t in quo_numbers)
+        changes.append(
+            f"number {was} → {now}" if was and now else f"number {was or now} {'removed' if was else 'added'}"
+        )
+    quo_negations = sum(t.negations for t in quo)
+    if sum(t.negations for t in src) != quo_negations and (quo_negations or not edge):
+        changes.append(f'negation "{phrases[0]}" → "{phrases[1]}"')
+    src_modals = [t.modal for t in src if t.modal is not None]
+    quo_modals = [t.modal for t in quo if t.modal is not None]
+    if src_modals != quo_modals and (quo_modals or not edge):
+        was, now = " ".join(src_modals), " ".join(quo_modals)
+        changes.append(
+            f"modal {was} → {now}" if was and now else f"modal {was or now} {'removed' if was else 'added'}"
+        )
+    return changes
+
+
+def _is_one(tokens: list[_Tok]) -> bool:
+    return [t.number for t in tokens if t.number is not None] == ["1"]
+
+
+def _meaning_changes(quote: list[_Tok], needle: str, source: _Source, window: _Window) -> tuple[str, ...]:
+    """The meaning changes between the quote and its aligned source window (module docstring)."""
+    canon = _canonical(source.original)
+    if not quote:
+        return ()
+    unknown: dict[str, int] = {}
+    quote_ids = [canon.ids.get(t.key, -1 - unknown.setdefault(t.key, len(unknown))) for t in quote]
+    lo = bisect_left(canon.lows, window.first)
+    hi = bisect_left(canon.lows, window.last)
+    lo, blocks = _differences(quote_ids, canon.key_ids, lo, hi)
+    tokens = canon.tokens
+    changes: list[str] = []
+    for i1, i2, j1, j2 in blocks:
+        # Blocks are separated by equal tokens, so the tokens framing a block exist on both sides.
+        framed = (
+            _text_of(source.mapped.text, tokens[lo + i1 - (j1 > 0) : lo + i2 + (j2 < len(quote))]),
+            _text_of(needle, quote[j1 - (j1 > 0) : j2 + (j2 < len(quote))]),
+        )
+        src, quo = tokens[lo + i1 : lo + i2], quote[j1:j2]
+        # "a year" quoted as "one year" (or the reverse) is not a number change.
+        if not src and _is_one(quo) and lo + i1 < len(tokens) and tokens[lo + i1].after_indefinite:
+            quo = [t for t in quo if t.number is None]
+        if not quo and _is_one(src) and j1 < len(quote) and quote[j1].after_indefinite:
+            src = [t for t in src if t.number is None]
+        changes.extend(_describe(src, quo, framed, edge=j1 == 0 or j2 == len(quote)))
+    return tuple(dict.fromkeys(changes))
 
 
 def _status(similarity: float, thresholds: QuoteThresholds) -> QuoteStatus:
@@ -589,13 +1032,30 @@ def _status(similarity: float, thresholds: QuoteThresholds) -> QuoteStatus:
 
 
 def _segment_match(
-    raw: str, index: int | None, source: _Source | None, hit: _Hit | None, status: QuoteStatus
+    raw: str,
+    index: int | None,
+    source: _Source | None,
+    hit: _Hit | None,
+    status: QuoteStatus,
+    meaning_changes: tuple[str, ...] = (),
 ) -> SegmentMatch:
     if index is None or source is None or hit is None:
         return SegmentMatch(raw, status, 0.0, None, None, None, None)
     start = source.mapped.starts[hit.start]
     end = source.mapped.starts[hit.end - 1] + 1
-    return SegmentMatch(raw, status, round(hit.similarity, 1), index, start, end, source.original[start:end])
+    return SegmentMatch(
+        raw,
+        status,
+        round(hit.similarity, 1),
+        index,
+        start,
+        end,
+        source.original[start:end],
+        meaning_changes,
+    )
+
+
+_SEVERITY = {QuoteStatus.EXACT: 0, QuoteStatus.NEAR: 1, QuoteStatus.PARTIAL: 2, QuoteStatus.NO_MATCH: 3}
 
 
 def _best_match(
@@ -605,17 +1065,33 @@ def _best_match(
         i = _find_exact(needle, source)
         if i >= 0:
             return _segment_match(raw, index, source, _Hit(100.0, i, i + len(needle)), QuoteStatus.EXACT)
-    best: tuple[int, _Source, _Hit] | None = None
-    for index, source in sources:
-        hit = _fuzzy(needle, source)
-        if hit is not None and (best is None or hit.similarity > best[2].similarity):
-            best = (index, source, hit)
-    if best is None:
+    folded = [_fold_word(w) for w in _WORD.findall(needle)]
+    if not folded:  # pragma: no cover - segments without a word are dropped before matching
         return _segment_match(raw, None, None, None, QuoteStatus.NO_MATCH)
-    # A fuzzy score can round up to 100.0 without being a substring; it is still not EXACT.
-    similarity = min(best[2].similarity, 99.9)
-    hit = _Hit(similarity, best[2].start, best[2].end)
-    return _segment_match(raw, best[0], best[1], hit, _status(similarity, th))
+    quote = _quote_tokens(needle)
+    for index, source in sources:
+        window = _forgiven(quote, folded, source)
+        if window is not None:
+            # A fuzzy score can round up to 100.0 without being a substring; it is still not EXACT.
+            hit = _hit(source, window, min(window.similarity, 99.9))
+            return _segment_match(raw, index, source, hit, QuoteStatus.NEAR)
+    best: tuple[tuple[int, float], SegmentMatch] | None = None
+    for index, source in sources:
+        found = _fuzzy(folded, source)
+        if found is None:
+            continue
+        similarity = min(found.similarity, 99.9)
+        status = _status(similarity, th)
+        changes = () if status is QuoteStatus.NO_MATCH else _meaning_changes(quote, needle, source, found)
+        if changes and status is QuoteStatus.NEAR:
+            status = QuoteStatus.PARTIAL
+        rank = (_SEVERITY[status], -similarity)
+        if best is None or rank < best[0]:
+            best = (
+                rank,
+                _segment_match(raw, index, source, _hit(source, found, similarity), status, changes),
+            )
+    return best[1] if best is not None else _segment_match(raw, None, None, None, QuoteStatus.NO_MATCH)
 
 
 def _in_order(
@@ -634,9 +1110,6 @@ def _in_order(
         else:
             return matches
     return None
-
-
-_SEVERITY = {QuoteStatus.EXACT: 0, QuoteStatus.NEAR: 1, QuoteStatus.PARTIAL: 2, QuoteStatus.NO_MATCH: 3}
 
 
 def _check_span(span: QuoteSpan, sources: list[tuple[int, _Source]], th: QuoteThresholds) -> QuoteFinding:
@@ -682,6 +1155,7 @@ def _check_span(span: QuoteSpan, sources: list[tuple[int, _Source]], th: QuoteTh
         match_end=worst.end,
         in_order=len(matches) == 1,
         segments=tuple(matches),
+        meaning_changes=tuple(dict.fromkeys(c for m in matches for c in m.meaning_changes)),
     )
 
 

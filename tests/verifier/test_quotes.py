@@ -69,6 +69,8 @@ class TestGolden:
         for case in cases:
             assert {"id", "answer", "expected", "note"} <= case.keys(), case.get("id")
             assert len({"source", "sources", "source_file", "source_files"} & case.keys()) <= 1
+            for expected in case["expected"]:
+                assert {"quote", "status"} <= expected.keys() <= _EXPECTED_KEYS, case["id"]
 
     @pytest.mark.parametrize("case", _golden_cases(), ids=lambda c: str(c["id"]))
     def test_case(self, case: dict[str, Any]) -> None:
@@ -83,7 +85,24 @@ class TestGolden:
                 assert finding.source_index == expected["source_index"]
             if "in_order" in expected:
                 assert finding.in_order is expected["in_order"]
+            if "meaning_changes" in expected:
+                _assert_meaning_changes(finding.meaning_changes, expected["meaning_changes"])
+            if {"similarity_min", "similarity_max"} & expected.keys():
+                low, high = expected.get("similarity_min", 0.0), expected.get("similarity_max", 100.0)
+                assert finding.similarity is not None and low <= finding.similarity <= high, got
             _assert_evidence_consistent(finding, sources)
+
+
+_EXPECTED_KEYS = {
+    "quote", "status", "source_index", "in_order", "meaning_changes", "similarity_min", "similarity_max"
+}  # fmt: skip
+
+
+def _assert_meaning_changes(got: tuple[str, ...], expected: list[str]) -> None:
+    """As many items as expected, and every expected piece appears in some item."""
+    assert len(got) == len(expected), got
+    for piece in expected:
+        assert any(piece in item for item in got), (piece, got)
 
 
 def _assert_evidence_consistent(finding: QuoteFinding, sources: list[str]) -> None:
@@ -93,6 +112,9 @@ def _assert_evidence_consistent(finding: QuoteFinding, sources: list[str]) -> No
         return
     assert finding.similarity is not None and 0.0 <= finding.similarity <= 100.0
     assert (finding.similarity == 100.0) == (finding.status is QuoteStatus.EXACT) or not finding.in_order
+    # A meaning change is never NEAR or EXACT, and the finding carries its segments' changes.
+    assert not finding.meaning_changes or finding.status in (QuoteStatus.PARTIAL, QuoteStatus.NO_MATCH)
+    assert set(finding.meaning_changes) == {c for seg in finding.segments for c in seg.meaning_changes}
     for seg in finding.segments:
         if seg.source_index is not None:
             assert seg.start is not None and seg.end is not None
