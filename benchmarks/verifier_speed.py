@@ -26,8 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 ARTICLES = REPO / "datasets" / "sample" / "articles"
 SOURCE_FILES = [
-    "mi_mcl554_601_landlord_tenant_relationships_act_security_deposits.txt",
-    "us_34usc12491_vawa_housing_protections.txt",
+    "mi-mcl554-601.txt",
+    "us-34usc12491.txt",
 ]
 
 PARAGRAPHS = [
@@ -68,8 +68,8 @@ def in_process(answer: str, source: str, seconds: float) -> dict[str, float]:
 
     t0 = time.perf_counter()
     resources = load_resources(
-        allowlist=REPO / "allowlists" / "allowlist.txt",
-        orgs=REPO / "allowlists" / "organizations.yaml",
+        allowlist=REPO / "datasets" / "sample" / "allowlist.txt",
+        orgs=REPO / "datasets" / "sample" / "organizations.yaml",
         liveness="offline",
     )
     load_s = time.perf_counter() - t0

@@ -297,3 +297,15 @@ class TestDnsServer:
         assert not ok["reason"].startswith("ERROR"), ok["reason"]
         bad = _grade("Call 211.", test, "C0", dns_server="not-an-ip")
         assert bad["reason"].startswith("ERROR (verifier not run): dns_server")
+
+
+class TestMeaningChangesInTheReason:
+    def test_a_changed_number_is_named_in_the_reason_and_json(self) -> None:
+        """A near-verbatim quote that changes a number is PARTIAL, and the reader is told which words."""
+        test = SAMPLE_TESTS["tx-discrim-01"]
+        quote = "To refuse to sell or rent after the making of three bona fide offers"
+        result = _grade(f'The Act makes it unlawful "{quote}".', test, "C1.5")
+        (finding,) = result["metadata"]["verifier"]["quotes"]
+        assert finding["status"] == "PARTIAL"
+        assert finding["meaning_changes"] == ["number three added"]
+        assert "meaning changed: number three added" in result["reason"]

@@ -99,7 +99,7 @@ def _source_quotes(report: VerifierReport, head: str) -> str:
             if q.matched_text and q.status.value != "EXACT"
             else ""
         )
-        changes = tuple(getattr(q, "meaning_changes", ()))
+        changes = q.meaning_changes
         changed = f", meaning changed: {'; '.join(changes)}" if changes else ""
         items.append(f"{q.status.value} {_clip(q.span.text)!r}{sim}{where}{found}{changed}")
     return _with(head, items, "")

@@ -203,7 +203,7 @@ class VerifierReport:
             "quotes": [
                 {"quote": q.span.text, "status": q.status.value, "similarity": q.similarity,
                  "source": None if q.status in _UNFOUND else self.source_label(q.source_index),
-                 "meaning_changes": list(getattr(q, "meaning_changes", ()))}
+                 "meaning_changes": list(q.meaning_changes)}
                 for q in self.quotes
             ],
 
