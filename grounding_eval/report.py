@@ -65,7 +65,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from grounding_eval.errors import DataError
 from grounding_eval.files import read_text
@@ -98,15 +98,7 @@ AgreementCell = Literal[
     "judge_partial_verifier_yes",
     "not_comparable",
 ]
-AGREEMENT_CELLS: tuple[AgreementCell, ...] = (
-    "both_no",
-    "judge_only_no",
-    "verifier_only_no",
-    "both_yes",
-    "judge_partial_verifier_no",
-    "judge_partial_verifier_yes",
-    "not_comparable",
-)
+AGREEMENT_CELLS: tuple[AgreementCell, ...] = get_args(AgreementCell)
 _LISTED_CELLS = tuple(c for c in AGREEMENT_CELLS if c not in ("both_no", "both_yes"))
 _CELL_LABELS = {
     "both_no": "both No",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests.entry_points import load_entry_point
 
 REPO = Path(__file__).resolve().parents[1]
 FIX = REPO / "tests" / "fixtures" / "verifier"
@@ -22,15 +23,7 @@ CONFIG = {
 SOURCE = "The lessor may not require the tenant to vacate the covered dwelling unit before 30 days."
 
 
-def _load_get_assert() -> Callable[[Any, Any], dict[str, Any]]:
-    spec = importlib.util.spec_from_file_location("verifier_entry", REPO / "assertions" / "verifier.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.get_assert  # type: ignore[no-any-return]
-
-
-get_assert = _load_get_assert()
+get_assert: Callable[[Any, Any], dict[str, Any]] = load_entry_point("verifier")
 
 
 def _context(**overrides: Any) -> dict[str, Any]:

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 from collections.abc import Callable
@@ -23,6 +22,7 @@ import pytest
 
 from grounding_eval.data.promptfoo_tests import generate_tests
 from grounding_eval.replay import load_recorded_answers
+from tests.entry_points import load_entry_point
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "datasets" / "sample"
@@ -40,15 +40,7 @@ ANSWER = (
 )
 
 
-def _load_get_assert() -> Callable[[Any, Any], dict[str, Any]]:
-    spec = importlib.util.spec_from_file_location("verifier_entry", REPO / "assertions" / "verifier.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.get_assert  # type: ignore[no-any-return]
-
-
-get_assert = _load_get_assert()
+get_assert: Callable[[Any, Any], dict[str, Any]] = load_entry_point("verifier")
 
 
 def _render(condition: str, vars_: dict[str, Any]) -> str:

@@ -7,7 +7,6 @@ every verifier outcome the demo is meant to show.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 
 from grounding_eval.data.promptfoo_tests import generate_tests
 from grounding_eval.replay import load_recorded_answers
+from tests.entry_points import load_entry_point
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "datasets" / "sample"
@@ -31,10 +31,7 @@ EVERY_OUTCOME = {
     "EXACT", "NEAR", "PARTIAL", "NO_MATCH", "NO_SOURCE",
 }  # fmt: skip
 
-spec = importlib.util.spec_from_file_location("verifier_entry", REPO / "assertions" / "verifier.py")
-assert spec and spec.loader
-_entry = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(_entry)
+get_assert = load_entry_point("verifier")
 
 
 def _tests() -> dict[str, dict[str, Any]]:
@@ -77,7 +74,7 @@ def test_recorded_answer_is_graded(key: tuple[str, str]) -> None:
         "prompt": _render(recorded.condition, vars_),
         "config": CONFIG,
     }
-    result = _entry.get_assert(recorded.answer, context)
+    result = get_assert(recorded.answer, context)
     assert not result["reason"].startswith("ERROR"), result["reason"]
     if recorded.covers:
         assert _outcomes(result["metadata"]["verifier"]) == set(recorded.covers), result["reason"]
