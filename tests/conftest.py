@@ -12,7 +12,6 @@ from grounding_eval.verifier.setup import load_resources
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
-SHARED = REPO.parent / "shared"
 
 
 @pytest.fixture(scope="session")
