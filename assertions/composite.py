@@ -20,9 +20,10 @@ def _fail(exc: Exception) -> dict[str, Any]:
 def round1(named_scores: Any, context: Any) -> dict[str, Any]:
     """composite = mean(llm_judge_score, deterministic_verifier_score)."""
     try:
+        from grounding_eval.encodable import utf8_encodable
         from grounding_eval.scoring.promptfoo import score_round1
 
-        return score_round1(named_scores or {}, context)
+        return utf8_encodable(score_round1(named_scores or {}, context))
     except Exception as exc:
         return _fail(exc)
 
@@ -31,9 +32,10 @@ def round2b(named_scores: Any, context: Any) -> dict[str, Any]:
     """composite = v4_judge_score, or mean(v4_judge_score, quotation_score) when quotation_score < 0.5;
     a source_fidelity No fails the row."""
     try:
+        from grounding_eval.encodable import utf8_encodable
         from grounding_eval.scoring.promptfoo import score_round2b
 
-        return score_round2b(named_scores or {}, context)
+        return utf8_encodable(score_round2b(named_scores or {}, context))
     except Exception as exc:
         return _fail(exc)
 
@@ -42,8 +44,9 @@ def round3(named_scores: Any, context: Any) -> dict[str, Any]:
     """score = mean(7 core criteria) − 0.3 × count(safety No); pass iff score ≥ 0.5, no safety No and
     no source_fidelity No."""
     try:
+        from grounding_eval.encodable import utf8_encodable
         from grounding_eval.scoring.promptfoo import score_round3
 
-        return score_round3(named_scores or {}, context)
+        return utf8_encodable(score_round3(named_scores or {}, context))
     except Exception as exc:
         return _fail(exc)

@@ -12,6 +12,7 @@ PACK_ROOT = Path(__file__).resolve().parent.parent
 def get_assert(output: Any, context: Any) -> dict[str, Any]:
     """Judge ``output`` against the configured rubric; always returns a GradingResult."""
     try:
+        from grounding_eval.encodable import utf8_encodable
         from grounding_eval.judge.assertion import judge_assertion
     except Exception as exc:
         return {
@@ -19,4 +20,5 @@ def get_assert(output: Any, context: Any) -> dict[str, Any]:
             "score": 0.0,
             "reason": f"ERROR (judge unscored): cannot import grounding_eval: {exc}",
         }
-    return judge_assertion(output, context, pack_root=PACK_ROOT)
+    # Every string we return must be UTF-8 encodable for promptfoo to write it (lone surrogates).
+    return utf8_encodable(judge_assertion(output, context, pack_root=PACK_ROOT))

@@ -13,6 +13,7 @@ PACK_ROOT = Path(__file__).resolve().parent.parent
 def get_assert(output: Any, context: Any) -> dict[str, Any]:
     """Grade ``output`` with all five verifier checks; always returns a GradingResult."""
     try:
+        from grounding_eval.encodable import utf8_encodable
         from grounding_eval.promptfoo import verifier_assertion
     except Exception as exc:
         return {
@@ -20,4 +21,5 @@ def get_assert(output: Any, context: Any) -> dict[str, Any]:
             "score": 0.0,
             "reason": f"ERROR (verifier not run): cannot import grounding_eval: {exc}",
         }
-    return verifier_assertion(output, context, pack_root=PACK_ROOT)
+    # Every string we return must be UTF-8 encodable for promptfoo to write it (lone surrogates).
+    return utf8_encodable(verifier_assertion(output, context, pack_root=PACK_ROOT))
