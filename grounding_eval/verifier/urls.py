@@ -576,7 +576,7 @@ def _normalize_percent(text: str, safe: frozenset[str]) -> str:
             out.append(decoded if decoded in _UNRESERVED else "%" + text[i + 1 : i + 3].upper())
             i += 3
             continue
-        out.append(c if c in safe else quote(c, safe=""))
+        out.append(c if c in safe else quote(c, safe="", errors="surrogatepass"))
         i += 1
     return "".join(out)
 
