@@ -233,6 +233,10 @@ def verify(
     names each one for the report. A quote of the user's own ``question`` ("you said it is 'not a
     good fit for kids'") is set apart, not checked against the sources, so repeating the user's words
     is never a fabricated quote. ``quotation_scored=False`` reports quotes as information only.
+
+    URLs are checked for liveness in the order they appear, through
+    :meth:`~grounding_eval.verifier.liveness.LivenessChecker.for_answer`: past the answer's limit on
+    URLs checked or its time budget, a URL outside the allowlist is UNCHECKED, never guessed.
     """
     directory = resources.directory
     urls = extract_urls(answer)
@@ -255,9 +259,10 @@ def verify(
         }
         user_quotes = [q for q in quotes if q.span in of_user]
         quotes = [q for q in quotes if q.span not in of_user]
+    liveness = resources.liveness.for_answer()  # this answer's cap on URLs checked and time spent
     return VerifierReport(
         jurisdiction=jurisdiction,
-        urls=tuple(classify_url(u, resources.allowlist, resources.liveness) for u in urls),
+        urls=tuple(classify_url(u, resources.allowlist, liveness) for u in urls),
         phones=tuple(check_phones(answer, directory, phones, mentions, sentences, masked)),
         url_orgs=tuple(check_url_orgs(answer, directory, urls, mentions, sentences, masked)),
         leaks=tuple(

@@ -13,7 +13,12 @@ from pathlib import Path
 from grounding_eval.errors import DataError
 from grounding_eval.verifier.allowlist import load_allowlist
 from grounding_eval.verifier.directory import load_directory
-from grounding_eval.verifier.liveness import LivenessChecker
+from grounding_eval.verifier.liveness import (
+    DEFAULT_ANSWER_BUDGET,
+    DEFAULT_MAX_URLS_CHECKED,
+    DEFAULT_URL_DEADLINE,
+    LivenessChecker,
+)
 from grounding_eval.verifier.quotes import DEFAULT_THRESHOLDS
 from grounding_eval.verifier.report import VerifierResources
 
@@ -31,6 +36,9 @@ def load_resources(
     cache_path: Path | None = None,
     allow_hosts: Iterable[str] = (),
     dns_server: str | None = None,
+    url_deadline: float = DEFAULT_URL_DEADLINE,
+    answer_budget: float = DEFAULT_ANSWER_BUDGET,
+    max_urls_checked: int = DEFAULT_MAX_URLS_CHECKED,
     quote_near: float | None = None,
     quote_partial: float | None = None,
 ) -> VerifierResources:
@@ -39,6 +47,11 @@ def load_resources(
     ``dns_server`` (``"address[:port]"``, e.g. ``"127.0.0.1:5353"``) is the one nameserver a live check
     asks whether a host exists; ``None`` uses the system's resolver configuration. It is validated here
     in either mode, and only used live.
+
+    The live check's limits, validated here in either mode: ``url_deadline`` (seconds one URL may take
+    over DNS, connections and every redirect; default 10), ``answer_budget`` (seconds of checks one
+    answer may spend; default 30) and ``max_urls_checked`` (network checks per answer; default 50).
+    Past a limit a URL is UNCHECKED with the reason; snapshot and cache hits are free.
 
     Raises:
         DataError: one line naming the file (or option) and the problem.
@@ -62,6 +75,9 @@ def load_resources(
             snapshot_path=snapshot,
             allow_hosts=allow_hosts,
             dns_resolver=dns_server,
+            url_deadline=url_deadline,
+            answer_budget=answer_budget,
+            max_urls_checked=max_urls_checked,
         ),
         liveness_mode=liveness,
         quote_thresholds=thresholds,
