@@ -1,7 +1,8 @@
 """Liveness end to end: the CLI, the real liveness check and a real HTTP server on 127.0.0.1.
 
-200 → REAL_NOT_IN_ALLOWLIST, 404 → HALLUCINATED_URL, and a loopback target not explicitly allowed →
-UNCHECKED (refused). No other network is touched.
+200 → REAL_NOT_IN_ALLOWLIST, 404 → HALLUCINATED_URL, a loopback target not explicitly allowed →
+UNCHECKED (refused), and URLs past the per-answer limit → UNCHECKED without a request. No other
+network is touched.
 """
 
 from __future__ import annotations
@@ -21,11 +22,14 @@ FIX = REPO / "tests" / "fixtures" / "verifier"
 
 
 class _Handler(BaseHTTPRequestHandler):
+    requests: list[str]  # set on the class by the fixture
+
     def log_message(self, format: str, *args: object) -> None:
         pass
 
     def do_HEAD(self) -> None:
-        self.send_response({"/guide": 200, "/missing": 404}.get(self.path, 500))
+        self.requests.append(self.path)
+        self.send_response({"/guide": 200, "/missing": 404}.get(self.path.split("?")[0], 500))
         self.send_header("Content-Length", "0")
         self.end_headers()
 
@@ -33,7 +37,13 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def base() -> Iterator[str]:
+def requests_seen() -> list[str]:
+    return []
+
+
+@pytest.fixture
+def base(requests_seen: list[str], monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    monkeypatch.setattr(_Handler, "requests", requests_seen, raising=False)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -42,7 +52,7 @@ def base() -> Iterator[str]:
     server.server_close()
 
 
-def _verify(tmp_path: Path, text: str, *extra: str) -> dict[str, str]:
+def _run(tmp_path: Path, text: str, *extra: str) -> list[dict[str, str]]:
     answer = tmp_path / "answer.txt"
     answer.write_text(text, encoding="utf-8")
     result = subprocess.run(
@@ -52,7 +62,12 @@ def _verify(tmp_path: Path, text: str, *extra: str) -> dict[str, str]:
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert result.returncode in (0, 1), result.stderr
-    return {u["url"]: u["status"] for u in json.loads(result.stdout)["urls"]}
+    urls: list[dict[str, str]] = json.loads(result.stdout)["urls"]
+    return urls
+
+
+def _verify(tmp_path: Path, text: str, *extra: str) -> dict[str, str]:
+    return {u["url"]: u["status"] for u in _run(tmp_path, text, *extra)}
 
 
 def test_live_statuses_with_allowed_host(base: str, tmp_path: Path) -> None:
@@ -76,3 +91,11 @@ def test_offline_never_touches_the_server(base: str, tmp_path: Path) -> None:
     """--offline leaves a dead link UNCHECKED: a missing network must never become HALLUCINATED_URL."""
     statuses = _verify(tmp_path, f"See {base}/missing.", "--allow-host", "127.0.0.1", "--offline")
     assert statuses == {f"{base}/missing": "UNCHECKED"}
+
+
+def test_per_answer_limit(base: str, tmp_path: Path, requests_seen: list[str]) -> None:
+    """60 live URLs in one answer: the first 50 are checked (the default limit), the rest are not asked."""
+    text = " ".join(f"{base}/guide?n={i}" for i in range(60))
+    statuses = [u["status"] for u in _run(tmp_path, text, "--allow-host", "127.0.0.1")]
+    assert statuses == ["REAL_NOT_IN_ALLOWLIST"] * 50 + ["UNCHECKED"] * 10
+    assert len(requests_seen) == 50
