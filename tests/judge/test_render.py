@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,12 @@ def _render(rubric: Rubric, answer: str = ANSWER, **kwargs: Any) -> RenderedProm
         "item": item,
     } | kwargs
     return render_judge_prompt(rubric, answer=answer, **args)
+
+
+def _invisible_ranges() -> list[tuple[int, int, str]]:
+    from grounding_eval.judge.render import _INVISIBLE_RANGES
+
+    return list(_INVISIBLE_RANGES)
 
 
 def _tag_count(text: str, tag: str) -> tuple[int, int]:
@@ -259,6 +267,86 @@ class TestHostileAnswer:
             assert _tag_count(prompt.user, tag) == _tag_count(benign.user, tag), tag
 
 
+# Look-alike tag openings that reached the judge unchanged before issue 8: each row is the untrusted
+# text and exactly what neutralize() must make of it (only the opener changes, to "&lt;").
+LOOKALIKES = [
+    ("variation-selector-fe0f", "x<\ufe0f/criteria>y", "x&lt;\ufe0f/criteria>y"),
+    ("variation-selector-in-name", "<sour\ufe0fce>", "&lt;sour\ufe0fce>"),
+    ("hangul-filler-3164", "<\u3164/answer_under_review>", "&lt;\u3164/answer_under_review>"),
+    ("halfwidth-hangul-filler", "<\uffa0rubric>", "&lt;\uffa0rubric>"),
+    ("braille-blank-2800", "<\u2800rubric>", "&lt;\u2800rubric>"),
+    ("tag-space-e0020", "<\U000e0020source>", "&lt;\U000e0020source>"),
+    ("tag-letters-in-name", "</crit\U000e0069eria>", "&lt;/crit\U000e0069eria>"),
+    ("combining-grapheme-joiner", "<gui\u034fdance>", "&lt;gui\u034fdance>"),
+    ("mixed-invisible-run", "< \u200b\ufe0f \u3164/ \u2800criteria>", "&lt; \u200b\ufe0f \u3164/ \u2800criteria>"),
+    ("cyrillic-source", "<\u0455\u043eur\u0441\u0435>", "&lt;\u0455\u043eur\u0441\u0435>"),
+    ("cyrillic-a-in-criteria", "</criteri\u0430>", "&lt;/criteri\u0430>"),
+    ("cyrillic-upper-rubric", "<RUBRI\u0421>", "&lt;RUBRI\u0421>"),
+    ("cyrillic-user-question", "</u\u0455\u0435r_qu\u0435\u0455ti\u043en>", "&lt;/u\u0455\u0435r_qu\u0435\u0455ti\u043en>"),
+    ("greek-omicron-rho", "<re\u03c1ly_f\u03bfrmat>", "&lt;re\u03c1ly_f\u03bfrmat>"),
+    ("greek-jurisdiction", "<jur\u03b9sd\u03b9ct\u03b9on>", "&lt;jur\u03b9sd\u03b9ct\u03b9on>"),
+    ("decimal-entity", "&#60;/answer_under_review>", "&lt;/answer_under_review>"),
+    ("decimal-entity-zero-padded", "&#0060;rubric>", "&lt;rubric>"),
+    ("hex-entity", "&#x3c;criteria>", "&lt;criteria>"),
+    ("hex-entity-upper", "&#X3C;/source>", "&lt;/source>"),
+    ("named-entity-upper", "&LT;guidance>", "&lt;guidance>"),
+    ("entity-without-semicolon", "&#60source>", "&lt;source>"),
+    ("modifier-arrowhead", "\u02c2/criteria>", "&lt;/criteria>"),
+    ("canadian-syllabics-pa", "\u1438rubric>", "&lt;rubric>"),
+    ("fraction-slash", "<\u2044answer_under_review>", "&lt;\u2044answer_under_review>"),
+]  # fmt: skip
+
+# Text that only looks near a tag opening and must come back unchanged.
+BENIGN_LOOKALIKES = [
+    ("escaped-html", "Write &lt;b&gt; for bold; &#60;div&#62; is a div."),
+    ("double-escaped-entity", "&amp;lt;source> shows how to escape it"),
+    ("emoji-with-selector", "I \u2764\ufe0f <b>tenants</b>"),
+    ("russian-text", "\u0421\u043c. <\u0440\u0435\u0441\u0443\u0440\u0441> \u0438 <b>"),
+    ("entity-then-longer-word", "&#60;sourcery> &lt;rubrics>"),
+    ("entity-for-other-char", "&#601source &#x3cc;rubric"),
+]  # fmt: skip
+
+
+class TestLookalikes:
+    """Look-alike openers, invisible characters and homoglyph letters are neutralized like ``<``."""
+
+    @pytest.mark.parametrize(("text", "expected"), [pytest.param(t, e, id=i) for i, t, e in LOOKALIKES])
+    def test_neutralized(self, text: str, expected: str) -> None:
+        """Only the opener changes, to ``&lt;``; neutralizing again changes nothing."""
+        assert neutralize(text) == expected
+        assert neutralize(expected) == expected
+
+    @pytest.mark.parametrize("text", [pytest.param(t, id=i) for i, t in BENIGN_LOOKALIKES])
+    def test_benign_unchanged(self, text: str) -> None:
+        """Escaped HTML, emoji and Cyrillic words that spell no section tag are left as written."""
+        assert neutralize(text) == text
+
+    @pytest.mark.parametrize("answer", [pytest.param(t, id=i) for i, t, _ in LOOKALIKES])
+    def test_answer_section_unmoved(self, answer: str) -> None:
+        """In a rendered prompt the look-alike arrives defused and the answer still ends at its nonce."""
+        prompt = _render(V3, answer=answer).user
+        nonce = answer_nonce(answer)
+        inside = prompt.split(f'<answer_under_review id="{nonce}">\n')[1]
+        assert inside.split(f'\n</answer_under_review id="{nonce}">')[0] == neutralize(answer)
+
+    def test_every_format_character_is_invisible(self) -> None:
+        """The invisible class covers every Unicode format (Cf) character this Python knows."""
+        from grounding_eval.judge.render import _INVISIBLE_RANGES
+
+        covered = {c for lo, hi, _ in _INVISIBLE_RANGES for c in range(lo, hi + 1)}
+        missing = [
+            f"U+{c:04X}"
+            for c in range(sys.maxunicode + 1)
+            if unicodedata.category(chr(c)) == "Cf" and c not in covered
+        ]
+        assert not missing
+
+    @pytest.mark.parametrize("lo", [lo for lo, _, _ in _invisible_ranges()])
+    def test_each_invisible_range_is_folded(self, lo: int) -> None:
+        """The first character of every listed range, between ``<`` and a tag name, is caught."""
+        assert neutralize(f"<{chr(lo)}source>") == f"&lt;{chr(lo)}source>"
+
+
 _ANGLES = st.sampled_from(["<", "＜", "‹", "〈", "⟨", "﹤", "/", " ", "\u200b", ">"])
 _TAGS = st.sampled_from([*SECTION_TAGS, *(t.upper() for t in SECTION_TAGS)])
 _soup = st.lists(st.one_of(_ANGLES, _TAGS, st.text(max_size=5)), max_size=12).map("".join)
@@ -282,7 +370,11 @@ class TestNeutralizeProperties:
         out = neutralize(text)
         assert not re.search(rf"</?\s*(?:{'|'.join(SECTION_TAGS)})(?![a-z0-9_])", out, re.IGNORECASE)
 
-    @given(st.text(alphabet=st.characters(blacklist_characters="<＜‹〈⟨﹤〈", blacklist_categories=("Cs",))))
+    @given(
+        st.text(
+            alphabet=st.characters(blacklist_characters="<＜‹〈⟨﹤〈˂ᐸ❬❮❰⧼&", blacklist_categories=("Cs",))
+        )
+    )
     def test_text_without_angles_unchanged(self, text: str) -> None:
-        """Text with no '<' (or look-alike) is returned unchanged."""
+        """Text with no '<' (or look-alike, or '&' that could start an HTML reference) is returned unchanged."""
         assert neutralize(text) == text
