@@ -22,7 +22,18 @@ What lenient reading allows, and what it refuses (each decision is pinned by a r
   its own: the parser never picks one; invalid JSON, including trailing commas (a model that emits them
   is not following the schema, and "fixing" them means guessing where an object ends).
 
-Reasoning text is kept exactly as written: nothing is truncated or normalized.
+Reasoning text is kept exactly as written, up to :data:`MAX_REASONING_CHARS`: nothing is normalized,
+and a longer reasoning is cut there (``…`` appended), recorded as a repair, so never silently.
+
+Budgets (the reply is model output, so a loop or an attack can make it huge and strange):
+
+* A reply longer than :data:`MAX_REPLY_CHARS` is refused without being read (a :class:`ParseFailure`
+  saying so). The HTTP client stops reading a response at the same size.
+* Everything else is linear in the reply's length. Finding JSON objects in prose decodes only at a
+  ``{`` that can start one (``{`` then ``"`` or ``}``); a decoded object is skipped whole, and after
+  :data:`MAX_BAD_OBJECTS` such starts that fail to decode the parser gives up with an explicit failure
+  instead of trying the next ``{`` (each failed attempt may read to the end of the reply, so without
+  that cap ``{"a":{"a":…`` or ``{"{"{"…`` cost a read per brace: quadratic).
 """
 
 from __future__ import annotations
@@ -33,11 +44,14 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from grounding_eval.judge.rubric import VERDICTS, Rubric, Verdict
 
 __all__ = [
+    "MAX_BAD_OBJECTS",
+    "MAX_REASONING_CHARS",
+    "MAX_REPLY_CHARS",
     "Judgment",
     "ParseFailure",
     "ParseMode",
@@ -47,6 +61,15 @@ __all__ = [
 ]
 
 ParseMode = Literal["strict", "lenient"]
+
+MAX_REPLY_CHARS: Final = 1_000_000
+"""Longest reply read, in characters (a 19-criterion judgment is a few kilobytes)."""
+
+MAX_REASONING_CHARS: Final = 2_000
+"""Longest reasoning kept per criterion; the schema asks for one sentence."""
+
+MAX_BAD_OBJECTS: Final = 32
+"""Starts of a JSON object (``{"`` or ``{}``) that fail to decode before the parser gives up."""
 
 _CANONICAL: Mapping[str, Verdict] = MappingProxyType({v.casefold(): v for v in VERDICTS})
 _ENUM = ", ".join(f'"{v}"' for v in VERDICTS)
@@ -139,6 +162,14 @@ def parse_reply(text: str, rubric: Rubric) -> ParsedReply | ParseFailure:
     """
     if not isinstance(text, str):
         return _failure([f"the reply is not text (got {type(text).__name__})"], "")
+    if len(text) > MAX_REPLY_CHARS:
+        return _failure(
+            [
+                f"the reply is {len(text):,} characters long, more than the {MAX_REPLY_CHARS:,} read;"
+                " send only the JSON object"
+            ],
+            text,
+        )
     if not text.strip("\ufeff \t\r\n"):
         return _failure(["the reply is empty"], text)
 
@@ -154,27 +185,34 @@ def parse_reply(text: str, rubric: Rubric) -> ParsedReply | ParseFailure:
         body = body.lstrip("\ufeff")
         repairs.append("removed a leading byte-order mark")
     found = _objects(body)
-    replies = [(span, obj) for span, obj in found.objects if _reply_like(obj)]
-    if len(replies) > 1:
-        if any(obj != replies[0][1] for _, obj in replies[1:]):
+    if found.gave_up:
+        return _failure(
+            [
+                f"the reply starts more than {MAX_BAD_OBJECTS} JSON objects that are not valid JSON"
+                f" (first: {found.first_error}); send exactly one valid JSON object"
+            ],
+            text,
+        )
+    if found.replies > 1:
+        if found.replies_differ:
             return _failure(
                 [
-                    f"the reply contains {len(replies)} different JSON objects with a 'criteria' key;"
+                    f"the reply contains {found.replies} different JSON objects with a 'criteria' key;"
                     " send exactly one"
                 ],
                 text,
             )
-        repairs.append(f"the same JSON object appears {len(replies)} times; read it once")
-    if replies:
-        span, chosen = replies[0]
+        repairs.append(f"the same JSON object appears {found.replies} times; read it once")
+    if found.first_reply is not None:
+        span, chosen = found.first_reply
     elif found.truncated:
         return _failure(["the reply ends inside an unfinished JSON object (was it cut off?)"], text)
     elif found.first_error is not None:
         return _failure(
             [f"the reply contains no valid JSON object with a 'criteria' key ({found.first_error})"], text
         )
-    elif len(found.objects) == 1:
-        span, chosen = found.objects[0]
+    elif found.first_object is not None and found.objects == 1:
+        span, chosen = found.first_object
     elif found.objects:
         return _failure(["none of the reply's JSON objects has a 'criteria' key"], text)
     else:
@@ -223,11 +261,38 @@ def _decode_whole(text: str) -> Any | None:
         return None
 
 
-@dataclass(frozen=True)
+_Span = tuple[tuple[int, int], Any]  # ((start, end), decoded object)
+
+
+@dataclass
 class _Found:
-    objects: list[tuple[tuple[int, int], Any]]
-    first_error: str | None
-    truncated: bool
+    """What the scan found; only the objects the parser can use are kept, not every ``{}`` in a reply."""
+
+    objects: int = 0  # top-level objects decoded
+    first_object: _Span | None = None
+    replies: int = 0  # of which reply-like (a "criteria" key)
+    first_reply: _Span | None = None
+    replies_differ: bool = False  # a later reply-like object differs from the first
+    first_error: str | None = None
+    truncated: bool = False
+    gave_up: bool = False
+
+    def add(self, span: tuple[int, int], obj: Any) -> None:
+        self.objects += 1
+        if self.first_object is None:
+            self.first_object = (span, obj)
+        if _reply_like(obj):
+            self.replies += 1
+            if self.first_reply is None:
+                self.first_reply = (span, obj)
+            elif obj != self.first_reply[1]:
+                self.replies_differ = True
+
+
+# A "{" that a JSON object can start at: "{", optional JSON white space, then a key's quote or "}".
+# Any other "{" (prose such as "{helpfulness}", or brace soup) fails at its next character, so it is
+# not worth a decode. Possessive: the white space run is read once.
+_CAN_OPEN = re.compile(r'\{[ \t\n\r]*+["}]')
 
 
 def _objects(text: str) -> _Found:
@@ -235,26 +300,55 @@ def _objects(text: str) -> _Found:
 
     Only the first decoding error is kept: it is where the judge's object began, while later ones are
     usually the same object's insides.
+
+    Budget: linear in ``len(text)``. The scan for the next candidate ``{`` moves only forward; a
+    decoded object is skipped whole; a ``{`` that cannot open an object costs no decode (only the
+    first one is decoded, for its error message); and a failed decode, which may read to the end of
+    the text and whose error counts lines from its start, happens at most :data:`MAX_BAD_OBJECTS`
+    times before the scan gives up (``gave_up``).
     """
-    objects: list[tuple[tuple[int, int], Any]] = []
-    first_error: str | None = None
+    found = _Found()
+    failed = 0
     i = 0
-    while (start := text.find("{", i)) >= 0:
+    while True:
+        candidate = _CAN_OPEN.search(text, i)
+        if found.first_error is None:
+            brace = text.find("{", i, candidate.start() if candidate else len(text))
+            if brace >= 0:
+                found.first_error = _decode_error(text, brace)
+        if candidate is None:
+            break
+        start = candidate.start()
         try:
             obj, end = _DECODER.raw_decode(text, start)
-        except json.JSONDecodeError as exc:
-            if first_error is None:
-                first_error = f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        except (json.JSONDecodeError, RecursionError) as exc:
+            if found.first_error is None:
+                found.first_error = _describe(exc)
+            failed += 1
+            if failed > MAX_BAD_OBJECTS:
+                found.gave_up = True
+                break
             i = start + 1
             continue
-        except RecursionError:
-            if first_error is None:
-                first_error = "JSON nested too deeply"
-            i = start + 1
-            continue
-        objects.append(((start, end), obj))
+        found.add((start, end), obj)
         i = end
-    return _Found(objects, first_error, _unbalanced(text))
+    found.truncated = _unbalanced(text)
+    return found
+
+
+def _decode_error(text: str, start: int) -> str:
+    """The decoding error at a ``{`` that cannot open an object (it fails at its next character)."""
+    try:
+        _DECODER.raw_decode(text, start)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return _describe(exc)
+    return "invalid JSON"  # not reached: _CAN_OPEN accepts every "{" that can decode
+
+
+def _describe(exc: json.JSONDecodeError | RecursionError) -> str:
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply"
+    return f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
 
 
 def _unbalanced(text: str) -> bool:
@@ -382,6 +476,12 @@ def _judgment(cid: str, entry: Any, out: _Validation) -> Judgment | None:
             what = _json_type(reasoning)
         out.problems.append(f"criterion '{cid}': reasoning is {what} (give one sentence)")
         return None
+    if len(reasoning) > MAX_REASONING_CHARS:
+        out.repairs.append(
+            f"criterion '{cid}': reasoning cut to its first {MAX_REASONING_CHARS:,} of"
+            f" {len(reasoning):,} characters"
+        )
+        reasoning = reasoning[:MAX_REASONING_CHARS] + "…"
     return Judgment(verdict, reasoning) if verdict is not None else None
 
 

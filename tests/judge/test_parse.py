@@ -11,7 +11,16 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grounding_eval.judge.parse import Judgment, ParsedReply, ParseFailure, parse_reply, reply_schema
+from grounding_eval.judge.parse import (
+    MAX_BAD_OBJECTS,
+    MAX_REASONING_CHARS,
+    MAX_REPLY_CHARS,
+    Judgment,
+    ParsedReply,
+    ParseFailure,
+    parse_reply,
+    reply_schema,
+)
 from grounding_eval.judge.rubric import VERDICTS, Rubric, load_rubric, rubric_for_round
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -71,7 +80,7 @@ class TestGoldenReplies:
             assert result.raw == row["reply"]
 
     def test_reasoning_is_kept_verbatim(self) -> None:
-        """Reasoning text is never truncated or normalized."""
+        """Reasoning text under MAX_REASONING_CHARS is never truncated or normalized."""
         rows = {row["id"]: row for row in yaml.safe_load(GOLDEN.read_text(encoding="utf-8"))}
         reply = rows["long-reasoning-kept-whole"]["reply"]
         result = parse_reply(reply, MINI)
@@ -200,3 +209,89 @@ class TestProperties:
         result = parse_reply(before + _reply(MINI, verdicts) + after, MINI)
         assert isinstance(result, ParsedReply)
         assert result.verdicts == verdicts
+
+
+class TestBudgets:
+    """The reply is model output: its size, its reasoning and its broken JSON are bounded (issue 8)."""
+
+    def test_reply_over_the_cap_is_refused(self) -> None:
+        """A reply longer than MAX_REPLY_CHARS fails with its length named, even if it is valid JSON."""
+        reply = _reply(MINI, {"alpha": "Yes", "beta": "No", "gamma": "Yes"})
+        reply += " " * (MAX_REPLY_CHARS + 1 - len(reply))
+        result = parse_reply(reply, MINI)
+        assert isinstance(result, ParseFailure)
+        assert (
+            f"the reply is {MAX_REPLY_CHARS + 1:,} characters long, more than the 1,000,000 read"
+            in result.error
+        )
+        assert result.raw == reply
+
+    def test_reply_at_the_cap_is_read(self) -> None:
+        """Exactly MAX_REPLY_CHARS characters are still read."""
+        reply = _reply(MINI, {"alpha": "Yes", "beta": "No", "gamma": "Yes"})
+        reply += " " * (MAX_REPLY_CHARS - len(reply))
+        result = parse_reply(reply, MINI)
+        assert isinstance(result, ParsedReply) and result.mode == "strict"
+
+    def test_long_reasoning_is_cut_and_recorded(self) -> None:
+        """Reasoning past MAX_REASONING_CHARS is cut there, marked with '…', and the cut is a repair."""
+        long = "word " * 1_000  # 5,000 characters
+        reply = json.dumps(
+            {"criteria": {
+                "alpha": {"verdict": "Yes", "reasoning": long},
+                "beta": {"verdict": "No", "reasoning": "b."},
+                "gamma": {"verdict": "Yes", "reasoning": "c."},
+            }}
+        )  # fmt: skip
+        result = parse_reply(reply, MINI)
+        assert isinstance(result, ParsedReply)
+        assert result.mode == "lenient"
+        assert result.judgments["alpha"].reasoning == long[:MAX_REASONING_CHARS] + "…"
+        assert result.judgments["beta"].reasoning == "b."
+        assert result.repairs == ("criterion 'alpha': reasoning cut to its first 2,000 of 5,000 characters",)
+
+    def test_reasoning_at_the_cap_is_kept_whole(self) -> None:
+        """A reasoning of exactly MAX_REASONING_CHARS characters is kept as written, strictly."""
+        exact = "x" * MAX_REASONING_CHARS
+        reply = json.dumps({"criteria": {cid: {"verdict": "Yes", "reasoning": exact} for cid in MINI.ids}})
+        result = parse_reply(reply, MINI)
+        assert isinstance(result, ParsedReply) and result.mode == "strict"
+        assert result.judgments["alpha"].reasoning == exact
+
+    def test_too_many_broken_objects_give_up(self) -> None:
+        """Past MAX_BAD_OBJECTS object starts that do not decode, the parser stops with an explicit failure."""
+        valid = _reply(MINI, {"alpha": "Yes", "beta": "No", "gamma": "Yes"})
+        reply = '{"x" ' * (MAX_BAD_OBJECTS + 1) + valid
+        result = parse_reply(reply, MINI)
+        assert isinstance(result, ParseFailure)
+        assert f"starts more than {MAX_BAD_OBJECTS} JSON objects that are not valid JSON" in result.error
+        assert "invalid JSON at line 1 column 6" in result.error
+
+    def test_broken_objects_up_to_the_cap_are_skipped(self) -> None:
+        """Up to MAX_BAD_OBJECTS broken starts, the valid object after them is still found."""
+        valid = _reply(MINI, {"alpha": "Yes", "beta": "No", "gamma": "Yes"})
+        result = parse_reply('{"x" ' * MAX_BAD_OBJECTS + valid, MINI)
+        assert isinstance(result, ParsedReply)
+        assert result.verdicts == {"alpha": "Yes", "beta": "No", "gamma": "Yes"}
+
+    def test_braces_that_cannot_open_an_object_cost_no_budget(self) -> None:
+        """Bare braces in prose ("{x}", "{{") are not decoded, so any number of them is fine."""
+        valid = _reply(MINI, {"alpha": "Yes", "beta": "No", "gamma": "Yes"})
+        result = parse_reply("{x} {{ " * 1_000 + valid, MINI)
+        assert isinstance(result, ParsedReply)
+        assert any("text around" in r for r in result.repairs)
+
+    @pytest.mark.parametrize(
+        ("reply", "error"),
+        [
+            pytest.param("{" * 50, "the reply ends inside an unfinished JSON object", id="bare-braces"),
+            pytest.param("{x}" * 50, "(invalid JSON at line 1 column 2: Expecting property name", id="brace-words"),
+            pytest.param('{"a":' * 5_000, "(first: JSON nested too deeply)", id="nested-openings"),
+            pytest.param('{"' * 50, "(first: invalid JSON at line 1 column 5: Expecting ':'", id="brace-quote-soup"),
+        ],
+    )  # fmt: skip
+    def test_degenerate_replies_fail_with_a_reason(self, reply: str, error: str) -> None:
+        """Brace soup and runaway nesting end in a ParseFailure naming the first problem."""
+        result = parse_reply(reply, MINI)
+        assert isinstance(result, ParseFailure)
+        assert error in result.error
