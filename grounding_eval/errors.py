@@ -2,13 +2,19 @@
 
 Every problem with user-supplied data is reported as a single line that names the file and what is
 wrong with it, so that a researcher swapping in their own dataset can fix it without reading a traceback.
+A message may quote a short piece of the offending value (:func:`clip`), never a whole line: the file
+may not be what it was named as (``--allowlist /etc/shadow``), and a message is often pasted into an
+issue or a log.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["DataError"]
+__all__ = ["EXCERPT_CHARS", "DataError", "clip"]
+
+EXCERPT_CHARS = 40
+"""The most characters of a file's content an error message quotes."""
 
 
 class DataError(Exception):
@@ -22,3 +28,16 @@ class DataError(Exception):
     def one_line(self) -> str:
         """Return the message as ``file: problem`` (or just the problem when no file is involved)."""
         return f"{self.path}: {self.problem}" if self.path else self.problem
+
+
+def clip(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """Quote at most ``limit`` characters of ``value`` for a message: ``'first chars…'``.
+
+    The excerpt is ``repr``-quoted, so control characters, line breaks and invisible format characters
+    (a right-to-left override) show as escapes instead of acting on the terminal or splitting the line.
+    """
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= limit:
+        return repr(text)
+    quoted = repr(text[:limit])
+    return f"{quoted[:-1]}…{quoted[-1]}"
