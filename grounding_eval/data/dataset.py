@@ -11,6 +11,11 @@ A dataset is a folder with the standard file names (so a user's private data is 
     organizations.yaml   the verifier's organization directory (optional: the pack's sample otherwise)
 
 Cross-checks: every cached article and every query's ``article_ids`` must name an index record.
+
+Every file :func:`load_dataset` reads must be a regular file that, symlinks resolved, lies inside the
+dataset folder: a shared dataset cannot pull a file from elsewhere on the machine (``articles/x.txt ->
+~/.ssh/id_rsa``) into a model prompt. A cached article may be at most 1 MiB
+(:data:`~grounding_eval.files.ARTICLE`), the other files 64 MiB.
 """
 
 from __future__ import annotations
@@ -22,8 +27,8 @@ from typing import TYPE_CHECKING
 
 from grounding_eval.data.load import load_high_risk, load_index, load_queries
 from grounding_eval.data.records import Article, HighRiskItem, IndexRecord, Query
-from grounding_eval.errors import DataError
-from grounding_eval.files import read_text
+from grounding_eval.errors import DataError, clip
+from grounding_eval.files import ARTICLE, read_text
 
 if TYPE_CHECKING:
     from grounding_eval.verifier.allowlist import Allowlist
@@ -72,9 +77,15 @@ def resolve_dataset_dir(configured: str | Path | None, default: Path) -> Path:
     return Path(chosen) if chosen else default
 
 
+def _present(path: Path) -> bool:
+    # Anything by that name, even a broken symlink or a FIFO: reading it then says what is wrong,
+    # instead of "no such file" for a file the user can see.
+    return os.path.lexists(path)
+
+
 def _find(root: Path, kind: str, *, required: bool) -> Path | None:
     candidates = [root / f"{_STEMS[kind]}{suffix}" for suffix in _SUFFIXES]
-    found = [p for p in candidates if p.is_file()]
+    found = [p for p in candidates if _present(p)]
     if len(found) > 1:
         raise DataError(root, f"both {found[0].name} and {found[1].name} exist: keep one {kind} file")
     if not found and required:
@@ -112,7 +123,7 @@ def find_directory(root: str | Path) -> Path | None:
 
 
 def _find_one(root: Path, names: tuple[str, ...]) -> Path | None:
-    found = [root / name for name in names if (root / name).is_file()]
+    found = [root / name for name in names if _present(root / name)]
     if len(found) > 1:
         raise DataError(root, f"both {found[0].name} and {found[1].name} exist: keep one")
     return found[0] if found else None
@@ -133,9 +144,23 @@ def index_allowlist(index_path: str | Path) -> Allowlist:
     return Allowlist(path=f"{index_path} (built from the index)", urls=urls)
 
 
-def load_articles(folder: str | Path, index: dict[str, IndexRecord], index_path: str) -> dict[str, Article]:
-    """Load every ``<id>.txt``/``<id>.md`` in ``folder``; each id must be in the index."""
+def load_articles(
+    folder: str | Path, index: dict[str, IndexRecord], index_path: str, *, root: str | Path | None = None
+) -> dict[str, Article]:
+    """Load every ``<id>.txt``/``<id>.md`` in ``folder``; each id must be in the index.
+
+    Args:
+        folder: The article cache, ``<dataset>/articles``.
+        index: The dataset's index records.
+        index_path: The index file, for messages.
+        root: The dataset folder every article must resolve within (default: ``folder``'s parent).
+
+    Raises:
+        DataError: an article is not in the index, empty, not a regular file, over 1 MiB, not UTF-8,
+            or (a symlink) outside ``root``.
+    """
     folder = Path(folder)
+    root = Path(root) if root is not None else folder.parent
     if not folder.is_dir():
         raise DataError(folder, "article cache folder not found")
     articles: dict[str, Article] = {}
@@ -147,7 +172,7 @@ def load_articles(folder: str | Path, index: dict[str, IndexRecord], index_path:
         record = index.get(path.stem)
         if record is None:
             raise DataError(path, f"article id {path.stem!r} is not in the index {index_path}")
-        text = read_text(path)
+        text = read_text(path, ARTICLE, inside=root)
         if not text.strip():
             raise DataError(path, "article text is empty")
         articles[path.stem] = Article(record, text.strip() + "\n", str(path))
@@ -165,27 +190,29 @@ def load_dataset(root: str | Path) -> Dataset:
         raise DataError(root, "dataset folder not found")
     index_path = _find(root, "index", required=True)
     assert index_path is not None
-    index = load_index(index_path)
+    index = load_index(index_path, inside=root)
     queries_path = _find(root, "queries", required=True)
     assert queries_path is not None
-    queries = load_queries(queries_path)
+    queries = load_queries(queries_path, inside=root)
     high_risk_path = _find(root, "high_risk", required=False)
-    high_risk = load_high_risk(high_risk_path) if high_risk_path else []
+    high_risk = load_high_risk(high_risk_path, inside=root) if high_risk_path else []
     for path, items in ((queries_path, queries), (high_risk_path, high_risk)):
         for item in items:
             for article_id in item.article_ids:
                 if article_id not in index:
                     raise DataError(
                         path,
-                        f"id {item.id!r}: field 'article_ids': {article_id!r} "
+                        f"id {clip(item.id)}: field 'article_ids': {clip(article_id)} "
                         f"is not in the index {index_path}",
                     )
     # Each file's ids are unique already (the loaders check); only an id used in both files is left.
     high_risk_ids = {item.id for item in high_risk}
     duplicate = next((q.id for q in queries if q.id in high_risk_ids), None)
     if duplicate is not None:
-        raise DataError(high_risk_path, f"id {duplicate!r}: field 'id': also used in {queries_path}")
+        raise DataError(high_risk_path, f"id {clip(duplicate)}: field 'id': also used in {queries_path}")
     articles = (
-        load_articles(root / "articles", index, str(index_path)) if (root / "articles").exists() else {}
+        load_articles(root / "articles", index, str(index_path), root=root)
+        if _present(root / "articles")
+        else {}
     )
     return Dataset(str(root), tuple(queries), tuple(high_risk), index, articles)

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grounding_eval.data.dataset import load_dataset
-from grounding_eval.data.load import load_high_risk, load_index, load_queries
+from grounding_eval.data.load import iter_rows, load_high_risk, load_index, load_queries
 from grounding_eval.data.records import HighRiskItem, IndexRecord, Query
 from grounding_eval.errors import DataError
 
@@ -122,25 +122,83 @@ def test_invalid_rows(tmp_path: Path, kind: str, rows: list[Any], message: str |
     assert str(info.value) == f"{path}: {message}"
 
 
-@pytest.mark.parametrize(
-    ("name", "content", "message"),
-    [
-        (
-            "q.jsonl",
-            '{"id": "q1",\n',
-            "line 1: not valid JSON (Expecting property name enclosed in double quotes)",
-        ),
-        ("q.txt", "x", "unknown format: use .jsonl, .csv, .yaml, .yml or .json"),
-        ("q.yaml", "id: q1\n", "expected a list of records"),
-        ("q.csv", "id,jurisdiction\nq1,IL,extra\n", "line 2: more cells than header columns"),
-    ],
-)
+_Q = "id,jurisdiction,topic,question\n"
+_LONG = "x" * 131_073  # one past the csv module's cell limit
+_DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def _file(name: str, content: str, message: str, *, id: str) -> Any:
+    return pytest.param(name, content, message, id=id)
+
+
+# Ordinary mistakes and hostile files side by side: each is one line naming the file, the record and
+# the problem. Before issue 8, the hostile rows (duplicates, deep nesting, long cells, bad quoting,
+# NaN, long values) were accepted silently or raised a traceback.
+INVALID_FILES = [
+    _file("q.jsonl", '{"id": "q1",\n', "line 1: not valid JSON (Expecting property name enclosed in double quotes)", id="jsonl-truncated"),
+    _file("q.txt", "x", "unknown format: use .jsonl, .csv, .yaml, .yml or .json", id="unknown-format"),
+    _file("q.yaml", "id: q1\n", "expected a list of records", id="yaml-not-list"),
+    _file("q.csv", "id,jurisdiction\nq1,IL,extra\n", "line 2: more cells than header columns", id="csv-extra-cell"),
+    # Duplicate keys: JSON and YAML parsers keep the last value silently.
+    _file("q.jsonl", '{"id": "q1", "jurisdiction": "IL", "jurisdiction": "TX", "topic": "t", "question": "q"}\n',
+          "line 1: duplicate key 'jurisdiction' in one object", id="jsonl-duplicate-key"),
+    _file("q.json", '[{"id": "q1", "jurisdiction": "IL", "topic": "t", "question": "q"}, {"id": "q2", "id": "q3"}]',
+          "record 2: duplicate key 'id' in one object", id="json-duplicate-key"),
+    _file("q.yaml", "- id: q1\n  jurisdiction: IL\n  topic: t\n  question: q\n  topic: u\n",
+          "line 5: duplicate key 'topic' (first at line 3)", id="yaml-duplicate-key"),
+    _file("q.csv", "id,jurisdiction,topic,question,topic\nq1,IL,t,q,u\n", "line 1: the header names column 'topic' twice",
+          id="csv-duplicate-header"),
+    # An unterminated quote swallows every later line into one cell unless refused.
+    _file("q.csv", _Q + 'q1,IL,t,"Can they\nq2,IL,t,evict me?\n',
+          'line 2: a quoted cell is never closed (its opening " has no closing " before the end of the file)',
+          id="csv-unterminated-quote"),
+    _file("q.csv", _Q + "q1,IL,t,q\nq2,IL,\"t\"x,q\n", "line 3: not valid CSV (',' expected after '\"')", id="csv-text-after-quote"),
+    _file("q.csv", _Q + f"q1,IL,t,{_LONG}\n", "line 2: a cell is longer than 131,072 characters", id="csv-cell-too-long"),
+    # Deep nesting: RecursionError before.
+    _file("q.jsonl", _DEEP + "\n", "line 1: not readable: nested too deeply", id="jsonl-deep"),
+    _file("q.json", _DEEP, "not readable: nested too deeply", id="json-deep"),
+    _file("q.yaml", "[" * 5000 + "]" * 5000, "malformed YAML at line 1: exceeded maximum nesting depth", id="yaml-deep"),
+    # What json/yaml accept but is not data, or raise ValueError for.
+    _file("q.jsonl", '{"id": NaN}\n', "line 1: NaN is not a JSON number", id="jsonl-nan"),
+    _file("q.jsonl", '{"id": ' + "9" * 5000 + "}\n", "line 1: a number of 5,000 digits is too long", id="jsonl-huge-int"),
+    _file("q.yaml", "- id: q1\n  topic: 2024-13-45\n", "malformed YAML at line 2: not a valid timestamp value", id="yaml-bad-date"),
+    # Values are quoted clipped to 40 characters, control characters escaped.
+    _file("q.jsonl", json.dumps({"id": "a" * 100, "jurisdiction": "IL", "topic": "t", "question": "q", "x" * 50: 1}) + "\n",
+          f"line 1 (id '{'a' * 40}…'): unknown field(s) '{'x' * 40}…'", id="long-id-and-field-clipped"),
+    _file("q.jsonl", json.dumps({"id": "a b\x1b[31m" + "c" * 60, "jurisdiction": "IL", "topic": "t", "question": "q"}) + "\n",
+          "line 1 (id 'a b\\x1b[31mcccccccccccccccccccccccccccccccc…'): field 'id': 'a b\\x1b[31mcccccccccccccccccccccccccccccccc…' "
+          "is not an id (no spaces or slashes)", id="control-chars-escaped"),
+    _file("q.jsonl", json.dumps({"id": "q1", "jurisdiction": "Z" * 500, "topic": "t", "question": "q"}) + "\n",
+          f"line 1 (id 'q1'): field 'jurisdiction': unknown state code '{'Z' * 40}…'", id="long-state-clipped"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "content", "message"), INVALID_FILES)
 def test_invalid_files(tmp_path: Path, name: str, content: str, message: str) -> None:
     path = tmp_path / name
     path.write_text(content, encoding="utf-8")
     with pytest.raises(DataError) as info:
         load_queries(path)
     assert str(info.value) == f"{path}: {message}"
+
+
+def test_yaml_merge_keys_may_be_overridden(tmp_path: Path) -> None:
+    """``<<: *anchor`` then a key of its own is YAML's override, not a duplicate."""
+    path = tmp_path / "q.yaml"
+    path.write_text(
+        "- &base {id: q1, jurisdiction: IL, topic: t, question: q}\n- <<: *base\n  id: q2\n", encoding="utf-8"
+    )
+    assert [q.id for q in load_queries(path)] == ["q1", "q2"]
+
+
+def test_csv_quoted_newlines_and_trailing_empty_columns_still_load(tmp_path: Path) -> None:
+    """Strict CSV refuses bad quoting only: a closed quoted cell may span lines; records start where they start."""
+    path = tmp_path / "q.csv"
+    path.write_text(
+        _Q.replace("\n", ",,\n") + 'q1,IL,t,"line one\nline two",,\n\nq2,IL,t,x,,\n', encoding="utf-8"
+    )
+    assert [where for where, _ in iter_rows(path)] == ["line 2", "line 5"]
+    assert load_queries(path)[0].question == "line one\nline two"
 
 
 class TestDatasetCrossChecks:
