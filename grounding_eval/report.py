@@ -59,7 +59,6 @@ and ``both_yes`` (each key always present, possibly empty); ``checks`` is empty 
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,8 +66,8 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any, Literal, get_args
 
-from grounding_eval.errors import DataError
-from grounding_eval.files import read_text
+from grounding_eval.errors import DataError, clip
+from grounding_eval.files import RESULTS, read_json
 from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS
 
 __all__ = [
@@ -250,67 +249,154 @@ def _mean(values: list[float]) -> float | None:
 def load_rows(path: str | Path) -> list[ReportRow]:
     """Read the rows of a promptfoo JSON results file.
 
+    A field the report reads must have the JSON type promptfoo writes (or be absent or ``null``); any
+    other is refused with the row and the field named, never skipped or guessed around.
+
     Raises:
-        DataError: the file is missing, not JSON, or not a promptfoo results file.
+        DataError: the file is missing, not a regular file, over 256 MiB, not JSON (or nested too
+            deeply), not a promptfoo results file, or a row has a field of the wrong type.
     """
-    try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise DataError(path, f"not JSON ({exc.msg} at line {exc.lineno})") from None
-    rows = (data.get("results") or {}).get("results") if isinstance(data, dict) else None
+    data = read_json(path, RESULTS)
+    results = data.get("results") if isinstance(data, dict) else None
+    rows = results.get("results") if isinstance(results, dict) else None
     if not isinstance(rows, list):
         raise DataError(
             path, "not a promptfoo results file (no results.results list; write it with -o FILE.json)"
         )
-    return [_row(r) for r in rows if isinstance(r, dict)]
+    loaded = []
+    for number, raw in enumerate(rows, 1):
+        if not isinstance(raw, dict):
+            raise DataError(path, f"row {number} of results.results is {_json_type(raw)}, expected an object")
+        try:
+            loaded.append(_row(raw))
+        except _Shape as exc:
+            raise DataError(path, f"row {number} of results.results: {exc}") from None
+    return loaded
+
+
+class _Shape(ValueError):
+    """A field of a results row holding the wrong JSON type."""
+
+    def __init__(self, where: str, expected: str, value: Any) -> None:
+        super().__init__(f"{where} is {_json_type(value)}, expected {expected}")
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _obj(value: Any, where: str, *, null: bool = True) -> dict[str, Any]:
+    """An object field; absent or null reads as empty (``null=False``: a list item, where null is refused)."""
+    if value is None and null:
+        return {}
+    if not isinstance(value, dict):
+        raise _Shape(where, "an object", value)
+    return value
+
+
+def _opt_obj(value: Any, where: str) -> dict[str, Any] | None:
+    return None if value is None else _obj(value, where)
+
+
+def _arr(value: Any, where: str) -> list[Any]:
+    """A list field; absent or null reads as empty."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _Shape(where, "a list", value)
+    return value
+
+
+def _num(value: Any, where: str) -> float | None:
+    """A score: a number, or None when absent."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _Shape(where, "a number", value)
+    return value
+
+
+def _label(value: Any, where: str, default: str) -> str:
+    """A grouping or listing value: text (or a number, shown as text); absent, null or empty is ``default``."""
+    if value is None or value == "":
+        return default
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise _Shape(where, "text", value)
+    return str(value)
 
 
 def _row(raw: dict[str, Any]) -> ReportRow:
-    named = raw.get("namedScores") or {}
-    metadata = (raw.get("testCase") or {}).get("metadata") or {}
-    provider = raw.get("provider") or {}
-    grading = raw.get("gradingResult") or {}
-    judge_meta = verifier_meta = None
+    named = _obj(raw.get("namedScores"), "namedScores")
+    test_case = _obj(raw.get("testCase"), "testCase")
+    metadata = _obj(test_case.get("metadata"), "testCase.metadata")
+    provider = _obj(raw.get("provider"), "provider")
+    prompt = _obj(raw.get("prompt"), "prompt")
+    vars_ = _obj(raw.get("vars"), "vars")
+    grading = _obj(raw.get("gradingResult"), "gradingResult")
+    judge_meta: dict[str, Any] | None = None
+    verifier_meta: dict[str, Any] | None = None
     errored = False  # an assertion returned an explicit ERROR result (judge unscored, verifier not run)
-    for component in grading.get("componentResults") or ():
-        meta = (component or {}).get("metadata") or {}
-        judge_meta = judge_meta or meta.get("judge")
-        verifier_meta = verifier_meta or meta.get("verifier")
-        errored = errored or str((component or {}).get("reason") or "").startswith("ERROR (")
-    judge_score = next((v for k, v in named.items() if k.endswith(".llm_judge_score")), None)
-    failed = {h.get("safety_check") for h in (verifier_meta or {}).get("hard_failures") or ()}
+    components = "gradingResult.componentResults"
+    for i, component in enumerate(_arr(grading.get("componentResults"), components)):
+        component = _obj(component, f"{components}[{i}]")
+        meta = _obj(component.get("metadata"), f"{components}[{i}].metadata")
+        judge_meta = judge_meta or _opt_obj(meta.get("judge"), f"{components}[{i}].metadata.judge")
+        verifier_meta = verifier_meta or _opt_obj(
+            meta.get("verifier"), f"{components}[{i}].metadata.verifier"
+        )
+        reason = _label(component.get("reason"), f"{components}[{i}].reason", "")
+        errored = errored or reason.startswith("ERROR (")
+    judge_key = next((k for k in named if k.endswith(".llm_judge_score")), None)
+    judge_score = _num(named[judge_key], f"namedScores[{clip(judge_key)}]") if judge_key else None
+    hard_failures = _arr((verifier_meta or {}).get("hard_failures"), "metadata.verifier.hard_failures")
+    failed = {
+        _obj(h, f"metadata.verifier.hard_failures[{i}]", null=False).get("safety_check")
+        for i, h in enumerate(hard_failures)
+    } - {None}
     keys = {
-        "round": str(metadata.get("round") or "-"),
-        "condition": str((raw.get("prompt") or {}).get("label") or "?").split(":", 1)[0],
-        "provider": str(provider.get("label") or provider.get("id") or "?"),
-        "jurisdiction": str(
-            metadata.get("jurisdiction") or (raw.get("vars") or {}).get("jurisdiction") or "-"
-        ),
-        "topic": str(metadata.get("topic") or "-"),
-        "risk_tier": str(metadata.get("risk_tier") or "-"),
+        "round": _label(metadata.get("round"), "testCase.metadata.round", "-"),
+        "condition": _label(prompt.get("label"), "prompt.label", "?").split(":", 1)[0],
+        "provider": _label(provider.get("label"), "provider.label", "")
+        or _label(provider.get("id"), "provider.id", "?"),
+        "jurisdiction": _label(metadata.get("jurisdiction"), "testCase.metadata.jurisdiction", "")
+        or _label(vars_.get("jurisdiction"), "vars.jurisdiction", "-"),
+        "topic": _label(metadata.get("topic"), "testCase.metadata.topic", "-"),
+        "risk_tier": _label(metadata.get("risk_tier"), "testCase.metadata.risk_tier", "-"),
     }
+    urls = [
+        _obj(u, f"metadata.verifier.urls[{i}]", null=False)
+        for i, u in enumerate(_arr((verifier_meta or {}).get("urls"), "metadata.verifier.urls"))
+    ]
+    judge_safety, judge_missing = _judge_safety(judge_meta)
+    rubric = (judge_meta or {}).get("rubric_id") or metadata.get("rubric")
     unscored = (
         raw.get("failureReason") == 2
         or errored
         or (judge_meta or {}).get("status") == "unscored"
         or (judge_meta is None and judge_score is None and "composite" not in named and verifier_meta is None)
     )
-    urls = [u for u in (verifier_meta or {}).get("urls") or () if isinstance(u, dict)]
-    judge_safety, judge_missing = _judge_safety(judge_meta)
-    rubric = (judge_meta or {}).get("rubric_id") or metadata.get("rubric")
     return ReportRow(
         keys=keys,
         passed=bool(raw.get("success")),
         unscored=unscored,
-        composite=named.get("composite"),
+        composite=_num(named.get("composite"), "namedScores.composite"),
         judge=judge_score,
-        verifier=named.get("deterministic_verifier_score"),
+        verifier=_num(named.get("deterministic_verifier_score"), "namedScores.deterministic_verifier_score"),
         safety_no=tuple(c for c in ROUND3_SAFETY_CHECKS if c in failed),
-        query_id=str((raw.get("vars") or {}).get("query_id") or metadata.get("query_id") or "-"),
-        url_score=named.get("url_allowlist_score"),
+        query_id=_label(vars_.get("query_id"), "vars.query_id", "")
+        or _label(metadata.get("query_id"), "testCase.metadata.query_id", "-"),
+        url_score=_num(named.get("url_allowlist_score"), "namedScores.url_allowlist_score"),
         urls=len(urls),
         urls_unchecked=sum(1 for u in urls if u.get("status") == "UNCHECKED"),
-        verifier_ran=isinstance(verifier_meta, dict),
+        verifier_ran=verifier_meta is not None,
         judge_safety=judge_safety,
         judge_missing=judge_missing,
         # A scored judge shows whether its rubric asks the checks; one that did not score the row
@@ -320,16 +406,16 @@ def _row(raw: dict[str, Any]) -> ReportRow:
     )
 
 
-def _judge_safety(judge_meta: Any) -> tuple[dict[str, str], str | None]:
+def _judge_safety(judge_meta: dict[str, Any] | None) -> tuple[dict[str, str], str | None]:
     """The judge's own verdict per safety check it answered, or why it gave none."""
-    if not isinstance(judge_meta, dict):
+    if judge_meta is None:
         return {}, "the judge did not run (or returned an error)"
     if judge_meta.get("status") != "scored":
         return {}, "the judge reply could not be scored"
-    verdicts = judge_meta.get("verdicts") or {}
+    verdicts = _obj(judge_meta.get("verdicts"), "metadata.judge.verdicts")
     out = {}
     for check in ROUND3_SAFETY_CHECKS:
-        verdict = (verdicts.get(check) or {}).get("verdict")
+        verdict = _obj(verdicts.get(check), f"metadata.judge.verdicts.{check}").get("verdict")
         if verdict in ("Yes", "Partial", "No"):
             out[check] = str(verdict)
     return out, None

@@ -118,7 +118,7 @@ def test_cli_table_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [("{", "not JSON"), ('{"results": {}}', "not a promptfoo results file")],
+    [("{", "line 1: not valid JSON"), ('{"results": {}}', "not a promptfoo results file")],
 )
 def test_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str) -> None:
     path = tmp_path / "r.json"
@@ -126,3 +126,62 @@ def test_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: 
     assert main(["report", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"grounding-eval: error: {path}: {message}") and err.count("\n") == 1
+
+
+def _with(change: str | tuple[str, ...], value: Any) -> dict[str, Any]:
+    """A valid row with the field at ``change`` (a dotted path, or its keys) set to ``value``."""
+    row = _row("C0", success=True, composite=0.5, judge=0.5, urls=("UNCHECKED",), url_score=1.0)
+    *parents, last = change.split(".") if isinstance(change, str) else change
+    target: Any = row
+    for key in parents:
+        target = target[int(key)] if isinstance(target, list) else target[key]
+    target[int(last) if isinstance(target, list) else last] = value
+    return row
+
+
+_COMPONENTS = "gradingResult.componentResults"
+# Each a results file that is JSON but not what promptfoo writes (issue 8: a RecursionError or an
+# AttributeError before): one line naming the row and the field, exit 2.
+HOSTILE_RESULTS = [
+    pytest.param('{"results": ' + "[" * 100_000 + "]" * 100_000 + "}", "not readable: nested too deeply", id="deep-nesting"),
+    pytest.param('{"results": [1, 2]}', "not a promptfoo results file", id="results-a-list"),
+    pytest.param('{"results": {"results": {"a": 1}}}', "not a promptfoo results file", id="rows-an-object"),
+    pytest.param('{"results": {"results": [], "results": []}}', "duplicate key 'results' in one object", id="duplicate-key"),
+    pytest.param('{"results": {"results": [{"namedScores": {"composite": NaN}}]}}', "NaN is not a JSON number", id="nan"),
+    pytest.param([1], "row 1 of results.results is a number, expected an object", id="row-a-number"),
+    pytest.param([_with("namedScores", "x")], "row 1 of results.results: namedScores is a string, expected an object", id="named-scores-string"),
+    pytest.param([_with("namedScores.composite", "0.5")], "row 1 of results.results: namedScores.composite is a string, expected a number", id="score-a-string"),
+    pytest.param([_with(("namedScores", "round3.llm_judge_score"), True)], "row 1 of results.results: namedScores['round3.llm_judge_score'] is true/false, expected a number", id="judge-score-bool"),
+    pytest.param([_with("testCase", [])], "row 1 of results.results: testCase is a list, expected an object", id="test-case-list"),
+    pytest.param([_with("testCase.metadata.round", {"a": 1})], "row 1 of results.results: testCase.metadata.round is an object, expected text", id="round-an-object"),
+    pytest.param([_with("prompt", "C0")], "row 1 of results.results: prompt is a string, expected an object", id="prompt-string"),
+    pytest.param([_with(_COMPONENTS, {})], f"row 1 of results.results: {_COMPONENTS} is an object, expected a list", id="components-object"),
+    pytest.param([_with(f"{_COMPONENTS}.1", "x")], f"row 1 of results.results: {_COMPONENTS}[1] is a string, expected an object", id="component-string"),
+    pytest.param([_with(f"{_COMPONENTS}.1.metadata.judge", "scored")], f"row 1 of results.results: {_COMPONENTS}[1].metadata.judge is a string, expected an object", id="judge-meta-string"),
+    pytest.param([_with(f"{_COMPONENTS}.0.metadata.verifier.urls", ["https://a.org"])], "row 1 of results.results: metadata.verifier.urls[0] is a string, expected an object", id="url-a-string"),
+    pytest.param([_with(f"{_COMPONENTS}.0.metadata.verifier.hard_failures", [None])], "row 1 of results.results: metadata.verifier.hard_failures[0] is null, expected an object", id="hard-failure-null"),
+    pytest.param([_with(f"{_COMPONENTS}.1.metadata.judge.verdicts", ["Yes"])], "row 1 of results.results: metadata.judge.verdicts is a list, expected an object", id="verdicts-list"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("content", "message"), HOSTILE_RESULTS)
+def test_hostile_results_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | list[Any], message: str
+) -> None:
+    if isinstance(content, list):
+        path = _file(tmp_path, content)
+    else:
+        path = tmp_path / "results.json"
+        path.write_text(content, encoding="utf-8")
+    assert main(["report", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"grounding-eval: error: {path}: {message}")
+    assert captured.err.count("\n") == 1
+
+
+def test_absent_and_null_fields_read_as_missing(tmp_path: Path) -> None:
+    """promptfoo omits or nulls what did not happen (no grading, no metadata): that is not an error."""
+    row = {"success": False, "failureReason": 2, "gradingResult": None, "namedScores": None, "testCase": {}}
+    (group,) = summarize(load_rows(_file(tmp_path, [row])), ["condition", "provider"])
+    assert (group.key, group.rows, group.unscored) == (("?", "?"), 1, 1)
