@@ -17,7 +17,9 @@ Provider ids are written the promptfoo way, so a config names the judge as it na
 Everything that can be wrong with the configuration (unknown provider, missing key, impossible option,
 malformed fixture file) is raised by :func:`make_client`, before the first row is judged, never halfway
 through a run. API keys are read once, sent only in request headers, and scrubbed from anything the client
-hands back or writes down: replies, ``raw`` response JSON, cache files and error messages.
+hands back or writes down: replies, ``raw`` response JSON, cache files and error messages — verbatim,
+URL-encoded, base64-encoded and shortened (``sk-ab…wxyz``) echoes alike (:mod:`._redact` lists the forms
+and the limits). A response body is read as a stream and abandoned past :data:`MAX_RESPONSE_BYTES`.
 
 Proxies and CA bundles follow ``requests``' usual reading of the process environment (``HTTPS_PROXY``,
 ``NO_PROXY``, ``REQUESTS_CA_BUNDLE``): judges are public APIs, often reached through an institution's proxy.
@@ -41,6 +43,7 @@ from urllib.parse import urlsplit
 
 from grounding_eval.errors import DataError
 from grounding_eval.files import read_yaml
+from grounding_eval.judge._redact import redact, secret_pattern
 from grounding_eval.judge._wire import WIRES, MalformedReply, WireFormat, WireRequest
 from grounding_eval.judge.cache import ReplyCache
 
@@ -48,6 +51,7 @@ if TYPE_CHECKING:  # requests costs ~150 ms to import, and promptfoo starts a pr
     import requests
 
 __all__ = [
+    "MAX_RESPONSE_BYTES",
     "RETRY_STATUSES",
     "SUPPORTED_FORMS",
     "USER_AGENT",
@@ -80,9 +84,17 @@ RETRY_STATUSES: Final = frozenset({429, 500, 502, 503, 504, 529})
 
 USER_AGENT: Final = "grounding-eval-judge/0.1"
 
+MAX_RESPONSE_BYTES: Final = 1_000_000
+"""Most bytes of a successful response body read (decompressed); past it the call fails, not retried.
+
+A judgment is a few kilobytes of JSON; a body this large is a runaway generation or a hostile server,
+and reading it whole would cost memory, and the reply parser time, for nothing it could score.
+"""
+
+_ERROR_BODY_BYTES: Final = 64_000  # of an error response: enough for its message, which is cut to 300
+
 _CONNECT_TIMEOUT_CAP: Final = 10.0  # a server that has not accepted a connection in 10 s will not
 _EXCERPT_CHARS: Final = 300
-_REDACTED: Final = "[REDACTED]"
 _T = TypeVar("_T")
 
 
@@ -240,6 +252,7 @@ class HttpJudgeClient:
         self.base_url = base_url
         self._wire = wire
         self._api_key = api_key
+        self._secret = secret_pattern(api_key)
         self._temperature = temperature
         self._max_tokens = max_tokens
         self._timeout = (min(timeout, _CONNECT_TIMEOUT_CAP), timeout)
@@ -341,35 +354,43 @@ class HttpJudgeClient:
             attempt += 1
             retry_after: float | None = None
             try:
-                response = session.post(
+                # Streamed: the body is read by _read_body, which stops at MAX_RESPONSE_BYTES.
+                with session.post(
                     request.url,
                     data=data,
                     headers=dict(request.headers),
                     timeout=self._timeout,
                     allow_redirects=False,  # a redirected POST would become a GET, or leak the key
-                )
+                    stream=True,
+                ) as response:
+                    status = response.status_code
+                    ok = 200 <= status < 300
+                    content = _read_body(response, MAX_RESPONSE_BYTES if ok else _ERROR_BODY_BYTES, strict=ok)
             except (
                 requests.ConnectionError,
                 requests.Timeout,
                 requests.exceptions.ChunkedEncodingError,
             ) as exc:
                 failure = _Failure(type(exc).__name__, str(exc), None)
+            except _BodyTooLarge as exc:  # asking again would only fetch it again
+                raise self._error(
+                    _Failure("reply larger than 1 MB", str(exc), status), attempt, final=True
+                ) from None
             except requests.RequestException as exc:  # nothing a retry would fix
                 raise self._error(_Failure(type(exc).__name__, str(exc), None), attempt, final=True) from None
             else:
-                status = response.status_code
-                if 200 <= status < 300:
+                if ok:
                     try:
-                        payload = _json_object(response.content)
+                        payload = _json_object(content)
                         return payload, self._wire.extract(payload), response.headers, attempt
                     except MalformedReply as exc:
-                        failure = _Failure("malformed reply", f"{exc}; body: {_body_text(response)}", status)
+                        failure = _Failure("malformed reply", f"{exc}; body: {_body_text(content)}", status)
                 elif status in RETRY_STATUSES:
-                    failure = _Failure(f"HTTP {status}", _body_text(response), status)
+                    failure = _Failure(f"HTTP {status}", _body_text(content), status)
                     retry_after = retry_after_seconds(response.headers)
                 else:
                     raise self._error(
-                        _Failure(f"HTTP {status}", _body_text(response), status), attempt, final=True
+                        _Failure(f"HTTP {status}", _body_text(content), status), attempt, final=True
                     )
             if attempt <= self._max_retries:
                 self._sleep(
@@ -399,18 +420,35 @@ class HttpJudgeClient:
         )
 
     def _scrub(self, value: _T) -> _T:
-        """Return ``value`` with the API key replaced wherever a string holds it (servers can echo it)."""
-        return cast(_T, _replace_secret(value, self._api_key))
+        """Return ``value`` with the API key, in any form :mod:`._redact` knows, replaced wherever a
+        string holds it (servers can echo it)."""
+        return cast(_T, redact(value, self._secret))
 
 
-def _replace_secret(value: Any, secret: str) -> Any:
-    if isinstance(value, str):
-        return value.replace(secret, _REDACTED)
-    if isinstance(value, dict):
-        return {_replace_secret(k, secret): _replace_secret(v, secret) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_replace_secret(v, secret) for v in value]
-    return value
+class _BodyTooLarge(Exception):
+    """A successful response's body ran past :data:`MAX_RESPONSE_BYTES` (the message says how far)."""
+
+
+def _read_body(response: requests.Response, limit: int, *, strict: bool) -> bytes:
+    """Read a streamed body, decompressed, up to ``limit`` bytes.
+
+    Past the limit, a ``strict`` read (a success, whose reply would be scored) raises
+    :class:`_BodyTooLarge` without reading further; any other read (an error body, only quoted in a
+    message) keeps what it has. A ``Content-Length`` already over the limit is refused unread.
+    """
+    declared = response.headers.get("content-length", "")
+    if strict and declared.isdigit() and int(declared) > limit:
+        raise _BodyTooLarge(f"the response declares {int(declared):,} bytes, over the {limit:,} read")
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_content(chunk_size=65_536):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            if strict:
+                raise _BodyTooLarge(f"stopped reading the response after {limit:,} bytes")
+            break
+    return b"".join(chunks)[:limit]
 
 
 def _json_object(content: bytes) -> dict[str, Any]:
@@ -423,8 +461,8 @@ def _json_object(content: bytes) -> dict[str, Any]:
     return payload
 
 
-def _body_text(response: requests.Response) -> str:
-    return response.content.decode("utf-8", errors="replace").strip() or "(empty body)"
+def _body_text(content: bytes) -> str:
+    return content.decode("utf-8", errors="replace").strip() or "(empty body)"
 
 
 def _shorten(text: str) -> str:

@@ -28,13 +28,18 @@ FAKE_KEYS = {
 
 @dataclass(frozen=True)
 class Scripted:
-    """One response the server will give: a JSON ``body`` (or ``raw`` bytes), after ``delay`` seconds."""
+    """One response the server will give: a JSON ``body`` (or ``raw`` bytes), after ``delay`` seconds.
+
+    With ``chunks`` > 0 the body is sent ``chunks`` times over, chunked, with no ``Content-Length``,
+    and the server stops as soon as the client hangs up (:attr:`JudgeServer.sent` says how far it got).
+    """
 
     status: int = 200
     body: Any = None
     raw: bytes | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    chunks: int = 0
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,7 @@ class JudgeServer:
         self._script: deque[Scripted] = deque()
         self._lock = threading.Lock()
         self.requests: list[Seen] = []
+        self.sent: list[int] = []  # body bytes written per response (less than scripted: client hung up)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -85,16 +91,28 @@ class JudgeServer:
                 if reply.delay:
                     time.sleep(reply.delay)
                 data = reply.raw if reply.raw is not None else json.dumps(reply.body).encode("utf-8")
+                written = 0
                 try:
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "application/json")
                     for name, value in reply.headers.items():
                         self.send_header(name, value)
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:  # the client gave up (read timeout) and closed the connection
+                    if reply.chunks:
+                        self.send_header("Transfer-Encoding", "chunked")
+                        self.end_headers()
+                        for _ in range(reply.chunks):
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                            written += len(data)
+                        self.wfile.write(b"0\r\n\r\n")
+                    else:
+                        self.send_header("Content-Length", str(len(data)))
+                        self.end_headers()
+                        self.wfile.write(data)
+                        written = len(data)
+                except OSError:  # the client gave up (read timeout, body too large) and hung up
                     self.close_connection = True
+                with server._lock:
+                    server.sent.append(written)
 
             do_GET = do_POST
 

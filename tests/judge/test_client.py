@@ -7,13 +7,19 @@ key never leaks into what the client returns. Configuration errors are raised wh
 
 from __future__ import annotations
 
+import base64
+import gzip
 import hashlib
 import json
 import math
 import os
+import re
 import socket
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
+from urllib.parse import quote, quote_plus
 
 import pytest
 
@@ -21,6 +27,7 @@ from grounding_eval.errors import DataError
 from grounding_eval.files import read_yaml
 from grounding_eval.judge._wire import WIRES
 from grounding_eval.judge.client import (
+    MAX_RESPONSE_BYTES,
     SUPPORTED_FORMS,
     HttpJudgeClient,
     JudgeConfigError,
@@ -401,6 +408,133 @@ class TestSecrets:
         """A client printed in a log or a traceback does not show its key."""
         client = _client(wire_case)
         assert wire_case.key not in repr(client)
+
+
+# A key with characters URL-encoding changes ("+", "/", "=", ":", " "), so every echoed form differs.
+ODD_KEY = "sk-odd+Test/KEY=0123456789:abc def~XYZ"
+
+
+def _lower_hex(text: str) -> str:
+    return re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), text)
+
+
+def _b64(data: str) -> str:
+    return base64.b64encode(data.encode()).decode()
+
+
+ECHOED_FORMS: list[tuple[str, Callable[[str], str]]] = [
+    ("verbatim", lambda k: k),
+    ("url-quote", lambda k: quote(k)),
+    ("url-quote-nothing-safe", lambda k: quote(k, safe="")),
+    ("url-quote-plus", lambda k: quote_plus(k)),
+    ("url-lowercase-hex", lambda k: _lower_hex(quote(k, safe=""))),
+    ("base64", lambda k: _b64(k)),
+    ("base64-unpadded", lambda k: _b64(k).rstrip("=")),
+    ("base64-urlsafe", lambda k: base64.urlsafe_b64encode(k.encode()).decode()),
+    ("base64-urlsafe-unpadded", lambda k: base64.urlsafe_b64encode(k.encode()).decode().rstrip("=")),
+    ("basic-auth-offset-0", lambda k: "Basic " + _b64("ab:" + k)),
+    ("basic-auth-offset-1", lambda k: "Basic " + _b64("u:" + k)),
+    ("basic-auth-offset-2", lambda k: "Basic " + _b64("user:" + k)),
+    ("base64-json-with-key-inside", lambda k: _b64(json.dumps({"api_key": k, "n": 1}))),
+    ("short-dots", lambda k: f"{k[:5]}...{k[-4:]}"),
+    ("short-ellipsis", lambda k: f"{k[:8]}…{k[-4:]}"),
+    ("short-stars", lambda k: f"{k[:7]}{'*' * 24}{k[-4:]}"),
+    ("short-prefix-only", lambda k: f"{k[:10]}…"),
+]
+
+
+class TestEchoedKeyForms:
+    """The key is scrubbed however the server echoes it: URL-encoded, base64, shortened (issue 8)."""
+
+    @pytest.mark.parametrize(("form"), [pytest.param(f, id=i) for i, f in ECHOED_FORMS])
+    def test_reply_text_raw_and_cache(
+        self, form: Callable[[str], str], judge_server: JudgeServer, tmp_path: Path
+    ) -> None:
+        """The echoed form is in neither the reply text, nor raw, nor the cache file."""
+        case = wire_cases(judge_server.url)["openai"]
+        echoed = form(ODD_KEY)
+        judge_server.script(Scripted(body=case.ok(f"you sent: {echoed} (thanks)")))
+        env = {**case.env, "OPENAI_API_KEY": ODD_KEY}
+        reply = make_client(case.provider_id, env=env, cache_dir=tmp_path, **FAST).complete(PROMPT)
+        assert judge_server.requests[0].headers["authorization"] == f"Bearer {ODD_KEY}"
+        assert echoed not in reply.text and echoed not in json.dumps(reply.raw, ensure_ascii=False)
+        assert reply.text.startswith("you sent: ") and "[REDACTED]" in reply.text
+        on_disk = b"".join(f.read_bytes() for f in tmp_path.iterdir())
+        assert echoed.encode() not in on_disk and b"[REDACTED]" in on_disk
+
+    @pytest.mark.parametrize(("form"), [pytest.param(f, id=i) for i, f in ECHOED_FORMS])
+    def test_error_message(self, form: Callable[[str], str], judge_server: JudgeServer) -> None:
+        """A 401 body echoing the key in that form does not carry it into the JudgeError."""
+        case = wire_cases(judge_server.url)["anthropic"]
+        echoed = form(ODD_KEY)
+        judge_server.script(Scripted(401, {"error": {"message": f"invalid x-api-key {echoed}"}}))
+        env = {**case.env, "ANTHROPIC_API_KEY": ODD_KEY}
+        with pytest.raises(JudgeError) as info:
+            make_client(case.provider_id, env=env, **FAST).complete(PROMPT)
+        assert echoed not in str(info.value)
+        assert "[REDACTED]" in str(info.value)
+
+
+class TestResponseSize:
+    """A response body is read as a stream and abandoned past MAX_RESPONSE_BYTES (issue 8)."""
+
+    @staticmethod
+    def _body_of(case: WireCase, size: int) -> bytes:
+        """A valid success body of exactly ``size`` bytes."""
+        empty = len(json.dumps(case.ok("")).encode())
+        return json.dumps(case.ok("x" * (size - empty))).encode()
+
+    def test_body_at_the_limit_is_read(self, wire_case: WireCase, judge_server: JudgeServer) -> None:
+        """Exactly MAX_RESPONSE_BYTES bytes is a normal reply."""
+        raw = self._body_of(wire_case, MAX_RESPONSE_BYTES)
+        assert len(raw) == MAX_RESPONSE_BYTES
+        judge_server.script(Scripted(raw=raw))
+        reply = _client(wire_case).complete(PROMPT)
+        assert set(reply.text) == {"x"}
+
+    def test_body_over_the_limit_fails_unretried(
+        self, wire_case: WireCase, judge_server: JudgeServer
+    ) -> None:
+        """One byte more and the call fails at once, naming the size, with one attempt."""
+        judge_server.script(Scripted(raw=self._body_of(wire_case, MAX_RESPONSE_BYTES + 1)))
+        with pytest.raises(JudgeError) as info:
+            _client(wire_case).complete(PROMPT)
+        message = str(info.value)
+        assert "reply larger than 1 MB (not retried)" in message
+        assert "declares 1,000,001 bytes, over the 1,000,000 read" in message
+        assert info.value.attempts == 1 and info.value.status == 200
+        assert judge_server.count == 1
+
+    def test_endless_chunked_body_is_abandoned(self, judge_server: JudgeServer) -> None:
+        """Without a Content-Length, reading stops after 1 MB and the connection is dropped."""
+        case = wire_cases(judge_server.url)["openai"]
+        chunk = b" " * 65_536
+        judge_server.script(Scripted(raw=chunk, chunks=800))  # 52 MB, if anyone read it all
+        with pytest.raises(JudgeError, match="stopped reading the response after 1,000,000 bytes"):
+            _client(case).complete(PROMPT)
+        for _ in range(200):
+            if judge_server.sent:
+                break
+            time.sleep(0.01)
+        assert judge_server.sent and judge_server.sent[0] < 800 * len(chunk)
+
+    def test_compressed_body_counts_decompressed(self, judge_server: JudgeServer) -> None:
+        """A gzip body of a few kilobytes that inflates past 1 MB is refused as it inflates."""
+        case = wire_cases(judge_server.url)["openai"]
+        raw = gzip.compress(json.dumps(case.ok("0" * 5_000_000)).encode())
+        assert len(raw) < 100_000
+        judge_server.script(Scripted(raw=raw, headers={"Content-Encoding": "gzip"}))
+        with pytest.raises(JudgeError, match="reply larger than 1 MB"):
+            _client(case).complete(PROMPT)
+
+    def test_large_error_body_is_an_http_error(self, judge_server: JudgeServer) -> None:
+        """A huge 500 body is read only as far as its message needs; the error is the HTTP status."""
+        case = wire_cases(judge_server.url)["openai"]
+        judge_server.script(Scripted(500, raw=b"overloaded " + b"z" * 5_000_000))
+        with pytest.raises(JudgeError) as info:
+            _client(case, max_retries=0).complete(PROMPT)
+        assert "HTTP 500" in str(info.value) and "overloaded" in str(info.value)
+        assert "larger than 1 MB" not in str(info.value)
 
 
 class TestBuild:
