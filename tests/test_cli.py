@@ -148,3 +148,65 @@ def test_verify_dns_server_is_checked(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["verify", str(answer), "--dns-server", "nope", "--offline"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("grounding-eval: error: dns_server") and err.count("\n") == 1
+
+
+class TestHostileInputFiles:
+    """Issue 8: a file that is not what it was named as is one line (exit 2), quoting none of its content."""
+
+    def _run(self, *argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "grounding_eval", *argv], capture_output=True, text=True,
+                              cwd=REPO, check=False, timeout=60)  # fmt: skip
+
+    def test_allowlist_that_is_not_one_is_not_quoted(self, tmp_path: Path) -> None:
+        """``--allowlist /etc/shadow`` printed the file's first line; now the line number only."""
+        shadow = tmp_path / "shadow"
+        shadow.write_text("root:$6$saltsalt$0123456789abcdefSECRET:19000:0:99999:7:::\n", encoding="utf-8")
+        args = [a if a != str(FIX / "allowlist.txt") else str(shadow) for a in ARGS]
+        result = self._run("verify", str(_answer(tmp_path, "hi")), *args)
+        assert result.returncode == 2
+        assert result.stderr == (
+            f"grounding-eval: error: {shadow}: line 1: not an http(s) URL "
+            "(an allowlist has one URL per line: is this the right file?)\n"
+        )
+
+    def test_allowlist_entry_quoted_clipped(self, tmp_path: Path) -> None:
+        """In a file that is evidently an allowlist the bad entry is quoted, at most 40 characters."""
+        allowlist = tmp_path / "allow.txt"
+        allowlist.write_text("https://a.org\n" + "not-a-url-" * 20 + "\n", encoding="utf-8")
+        args = [a if a != str(FIX / "allowlist.txt") else str(allowlist) for a in ARGS]
+        result = self._run("verify", str(_answer(tmp_path, "hi")), *args)
+        assert result.returncode == 2
+        assert result.stderr == (
+            f"grounding-eval: error: {allowlist}: line 2: not an http(s) URL: '{('not-a-url-' * 4)}…'\n"
+        )
+
+    @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+    def test_answer_from_a_device(self) -> None:
+        """Before: read until memory ran out."""
+        result = self._run("verify", "/dev/zero", *ARGS)
+        assert (result.returncode, result.stderr) == (
+            2,
+            "grounding-eval: error: /dev/zero: is a device, not a regular file\n",
+        )
+
+    def test_answer_from_a_fifo_does_not_hang(self, tmp_path: Path) -> None:
+        import os
+
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no named pipes")
+        fifo = tmp_path / "answer.txt"
+        os.mkfifo(fifo)
+        result = self._run("verify", str(fifo), *ARGS)
+        assert (result.returncode, result.stderr) == (
+            2,
+            f"grounding-eval: error: {fifo}: is a named pipe (FIFO), not a regular file\n",
+        )
+
+    def test_report_of_deep_json(self, tmp_path: Path) -> None:
+        results = tmp_path / "results.json"
+        results.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+        result = self._run("report", str(results))
+        assert (result.returncode, result.stderr) == (
+            2,
+            f"grounding-eval: error: {results}: not readable: nested too deeply\n",
+        )

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from grounding_eval.errors import DataError
+from grounding_eval.errors import DataError, clip
 from grounding_eval.files import read_text
 from grounding_eval.verifier.liveness import Liveness, LivenessChecker
 from grounding_eval.verifier.urls import UrlMention, extract_urls, normalize_url, suffix_problem, url_host
@@ -37,6 +37,7 @@ from grounding_eval.verifier.urls import UrlMention, extract_urls, normalize_url
 __all__ = ["Allowlist", "UrlFinding", "UrlStatus", "classify_url", "load_allowlist"]
 
 _TRAILING_COMMENT = re.compile(r"\s#.*$")
+_USERINFO = re.compile(r"(://)[^/@\s]*@")
 
 
 class UrlStatus(enum.Enum):
@@ -101,12 +102,14 @@ def load_allowlist(path: str | Path) -> Allowlist:
     """
     file = Path(path)
     content = read_text(file)
-    entries = _csv_entries(file, content) if file.suffix.lower() == ".csv" else _text_entries(content)
+    is_csv = file.suffix.lower() == ".csv"
+    entries = _csv_entries(file, content) if is_csv else _text_entries(content)
     urls: set[str] = set()
     for line, entry in entries:
         url = _entry_url(entry)
         if url is None:
-            raise DataError(file, f"line {line}: not an http(s) URL: {entry!r}")
+            shown = _excerpt(entry, evident=is_csv or bool(urls))
+            raise DataError(file, f"line {line}: not an http(s) URL{shown}")
         urls.add(normalize_url(url))
     if not urls:
         raise DataError(file, "no URLs")
@@ -170,6 +173,20 @@ def _csv_entries(file: Path, content: str) -> list[tuple[int, str]]:
         return [(reader.line_num, (row.get(column) or "").strip()) for row in reader]
     except csv.Error as exc:
         raise DataError(file, f"not valid CSV: {exc}") from exc
+
+
+def _excerpt(entry: str, *, evident: bool) -> str:
+    """The entry, clipped, for the message — only when the file is evidently an allowlist.
+
+    Evident means a CSV with a ``url`` column, a URL read before this line, or an entry that is itself
+    a try at a link (``ftp://…``, ``mailto:…``, ``help@a.org``). A file that is not an allowlist at all
+    (``--allowlist /etc/shadow``) gets the line number and no content; a password in a URL
+    (``https://user:secret@host``) is never shown.
+    """
+    lowered = entry.lower()
+    if evident or "://" in entry or "@" in entry or lowered.startswith(("mailto:", "www.")):
+        return ": " + clip(_USERINFO.sub(r"\1…@", entry))
+    return " (an allowlist has one URL per line: is this the right file?)"
 
 
 def _entry_url(entry: str) -> str | None:
