@@ -523,7 +523,7 @@ class TestDeadlines:
         checker = _checker(dns, url_deadline=0.3)
         result, elapsed = _timed(lambda: checker.check("http://late.example.org/"))
         assert result.detail == "no complete answer within 0.3 s (per-URL deadline)"
-        assert elapsed < 0.6
+        assert elapsed < 0.8
         assert looked_up == []
 
     def test_slow_address_lookup_counts(self, monkeypatch: pytest.MonkeyPatch) -> None:
