@@ -37,6 +37,7 @@ __all__ = [
     "RESULTS",
     "FileKind",
     "JsonProblem",
+    "check_inside",
     "parse_json",
     "read_bytes",
     "read_json",
@@ -96,6 +97,11 @@ def _check(path: str | Path, st: os.stat_result, kind: FileKind) -> None:
         raise DataError(path, f"is {what}, not a regular file")
     if st.st_size > kind.max_bytes:
         raise DataError(path, f"is {st.st_size:,} bytes; a {kind.name} may be at most {_limit(kind)}")
+
+
+def check_inside(path: str | Path, inside: str | Path) -> None:
+    """Raise a one-line DataError unless ``path``, symlinks resolved, lies within the folder ``inside``."""
+    _check_inside(path, inside)
 
 
 def _check_inside(path: str | Path, inside: str | Path) -> None:

@@ -267,7 +267,7 @@ def _resources(
     if allowlist is None and dataset is not None:
         allowlist = find_allowlist(dataset)
         if allowlist is None:
-            built = index_allowlist(find_index(dataset))
+            built = index_allowlist(find_index(dataset), inside=dataset)
     if orgs is None and dataset is not None:
         orgs = find_directory(dataset)
     loaded = load_resources(
@@ -305,5 +305,6 @@ def _article_cache(dataset: Path) -> tuple[tuple[str, str], ...]:
     from grounding_eval.data.load import load_index
 
     index_path = find_index(dataset)
-    articles = load_articles(dataset / "articles", load_index(index_path), str(index_path))
+    index = load_index(index_path, inside=dataset)
+    articles = load_articles(dataset / "articles", index, str(index_path), root=dataset)
     return tuple((article_id, article.text) for article_id, article in articles.items())

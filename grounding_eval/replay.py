@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from grounding_eval.errors import DataError
-from grounding_eval.files import read_yaml
+from grounding_eval.files import check_inside, read_yaml
 
 __all__ = ["RecordedAnswer", "call_replay", "load_recorded_answers"]
 
@@ -94,6 +94,8 @@ def call_replay(prompt: str, options: Any, context: Any) -> dict[str, Any]:
     if not query_id:
         return {"error": "replay provider: the test has no 'query_id' var"}
     try:
+        if not config.get("answers"):  # the dataset's own recordings never come from elsewhere
+            check_inside(answers, Path(str(metadata["dataset"])))
         recorded = _answers(answers).get((str(query_id), condition))
     except DataError as exc:
         return {"error": f"replay provider: {exc.one_line()}"}

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from grounding_eval.data.load import load_high_risk, load_index, load_queries
 from grounding_eval.data.records import Article, HighRiskItem, IndexRecord, Query
 from grounding_eval.errors import DataError, clip
-from grounding_eval.files import ARTICLE, read_text
+from grounding_eval.files import ARTICLE, check_inside, read_text
 
 if TYPE_CHECKING:
     from grounding_eval.verifier.allowlist import Allowlist
@@ -126,10 +126,12 @@ def _find_one(root: Path, names: tuple[str, ...]) -> Path | None:
     found = [root / name for name in names if _present(root / name)]
     if len(found) > 1:
         raise DataError(root, f"both {found[0].name} and {found[1].name} exist: keep one")
+    if found:
+        check_inside(found[0], root)  # a dataset's files never come from elsewhere (symlinks resolved)
     return found[0] if found else None
 
 
-def index_allowlist(index_path: str | Path) -> Allowlist:
+def index_allowlist(index_path: str | Path, *, inside: str | Path | None = None) -> Allowlist:
     """The URL allowlist derived from a content index: every record's URL, normalized.
 
     The one rule behind both ``grounding-eval allowlist build`` and a dataset without an allowlist file.
@@ -137,7 +139,7 @@ def index_allowlist(index_path: str | Path) -> Allowlist:
     from grounding_eval.verifier.allowlist import Allowlist
     from grounding_eval.verifier.urls import normalize_url
 
-    index = load_index(index_path)
+    index = load_index(index_path, inside=inside)
     urls = frozenset(normalize_url(record.url) for record in index.values())
     if not urls:
         raise DataError(index_path, "no URLs to build an allowlist from")
