@@ -72,6 +72,23 @@ def _build_parser() -> argparse.ArgumentParser:
         help="the nameserver a live check asks whether a URL's host exists (default: the system's)",
     )
     v.add_argument(
+        "--url-deadline",
+        metavar="SECONDS",
+        type=float,
+        default=None,
+        help="live: seconds one URL may take in all",
+    )
+    v.add_argument(
+        "--answer-budget",
+        metavar="SECONDS",
+        type=float,
+        default=None,
+        help="live: seconds of checks per answer",
+    )
+    v.add_argument(
+        "--max-urls-checked", metavar="N", type=int, default=None, help="live: URLs checked per answer"
+    )
+    v.add_argument(
         "--liveness-snapshot",
         metavar="FILE",
         type=Path,
@@ -198,6 +215,11 @@ def _verify(args: argparse.Namespace) -> int:
         cache_path=args.liveness_cache,
         allow_hosts=args.allow_host,
         dns_server=args.dns_server,
+        **{
+            key: value
+            for key in ("url_deadline", "answer_budget", "max_urls_checked")
+            if (value := getattr(args, key)) is not None
+        },
     )
     report = verify(
         answer,

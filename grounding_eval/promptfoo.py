@@ -22,6 +22,9 @@ Assertion ``config:`` keys (all optional):
     A recorded liveness CSV consulted first; the on-disk cache (default
     ``.cache/grounding-eval/liveness.sqlite``); hosts exempt from the private-address refusal; the DNS
     server (``host[:port]``) asked in live mode (default: the system's resolver).
+``url_deadline``, ``answer_budget``, ``max_urls_checked``
+    Live mode's limits: seconds one URL may take in all (default 10), seconds of checks one answer may
+    spend (default 30), URLs checked per answer (default 50); past them a URL is UNCHECKED and says why.
 ``jurisdiction_var``
     The var holding the user's state (default ``jurisdiction``).
 ``source_vars``
@@ -57,8 +60,8 @@ _DEFAULT_SOURCE_VARS = ("jkb_full_content",)
 _DATASET_ENV = "GROUNDING_EVAL_DATASET"  # grounding_eval.data.dataset.DATASET_ENV, without its import
 _CONFIG_KEYS = frozenset({
     "allowlist", "orgs", "dataset", "liveness", "liveness_snapshot", "liveness_cache", "allow_hosts",
-    "dns_server", "jurisdiction_var", "source_vars", "quote_sources", "quotation", "question_var",
-    "quote_near", "quote_partial",
+    "dns_server", "url_deadline", "answer_budget", "max_urls_checked", "jurisdiction_var", "source_vars",
+    "quote_sources", "quotation", "question_var", "quote_near", "quote_partial",
 })  # fmt: skip
 _SCORE_NAMES = {
     "url_allowlist": "url_allowlist_score",
@@ -110,6 +113,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
             _path(config.get("liveness_cache"), Path(".cache/grounding-eval/liveness.sqlite")),
             tuple(str(h) for h in config.get("allow_hosts") or ()),
             str(config["dns_server"]) if config.get("dns_server") else None,
+            _limits_key(config),
             _thresholds_key(config),
         )
         if quote_sources == "article_cache" and dataset is None:
@@ -232,6 +236,21 @@ def _optional_path(value: Any) -> Path | None:
     return Path(str(value)).expanduser() if value else None
 
 
+def _limits_key(config: dict[str, Any]) -> tuple[tuple[str, float], ...]:
+    """The live-check limits the config sets, as a hashable key (unset ones keep their defaults)."""
+    from grounding_eval.errors import DataError
+
+    out: list[tuple[str, float]] = []
+    for key in ("url_deadline", "answer_budget", "max_urls_checked"):
+        if config.get(key) is not None:
+            try:
+                value = float(config[key])
+            except (TypeError, ValueError):
+                raise DataError(key, f"must be a number, not {str(config[key])[:40]!r}") from None
+            out.append((key, int(value) if key == "max_urls_checked" and value.is_integer() else value))
+    return tuple(out)
+
+
 def _thresholds_key(config: dict[str, Any]) -> tuple[float | None, float | None]:
     near, partial = config.get("quote_near"), config.get("quote_partial")
     return (None if near is None else float(near), None if partial is None else float(partial))
@@ -254,6 +273,7 @@ def _resources(
     cache_path: Path,
     allow_hosts: tuple[str, ...],
     dns_server: str | None,
+    limits: tuple[tuple[str, float], ...],
     thresholds: tuple[float | None, float | None],
 ) -> _Resources:
     """Load the verifier's resources once per process; the dataset's own files win over the pack's."""
@@ -281,6 +301,7 @@ def _resources(
         quote_near=thresholds[0],
         quote_partial=thresholds[1],
         dns_server=dns_server,
+        **dict(limits),  # type: ignore[arg-type]  # numbers, checked by load_resources
     )
     if built is not None:
         loaded = dataclasses.replace(loaded, allowlist=built)

@@ -210,3 +210,16 @@ class TestHostileInputFiles:
             2,
             f"grounding-eval: error: {results}: not readable: nested too deeply\n",
         )
+
+
+def test_verify_live_limits_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--max-urls-checked / --url-deadline reach the liveness checker, which rejects bad values in one line."""
+    answer = tmp_path / "a.txt"
+    answer.write_text("Call 211.", encoding="utf-8")
+    assert main(["verify", str(answer), "--offline", "--max-urls-checked", "0"]) == 2
+    assert main(["verify", str(answer), "--offline", "--url-deadline", "-2"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("grounding-eval: error: max_urls_checked") and err[1].startswith(
+        "grounding-eval: error: url_deadline"
+    )
+    assert main(["verify", str(answer), "--offline", "--max-urls-checked", "3", "--answer-budget", "1"]) == 0

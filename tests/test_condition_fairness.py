@@ -301,3 +301,11 @@ class TestMeaningChangesInTheReason:
         assert finding["status"] == "PARTIAL"
         assert finding["meaning_changes"] == ["number three added"]
         assert "meaning changed: number three added" in result["reason"]
+
+    def test_live_limits_are_wired_and_checked_when_built(self) -> None:
+        test = SAMPLE_TESTS["hr-il-voucher-01"]
+        ok = _grade("Call 211.", test, "C0", url_deadline=3, answer_budget=12.5, max_urls_checked=7)
+        assert not ok["reason"].startswith("ERROR"), ok["reason"]
+        for key, value in (("url_deadline", "soon"), ("answer_budget", -1), ("max_urls_checked", 0)):
+            bad = _grade("Call 211.", test, "C0", **{key: value})
+            assert bad["reason"].startswith(f"ERROR (verifier not run): {key}"), bad["reason"]
