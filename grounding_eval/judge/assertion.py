@@ -21,7 +21,8 @@ One call per row and rubric. The flow, and what can come back:
    once more with the validation error appended; a second failure writes the item (test, prompt, raw
    replies, errors) to the review queue (``config.review_queue``, default
    ``results/judge_review_queue.jsonl``) and returns an explicit ``ERROR (judge unscored)`` result with
-   no named scores.
+   no named scores. Only replies that parse are cached, so a re-run asks the judge again; and the
+   queue never holds the same entry twice (:func:`enqueue_review` says how, and what it guarantees).
 5. Otherwise: per-criterion ``namedScores`` (``<rubric>.<criterion>``, Yes=1, Partial=0.5, No=0, negative
    criteria inverted so higher is always better), the rubric's ``<rubric>.llm_judge_score``, one
    ``componentResult`` per criterion with the judge's sentence, and the evidence in ``metadata.judge``:
@@ -35,16 +36,22 @@ The assertion passes when ``llm_judge_score`` ≥ 0.5 and no dimension was force
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import os
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+try:
+    import fcntl
+except ImportError:  # Windows: the review queue is appended without a lock (see enqueue_review)
+    fcntl = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from grounding_eval.judge.client import AnswerCheck
 
-__all__ = ["JUDGE_PROVIDER_ENV", "condition_of", "judge_assertion"]
+__all__ = ["JUDGE_PROVIDER_ENV", "condition_of", "enqueue_review", "judge_assertion", "review_entry_id"]
 
 JUDGE_PROVIDER_ENV = "GROUNDING_EVAL_JUDGE_PROVIDER"
 _LIVE_JUDGE_EXAMPLE = "anthropic:messages:claude-sonnet-4-5-20250929"
@@ -73,7 +80,7 @@ def judge_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, 
 def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, Any]:
     from grounding_eval.errors import DataError
     from grounding_eval.judge.client import JudgeConfigError, JudgeError, ReplayJudgeClient, answer_sha256
-    from grounding_eval.judge.parse import ParseFailure, parse_reply
+    from grounding_eval.judge.parse import ParsedReply, ParseFailure, parse_reply
     from grounding_eval.judge.render import render_judge_prompt
     from grounding_eval.judge.score import judge_scores
 
@@ -131,13 +138,19 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     user = rendered.user
     parsed = None
     reply = None
+    seen: dict[str, ParsedReply | ParseFailure] = {}  # the client's accept() and this loop parse once
+
+    def parses(text: str) -> bool:
+        seen[text] = parse_reply(text, rubric)
+        return isinstance(seen[text], ParsedReply)
+
     for _attempt in range(2):
         try:
-            reply = client.complete(user, system=rendered.system, fixture_key=key)
+            reply = client.complete(user, system=rendered.system, fixture_key=key, accept=parses)
         except (JudgeError, DataError) as exc:
             return _error(f"judge call failed ({provider}): {exc}")
         replies.append(reply.text)
-        result = parse_reply(reply.text, rubric)
+        result = seen.pop(reply.text, None) or parse_reply(reply.text, rubric)
         if not isinstance(result, ParseFailure):
             parsed = result
             break
@@ -162,17 +175,23 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         evidence["replay_answer_check"] = replay_note or "recorded for this very answer (same sha256)"
     if parsed is None:
         queue = Path(str(config.get("review_queue") or "results/judge_review_queue.jsonl"))
-        _enqueue(
-            queue,
-            {**evidence, "query_id": query_id, "description": test.get("description"), "errors": errors},
-        )
+        record = {**evidence, "query_id": query_id, "description": test.get("description"), "errors": errors}
+        record = {"entry_id": review_entry_id(record), **record}
+        sent = "sent to" if enqueue_review(queue, record) else "already in"
         return {
             "pass": False,
             "score": 0.0,
-            "reason": f"ERROR (judge unscored): the {rubric.id} judge reply was invalid twice; sent to the review "
+            "reason": f"ERROR (judge unscored): the {rubric.id} judge reply was invalid twice; {sent} the review "
             f"queue {queue}. Last error: {errors[-1]}",
             "namedScores": {},
-            "metadata": {"judge": {**evidence, "status": "unscored", "errors": errors}},
+            "metadata": {
+                "judge": {
+                    **evidence,
+                    "status": "unscored",
+                    "errors": errors,
+                    "review_entry_id": record["entry_id"],
+                }
+            },
         }
     scores = judge_scores(rubric, parsed)
     forced = [d for d, ds in scores.dimensions.items() if ds.capped_by and ds.verdict == "No"]
@@ -315,11 +334,78 @@ def _client(provider: str, cache_dir: str, base_url: str | None, timeout: float,
     )
 
 
-def _enqueue(path: Path, record: dict[str, Any]) -> None:
+# What makes two review-queue entries the same: the item, the rubric and prompt it was judged with, the
+# judge, and what the judge replied. Not the timestamp, nor whether a reply came from the cache.
+_ENTRY_FIELDS = (
+    "fixture_key", "rubric_id", "rubric_version", "prompt_version", "provider", "model",
+    "answer_sha256", "rendered_prompt", "raw_replies", "errors",
+)  # fmt: skip
+
+
+def review_entry_id(record: dict[str, Any]) -> str:
+    """The review-queue key of ``record``: SHA-256 of its identifying fields (:data:`_ENTRY_FIELDS`)."""
+    fields = {name: record.get(name) for name in _ENTRY_FIELDS}
+    canonical = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def enqueue_review(path: Path, record: dict[str, Any]) -> bool:
+    """Append ``record`` (which carries its ``entry_id``) to the JSONL queue unless it is there already.
+
+    Returns whether it was appended.
+
+    promptfoo runs assertions in parallel processes, so two may queue the same item at once. The check
+    and the append happen under an exclusive ``flock`` on the queue file, so processes on one machine
+    never append the same ``entry_id`` twice, and lines never interleave. A line cut short by a crash is
+    closed with a newline before the next one is written, so it spoils only itself. Limits: the lock is
+    advisory (another program appending without it is not excluded), may not hold across machines on a
+    network file system, and where ``fcntl`` does not exist (Windows) is skipped: there two racing
+    processes can each append the entry once. Budget: one read of the queue per unscored item (the
+    queue holds only unscored items).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(record, ensure_ascii=False) + "\n"
-    with path.open("a", encoding="utf-8") as handle:  # one write per line: safe for parallel appenders
-        handle.write(line)
+    # A lone surrogate (possible in model output) can only sit inside a JSON string, where
+    # backslashreplace writes it as the JSON escape "\udc80": valid UTF-8 that reads back the same.
+    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
+    # json.dumps escapes every quote inside a string, so this exact text occurs only as the key itself.
+    marker = json.dumps({"entry_id": record["entry_id"]})[1:-1].encode("utf-8")
+    with path.open("ab+") as handle:  # append mode: every write lands at the end, whatever was read
+        _lock(handle)
+        try:
+            handle.seek(0)
+            if _contains(handle, marker):
+                return False
+            end = handle.seek(0, os.SEEK_END)
+            if end:
+                handle.seek(end - 1)
+                if handle.read(1) != b"\n":
+                    line = b"\n" + line
+            handle.write(line)
+            handle.flush()
+        finally:
+            _unlock(handle)
+    return True
+
+
+def _contains(handle: BinaryIO, marker: bytes, chunk: int = 1 << 20) -> bool:
+    """Whether the file holds ``marker``, read in chunks that overlap by the marker's length."""
+    tail = b""
+    while block := handle.read(chunk):
+        window = tail + block
+        if marker in window:
+            return True
+        tail = window[-(len(marker) - 1) :] if len(marker) > 1 else b""
+    return False
+
+
+def _lock(handle: BinaryIO) -> None:
+    if fcntl is not None:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+
+
+def _unlock(handle: BinaryIO) -> None:
+    if fcntl is not None:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _error(message: str) -> dict[str, Any]:

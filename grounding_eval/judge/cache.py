@@ -1,4 +1,8 @@
-"""On-disk cache of successful judge replies, safe to share between parallel promptfoo processes.
+"""On-disk cache of judge replies worth keeping, safe to share between parallel promptfoo processes.
+
+What is worth keeping is the caller's decision: the client stores a successful reply only if the caller
+accepts it (the rubric judge: only replies that parse against the rubric), so a reply that failed the
+schema is asked for again on a re-run, never served from here (see ``HttpJudgeClient.complete``).
 
 A judgment at temperature 0 is as close to a pure function of (provider, model, base URL, parameters,
 rendered prompt) as an API allows, and a re-run of an evaluation should neither pay for nor wait on the
@@ -118,6 +122,18 @@ class ReplyCache:
         finally:
             if tmp is not None:
                 Path(tmp).unlink(missing_ok=True)
+
+    def discard(self, fields: Mapping[str, Any]) -> None:
+        """Remove the entry for ``fields``, if there is one; a failure is logged, not raised.
+
+        Another process may be rewriting the same key at that moment and lose its new file: that costs
+        one more call to the judge, never a half-written file.
+        """
+        path = self.path(cache_key(fields))
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            _log.warning("judge cache: could not remove %s (%s)", path, exc)
 
 
 def _entry(data: Any, fields: Mapping[str, Any]) -> CacheEntry | None:

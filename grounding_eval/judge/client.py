@@ -152,7 +152,12 @@ class JudgeClient(Protocol):
     model: str
 
     def complete(
-        self, prompt: str, *, system: str | None = None, fixture_key: str | None = None
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        fixture_key: str | None = None,
+        accept: Callable[[str], bool] | None = None,
     ) -> JudgeReply:
         """Return the judge's reply to ``prompt``.
 
@@ -160,6 +165,9 @@ class JudgeClient(Protocol):
             prompt: The rendered user prompt.
             system: An optional system prompt (an empty string counts as none).
             fixture_key: Which recorded reply to return; only the replay client reads it.
+            accept: Whether a reply text is worth keeping (the rubric judge passes "it parses"). A
+                caching client stores only accepted replies, and treats a cached reply it refuses as
+                a miss; ``None`` accepts every successful reply.
 
         Raises:
             JudgeError: The call failed for good.
@@ -225,7 +233,7 @@ class HttpJudgeClient:
     """A judge behind an HTTP API (Anthropic, OpenAI-compatible or Gemini); build it with :func:`make_client`.
 
     The ``requests`` session is created on the first call, so building a client costs nothing and opens
-    nothing. Only successful replies are cached.
+    nothing. Only successful replies the caller accepts are cached (see :meth:`complete`).
     """
 
     def __init__(
@@ -269,11 +277,21 @@ class HttpJudgeClient:
         return f"HttpJudgeClient({self.provider_id!r}, base_url={self.base_url!r})"  # never the key
 
     def complete(
-        self, prompt: str, *, system: str | None = None, fixture_key: str | None = None
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        fixture_key: str | None = None,
+        accept: Callable[[str], bool] | None = None,
     ) -> JudgeReply:
         """Return the model's reply, from the cache if this exact request was answered before.
 
         ``fixture_key`` is accepted and ignored, so callers can pass it whatever the provider.
+
+        A reply is cached only if ``accept`` (when given) says yes, so a reply that fails the rubric's
+        schema is asked for again on the next run instead of being served, unscoreable, forever. A
+        cached reply that ``accept`` refuses (written before this rule, or by a caller without it) is
+        a miss, and its file is removed.
 
         Raises:
             JudgeError: A non-retryable HTTP status (400, 401, 403, 404, …), or retries ran out on
@@ -293,7 +311,9 @@ class HttpJudgeClient:
         if self._cache is not None:
             hit = self._cache.get(fields)
             if hit is not None:
-                return self._reply(hit.text, hit.raw, hit.request_id, started, attempts=0, cached=True)
+                if accept is None or accept(hit.text):
+                    return self._reply(hit.text, hit.raw, hit.request_id, started, attempts=0, cached=True)
+                self._cache.discard(fields)
         request = self._wire.build(
             self.base_url, self._api_key, self.model, prompt, system, self._temperature, self._max_tokens
         )
@@ -301,7 +321,7 @@ class HttpJudgeClient:
         raw = self._scrub(payload)
         text = self._scrub(text)
         request_id = self._scrub(self._wire.request_id(headers, raw))
-        if self._cache is not None:
+        if self._cache is not None and (accept is None or accept(text)):
             self._cache.put(fields, text=text, raw=raw, request_id=request_id)
         return self._reply(text, raw, request_id, started, attempts=attempts, cached=False)
 
@@ -635,9 +655,15 @@ class ReplayJudgeClient:
         return AnswerCheck(fixture.key, "unhashed", None, actual, detail)
 
     def complete(
-        self, prompt: str, *, system: str | None = None, fixture_key: str | None = None
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        fixture_key: str | None = None,
+        accept: Callable[[str], bool] | None = None,
     ) -> JudgeReply:
-        """Return the next recorded reply for ``fixture_key``; ``prompt`` and ``system`` are not read.
+        """Return the next recorded reply for ``fixture_key``; ``prompt``, ``system`` and ``accept`` are
+        not read (a recording is never cached).
 
         Raises:
             JudgeError: No ``fixture_key``, a key the file does not have, or all its replies used up.

@@ -1,5 +1,6 @@
-"""The judge reply cache: hits make no HTTP call, anything that changes the reply misses, failures are
-never cached, files are written atomically, and API keys never reach the disk."""
+"""The judge reply cache: hits make no HTTP call, anything that changes the reply misses, failures and
+replies the caller refuses are never cached, files are written atomically, and API keys never reach the
+disk."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from grounding_eval.judge.cache import CacheEntry, ReplyCache, cache_key
 from grounding_eval.judge.client import JudgeError, make_client
@@ -169,6 +171,55 @@ class TestFailuresAreNotCached:
         judge_server.script(Scripted(body=wire_case.ok("now fine")))
         reply = client.complete(PROMPT)
         assert (reply.text, reply.cached, judge_server.count) == ("now fine", False, before + 1)
+
+
+class TestOnlyAcceptedRepliesAreCached:
+    """``accept`` decides what is kept: a reply the caller cannot use is asked for again (issue 8)."""
+
+    def test_refused_reply_is_not_cached(
+        self, wire_case: WireCase, judge_server: JudgeServer, tmp_path: Path
+    ) -> None:
+        """A reply accept() refuses leaves no file; the same request goes to the server again."""
+        judge_server.script(Scripted(body=wire_case.ok("not json")), Scripted(body=wire_case.ok("{}")))
+        client = _client(wire_case, tmp_path)
+        first = client.complete(PROMPT, accept=lambda text: text.startswith("{"))
+        assert (first.text, first.cached) == ("not json", False)
+        assert _files(tmp_path) == []
+        second = client.complete(PROMPT, accept=lambda text: text.startswith("{"))
+        assert (second.text, second.cached, judge_server.count) == ("{}", False, 2)
+        assert len(_files(tmp_path)) == 1
+
+    def test_accepted_reply_is_cached(
+        self, wire_case: WireCase, judge_server: JudgeServer, tmp_path: Path
+    ) -> None:
+        """A reply accept() takes is served from disk next time, with accept() asked again."""
+        judge_server.script(Scripted(body=wire_case.ok("good")))
+        client = _client(wire_case, tmp_path)
+        seen: list[str] = []
+        client.complete(PROMPT, accept=lambda text: seen.append(text) is None)
+        again = client.complete(PROMPT, accept=lambda text: seen.append(text) is None)
+        assert (again.text, again.cached, judge_server.count, seen) == ("good", True, 1, ["good", "good"])
+
+    def test_refused_cache_entry_is_a_miss_and_removed(
+        self, wire_case: WireCase, judge_server: JudgeServer, tmp_path: Path
+    ) -> None:
+        """An entry cached without accept (an older run) that accept() refuses is asked again and removed."""
+        judge_server.script(Scripted(body=wire_case.ok("stale")), Scripted(body=wire_case.ok("still bad")))
+        client = _client(wire_case, tmp_path)
+        client.complete(PROMPT)
+        assert len(_files(tmp_path)) == 1
+        reply = client.complete(PROMPT, accept=lambda text: False)
+        assert (reply.text, reply.cached, judge_server.count) == ("still bad", False, 2)
+        assert _files(tmp_path) == []
+
+    def test_replay_ignores_accept(self) -> None:
+        """The replay client takes the argument (the JudgeClient protocol) and never calls it."""
+        fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "judge_client" / "replay.yaml"
+        client = make_client(f"replay:{fixtures}")
+        key = next(iter(yaml.safe_load(fixtures.read_text(encoding="utf-8"))))["key"]
+        called: list[str] = []
+        client.complete("p", fixture_key=key, accept=lambda text: called.append(text) is None)
+        assert called == []
 
 
 class TestLayout:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import multiprocessing
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -160,6 +161,142 @@ class TestWireFormats:
         second = judge(ANSWER, _context(wire_case.provider_id))
         assert judge_server.count == 1
         assert first["namedScores"] == second["namedScores"] and second["metadata"]["judge"]["cached"] is True
+
+
+class TestRerunAfterInvalidReplies:
+    """Replies that fail the schema are not cached, and the review queue never repeats an entry (issue 8)."""
+
+    def test_rerun_asks_the_judge_again(
+        self, wire_case: WireCase, judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    ) -> None:
+        """Invalid twice, then a re-run (a new process) calls the judge again and is scored."""
+        _use(wire_case, monkeypatch)
+        judge_server.script(*[Scripted(body=wire_case.ok("I cannot judge this."))] * 2)
+        first = judge(ANSWER, _context(wire_case.provider_id, review_queue=str(tmp_path / "q.jsonl")))
+        assert (
+            first["reason"].startswith("ERROR (judge unscored)")
+            and first["metadata"]["judge"]["cached"] is False
+        )
+        judge_module._client.cache_clear()  # a new process, as promptfoo starts for every call
+        judge_server.script(Scripted(body=wire_case.ok(reply(V3))))
+        second = judge(ANSWER, _context(wire_case.provider_id, review_queue=str(tmp_path / "q.jsonl")))
+        assert judge_server.count == 3
+        assert second["reason"].startswith("PASS v3 judge") and second["metadata"]["judge"]["cached"] is False
+        judge_module._client.cache_clear()
+        third = judge(ANSWER, _context(wire_case.provider_id))  # the valid reply is cached
+        assert judge_server.count == 3 and third["metadata"]["judge"]["cached"] is True
+
+    def test_same_invalid_replies_are_queued_once(
+        self, wire_case: WireCase, judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    ) -> None:
+        """A re-run that gets the same invalid replies again says the item is already queued."""
+        _use(wire_case, monkeypatch)
+        queue = tmp_path / "queue.jsonl"
+        replies = [Scripted(body=wire_case.ok("no")), Scripted(body=wire_case.ok("still no"))]
+        judge_server.script(*replies)
+        first = judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
+        judge_module._client.cache_clear()
+        judge_server.script(*replies)
+        second = judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
+        assert judge_server.count == 4
+        assert "; sent to the review queue" in first["reason"]
+        assert "; already in the review queue" in second["reason"]
+        lines = queue.read_text(encoding="utf-8").splitlines()
+        assert len(lines) == 1
+        entry = json.loads(lines[0])["entry_id"]
+        assert (
+            first["metadata"]["judge"]["review_entry_id"]
+            == entry
+            == second["metadata"]["judge"]["review_entry_id"]
+        )
+
+    def test_different_invalid_replies_are_a_new_entry(
+        self, wire_case: WireCase, judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    ) -> None:
+        """Other invalid replies for the same item are new evidence: a second line."""
+        _use(wire_case, monkeypatch)
+        queue = tmp_path / "queue.jsonl"
+        judge_server.script(*[Scripted(body=wire_case.ok("no"))] * 2)
+        judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
+        judge_module._client.cache_clear()
+        judge_server.script(*[Scripted(body=wire_case.ok("other"))] * 2)
+        judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
+        records = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
+        assert [r["raw_replies"] for r in records] == [["no", "no"], ["other", "other"]]
+
+    def test_recorded_invalid_replies_queued_once(self, tmp_path: Path) -> None:
+        """A recorded judge that replies invalidly twice, run twice, leaves one queue line."""
+        provider = _record(tmp_path / "replies.json", "v3/q1/C1", ANSWER, "bad", "worse")
+        queue = tmp_path / "queue.jsonl"
+        for _ in range(2):
+            judge_module._client.cache_clear()  # a fresh replay client: its replies start over
+            result = judge(ANSWER, _context(provider, review_queue=str(queue)))
+            assert result["reason"].startswith("ERROR (judge unscored)")
+        assert len(queue.read_text(encoding="utf-8").splitlines()) == 1
+
+
+def _append_from_process(args: tuple[str, dict[str, Any], int]) -> bool:
+    path, record, n = args
+    return judge_module.enqueue_review(Path(path), {**record, "n": n})
+
+
+class TestEnqueueReview:
+    """enqueue_review appends each entry once, even from parallel processes."""
+
+    RECORD: ClassVar[dict[str, Any]] = {
+        "entry_id": "e" * 64,
+        "raw_replies": ['{"entry_id": "' + "e" * 64 + '"}'],
+    }
+
+    def test_entry_id_ignores_timestamp_and_cache(self) -> None:
+        """Only the identifying fields count: a later timestamp or a cache hit is the same entry."""
+        base = {"fixture_key": "v3/q1/C1", "raw_replies": ["x"], "timestamp": "t1", "cached": False}
+        same = base | {"timestamp": "t2", "cached": True, "description": "other"}
+        assert judge_module.review_entry_id(base) == judge_module.review_entry_id(same)
+        assert judge_module.review_entry_id(base) != judge_module.review_entry_id(
+            base | {"raw_replies": ["y"]}
+        )
+
+    def test_marker_inside_a_reply_is_not_a_match(self, tmp_path: Path) -> None:
+        """A reply that contains the entry id text does not count as the entry (quotes are escaped)."""
+        queue = tmp_path / "q.jsonl"
+        queue.write_text(json.dumps({"entry_id": "f" * 64, "raw_replies": self.RECORD["raw_replies"]}) + "\n")
+        assert judge_module.enqueue_review(queue, self.RECORD) is True
+        assert judge_module.enqueue_review(queue, self.RECORD) is False
+        assert len(queue.read_text().splitlines()) == 2
+
+    def test_parallel_processes_append_once(self, tmp_path: Path) -> None:
+        """Eight processes queueing the same entry at once leave exactly one line."""
+        queue = tmp_path / "q.jsonl"
+        with multiprocessing.get_context("fork").Pool(8) as pool:
+            added = pool.map(_append_from_process, [(str(queue), self.RECORD, 0)] * 32)
+        assert sum(added) == 1
+        assert len(queue.read_text().splitlines()) == 1
+
+    def test_parallel_distinct_entries_all_whole(self, tmp_path: Path) -> None:
+        """Distinct entries from parallel processes all arrive, each a whole JSON line."""
+        queue = tmp_path / "q.jsonl"
+        big = {"raw_replies": ["x" * 200_000]}
+        jobs = [(str(queue), big | {"entry_id": f"{n:064d}"}, n) for n in range(24)]
+        with multiprocessing.get_context("fork").Pool(8) as pool:
+            assert all(pool.map(_append_from_process, jobs))
+        records = [json.loads(line) for line in queue.read_text().splitlines()]
+        assert sorted(r["n"] for r in records) == list(range(24))
+
+    def test_lone_surrogate_is_written_as_an_escape(self, tmp_path: Path) -> None:
+        """A reply holding half an emoji is queued as valid UTF-8 JSON that reads back the same."""
+        queue = tmp_path / "q.jsonl"
+        record = {"entry_id": "s" * 64, "raw_replies": ["half \ud83d emoji"]}
+        assert judge_module.enqueue_review(queue, record) is True
+        assert json.loads(queue.read_text(encoding="utf-8")) == record
+
+    def test_cut_line_is_closed_first(self, tmp_path: Path) -> None:
+        """After a line cut short by a crash, the next entry starts on a line of its own."""
+        queue = tmp_path / "q.jsonl"
+        queue.write_text('{"entry_id": "cut', encoding="utf-8")
+        assert judge_module.enqueue_review(queue, self.RECORD) is True
+        lines = queue.read_text().splitlines()
+        assert lines[0] == '{"entry_id": "cut' and json.loads(lines[1])["entry_id"] == "e" * 64
 
 
 class TestExplicitErrors:
