@@ -52,6 +52,8 @@ NEUTRALIZE_CASES: dict[str, Callable[[int], str]] = {
     "lt-slash-then-zero-width-run": lambda n: "</" + ZWSP * (n - 2),
     "lt-then-tag-chars-run": lambda n: "<" + "\U000e0020" * (n - 1),
     "lt-zero-width-blocks": lambda n: ("<" + ZWSP * 999) * max(1, n // 1000),
+    # The 40 kB answer (22 s in the judge assertion): ten such blocks of 4,000 characters.
+    "lt-zero-width-4k-blocks": lambda n: ("<" + ZWSP * 3999) * max(1, n // 4000),
     "lt-space-zero-width-mix": lambda n: "<" + (" " + ZWSP) * (n // 2),
     "entity-openers": lambda n: "&#60;" * (n // 5),
     "hostile-answer-40kB-style": lambda n: (
