@@ -8,6 +8,8 @@ the public LSC grantee list unsafe as ground truth, so that no check ever has to
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,10 +22,13 @@ import phonenumbers
 from grounding_eval.errors import DataError
 from grounding_eval.files import read_yaml
 from grounding_eval.states import NATIONAL, parse_state
+from grounding_eval.verifier.spans import SpanSet
+from grounding_eval.verifier.urls import registered_domain, url_host
 
-__all__ = ["Directory", "OrgMention", "Organization", "load_directory", "phone_to_e164"]
+__all__ = ["Directory", "OrgMention", "Organization", "is_public_suffix", "load_directory", "phone_to_e164"]
 
 _FIELDS = {"name", "aliases", "domains", "phones", "states", "source", "unverified", "note"}
+_NOT_IN_HOST = re.compile(r"[/?#@\\:%\t\r\n]")
 _DOMAIN = re.compile(r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 
 
@@ -91,6 +96,13 @@ class Directory:
             if org.name.casefold() in names:
                 raise DataError(path, f"organization {org.name!r} is listed twice")
             names.add(org.name.casefold())
+            for domain in org.domains:
+                if is_public_suffix(domain):
+                    raise DataError(
+                        path,
+                        f"organization {org.name!r}: domain {domain} is a public suffix, so it would own "
+                        f"every site under it; list the organization's own domain (e.g. name.{domain})",
+                    )
             for e164, raw in zip(org.phones_e164, org.phones, strict=True):
                 other = by_phone.setdefault(e164, org)
                 if other is not org:
@@ -110,10 +122,22 @@ class Directory:
     def owner_of_host(self, host: str) -> Organization | None:
         """Return the organization owning ``host``: the longest directory domain it equals or ends with.
 
-        Matching is on whole labels, so ``trusted.org.evil.test`` and ``eviltrusted.org`` belong to
-        nobody even when ``trusted.org`` is in the directory.
+        The rule is :func:`~grounding_eval.verifier.urls.host_matches_domain`'s: the host is read the way
+        :func:`~grounding_eval.verifier.urls.url_host` reads one (case, trailing dot, IDNA; an unreadable
+        host belongs to nobody), matching is on whole labels, so ``trusted.org.evil.test`` and
+        ``eviltrusted.org`` belong to nobody even when ``trusted.org`` is in the directory, and no
+        directory domain is a public suffix (:meth:`from_organizations` refuses one), so ``github.io``
+        never owns ``someone.github.io``.
+
+        Budget: O(labels) dictionary lookups.
         """
-        labels = host.lower().rstrip(".").split(".")
+        # url_host reads a bare host as host_matches_domain does, once the characters that would make it
+        # a URL (a path, userinfo, a port, escapes) are refused as they are there.
+        host = host.strip()
+        canonical = None if _NOT_IN_HOST.search(host) else url_host(host)
+        if canonical is None:
+            return None
+        labels = canonical.split(".")
         for i in range(len(labels) - 1):
             owner = self._by_domain.get(".".join(labels[i:]))
             if owner is not None:
@@ -131,16 +155,24 @@ class Directory:
         Names and mixed-case aliases match case-insensitively; all-capitals aliases (acronyms such as
         ``LAF``) match only in capitals, so the word "laf" or "Lone" in prose is not an organization.
         Spans in ``masked`` (URLs, phone numbers) are skipped so a domain never counts as a name.
+
+        Budget: one pass of each of two compiled alternations over the text (a run of punctuation or
+        spaces is skipped by a one-character look-ahead), one binary search per match against the
+        masked spans, one sort of the matches: O(n + k log k) for k matches.
         """
-        blocked = sorted(masked)
+        blocked = SpanSet(masked)
         found: list[OrgMention] = []
+        owners: dict[str, Organization] = {}  # each distinct written form is resolved once
         for pattern in self._patterns:
             for m in pattern.finditer(text):
-                if any(s < m.end() and m.start() < e for s, e in blocked):
+                start, end = m.span()
+                if blocked.overlaps(start, end):
                     continue
-                surface = " ".join(m.group(0).split())
-                org = self._surface_owner[surface if _is_acronym(surface) else surface.casefold()]
-                found.append(OrgMention(org, m.group(0), m.start(), m.end()))
+                written = m.group(0)
+                org = owners.get(written)
+                if org is None:
+                    org = owners[written] = self._owner_of_surface(written)
+                found.append(OrgMention(org, written, start, end))
         found.sort(key=lambda x: (x.start, -(x.end - x.start)))
         kept: list[OrgMention] = []
         for mention in found:
@@ -149,11 +181,31 @@ class Directory:
             kept.append(mention)
         return kept
 
+    def _owner_of_surface(self, written: str) -> Organization:
+        """The organization a matched name or alias belongs to.
+
+        An all-capitals match is an acronym's when one is listed; otherwise (a name written in
+        capitals, "LAWHELP") it is the case-insensitive name's.
+        """
+        surface = " ".join(written.split())
+        owner = self._surface_owner
+        if _is_acronym(surface) and surface in owner:
+            return owner[surface]
+        if surface.casefold() in owner:
+            return owner[surface.casefold()]
+        # Case-insensitive matching and case folding can disagree on rare characters: ask each name.
+        return next(
+            org
+            for key, org in owner.items()
+            if re.fullmatch(_surface_regex(key), surface, 0 if _is_acronym(key) else re.IGNORECASE)
+        )
+
     @cached_property
     def _surface_owner(self) -> dict[str, Organization]:
         owner: dict[str, Organization] = {}
         for org in self.organizations:
             for surface in (org.name, *org.aliases):
+                surface = " ".join(surface.split())
                 key = surface if _is_acronym(surface) else surface.casefold()
                 owner.setdefault(key, org)
         return owner
@@ -166,8 +218,63 @@ class Directory:
         for keys, flags in ((folded, re.IGNORECASE), (exact, 0)):
             if keys:
                 alternatives = "|".join(_surface_regex(k) for k in keys)
-                patterns.append(re.compile(rf"(?<![\w]){'(?:' + alternatives + ')'}(?![\w])", flags))
+                # When every name starts with a word character, say so first: a run of punctuation
+                # or spaces is then passed over without trying each name at each position.
+                lead = r"(?=\w)" if all(re.match(r"\w", k) for k in keys) else ""
+                patterns.append(re.compile(rf"{lead}(?<![\w]){'(?:' + alternatives + ')'}(?![\w])", flags))
         return tuple(patterns)
+
+
+def is_public_suffix(domain: str) -> bool:
+    """True when ``domain`` is itself a suffix of the public suffix list, ICANN or private section.
+
+    ``com``, ``co.uk``, ``github.io`` and ``s3.amazonaws.com`` are suffixes: under each, sites belong to
+    different people, so no organization owns the suffix. The list is the snapshot bundled with the
+    pinned ``tldextract`` (never downloaded).
+
+    A domain can only be a suffix when it is a rule of the list, or its parent has a wildcard rule
+    (``*.kawasaki.jp``). Those two lines are looked up in the snapshot read as text (about 6 ms, once per
+    process); only a domain that passes that test is handed to ``tldextract`` for the verdict
+    (exceptions such as ``!city.kawasaki.jp``), so loading a directory of ordinary domains does not
+    import it (~100 ms in each fresh process promptfoo starts).
+
+    Args:
+        domain: A lower-case ASCII domain name, as the directory stores it.
+
+    Returns:
+        ``True`` for a public suffix.
+    """
+    rules = _suffix_rules()
+    if rules is not None:
+        unicode_form = ".".join(_decode_label(label) for label in domain.split("."))
+        parent = unicode_form.partition(".")[2]
+        if unicode_form not in rules and f"*.{parent}" not in rules:
+            return False
+    # Under a known suffix, the registered domain is empty exactly when the domain is the suffix.
+    return registered_domain(domain) is None
+
+
+@functools.cache
+def _suffix_rules() -> frozenset[str] | None:
+    """The rules of tldextract's bundled public suffix snapshot, or None if the file cannot be found."""
+    spec = importlib.util.find_spec("tldextract")  # finds the package without importing it
+    folders = spec.submodule_search_locations if spec else None
+    if not folders:
+        return None
+    try:
+        text = (Path(next(iter(folders))) / ".tld_set_snapshot").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return frozenset(line for line in text.splitlines() if line and not line.startswith("//"))
+
+
+def _decode_label(label: str) -> str:
+    if not label.startswith("xn--"):
+        return label
+    try:
+        return label.encode("ascii").decode("idna")
+    except UnicodeError:
+        return label
 
 
 def _is_acronym(surface: str) -> bool:
@@ -220,9 +327,19 @@ def _parse_entry(path: Path, index: int, entry: Any) -> Organization:
             raise DataError(path, f"{where}: field 'states': {exc}") from None
     if not states:
         raise DataError(path, f"{where}: field 'states' is required (two-letter codes, US for national)")
+    aliases = strings("aliases")
+    for alias in aliases:
+        if not any(c.isalpha() for c in alias):
+            raise DataError(
+                path,
+                f"{where}: field 'aliases': {alias!r} has no letter (an alias of digits and punctuation "
+                "would match numbers in the answer: section numbers, parts of phone numbers)",
+            )
     domains = []
     for domain in strings("domains"):
-        d = domain.lower().removeprefix("www.")
+        d = domain.lower()
+        while d.startswith("www.") and "." in d[4:]:  # as host_matches_domain strips www. labels
+            d = d[4:]
         if not _DOMAIN.match(d):
             raise DataError(
                 path, f"{where}: field 'domains': {domain!r} is not a bare domain like example.org"
@@ -241,7 +358,7 @@ def _parse_entry(path: Path, index: int, entry: Any) -> Organization:
     return Organization(
         name=" ".join(name.split()),
         states=tuple(dict.fromkeys(states)),
-        aliases=strings("aliases"),
+        aliases=aliases,
         domains=tuple(domains),
         phones=phones,
         phones_e164=tuple(e164),
