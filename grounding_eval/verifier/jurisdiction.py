@@ -39,14 +39,21 @@ def check_jurisdiction(
     urls: Sequence[UrlMention],
     phones: Sequence[PhoneMention],
 ) -> list[JurisdictionLeak]:
-    """Return one leak per out-of-jurisdiction organization, in order of first appearance."""
+    """Return one leak per out-of-jurisdiction organization, in order of first appearance.
+
+    Budget: O(n log n) in the number of mentions, URLs and phone numbers (one sort); each leak keeps
+    every distinct way the answer pointed to the organization, which the reason then lists clipped.
+    """
     evidence: dict[str, list[str]] = {}
     orgs: dict[str, Organization] = {}
     pointers: list[tuple[int, Organization | None, str]] = []
     pointers += [(m.start, m.org, f"named {m.surface!r}") for m in mentions]
+    owners: dict[str, Organization | None] = {}  # a URL repeated a thousand times is looked up once
     for u in urls:
-        host = url_host(u.url)
-        pointers.append((u.start, directory.owner_of_host(host) if host else None, f"URL {u.raw}"))
+        if u.url not in owners:
+            host = url_host(u.url)
+            owners[u.url] = directory.owner_of_host(host) if host else None
+        pointers.append((u.start, owners[u.url], f"URL {u.raw}"))
     pointers += [(p.start, directory.owner_of_phone(p.e164), f"phone {p.raw}") for p in phones]
     for _, org, how in sorted(pointers, key=lambda x: x[0]):
         if org is None or org.serves(user_state):

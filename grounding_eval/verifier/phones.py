@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import enum
 import re
+import sys
+import unicodedata
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 import phonenumbers
 
 from grounding_eval.verifier.directory import Directory, Organization, OrgMention
 from grounding_eval.verifier.sentences import sentence_of
+from grounding_eval.verifier.spans import SpanSet
 
 __all__ = [
+    "Pairing",
     "PhoneFinding",
     "PhoneMention",
     "PhoneStatus",
@@ -74,12 +80,96 @@ class PhoneFinding:
 
 
 def find_phones(text: str) -> list[PhoneMention]:
-    """Find US phone numbers in ``text`` in order of appearance."""
+    """Find US phone numbers in ``text`` in order of appearance.
+
+    Budget: linear in the text, about 60 µs per distinct candidate number. libphonenumber's matcher
+    proposes candidate spans of bounded length and parses each one (and, when the whole fails, its
+    digit groups); :class:`_Matcher` decides each candidate from a bounded window of text and
+    remembers the decision, so a repeated number or a repeated run of digits is parsed once. The
+    matcher is also never allowed to give up: libphonenumber stops after 65,535 rejected candidates
+    by default, which let a wall of digit groups hide the numbers after it.
+    """
     found = []
-    for match in phonenumbers.PhoneNumberMatcher(text, "US", leniency=phonenumbers.Leniency.VALID):
+    for match in _Matcher(text):
         e164 = phonenumbers.format_number(match.number, phonenumbers.PhoneNumberFormat.E164)
         found.append(PhoneMention(match.raw_string, e164, match.start, match.end))
     return found
+
+
+_UNLIMITED_TRIES = sys.maxsize
+# Characters after a candidate that libphonenumber reads: a time stamp's ":ss" suffix.
+_AFTER_CANDIDATE = 3
+
+
+class _Matcher(phonenumbers.PhoneNumberMatcher):
+    """libphonenumber's matcher (region US, VALID leniency) deciding each candidate once.
+
+    Whether a candidate span is a number depends only on the span, the character before it and the
+    three after it (libphonenumber's :meth:`_extract_match` reads nothing else), so the decision is
+    taken on that window alone and kept for the rest of the text. Reading the window instead of the
+    rest of the text also avoids libphonenumber's copy of everything after a time-stamp-like
+    candidate, which was quadratic over a run of them. Relies on the private ``_extract_match`` of the
+    pinned phonenumbers release; ``tests/verifier/test_linear_equivalence.py`` checks it against the plain
+    matcher.
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text, "US", leniency=phonenumbers.Leniency.VALID, max_tries=_UNLIMITED_TRIES)
+        self._decided: dict[tuple[str, int, int], tuple[int, str, phonenumbers.PhoneNumber] | None] = {}
+
+    def _extract_match(self, candidate: str, offset: int) -> phonenumbers.PhoneNumberMatch | None:
+        lead = 1 if offset > 0 else 0
+        window = self.text[offset - lead : offset + len(candidate) + _AFTER_CANDIDATE]
+        key = (window, lead, len(candidate))
+        if key not in self._decided:
+            match = phonenumbers.PhoneNumberMatcher._extract_match(_Window(window), candidate, lead)
+            self._decided[key] = (
+                None if match is None else (match.start - lead, match.raw_string, match.number)
+            )
+        decided = self._decided[key]
+        if decided is None:
+            return None
+        return phonenumbers.PhoneNumberMatch(offset + decided[0], decided[1], decided[2])
+
+
+class _Window(phonenumbers.PhoneNumberMatcher):
+    """libphonenumber's matcher over one candidate's window, skipping groups too short to be valid.
+
+    A candidate that fails as a whole is tried group by group ("12 34 56 78" as "12", "34", ...),
+    each parse costing tens of microseconds. Read in region US without a plus sign or the international
+    prefix 011, a number is a NANP number, and a valid one has ten digits after the optional national
+    prefix 1 (letters of a vanity number count as digits). So a group with fewer than ten digits and
+    letters, no plus sign, no RFC 3966 ``tel:``/``;`` syntax and not starting 011 cannot pass VALID
+    leniency, and is rejected without being parsed.
+    ``tests/verifier/test_linear_equivalence.py`` compares the result with libphonenumber's own matcher.
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text, "US", leniency=phonenumbers.Leniency.VALID, max_tries=_UNLIMITED_TRIES)
+
+    def _parse_and_verify(self, candidate: str, offset: int) -> phonenumbers.PhoneNumberMatch | None:
+        if _too_short_for_nanp(candidate):
+            return None
+        return super()._parse_and_verify(candidate, offset)
+
+
+def _too_short_for_nanp(candidate: str) -> bool:
+    if len(candidate) >= _NANP_DIGITS and sum(c.isdigit() or c.isalpha() for c in candidate) >= _NANP_DIGITS:
+        return False
+    if _NOT_PLAIN_NATIONAL.search(candidate):
+        return False
+    digits = _DIGITS.findall(candidate)
+    if not digits:
+        return False  # not a number at all: libphonenumber says so
+    if unicodedata.digit(digits[0], 0) == 0:
+        # "011" is the international prefix: then libphonenumber decides.
+        return "".join(str(unicodedata.digit(c, 0)) for c in digits[:3]) != "011"
+    return True
+
+
+_NANP_DIGITS = 10
+_NOT_PLAIN_NATIONAL = re.compile("[+\uff0b;:]")
+_DIGITS = re.compile(r"\d")
 
 
 def nearest_mention(
@@ -96,23 +186,141 @@ def nearest_mention(
     (see :func:`pairs_across`); ``contacts`` are the spans of every phone number and URL, so that
     "Legal Aid Chicago at 312-… or https://…" gives both to Legal Aid Chicago. The nearest qualifying
     mention wins; on a tie the one before, as in "Legal Aid Chicago at 312-…, Prairie State at 815-…".
+
+    For many numbers or URLs in one text build a :class:`Pairing` once and call its
+    :meth:`Pairing.nearest`; this function builds one per call.
     """
-    s_start, s_end = sentence_of(sentences, start)
-    best: tuple[int, int, OrgMention] | None = None
-    for m in mentions:
-        if m.start < s_start or m.end > s_end:
-            continue
-        before = m.end <= start
-        if not before and m.start < end:
-            continue  # overlapping spans are not a pairing
-        g_start, g_end = (m.end, start) if before else (end, m.start)
-        gap = _blank_contacts(text, g_start, g_end, contacts)
-        if not pairs_across(gap, mention_before=before):
-            continue
-        key = (len(gap.replace("\0", "")), 0 if before else 1)
-        if best is None or key < best[:2]:
-            best = (*key, m)
-    return best[2] if best else None
+    return Pairing(text, mentions, sentences, contacts).nearest(start, end)
+
+
+class Pairing:
+    """Everything :func:`nearest_mention` needs, indexed once for every number and URL of one text.
+
+    Gaps: in the text between a mention and a number or URL, every contact span (phone number or URL;
+    overlapping ones, such as a number inside a URL's path, count as one) lying wholly inside the gap
+    stands for one NUL character, and a run of contacts with nothing between them for one NUL too
+    (:func:`pairs_across` reads both the same way).
+
+    Budget: building is O((m + c) log(m + c)) for m mentions and c contacts. Each :meth:`nearest` is
+    O(log(m + c + s)) plus at most ``2 * (_MAX_GAP + 1)`` candidates of O(_MAX_GAP) each: a mention
+    farther away than the nearest one on its side sees that one's name in its gap, so gaps grow with
+    distance and the walk stops at the first gap over :data:`_MAX_GAP` characters, or at the first
+    mention that pairs. Mentions that overlap one another or a contact (never the case for
+    :meth:`Directory.find_mentions` with the contacts masked) void that argument; the pairing then
+    compares every mention of the sentence, as the definition says, at O(m) per call.
+    """
+
+    def __init__(
+        self,
+        text: str,
+        mentions: Sequence[OrgMention],
+        sentences: list[tuple[int, int]],
+        contacts: Sequence[tuple[int, int]] = (),
+    ) -> None:
+        self._text = text
+        self._mentions = sorted(mentions, key=lambda m: m.start)
+        self._m_starts = [m.start for m in self._mentions]
+        self._m_ends = [m.end for m in self._mentions]
+        self._sentences = sentences
+        starts: list[int] = []
+        ends: list[int] = []
+        for c_start, c_end in sorted(contacts):
+            if ends and c_start < ends[-1]:  # overlapping contacts are one span
+                ends[-1] = max(ends[-1], c_end)
+            else:
+                starts.append(c_start)
+                ends.append(c_end)
+        self._c_starts, self._c_ends = starts, ends
+        self._c_lengths = [0, *accumulate(e - s for s, e in zip(starts, ends, strict=True))]
+        # _c_run_last[k]: the last contact of the run of touching contacts that k belongs to.
+        run_last = list(range(len(starts)))
+        for k in range(len(starts) - 2, -1, -1):
+            if ends[k] == starts[k + 1]:
+                run_last[k] = run_last[k + 1]
+        self._c_run_last = run_last
+        mention_spans = SpanSet((m.start, m.end) for m in self._mentions)
+        contact_spans = SpanSet(zip(starts, ends, strict=True))
+        self._ordered = len(mention_spans) == len(self._mentions) and not any(
+            contact_spans.overlaps(m.start, m.end) for m in self._mentions
+        )
+
+    def nearest(self, start: int, end: int) -> OrgMention | None:
+        """The mention ``text[start:end]`` is given for (see :func:`nearest_mention`), or None."""
+        s_start, s_end = sentence_of(self._sentences, start)
+        if not self._ordered:
+            return self._nearest_any_order(start, end, s_start, s_end)
+        before: tuple[int, OrgMention] | None = None
+        k = bisect_right(self._m_ends, start) - 1
+        while k >= 0 and self._mentions[k].start >= s_start:
+            m = self._mentions[k]
+            k -= 1
+            if m.end > s_end:
+                continue
+            found = self._pairs(m.end, start, mention_before=True)
+            if found is None:
+                break  # every mention farther away is across a longer gap
+            if found >= 0:
+                before = (found, m)
+                break
+        k = bisect_left(self._m_starts, end)
+        while k < len(self._mentions) and self._mentions[k].end <= s_end:
+            m = self._mentions[k]
+            k += 1
+            found = self._pairs(end, m.start, mention_before=False)
+            if found is None:
+                break
+            if found >= 0:
+                if before is None or found < before[0]:
+                    return m
+                break
+        return before[1] if before else None
+
+    def _pairs(self, g_start: int, g_end: int, *, mention_before: bool) -> int | None:
+        """The gap's length without contacts when a mention across it pairs; -1 when it does not
+        pair; None when the gap is longer than any pairing allows."""
+        length = self._gap_length(g_start, g_end)
+        if length > _MAX_GAP:
+            return None
+        return length if pairs_across(self._gap(g_start, g_end), mention_before=mention_before) else -1
+
+    def _inside(self, g_start: int, g_end: int) -> tuple[int, int]:
+        """Contacts ``[i, j)`` lie wholly inside ``[g_start, g_end)``."""
+        return bisect_left(self._c_starts, g_start), bisect_right(self._c_ends, g_end)
+
+    def _gap_length(self, g_start: int, g_end: int) -> int:
+        i, j = self._inside(g_start, g_end)
+        return g_end - g_start - (self._c_lengths[j] - self._c_lengths[i] if j > i else 0)
+
+    def _gap(self, g_start: int, g_end: int) -> str:
+        i, j = self._inside(g_start, g_end)
+        if j <= i:
+            return self._text[g_start:g_end]
+        text, starts, ends = self._text, self._c_starts, self._c_ends
+        pieces = [text[g_start : starts[i]]]
+        k = i
+        while k < j:
+            k = min(self._c_run_last[k], j - 1)
+            pieces.append("\0")
+            pieces.append(text[ends[k] : starts[k + 1] if k + 1 < j else g_end])
+            k += 1
+        return "".join(pieces)
+
+    def _nearest_any_order(self, start: int, end: int, s_start: int, s_end: int) -> OrgMention | None:
+        best: tuple[int, int, OrgMention] | None = None
+        for m in self._mentions:
+            if m.start < s_start or m.end > s_end:
+                continue
+            before = m.end <= start
+            if not before and m.start < end:
+                continue  # overlapping spans are not a pairing
+            g_start, g_end = (m.end, start) if before else (end, m.start)
+            found = self._pairs(g_start, g_end, mention_before=before)
+            if found is None or found < 0:
+                continue
+            key = (found, 0 if before else 1)
+            if best is None or key < best[:2]:
+                best = (*key, m)
+        return best[2] if best else None
 
 
 # Words that start a new clause: "Call Legal Aid Chicago, or see https://…" does not give the URL to
@@ -149,14 +357,6 @@ def pairs_across(gap: str, *, mention_before: bool) -> bool:
     return True
 
 
-def _blank_contacts(text: str, start: int, end: int, contacts: Sequence[tuple[int, int]]) -> str:
-    gap = text[start:end]
-    for c_start, c_end in sorted(contacts, reverse=True):
-        if start <= c_start and c_end <= end:
-            gap = gap[: c_start - start] + "\0" + gap[c_end - start :]
-    return gap
-
-
 def check_phones(
     text: str,
     directory: Directory,
@@ -165,10 +365,15 @@ def check_phones(
     sentences: list[tuple[int, int]],
     contacts: Sequence[tuple[int, int]] = (),
 ) -> list[PhoneFinding]:
-    """Classify every phone number against the directory (``contacts``: all phone and URL spans)."""
+    """Classify every phone number against the directory (``contacts``: all phone and URL spans).
+
+    Budget: one :class:`Pairing` (O((m + c) log(m + c))), then per number one dictionary lookup and one
+    :meth:`Pairing.nearest`: linear in the answer up to the logarithm.
+    """
+    pairing = Pairing(text, mentions, sentences, contacts)
     findings = []
     for phone in phones:
-        paired = nearest_mention(text, phone.start, phone.end, mentions, sentences, contacts)
+        paired = pairing.nearest(phone.start, phone.end)
         paired_org = paired.org if paired else None
         owner = directory.owner_of_phone(phone.e164)
         if owner is None:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from grounding_eval.verifier.directory import Directory, Organization, OrgMention
-from grounding_eval.verifier.phones import nearest_mention
+from grounding_eval.verifier.phones import Pairing
 from grounding_eval.verifier.urls import UrlMention, url_host
 
 __all__ = ["UrlOrgFinding", "UrlOrgStatus", "check_url_orgs"]
@@ -62,12 +62,20 @@ def check_url_orgs(
     sentences: list[tuple[int, int]],
     contacts: Sequence[tuple[int, int]] = (),
 ) -> list[UrlOrgFinding]:
-    """Cross-check every URL's attribution against its domain's owner (``contacts``: phone/URL spans)."""
+    """Cross-check every URL's attribution against its domain's owner (``contacts``: phone/URL spans).
+
+    Budget: O((m + c) log(m + c)) to index the m mentions and c contacts, then per URL one host lookup
+    (remembered per distinct URL), one Markdown link text search and one :meth:`Pairing.nearest`.
+    """
+    pairing = Pairing(text, mentions, sentences, contacts)
+    owners: dict[str, Organization | None] = {}  # a URL repeated a thousand times is looked up once
     findings = []
     for url in urls:
-        host = url_host(url.url)
-        owner = directory.owner_of_host(host) if host else None
-        paired_org = _attributed_org(text, directory, url, mentions, sentences, contacts)
+        if url.url not in owners:
+            host = url_host(url.url)
+            owners[url.url] = directory.owner_of_host(host) if host else None
+        owner = owners[url.url]
+        paired_org = _attributed_org(directory, url, pairing)
         if owner is None:
             status = UrlOrgStatus.UNOWNED
         elif paired_org is None:
@@ -80,18 +88,11 @@ def check_url_orgs(
     return findings
 
 
-def _attributed_org(
-    text: str,
-    directory: Directory,
-    url: UrlMention,
-    mentions: Sequence[OrgMention],
-    sentences: list[tuple[int, int]],
-    contacts: Sequence[tuple[int, int]],
-) -> Organization | None:
+def _attributed_org(directory: Directory, url: UrlMention, pairing: Pairing) -> Organization | None:
     if url.link_text:
         named = directory.find_mentions(url.link_text)
         if named:
             return named[0].org
     # Mentions inside a Markdown link's own text were handled above; everywhere else, the nearest wins.
-    paired = nearest_mention(text, url.start, url.end, mentions, sentences, contacts)
+    paired = pairing.nearest(url.start, url.end)
     return paired.org if paired else None

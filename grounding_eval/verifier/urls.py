@@ -165,6 +165,7 @@ _ASCII_LABEL_RE: Final = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
 
 _ALWAYS_TRIM: Final = frozenset(".,;:!?*")
 _CLOSERS: Final = {")": "(", "]": "[", "}": "{"}
+_TRIMMABLE: Final = _ALWAYS_TRIM | frozenset(_CLOSERS) | {"'"}
 
 _UNRESERVED: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _PATH_SAFE: Final = _UNRESERVED | frozenset("!$&'()*+,;=:@/")
@@ -413,6 +414,8 @@ def _as_link(dest: str) -> str | None:
 
 def _trim(raw: str) -> str:
     """Strip trailing prose punctuation, keeping closers and quotes that are balanced inside the link."""
+    if not raw or raw[-1] not in _TRIMMABLE:
+        return raw  # the common case, without counting anything
     # Counts are kept up to date while trimming (not recounted), so a hostile run of punctuation
     # costs linear time.
     counts = Counter(c for c in raw if c in "()[]{}'")
@@ -462,21 +465,34 @@ def _written_label_ok(label: str) -> bool:
 def _valid_bare(raw: str, host: str, port: str | None, after_host: str) -> bool:
     if port is not None and int(port) > 65535:
         return False
-    if _canonical_host(host) is None:
+    suffix = _bare_suffix(host)
+    if suffix is None:
         return False
-    labels = host.split(".")
-    result = _extractor().extract_str(host.lower())
-    if not result.suffix or not result.domain:
-        return False
-    written_suffix = ".".join(labels[-(result.suffix.count(".") + 1) :])
-    if written_suffix not in (written_suffix.lower(), written_suffix.upper()):
-        return False  # "Cal.App", "Pa.St": a citation or a missing space after a full stop
-    if result.suffix in FILE_EXTENSION_SUFFIXES:
+    if suffix in FILE_EXTENSION_SUFFIXES:
         path = re.sub(r"^:\d+", "", after_host)
         has_path = path.startswith("/") and len(path) > 1
         if not (host.lower().startswith("www.") or has_path):
             return False
     return True
+
+
+@functools.lru_cache(maxsize=4096)
+def _bare_suffix(host: str) -> str | None:
+    """The public suffix of a bare host as written, or ``None`` when such a host is not a link.
+
+    Remembered per host: an answer repeating a domain, or "e.g." a thousand times, asks the suffix
+    list once.
+    """
+    if _canonical_host(host) is None:
+        return None
+    labels = host.split(".")
+    result = _extractor().extract_str(host.lower())
+    if not result.suffix or not result.domain:
+        return None
+    written_suffix = ".".join(labels[-(result.suffix.count(".") + 1) :])
+    if written_suffix not in (written_suffix.lower(), written_suffix.upper()):
+        return None  # "Cal.App", "Pa.St": a citation or a missing space after a full stop
+    return str(result.suffix)
 
 
 # --- parsing and normalization helpers ----------------------------------------------------------------

@@ -1,0 +1,328 @@
+"""The linear-time verifier agrees with the straightforward definitions it replaced (issue 8).
+
+Each fast path (sorted spans and binary search, a bounded look-behind for abbreviations, a pairing
+walk that stops at the first gap over the limit, a phone matcher that decides each candidate once
+and skips groups too short to be a number) is compared, on generated text, with a reference written
+the obvious way: the quadratic code the verifier used before, kept here as the definition.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from itertools import pairwise
+from pathlib import Path
+
+import phonenumbers
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from grounding_eval.verifier.directory import Directory, OrgMention, load_directory
+from grounding_eval.verifier.phones import Pairing, find_phones, nearest_mention, pairs_across
+from grounding_eval.verifier.sentences import _ABBREVIATIONS, sentence_of, sentence_spans
+from grounding_eval.verifier.spans import SpanSet
+from grounding_eval.verifier.urls import extract_urls
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+DIRECTORY = load_directory(FIXTURES / "verifier" / "orgs.yaml")
+
+# --------------------------------------------------------------------------------------------------
+# References: the definitions as first written (quadratic), kept only to compare against.
+# --------------------------------------------------------------------------------------------------
+
+_OLD_END = re.compile(r"[.!?]+[\"'”’)\]]*\s+|\n[ \t]*\n\s*|\n[ \t]*(?=(?:[-*+]|\d{1,3}[.)])\s|#|>|\|)")
+
+
+def _old_abbreviation(chunk: str) -> bool:
+    word = re.search(r"([A-Za-z][A-Za-z.]*)\.$", chunk.rstrip("\"'”’)]"))
+    if word is None:
+        return False
+    token = word.group(1).lower()
+    return token in _ABBREVIATIONS or len(token) == 1
+
+
+def old_sentence_spans(text: str, masked: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+    blocked = sorted(masked)
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _OLD_END.finditer(text):
+        if any(s <= m.start() < e for s, e in blocked):
+            continue
+        if m.group(0)[0] in ".!?" and _old_abbreviation(text[start : m.start() + 1]):
+            continue
+        if m.start() > start:
+            spans.append((start, m.start() + len(m.group(0).rstrip())))
+        start = m.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    return spans
+
+
+def old_sentence_of(spans: list[tuple[int, int]], position: int) -> tuple[int, int]:
+    best = (0, 0)
+    for span in spans:
+        if span[0] <= position:
+            best = span
+        else:
+            break
+    return best
+
+
+def _old_blank_contacts(text: str, start: int, end: int, contacts: Sequence[tuple[int, int]]) -> str:
+    gap = text[start:end]
+    for c_start, c_end in sorted(contacts, reverse=True):
+        if start <= c_start and c_end <= end:
+            gap = gap[: c_start - start] + "\0" + gap[c_end - start :]
+    return gap
+
+
+def old_nearest_mention(
+    text: str,
+    start: int,
+    end: int,
+    mentions: Sequence[OrgMention],
+    sentences: list[tuple[int, int]],
+    contacts: Sequence[tuple[int, int]],
+) -> OrgMention | None:
+    s_start, s_end = old_sentence_of(sentences, start)
+    best: tuple[int, int, OrgMention] | None = None
+    for m in mentions:
+        if m.start < s_start or m.end > s_end:
+            continue
+        before = m.end <= start
+        if not before and m.start < end:
+            continue
+        g_start, g_end = (m.end, start) if before else (end, m.start)
+        gap = _old_blank_contacts(text, g_start, g_end, contacts)
+        if not pairs_across(gap, mention_before=before):
+            continue
+        key = (len(gap.replace("\0", "")), 0 if before else 1)
+        if best is None or key < best[:2]:
+            best = (*key, m)
+    return best[2] if best else None
+
+
+def old_find_mentions(directory: Directory, text: str, masked: Sequence[tuple[int, int]]) -> list[OrgMention]:
+    blocked = sorted(masked)
+    found: list[OrgMention] = []
+    for pattern in directory._patterns:
+        for m in pattern.finditer(text):
+            if any(s < m.end() and m.start() < e for s, e in blocked):
+                continue
+            found.append(OrgMention(directory._owner_of_surface(m.group(0)), m.group(0), m.start(), m.end()))
+    found.sort(key=lambda x: (x.start, -(x.end - x.start)))
+    kept: list[OrgMention] = []
+    for mention in found:
+        if kept and mention.start < kept[-1].end:
+            continue
+        kept.append(mention)
+    return kept
+
+
+def plain_phones(text: str) -> list[tuple[str, int, int, str]]:
+    """libphonenumber's own matcher, never giving up."""
+    return [
+        (
+            m.raw_string,
+            m.start,
+            m.end,
+            phonenumbers.format_number(m.number, phonenumbers.PhoneNumberFormat.E164),
+        )
+        for m in phonenumbers.PhoneNumberMatcher(
+            text, "US", leniency=phonenumbers.Leniency.VALID, max_tries=sys.maxsize
+        )
+    ]
+
+
+# --------------------------------------------------------------------------------------------------
+# Generated text
+# --------------------------------------------------------------------------------------------------
+
+_PIECES = [
+    "Legal Aid Chicago", "Lone Star Legal Aid", "LAC", "LANWT", "LSC", "Prairie State Legal Services",
+    "(312) 341-1070", "800-733-8394", "1-202-295-1500", "(815) 965-2134", "555-0100",
+    "https://www.legalaidchicago.org/help", "lonestarlegal.org", "[LAC](https://pslegal.org)",
+    "https://x.org/call/312-341-1070", "trusted.org",
+    " ", " ", " ", ", ", "; ", ". ", "! ", "? ", "\n", "\n\n", "\n- ", "\n1. ", "\n> ", "\n# ",
+    "or", "and", "call", "for", "at", "the", "visit", "e.g.", "U.S.", "Mr.", "Q.", "No.", "etc.",
+    '"', "”", ")", "]", "...", "a", "Texas", "12", "2020-01-01 12",
+]  # fmt: skip
+
+texts = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join)
+spans_strategy = st.lists(
+    st.tuples(st.integers(0, 60), st.integers(0, 20)).map(lambda t: (t[0], t[0] + t[1]))
+)
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _contacts(text: str) -> list[tuple[int, int]]:
+    return [(u.start, u.end) for u in extract_urls(text)] + [(p.start, p.end) for p in find_phones(text)]
+
+
+def _disjoint(spans: Sequence[tuple[int, int]]) -> bool:
+    ordered = sorted(spans)
+    return all(a[1] <= b[0] for a, b in pairwise(ordered))
+
+
+# --------------------------------------------------------------------------------------------------
+# Tests
+# --------------------------------------------------------------------------------------------------
+
+
+class TestSpanSet:
+    """SpanSet answers membership and overlap like a loop over every span."""
+
+    @SETTINGS
+    @given(spans=spans_strategy, position=st.integers(-2, 90))
+    def test_covers(self, spans: list[tuple[int, int]], position: int) -> None:
+        """covers(p) is any(s <= p < e)."""
+        assert SpanSet(spans).covers(position) == any(s <= position < e for s, e in spans)
+
+    @SETTINGS
+    @given(spans=spans_strategy, start=st.integers(-2, 90), length=st.integers(0, 30))
+    def test_overlaps(self, spans: list[tuple[int, int]], start: int, length: int) -> None:
+        """overlaps(a, b) is any(s < b and a < e) over the non-empty spans."""
+        end = start + length
+        expected = any(s < end and start < e for s, e in spans if s < e)
+        assert SpanSet(spans).overlaps(start, end) == expected
+
+
+class TestSentences:
+    """The linear sentence splitter cuts exactly where the first version did."""
+
+    @SETTINGS
+    @given(text=texts)
+    def test_same_spans_as_reference(self, text: str) -> None:
+        """Same spans, with URLs and phone numbers masked."""
+        masked = _contacts(text)
+        assert sentence_spans(text, masked) == old_sentence_spans(text, masked)
+
+    @SETTINGS
+    @given(text=st.text(alphabet=".!? \n\t\"')]e.gUSCAQa-#>|1", max_size=80))
+    def test_same_spans_on_punctuation_soup(self, text: str) -> None:
+        """Same spans on runs of punctuation, closers, abbreviations and line starts."""
+        assert sentence_spans(text) == old_sentence_spans(text)
+
+    @SETTINGS
+    @given(text=texts, position=st.integers(0, 400))
+    def test_sentence_of(self, text: str, position: int) -> None:
+        """The binary search finds the span the scan found."""
+        spans = sentence_spans(text)
+        assert sentence_of(spans, position) == old_sentence_of(spans, position)
+
+    @pytest.mark.parametrize(
+        "text",
+        ["e.g. " * 50, "." * 500 + " x", "a" * 300 + ". b", "." * 200 + "x. y", "U.S.C. " * 30, "Mr. " * 40],
+    )
+    def test_long_runs(self, text: str) -> None:
+        """Long runs of the same abbreviation, full stops or letters split as before."""
+        assert sentence_spans(text) == old_sentence_spans(text)
+
+
+class TestPairing:
+    """Pairing by index gives every number and URL the organization the full comparison gave."""
+
+    @SETTINGS
+    @given(text=texts)
+    def test_same_pairing_as_reference(self, text: str) -> None:
+        """Same organization for every phone number and URL (contacts that do not overlap)."""
+        contacts = _contacts(text)
+        if not _disjoint(contacts):
+            return  # overlapping contacts: the reference cut the gap wrongly (see the next test)
+        mentions = DIRECTORY.find_mentions(text, masked=contacts)
+        sentences = sentence_spans(text, contacts)
+        pairing = Pairing(text, mentions, sentences, contacts)
+        for start, end in contacts:
+            expected = old_nearest_mention(text, start, end, mentions, sentences, contacts)
+            assert pairing.nearest(start, end) == expected, (text, start, end)
+            assert nearest_mention(text, start, end, mentions, sentences, contacts) == expected
+
+    def test_number_inside_url_counts_as_one_contact(self) -> None:
+        """A URL whose path holds a phone number is one contact in a gap (the reference cut 13 more)."""
+        text = "Legal Aid Chicago at https://x.org/call/312-341-1070 or at (312) 341-1070"
+        contacts = _contacts(text)
+        assert not _disjoint(contacts)
+        mentions = DIRECTORY.find_mentions(text, masked=contacts)
+        sentences = sentence_spans(text, contacts)
+        last = max(contacts)
+        paired = Pairing(text, mentions, sentences, contacts).nearest(*last)
+        assert paired is not None and paired.org.name == "Legal Aid Chicago"
+
+    def test_mentions_overlapping_contacts_compare_every_mention(self) -> None:
+        """Mentions not masked by the contacts (a caller's own list) still pair by the definition."""
+        text = "see trusted.org, Legal Aid Chicago (312) 341-1070"
+        contacts = _contacts(text)
+        mentions = DIRECTORY.find_mentions(text)  # not masked: "trusted.org" overlaps its URL
+        sentences = sentence_spans(text, contacts)
+        for start, end in contacts:
+            assert nearest_mention(text, start, end, mentions, sentences, contacts) == old_nearest_mention(
+                text, start, end, mentions, sentences, contacts
+            )
+
+
+class TestFindMentions:
+    """Organization mentions are found as the loop over every masked span found them."""
+
+    @SETTINGS
+    @given(text=texts)
+    def test_same_mentions_as_reference(self, text: str) -> None:
+        """Same mentions, with URLs and phone numbers masked."""
+        masked = _contacts(text)
+        assert DIRECTORY.find_mentions(text, masked=masked) == old_find_mentions(DIRECTORY, text, masked)
+
+    def test_name_written_in_capitals(self, tmp_path: Path) -> None:
+        """A one-word mixed-case name written in capitals is that name (it used to raise KeyError)."""
+        path = tmp_path / "orgs.yaml"
+        path.write_text(
+            "- name: LawHelp\n  states: [US]\n- name: Legal Aid Chicago\n  aliases: [LAC]\n  states: [IL]\n"
+        )
+        directory = load_directory(path)
+        found = directory.find_mentions("Try LAWHELP, lawhelp, LawHelp or LAC; not lac.")
+        assert [(m.surface, m.org.name) for m in found] == [
+            ("LAWHELP", "LawHelp"), ("lawhelp", "LawHelp"), ("LawHelp", "LawHelp"), ("LAC", "Legal Aid Chicago"),
+        ]  # fmt: skip
+
+
+_PHONE_ALPHABET = "0123456789 -().+x:/#,;ABCDEFtel"
+
+
+class TestFindPhones:
+    """The remembering, filtering matcher finds exactly what libphonenumber's own matcher finds."""
+
+    @SETTINGS
+    @given(text=st.text(alphabet=_PHONE_ALPHABET, max_size=60))
+    def test_same_numbers_on_digit_soup(self, text: str) -> None:
+        """Same numbers, spans and E.164 forms on digits, separators, letters and plus signs."""
+        assert [(p.raw, p.start, p.end, p.e164) for p in find_phones(text)] == plain_phones(text)
+
+    @SETTINGS
+    @given(text=texts)
+    def test_same_numbers_in_prose(self, text: str) -> None:
+        """Same numbers in generated answers."""
+        assert [(p.raw, p.start, p.end, p.e164) for p in find_phones(text)] == plain_phones(text)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Call 1-877-4AID-VET or 1-800-FLOWERS today.",
+            "From abroad: +44 20 7946 0958 or 011 44 20 7946 0958; +1 (312) 341-1070.",
+            "tel:+1-312-341-1070;ext=12 and 312-341-1070 x 45 and 312.341.1070 ext. 9",
+            "On 2020-01-01 12:30 the office at (312) 341-1070, 2020-01-02 13 and 2020/01/03 14:00.",
+            "Numbers: 12 34 56 78 90 12 34 56 (312) 341-1070 / (815) 965-2134 06 07",
+            "(312) 341-1070(312) 341-1070 3123411070 13123411070 +13123411070 ３１２-３４１-１０７０",
+            "Section 42 U.S.C. 3604(f)(3) and 24 C.F.R. 100.204; ZIP 60601-1234; 5551234",
+        ],
+    )
+    def test_same_numbers_on_hard_cases(self, text: str) -> None:
+        """Vanity, international, extensions, time stamps, glued and full-width numbers agree."""
+        assert [(p.raw, p.start, p.end, p.e164) for p in find_phones(text)] == plain_phones(text)
+
+    def test_numbers_after_a_wall_of_digit_groups_are_found(self) -> None:
+        """libphonenumber stops after 65,535 rejected candidates by default; this matcher never does.
+
+        A wrong number hidden after 210 kB of "12 " used to go unchecked.
+        """
+        text = "12 " * 70_000 + "Legal Aid Chicago (815) 965-2134"
+        assert [p.raw for p in find_phones(text)] == ["(815) 965-2134"]
