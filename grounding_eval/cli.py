@@ -196,6 +196,7 @@ def _verify(args: argparse.Namespace) -> int:
     from grounding_eval.files import read_text
     from grounding_eval.states import parse_state
     from grounding_eval.verifier.explain import check_lines, summary_line
+    from grounding_eval.verifier.limits import answer_too_large
     from grounding_eval.verifier.report import verify
     from grounding_eval.verifier.setup import load_resources
 
@@ -206,6 +207,9 @@ def _verify(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise DataError("--jurisdiction", str(exc)) from None
     answer = read_text(args.answer)
+    too_large = answer_too_large(answer)
+    if too_large is not None:
+        raise DataError(args.answer, too_large)
     sources = [read_text(p) for p in args.source]
     resources = load_resources(
         allowlist=args.allowlist,

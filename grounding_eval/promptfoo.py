@@ -83,6 +83,7 @@ def verifier_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[st
 def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, Any]:
     from grounding_eval.errors import DataError
     from grounding_eval.states import parse_state
+    from grounding_eval.verifier.limits import answer_too_large
     from grounding_eval.verifier.report import verify
 
     config = context.get("config") or {}
@@ -146,8 +147,12 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         sources += [text for _, text in unshown]
         labels += [f"article {article_id} (not shown to the model)" for article_id, _ in unshown]
     question = vars_.get(str(config.get("question_var") or "question"))
+    answer = _as_text(output)
+    too_large = answer_too_large(answer)
+    if too_large is not None:  # an explicit refusal, never a verdict on a truncated text
+        return {"pass": False, "score": 0.0, "reason": f"ERROR ({too_large})", "namedScores": {}}
     report = verify(
-        _as_text(output),
+        answer,
         jurisdiction=jurisdiction,
         sources=sources,
         resources=resources.verifier,
