@@ -102,7 +102,7 @@ def _listed(findings: Sequence[_T], item: Callable[[_T], str], sep: str = "; ") 
     """The first ``MAX_LISTED_FINDINGS`` findings formatted and joined, and how many were left out."""
     shown = sep.join(_cut(item(f)) for f in findings[:MAX_LISTED_FINDINGS])
     rest = len(findings) - MAX_LISTED_FINDINGS
-    return shown if rest <= 0 else f"{shown}{sep}… and {rest} more (see metadata)"
+    return shown if rest <= 0 else f"{shown}; … and {rest} more (see metadata)"
 
 
 def _cut(text: str) -> str:

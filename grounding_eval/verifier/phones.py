@@ -154,7 +154,8 @@ class _Window(phonenumbers.PhoneNumberMatcher):
 
 
 def _too_short_for_nanp(candidate: str) -> bool:
-    if len(candidate) >= _NANP_DIGITS and sum(c.isdigit() or c.isalpha() for c in candidate) >= _NANP_DIGITS:
+    # isalnum counts digits, letters and a few other numerals: counting more only skips less.
+    if len(candidate) >= _NANP_DIGITS and sum(map(str.isalnum, candidate)) >= _NANP_DIGITS:
         return False
     if _NOT_PLAIN_NATIONAL.search(candidate):
         return False

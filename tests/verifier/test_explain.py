@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from grounding_eval.verifier.directory import Directory, Organization
 from grounding_eval.verifier.explain import MAX_ITEM_CHARS, check_lines, summary_line
 from grounding_eval.verifier.limits import MAX_LISTED_FINDINGS
 from grounding_eval.verifier.report import VerifierResources, verify
@@ -80,3 +83,22 @@ class TestLongFindings:
         assert report.to_json()["urls"][0]["url"] == url
         reason = "\n".join([summary_line(report), *check_lines(report).values()])
         assert len(reason) < 5 * MAX_ITEM_CHARS
+
+
+class TestListedLeaks:
+    """The jurisdiction line lists at most 50 leaks too."""
+
+    def test_fifty_five_leaks(self, resources: VerifierResources) -> None:
+        """55 Illinois organizations named to a Texan: 50 listed, then how many more."""
+        orgs = [
+            Organization(name=f"Clinic {chr(65 + i // 26)}{chr(65 + i % 26)}", states=("IL",))
+            for i in range(55)
+        ]
+        local = dataclasses.replace(resources, directory=Directory.from_organizations(orgs))
+        answer = " ".join(f"{org.name}." for org in orgs)
+        line = check_lines(verify(answer, jurisdiction="TX", sources=[], resources=local))["jurisdiction"]
+        assert line.startswith(
+            "jurisdiction: 0.00 user in TX; LEAK Clinic AA serves IL only (named 'Clinic AA')"
+        )
+        assert line.count("; LEAK ") == MAX_LISTED_FINDINGS  # the first follows "user in TX"
+        assert line.endswith("; LEAK Clinic BX serves IL only (named 'Clinic BX'); " + MORE.format(5))
