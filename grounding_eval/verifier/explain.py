@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import TypeVar
 
 from grounding_eval.verifier.limits import MAX_LISTED_FINDINGS
@@ -59,21 +60,18 @@ def check_lines(report: VerifierReport) -> dict[str, str]:
         "url_allowlist": _with(
             urls_head,
             report.urls,
-            lambda f: f.status.value,
             lambda f: f"{f.status.value} {f.mention.raw} ({f.detail})",
             "no URLs",
         ),
         "phone_org": _with(
             head("phone_org"),
             report.phones,
-            lambda f: f.status.value,
             lambda f: f"{f.status.value} {f.detail}",
             "no phone numbers",
         ),
         "url_org": _with(
             head("url_org"),
             report.url_orgs,
-            lambda f: f.status.value,
             lambda f: f"{f.status.value} {f.detail}",
             "no URLs",
         ),
@@ -84,17 +82,19 @@ def check_lines(report: VerifierReport) -> dict[str, str]:
     return lines
 
 
+_STATUS = attrgetter("status")
+
+
 def _with(
     head: str,
     findings: Sequence[_T],
-    status: Callable[[_T], str],
     item: Callable[[_T], str],
     empty: str,
 ) -> str:
     if not findings:
         return f"{head} ({empty})"
-    counts = Counter(status(f) for f in findings)
-    tally = ", ".join(f"{n} {name}" for name, n in counts.items())
+    counts = Counter(map(_STATUS, findings))  # (the enum members; their values only for the few keys)
+    tally = ", ".join(f"{n} {status.value}" for status, n in counts.items())
     return f"{head} [{tally}] " + _listed(findings, item)
 
 
@@ -134,7 +134,6 @@ def _source_quotes(report: VerifierReport, head: str) -> str:
         return _with(
             head,
             report.quotes,
-            lambda q: q.status.value,
             lambda q: f"{q.status.value} {_clip(q.span.text)!r}",
             "",
         ) + (
@@ -155,7 +154,7 @@ def _source_quotes(report: VerifierReport, head: str) -> str:
         changed = f", meaning changed: {'; '.join(changes)}" if changes else ""
         return f"{q.status.value} {_clip(q.span.text)!r}{sim}{where}{found}{changed}"
 
-    return _with(head, report.quotes, lambda q: q.status.value, item, "")
+    return _with(head, report.quotes, item, "")
 
 
 def _clip(text: str, limit: int = 90) -> str:

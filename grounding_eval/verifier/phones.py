@@ -16,6 +16,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import cast
 
 import phonenumbers
 
@@ -148,9 +149,34 @@ class _Window(phonenumbers.PhoneNumberMatcher):
         super().__init__(text, "US", leniency=phonenumbers.Leniency.VALID, max_tries=_UNLIMITED_TRIES)
 
     def _parse_and_verify(self, candidate: str, offset: int) -> phonenumbers.PhoneNumberMatch | None:
-        if _too_short_for_nanp(candidate):
+        if _PLAIN_NANP.fullmatch(candidate) is None:  # (a plain candidate has ten digits or more)
+            return None if _too_short_for_nanp(candidate) else super()._parse_and_verify(candidate, offset)
+        # A plain all-digit NANP candidate is decided by its shape, its neighbours and its digits
+        # except the last four: every NANP validity pattern is "a prefix of at most six digits, then
+        # any four" (tests/verifier/test_phones_nanp_suffix.py checks this against the pinned
+        # metadata), and nothing else libphonenumber checks here reads the last four digits. So a
+        # decision is remembered under that key, for the whole process, and ten thousand distinct
+        # numbers of one exchange cost one parse.
+        end = offset + len(candidate)
+        digits = _NON_DIGIT.sub("", candidate)
+        key = (
+            _DIGIT.sub("d", candidate),
+            self.text[offset - 1 : offset],
+            self.text[end : end + 1],
+            digits[:-4],
+        )
+        known = _PLAIN_DECISIONS.get(key, _UNDECIDED)
+        if known is _UNDECIDED:
+            match = super()._parse_and_verify(candidate, offset)
+            known = None if match is None else match.number.country_code
+            if len(_PLAIN_DECISIONS) < _MAX_REMEMBERED:
+                _PLAIN_DECISIONS[key] = known
+            return match
+        if known is None:
             return None
-        return super()._parse_and_verify(candidate, offset)
+        national = digits[1:] if len(digits) == _NANP_DIGITS + 1 else digits
+        number = phonenumbers.PhoneNumber(country_code=cast(int, known), national_number=int(national))
+        return phonenumbers.PhoneNumberMatch(offset, candidate, number)
 
 
 def _too_short_for_nanp(candidate: str) -> bool:
@@ -169,6 +195,14 @@ def _too_short_for_nanp(candidate: str) -> bool:
 
 
 _NANP_DIGITS = 10
+# "(312) 341-1070", "312-341-1070", "1 312 341 1070", "3123411070": ASCII digits, one optional leading
+# 1, and only the separators a US number is written with.
+_PLAIN_NANP = re.compile(r"(?:1[ .-]?)?\(?[0-9]{3}\)?[ .-]?[0-9]{3}[ .-]?[0-9]{4}")
+_NON_DIGIT = re.compile(r"[^0-9]")
+_DIGIT = re.compile(r"[0-9]")
+_UNDECIDED = object()
+_PLAIN_DECISIONS: dict[tuple[str, str, str, str], object] = {}
+_MAX_REMEMBERED = 200_000  # about 40 MB at most; past it, decisions are simply not remembered
 _NOT_PLAIN_NATIONAL = re.compile("[+\uff0b;:]")
 _DIGITS = re.compile(r"\d")
 
@@ -247,6 +281,8 @@ class Pairing:
 
     def nearest(self, start: int, end: int) -> OrgMention | None:
         """The mention ``text[start:end]`` is given for (see :func:`nearest_mention`), or None."""
+        if not self._mentions:  # no organization named anywhere: nothing to pair with
+            return None
         s_start, s_end = sentence_of(self._sentences, start)
         if not self._ordered:
             return self._nearest_any_order(start, end, s_start, s_end)
@@ -365,13 +401,14 @@ def check_phones(
     mentions: Sequence[OrgMention],
     sentences: list[tuple[int, int]],
     contacts: Sequence[tuple[int, int]] = (),
+    pairing: Pairing | None = None,
 ) -> list[PhoneFinding]:
     """Classify every phone number against the directory (``contacts``: all phone and URL spans).
 
     Budget: one :class:`Pairing` (O((m + c) log(m + c))), then per number one dictionary lookup and one
     :meth:`Pairing.nearest`: linear in the answer up to the logarithm.
     """
-    pairing = Pairing(text, mentions, sentences, contacts)
+    pairing = pairing or Pairing(text, mentions, sentences, contacts)  # (verify() shares one)
     findings = []
     for phone in phones:
         paired = pairing.nearest(phone.start, phone.end)

@@ -96,7 +96,7 @@ import unicodedata
 from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import accumulate
 from typing import Literal
@@ -1187,7 +1187,19 @@ def check_quotes(
     usable = [(i, p) for i, p in prepared if p.word_ids]
     if not usable:
         return [QuoteFinding(span, QuoteStatus.NO_SOURCE, None, None, None) for span in spans]
-    return [_check_span(span, usable, thresholds) for span in spans]
+    # A verdict depends on the quote's text alone (sources and thresholds are fixed here), so each
+    # distinct text is matched once: a model in a repetition loop quoting one sentence 25,000 times
+    # costs one match, not 25,000.
+    decided: dict[str, QuoteFinding] = {}
+    findings: list[QuoteFinding] = []
+    for span in spans:
+        known = decided.get(span.text)
+        if known is None:
+            known = decided[span.text] = _check_span(span, usable, thresholds)
+            findings.append(known)
+        else:
+            findings.append(replace(known, span=span))
+    return findings
 
 
 _POINTS = {QuoteStatus.EXACT: 1.0, QuoteStatus.NEAR: 1.0, QuoteStatus.PARTIAL: 0.5, QuoteStatus.NO_MATCH: 0.0}

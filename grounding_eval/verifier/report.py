@@ -36,7 +36,7 @@ from grounding_eval.verifier.allowlist import Allowlist, UrlFinding, UrlStatus, 
 from grounding_eval.verifier.directory import Directory
 from grounding_eval.verifier.jurisdiction import JurisdictionLeak, check_jurisdiction
 from grounding_eval.verifier.liveness import LivenessChecker
-from grounding_eval.verifier.phones import PhoneFinding, PhoneStatus, check_phones, find_phones
+from grounding_eval.verifier.phones import Pairing, PhoneFinding, PhoneStatus, check_phones, find_phones
 from grounding_eval.verifier.quotes import (
     DEFAULT_THRESHOLDS,
     QuoteFinding,
@@ -47,7 +47,7 @@ from grounding_eval.verifier.quotes import (
 )
 from grounding_eval.verifier.sentences import sentence_spans
 from grounding_eval.verifier.url_orgs import UrlOrgFinding, UrlOrgStatus, check_url_orgs
-from grounding_eval.verifier.urls import extract_urls
+from grounding_eval.verifier.urls import UrlMention, extract_urls
 
 __all__ = ["CHECKS", "HardFailure", "VerifierReport", "VerifierResources", "verify"]
 
@@ -259,12 +259,13 @@ def verify(
         }
         user_quotes = [q for q in quotes if q.span in of_user]
         quotes = [q for q in quotes if q.span not in of_user]
+    pairing = Pairing(answer, mentions, sentences, masked)  # one index for phones and URLs alike
     liveness = resources.liveness.for_answer()  # this answer's cap on URLs checked and time spent
     return VerifierReport(
         jurisdiction=jurisdiction,
-        urls=tuple(classify_url(u, resources.allowlist, liveness) for u in urls),
-        phones=tuple(check_phones(answer, directory, phones, mentions, sentences, masked)),
-        url_orgs=tuple(check_url_orgs(answer, directory, urls, mentions, sentences, masked)),
+        urls=_classify_urls(urls, resources.allowlist, liveness),
+        phones=tuple(check_phones(answer, directory, phones, mentions, sentences, masked, pairing)),
+        url_orgs=tuple(check_url_orgs(answer, directory, urls, mentions, sentences, masked, pairing)),
         leaks=tuple(
             check_jurisdiction(jurisdiction, directory, mentions, urls, phones) if jurisdiction else ()
         ),
@@ -274,6 +275,20 @@ def verify(
         quotation_scored=quotation_scored,
         source_labels=labels,
     )
+
+
+def _classify_urls(urls: Sequence[UrlMention], allowlist: Allowlist, liveness: Any) -> tuple[UrlFinding, ...]:
+    """Classify each distinct URL once (a verdict depends on the URL alone; repeats are copies)."""
+    decided: dict[str, UrlFinding] = {}
+    findings: list[UrlFinding] = []
+    for mention in urls:
+        known = decided.get(mention.url)
+        if known is None:
+            known = decided[mention.url] = classify_url(mention, allowlist, liveness)
+            findings.append(known)
+        else:
+            findings.append(UrlFinding(mention, known.normalized, known.status, known.detail))
+    return tuple(findings)
 
 
 def _mean(values: Any) -> float | None:

@@ -61,13 +61,14 @@ def check_url_orgs(
     mentions: Sequence[OrgMention],
     sentences: list[tuple[int, int]],
     contacts: Sequence[tuple[int, int]] = (),
+    pairing: Pairing | None = None,
 ) -> list[UrlOrgFinding]:
     """Cross-check every URL's attribution against its domain's owner (``contacts``: phone/URL spans).
 
     Budget: O((m + c) log(m + c)) to index the m mentions and c contacts, then per URL one host lookup
     (remembered per distinct URL), one Markdown link text search and one :meth:`Pairing.nearest`.
     """
-    pairing = Pairing(text, mentions, sentences, contacts)
+    pairing = pairing or Pairing(text, mentions, sentences, contacts)  # (verify() shares one)
     owners: dict[str, Organization | None] = {}  # a URL repeated a thousand times is looked up once
     findings = []
     for url in urls:
