@@ -152,18 +152,18 @@ class _Window(phonenumbers.PhoneNumberMatcher):
         if _PLAIN_NANP.fullmatch(candidate) is None:  # (a plain candidate has ten digits or more)
             return None if _too_short_for_nanp(candidate) else super()._parse_and_verify(candidate, offset)
         # A plain all-digit NANP candidate is decided by its shape, its neighbours and its digits
-        # except the last four: every NANP validity pattern is "a prefix of at most six digits, then
-        # any four" (tests/verifier/test_phones_nanp_suffix.py checks this against the pinned
-        # metadata), and nothing else libphonenumber checks here reads the last four digits. So a
-        # decision is remembered under that key, for the whole process, and ten thousand distinct
-        # numbers of one exchange cost one parse.
+        # except the last three: every NANP validity pattern is "a prefix of at most seven digits,
+        # then any three or more" (tests/verifier/test_phones_nanp_suffix.py checks this against the
+        # pinned metadata), and nothing else libphonenumber checks here reads the last digits. So a
+        # decision is remembered under that key, for the whole process, and the thousand distinct
+        # numbers of one exchange block cost one parse.
         end = offset + len(candidate)
         digits = _NON_DIGIT.sub("", candidate)
         key = (
             _DIGIT.sub("d", candidate),
             self.text[offset - 1 : offset],
             self.text[end : end + 1],
-            digits[:-4],
+            digits[:-_FREE_TAIL_DIGITS],
         )
         known = _PLAIN_DECISIONS.get(key, _UNDECIDED)
         if known is _UNDECIDED:
@@ -200,6 +200,7 @@ _NANP_DIGITS = 10
 _PLAIN_NANP = re.compile(r"(?:1[ .-]?)?\(?[0-9]{3}\)?[ .-]?[0-9]{3}[ .-]?[0-9]{4}")
 _NON_DIGIT = re.compile(r"[^0-9]")
 _DIGIT = re.compile(r"[0-9]")
+_FREE_TAIL_DIGITS = 3  # the shortest run of free final digits in any NANP validity pattern
 _UNDECIDED = object()
 _PLAIN_DECISIONS: dict[tuple[str, str, str, str], object] = {}
 _MAX_REMEMBERED = 200_000  # about 40 MB at most; past it, decisions are simply not remembered
