@@ -150,7 +150,9 @@ class _Window(phonenumbers.PhoneNumberMatcher):
 
     def _parse_and_verify(self, candidate: str, offset: int) -> phonenumbers.PhoneNumberMatch | None:
         if _PLAIN_NANP.fullmatch(candidate) is None:  # (a plain candidate has ten digits or more)
-            return None if _too_short_for_nanp(candidate) else super()._parse_and_verify(candidate, offset)
+            if not candidate or _too_short_for_nanp(candidate) or _too_long_plain(candidate):
+                return None
+            return super()._parse_and_verify(candidate, offset)
         # A plain all-digit NANP candidate is decided by its shape, its neighbours and its digits
         # except the last three: every NANP validity pattern is "a prefix of at most seven digits,
         # then any three or more" (tests/verifier/test_phones_nanp_suffix.py checks this against the
@@ -194,6 +196,17 @@ def _too_short_for_nanp(candidate: str) -> bool:
     return True
 
 
+def _too_long_plain(candidate: str) -> bool:
+    """A run like "(312) 200-0000 (415) 200-0001": only ASCII digits and ``( ) - .`` and spaces, no plus
+    sign and no extension marker, with more digits than any national number holds (libphonenumber's
+    limit is 17), so parsing it can only fail (too long, or not a valid NANP length)."""
+    return (
+        _PLAIN_RUN.fullmatch(candidate) is not None and sum(map(str.isdigit, candidate)) > _MAX_NSN_DIGITS + 1
+    )
+
+
+_PLAIN_RUN = re.compile(r"[0-9() .-]+")
+_MAX_NSN_DIGITS = 17  # phonenumbers' MAX_LENGTH_FOR_NSN; one more for a national prefix 1
 _NANP_DIGITS = 10
 # "(312) 341-1070", "312-341-1070", "1 312 341 1070", "3123411070": ASCII digits, one optional leading
 # 1, and only the separators a US number is written with.
