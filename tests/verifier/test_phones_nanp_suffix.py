@@ -102,3 +102,17 @@ def test_numbers_sharing_a_prefix_are_found_like_libphonenumber_finds_them() -> 
     found = [(p.raw, p.e164, p.start, p.end) for p in find_phones(text)]
     assert found == _plain_matcher(text)
     assert len(found) > 250
+
+
+def test_long_plain_digit_runs_are_found_like_libphonenumber_finds_them() -> None:
+    """Runs of digit groups longer than any national number (rejected without parsing) hide nothing."""
+    rng = random.Random(11)
+    parts = []
+    for _ in range(300):
+        run = " ".join(f"{rng.randrange(10**k):0{k}d}" for k in rng.choices((2, 3, 4), k=rng.randrange(1, 9)))
+        parts.append(rng.choice((run, f"({run})", run.replace(" ", "-"), run.replace(" ", "."))))
+        if rng.random() < 0.3:
+            parts.append(rng.choice(("(312) 341-1070", "415.555.0134", "1-800-555-0199", "3123411070")))
+        parts.append(rng.choice((" ", ", ", "; ", " and ", "\n")))
+    text = "".join(parts)
+    assert [(p.raw, p.e164, p.start, p.end) for p in find_phones(text)] == _plain_matcher(text)
