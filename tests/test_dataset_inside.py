@@ -89,3 +89,22 @@ def test_recorded_answers_symlinked_outside_are_refused(dataset: Path, tmp_path:
         "error": f"replay provider: {recordings}: resolves outside the dataset folder {dataset} (a symlink?): "
         "only files inside it are read; copy the file in instead"
     }
+
+
+def test_recorded_judge_replies_symlinked_outside_are_refused(dataset: Path, tmp_path: Path) -> None:
+    replies = dataset / "judge_replies" / "round3.yaml"
+    target = _outside(tmp_path, "round3.yaml", replies.read_text(encoding="utf-8"))
+    replies.unlink()
+    replies.symlink_to(target)
+    test = next(t for t in generate_tests({"dataset": str(dataset), "round": "3"}, pack_root=REPO))
+    context = {
+        "vars": test["vars"],
+        "test": {"metadata": test["metadata"]},
+        "prompt": "C0 prompt",
+        "config": {"rubric": "round3", "provider": "replay:{dataset}/judge_replies/round3.yaml"},
+        "metadata": {"recorded_fixture": "test"},
+    }
+    result = load_entry_point("judge")("An answer.", context)
+    assert result["pass"] is False
+    assert "resolves outside the dataset folder" in result["reason"], result["reason"]
+    assert not any(k.startswith("round3.") for k in result.get("namedScores") or {})

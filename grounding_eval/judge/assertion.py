@@ -321,7 +321,13 @@ def _provider_id(config: dict[str, Any], test: dict[str, Any], metadata: dict[st
             raise ValueError(
                 f"judge provider {provider!r} names {{dataset}}, but the test has no metadata.dataset"
             )
-        provider = provider.replace("{dataset}", str(metadata["dataset"]))
+        dataset = str(metadata["dataset"])
+        provider = provider.replace("{dataset}", dataset)
+        kind, _, path = provider.partition(":")
+        if kind == "replay" and Path(path).exists():  # the dataset's recordings never come from elsewhere
+            from grounding_eval.files import check_inside
+
+            check_inside(path, dataset)
     return provider
 
 
