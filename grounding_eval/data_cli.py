@@ -84,11 +84,11 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _allowlist_build(args: argparse.Namespace) -> int:
-    from grounding_eval.data.dataset import index_allowlist
+    from grounding_eval.data.dataset import index_urls
     from grounding_eval.data.load import load_index
 
     index = load_index(args.index)
-    urls = sorted(index_allowlist(args.index).urls)
+    urls = sorted(index_urls(index))
     lines = [
         f"# URL allowlist derived from {args.index} by `grounding-eval allowlist build`",
         f"# {len(urls)} unique URLs (normalized) from {len(index)} index records",

@@ -282,22 +282,18 @@ def _resources(
     thresholds: tuple[float | None, float | None],
 ) -> _Resources:
     """Load the verifier's resources once per process; the dataset's own files win over the pack's."""
-    import dataclasses
-
     from grounding_eval.data.dataset import find_allowlist, find_directory, find_index, index_allowlist
+    from grounding_eval.verifier.allowlist import Allowlist
     from grounding_eval.verifier.setup import load_resources
 
     sample = pack_root / "datasets" / "sample"
-    built = None
-    if allowlist is None and dataset is not None:
-        allowlist = find_allowlist(dataset)
-        if allowlist is None:
-            built = index_allowlist(find_index(dataset), inside=dataset)
+    chosen: Path | Allowlist | None = allowlist
+    if chosen is None and dataset is not None:
+        chosen = find_allowlist(dataset) or index_allowlist(find_index(dataset), inside=dataset)
     if orgs is None and dataset is not None:
         orgs = find_directory(dataset)
     loaded = load_resources(
-        # With an allowlist built from the index, the sample's is only a placeholder, replaced below.
-        allowlist=allowlist or sample / "allowlist.txt",
+        allowlist=chosen or sample / "allowlist.txt",
         orgs=orgs or sample / "organizations.yaml",
         liveness=liveness,
         snapshot=snapshot,
@@ -308,8 +304,6 @@ def _resources(
         dns_server=dns_server,
         **dict(limits),  # type: ignore[arg-type]  # numbers, checked by load_resources
     )
-    if built is not None:
-        loaded = dataclasses.replace(loaded, allowlist=built)
     inputs = {
         "allowlist": {"path": loaded.allowlist.path, "urls": len(loaded.allowlist.urls)},
         "directory": {

@@ -40,6 +40,7 @@ __all__ = [
     "find_directory",
     "find_index",
     "index_allowlist",
+    "index_urls",
     "load_articles",
     "load_dataset",
     "resolve_dataset_dir",
@@ -131,16 +132,19 @@ def _find_one(root: Path, names: tuple[str, ...]) -> Path | None:
     return found[0] if found else None
 
 
-def index_allowlist(index_path: str | Path, *, inside: str | Path | None = None) -> Allowlist:
-    """The URL allowlist derived from a content index: every record's URL, normalized.
-
-    The one rule behind both ``grounding-eval allowlist build`` and a dataset without an allowlist file.
-    """
-    from grounding_eval.verifier.allowlist import Allowlist
+def index_urls(index: dict[str, IndexRecord]) -> frozenset[str]:
+    """Every record's URL, normalized: the one rule behind ``grounding-eval allowlist build`` and the
+    allowlist of a dataset without an allowlist file (:func:`index_allowlist`)."""
     from grounding_eval.verifier.urls import normalize_url
 
-    index = load_index(index_path, inside=inside)
-    urls = frozenset(normalize_url(record.url) for record in index.values())
+    return frozenset(normalize_url(record.url) for record in index.values())
+
+
+def index_allowlist(index_path: str | Path, *, inside: str | Path | None = None) -> Allowlist:
+    """The URL allowlist derived from a content index (:func:`index_urls`)."""
+    from grounding_eval.verifier.allowlist import Allowlist
+
+    urls = index_urls(load_index(index_path, inside=inside))
     if not urls:
         raise DataError(index_path, "no URLs to build an allowlist from")
     return Allowlist(path=f"{index_path} (built from the index)", urls=urls)

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from grounding_eval.errors import DataError
-from grounding_eval.verifier.allowlist import load_allowlist
+from grounding_eval.verifier.allowlist import Allowlist, load_allowlist
 from grounding_eval.verifier.directory import load_directory
 from grounding_eval.verifier.liveness import (
     DEFAULT_ANSWER_BUDGET,
@@ -29,7 +29,7 @@ LIVENESS_MODES = ("offline", "live")
 
 def load_resources(
     *,
-    allowlist: Path,
+    allowlist: Path | Allowlist,
     orgs: Path,
     liveness: str = "offline",
     snapshot: Path | None = None,
@@ -47,6 +47,8 @@ def load_resources(
     ``dns_server`` (``"address[:port]"``, e.g. ``"127.0.0.1:5353"``) is the one nameserver a live check
     asks whether a host exists; ``None`` uses the system's resolver configuration. It is validated here
     in either mode, and only used live.
+
+    ``allowlist`` is a file, or an allowlist already built (e.g. from a dataset's index).
 
     The live check's limits, validated here in either mode: ``url_deadline`` (seconds one URL may take
     over DNS, connections and every redirect; default 10), ``answer_budget`` (seconds of checks one
@@ -67,7 +69,7 @@ def load_resources(
     except ValueError as exc:
         raise DataError("quote thresholds", str(exc)) from None
     return VerifierResources(
-        allowlist=load_allowlist(allowlist),
+        allowlist=allowlist if isinstance(allowlist, Allowlist) else load_allowlist(allowlist),
         directory=load_directory(orgs),
         liveness=LivenessChecker(
             offline=liveness == "offline",
