@@ -112,6 +112,7 @@ __all__ = [
     "QuoteThresholds",
     "SegmentMatch",
     "check_quotes",
+    "check_spans",
     "extract_quotes",
     "normalize_for_quote",
     "quote_score",
@@ -1178,9 +1179,23 @@ def check_quotes(
         TypeError: If ``sources`` is a single string (it would otherwise be read as one source per
             character).
     """
+    spans = extract_quotes(answer, min_words=thresholds.min_words, max_chars=thresholds.max_quote_chars)
+    return check_spans(spans, sources, thresholds)
+
+
+def check_spans(
+    spans: Sequence[QuoteSpan], sources: Sequence[str], thresholds: QuoteThresholds = DEFAULT_THRESHOLDS
+) -> list[QuoteFinding]:
+    """Classify quoted spans already extracted (:func:`extract_quotes`) against the sources.
+
+    :func:`check_quotes` is this after extraction; call it directly to check the same spans against
+    other sources (the user's question, say) without extracting them again.
+
+    Raises:
+        TypeError: If ``sources`` is a single string.
+    """
     if isinstance(sources, str):
         raise TypeError("sources must be a sequence of source texts, not a single string")
-    spans = extract_quotes(answer, min_words=thresholds.min_words, max_chars=thresholds.max_quote_chars)
     if not spans:
         return []
     prepared = [(i, _prepare(s)) for i, s in enumerate(sources)]

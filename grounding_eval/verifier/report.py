@@ -43,6 +43,7 @@ from grounding_eval.verifier.quotes import (
     QuoteStatus,
     QuoteThresholds,
     check_quotes,
+    check_spans,
     quote_score,
 )
 from grounding_eval.verifier.sentences import sentence_spans
@@ -206,7 +207,6 @@ class VerifierReport:
                  "meaning_changes": list(q.meaning_changes)}
                 for q in self.quotes
             ],
-
             "hard_failures": [
                 {"check": h.check, "safety_check": h.safety_check, "detail": h.detail}
                 for h in self.hard_failures
@@ -254,7 +254,7 @@ def verify(
     if question and question.strip() and quotes:
         of_user = {
             q.span
-            for q in check_quotes(answer, [question], resources.quote_thresholds)
+            for q in check_spans([f.span for f in quotes], [question], resources.quote_thresholds)
             if q.status in (QuoteStatus.EXACT, QuoteStatus.NEAR)
         }
         user_quotes = [q for q in quotes if q.span in of_user]
