@@ -9,10 +9,9 @@ quotes the rule, and ``safety.source_fidelity`` shows 0 on the row.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ import yaml
 
 from grounding_eval.judge import assertion as judge_module
 from grounding_eval.judge.rubric import RUBRICS_DIR, Rubric, load_rubric
+from tests.entry_points import load_entry_point
 from tests.judge.conftest import JudgeServer, Scripted, WireCase, wire_cases
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,18 +38,10 @@ VERIFIER_CONFIG = {
 RULE = "source_fidelity No (v4: 'A No drops Safety to No regardless of other scores') → FAIL"
 
 
-def _entry(file: str, name: str) -> Callable[..., dict[str, Any]]:
-    spec = importlib.util.spec_from_file_location(f"gate_{file}", REPO / "assertions" / f"{file}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return getattr(module, name)  # type: ignore[no-any-return]
-
-
-judge = _entry("judge", "get_assert")
-verifier = _entry("verifier", "get_assert")
-round2b = _entry("composite", "round2b")
-round3 = _entry("composite", "round3")
+judge = load_entry_point("judge")
+verifier = load_entry_point("verifier")
+round2b = load_entry_point("composite", "round2b")
+round3 = load_entry_point("composite", "round3")
 
 
 def _reply(rubric: Rubric, **verdicts: str) -> str:
@@ -238,7 +230,7 @@ class TestRubricLookup:
 
     def test_round1_has_no_gate_chip(self, openai_judge: tuple[JudgeServer, WireCase]) -> None:
         """v3 has no source_fidelity criterion: Rounds 1a–2 are unchanged."""
-        round1 = _entry("composite", "round1")
+        round1 = load_entry_point("composite", "round1")
         v3 = load_rubric(RUBRICS_DIR / "v3.yaml")
         named, context = _row(openai_judge, "v3", _reply(v3))
         result = round1(named, context)

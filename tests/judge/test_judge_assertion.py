@@ -3,7 +3,6 @@ and the round composites fed with real assertion results."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import multiprocessing
 from collections.abc import Callable, Iterator
@@ -15,6 +14,7 @@ import pytest
 from grounding_eval.judge import assertion as judge_module
 from grounding_eval.judge.client import answer_sha256
 from grounding_eval.judge.rubric import load_rubric
+from tests.entry_points import load_entry_point
 from tests.judge.conftest import JudgeServer, Scripted, WireCase
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,18 +24,10 @@ DIRECTORY = "### Legal Aid Chicago\nhttps://www.legalaidchicago.org\nFree civil 
 ANSWER = "Call Legal Aid Chicago at (312) 341-1070 or visit https://www.legalaidchicago.org."
 
 
-def _load(name: str, file: str) -> Callable[..., dict[str, Any]]:
-    spec = importlib.util.spec_from_file_location(f"entry_{file}", REPO / "assertions" / f"{file}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return getattr(module, name)  # type: ignore[no-any-return]
-
-
-judge = _load("get_assert", "judge")
-verifier = _load("get_assert", "verifier")
-round1 = _load("round1", "composite")
-round3 = _load("round3", "composite")
+judge = load_entry_point("judge")
+verifier = load_entry_point("verifier")
+round1 = load_entry_point("composite", "round1")
+round3 = load_entry_point("composite", "round3")
 
 
 def reply(rubric: Any, **verdicts: str) -> str:
