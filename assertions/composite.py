@@ -21,7 +21,7 @@ def round1(named_scores: Any, context: Any) -> dict[str, Any]:
     """composite = mean(llm_judge_score, deterministic_verifier_score)."""
     try:
         from grounding_eval.encodable import utf8_encodable
-        from grounding_eval.scoring.promptfoo import score_round1
+        from grounding_eval.promptfoo.composite_scoring import score_round1
 
         return utf8_encodable(score_round1(named_scores or {}, context))
     except Exception as exc:
@@ -33,7 +33,7 @@ def round2b(named_scores: Any, context: Any) -> dict[str, Any]:
     a source_fidelity No fails the row."""
     try:
         from grounding_eval.encodable import utf8_encodable
-        from grounding_eval.scoring.promptfoo import score_round2b
+        from grounding_eval.promptfoo.composite_scoring import score_round2b
 
         return utf8_encodable(score_round2b(named_scores or {}, context))
     except Exception as exc:
@@ -45,7 +45,7 @@ def round3(named_scores: Any, context: Any) -> dict[str, Any]:
     no source_fidelity No."""
     try:
         from grounding_eval.encodable import utf8_encodable
-        from grounding_eval.scoring.promptfoo import score_round3
+        from grounding_eval.promptfoo.composite_scoring import score_round3
 
         return utf8_encodable(score_round3(named_scores or {}, context))
     except Exception as exc:

@@ -1,6 +1,6 @@
 """promptfoo entry point for the rubric judge: ``file://assertions/judge.py:get_assert``.
 
-All the work is in :mod:`grounding_eval.judge.assertion`; this file only tells it where the pack lives.
+All the work is in :mod:`grounding_eval.promptfoo.judge_assertion`; this file only tells it where the pack lives.
 """
 
 from pathlib import Path
@@ -13,7 +13,7 @@ def get_assert(output: Any, context: Any) -> dict[str, Any]:
     """Judge ``output`` against the configured rubric; always returns a GradingResult."""
     try:
         from grounding_eval.encodable import utf8_encodable
-        from grounding_eval.judge.assertion import judge_assertion
+        from grounding_eval.promptfoo.judge_assertion import judge_assertion
     except Exception as exc:
         return {
             "pass": False,

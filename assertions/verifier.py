@@ -1,6 +1,6 @@
 """promptfoo entry point for the deterministic verifier: ``file://assertions/verifier.py:get_assert``.
 
-All the work is in :mod:`grounding_eval.promptfoo`; this file only tells it where the pack lives, so
+All the work is in :mod:`grounding_eval.promptfoo.verifier_assertion`; this file only tells it where the pack lives, so
 the default allowlist and directory are found wherever promptfoo is launched from.
 """
 
@@ -14,7 +14,7 @@ def get_assert(output: Any, context: Any) -> dict[str, Any]:
     """Grade ``output`` with all five verifier checks; always returns a GradingResult."""
     try:
         from grounding_eval.encodable import utf8_encodable
-        from grounding_eval.promptfoo import verifier_assertion
+        from grounding_eval.promptfoo.verifier_assertion import verifier_assertion
     except Exception as exc:
         return {
             "pass": False,

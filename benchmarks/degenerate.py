@@ -4,7 +4,7 @@ A model's answer is hostile input. Repeated "organization + phone number" lists,
 of abbreviations, of brackets, of quote marks or of URL-like fragments once made the verifier
 quadratic (17 kB of "Legal Aid Chicago (312) 341-1070, " took 43 s). This benchmark builds each family
 at 10 kB, 100 kB and 1 MB (UTF-8 bytes) and times, in process, what the promptfoo adapter does with an
-answer: :func:`grounding_eval.verifier.report.verify` (a Texas user, two sample statutes as the source
+answer: :func:`grounding_eval.verifier.verdict.verify` (a Texas user, two sample statutes as the source
 text shown in full, a question), the JSON report and the reason lines of
 :mod:`grounding_eval.verifier.explain`. Resources are the sample dataset's allowlist and directory,
 offline, with its recorded liveness snapshot.
@@ -139,8 +139,8 @@ def build(unit: str | Callable[[int], str], size: int) -> str:
 def _load() -> tuple[Callable[[str], object], list[str]]:
     sys.path.insert(0, str(REPO))
     from grounding_eval.verifier.explain import check_lines, summary_line
-    from grounding_eval.verifier.report import verify
     from grounding_eval.verifier.setup import load_resources
+    from grounding_eval.verifier.verdict import verify
 
     resources = load_resources(
         allowlist=SAMPLE / "allowlist.txt",

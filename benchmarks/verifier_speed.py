@@ -63,8 +63,8 @@ def build_answer(target_words: int = 600) -> str:
 
 
 def in_process(answer: str, source: str, seconds: float) -> dict[str, float]:
-    from grounding_eval.verifier.report import verify
     from grounding_eval.verifier.setup import load_resources
+    from grounding_eval.verifier.verdict import verify
 
     t0 = time.perf_counter()
     resources = load_resources(

@@ -197,8 +197,8 @@ def _verify(args: argparse.Namespace) -> int:
     from grounding_eval.states import parse_state
     from grounding_eval.verifier.explain import check_lines, summary_line
     from grounding_eval.verifier.limits import answer_too_large
-    from grounding_eval.verifier.report import verify
     from grounding_eval.verifier.setup import load_resources
+    from grounding_eval.verifier.verdict import verify
 
     jurisdiction = None
     if args.jurisdiction is not None:

@@ -185,7 +185,7 @@ def _judge_prompt(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from grounding_eval.report import format_report, load_rows, report_json
+    from grounding_eval.analysis.summary import format_report, load_rows, report_json
 
     by = [k.strip() for k in str(args.by).split(",") if k.strip()]
     rows = load_rows(args.results)

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from grounding_eval.verifier.directory import Directory, load_directory
-from grounding_eval.verifier.report import VerifierResources
 from grounding_eval.verifier.setup import load_resources
+from grounding_eval.verifier.verdict import VerifierResources
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"

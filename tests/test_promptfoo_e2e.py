@@ -165,7 +165,7 @@ def test_round_config_offline(config: str, tmp_path: Path) -> None:
             "replay:datasets/sample/judge_replies/"
         )  # via {dataset}
     # The report reads the same file: one group per condition, nothing unscored, passes as promptfoo counted.
-    from grounding_eval.report import load_rows, summarize
+    from grounding_eval.analysis.summary import load_rows, summarize
 
     groups = summarize(load_rows(out), ["condition"])
     assert [g.rows for g in groups] == [items] * conditions

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from grounding_eval.analysis.summary import load_rows, summarize
 from grounding_eval.cli import main
 from grounding_eval.errors import DataError
-from grounding_eval.report import load_rows, summarize
 
 
 def _row(condition: str, *, success: bool, composite: float | None, judge: float | None = None,

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from grounding_eval.analysis.summary import AGREEMENT_CELLS, ReportRow, load_rows, safety_agreement
 from grounding_eval.cli import main
-from grounding_eval.report import AGREEMENT_CELLS, ReportRow, load_rows, safety_agreement
 from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "report"

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from grounding_eval.judge import assertion as judge_module
 from grounding_eval.judge.rubric import RUBRICS_DIR, Rubric, load_rubric
+from grounding_eval.promptfoo import judge_assertion as judge_module
 from tests.entry_points import load_entry_point
 from tests.judge.conftest import JudgeServer, Scripted, WireCase, wire_cases
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from grounding_eval.encodable import utf8_encodable
 from grounding_eval.judge.client import answer_sha256
-from grounding_eval.promptfoo import verifier_assertion
+from grounding_eval.promptfoo.verifier_assertion import verifier_assertion
 from grounding_eval.verifier.quotes import check_quotes
 from tests.entry_points import REPO, load_entry_point
 

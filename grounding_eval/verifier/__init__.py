@@ -17,10 +17,10 @@ from grounding_eval.verifier.quotes import (
     check_quotes,
     quote_score,
 )
-from grounding_eval.verifier.report import HardFailure, VerifierReport, VerifierResources, verify
 from grounding_eval.verifier.setup import load_resources
 from grounding_eval.verifier.url_orgs import UrlOrgFinding, UrlOrgStatus, check_url_orgs
 from grounding_eval.verifier.urls import UrlMention, extract_urls, normalize_url
+from grounding_eval.verifier.verdict import HardFailure, VerifierReport, VerifierResources, verify
 
 __all__ = [
     "Allowlist",

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from grounding_eval.verifier.limits import MAX_LISTED_FINDINGS
 from grounding_eval.verifier.quotes import QuoteFinding
-from grounding_eval.verifier.report import CHECKS, VerifierReport
+from grounding_eval.verifier.verdict import CHECKS, VerifierReport
 
 __all__ = ["MAX_ITEM_CHARS", "check_lines", "summary_line"]
 

@@ -20,7 +20,7 @@ from grounding_eval.verifier.liveness import (
     LivenessChecker,
 )
 from grounding_eval.verifier.quotes import DEFAULT_THRESHOLDS
-from grounding_eval.verifier.report import VerifierResources
+from grounding_eval.verifier.verdict import VerifierResources
 
 __all__ = ["LIVENESS_MODES", "load_resources"]
 

@@ -11,9 +11,9 @@ from typing import Any, ClassVar
 
 import pytest
 
-from grounding_eval.judge import assertion as judge_module
 from grounding_eval.judge.client import answer_sha256
 from grounding_eval.judge.rubric import load_rubric
+from grounding_eval.promptfoo import judge_assertion as judge_module
 from tests.entry_points import load_entry_point
 from tests.judge.conftest import JudgeServer, Scripted, WireCase
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from grounding_eval.states import parse_state
-from grounding_eval.verifier.report import VerifierResources, verify
+from grounding_eval.verifier.verdict import VerifierResources, verify
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 

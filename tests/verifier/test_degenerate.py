@@ -44,7 +44,7 @@ _CHILD = textwrap.dedent(
     import importlib.util, json, sys, time
     from pathlib import Path
     from grounding_eval.verifier.explain import check_lines, summary_line
-    from grounding_eval.verifier.report import verify
+    from grounding_eval.verifier.verdict import verify
     from grounding_eval.verifier.setup import load_resources
 
     repo, family, size = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])

@@ -38,9 +38,9 @@ from grounding_eval.verifier.liveness import (
     LivenessResult,
     parse_nameserver,
 )
-from grounding_eval.verifier.report import verify
 from grounding_eval.verifier.setup import load_resources
 from grounding_eval.verifier.urls import extract_urls
+from grounding_eval.verifier.verdict import verify
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 LIFETIME = 0.5  # seconds: the resolver's whole budget in these tests

@@ -9,7 +9,7 @@ import pytest
 from grounding_eval.verifier.directory import Directory, Organization
 from grounding_eval.verifier.explain import MAX_ITEM_CHARS, check_lines, summary_line
 from grounding_eval.verifier.limits import MAX_LISTED_FINDINGS
-from grounding_eval.verifier.report import VerifierResources, verify
+from grounding_eval.verifier.verdict import VerifierResources, verify
 
 MORE = "… and {} more (see metadata)"
 

@@ -32,8 +32,8 @@ from grounding_eval.verifier.liveness import (
     LivenessChecker,
     LivenessResult,
 )
-from grounding_eval.verifier.report import VerifierResources, verify
 from grounding_eval.verifier.setup import load_resources
+from grounding_eval.verifier.verdict import VerifierResources, verify
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TLS = FIXTURES / "tls"

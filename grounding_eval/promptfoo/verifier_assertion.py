@@ -84,7 +84,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     from grounding_eval.errors import DataError
     from grounding_eval.states import parse_state
     from grounding_eval.verifier.limits import answer_too_large
-    from grounding_eval.verifier.report import verify
+    from grounding_eval.verifier.verdict import verify
 
     config = context.get("config") or {}
     vars_ = context.get("vars") or {}

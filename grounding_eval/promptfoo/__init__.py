@@ -1,0 +1,11 @@
+"""The promptfoo boundary: every adapter between promptfoo's calls and the pack's pure parts.
+
+promptfoo calls an assertion with ``(output, context)`` and a scoring function with
+``(named_scores, context)``, and wants a GradingResult back. The modules here are the only place that
+reads promptfoo's shapes and writes GradingResults; the checks (``grounding_eval.verifier``), the judge
+(``grounding_eval.judge``) and the composites (``grounding_eval.scoring``) know nothing of promptfoo.
+
+* ``verifier_assertion`` — the deterministic verifier as one assertion per row;
+* ``judge_assertion`` — the rubric judge;
+* ``composite_scoring`` — the round composites as ``assertScoringFunction``.
+"""
