@@ -7,11 +7,12 @@ on stderr naming the file and the problem).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from grounding_eval.errors import DataError
 
@@ -138,17 +139,6 @@ def _add_data_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     )
     check.add_argument("--index", metavar="FILE", type=Path, required=True)
 
-    r = sub.add_parser("report", help="summarize a promptfoo results file by round, condition and model")
-    r.add_argument(
-        "results", metavar="RESULTS_JSON", type=Path, help="written by promptfoo eval -o FILE.json"
-    )
-    r.add_argument(
-        "--by",
-        default="round,condition,provider",
-        help="grouping keys, comma-separated: round, condition, provider, jurisdiction, topic, risk_tier",
-    )
-    r.add_argument("--json", action="store_true", help="print JSON")
-
     j = sub.add_parser("judge", help="the rubric judge")
     jsub = j.add_subparsers(dest="action", required=True, parser_class=_Parser)
     jp = jsub.add_parser(
@@ -174,6 +164,22 @@ def _add_data_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     dsub = d.add_subparsers(dest="action", required=True, parser_class=_Parser)
     validate = dsub.add_parser("validate", help="load and cross-check a dataset folder")
     validate.add_argument("dataset", metavar="DIR", type=Path)  # fmt: skip
+    for module in _command_modules():
+        module.add_commands(sub)
+
+
+# Command groups that live beside the part they drive. Each module has ``COMMANDS`` (the top-level
+# command names it owns), ``add_commands(sub)`` and ``run(args) -> int``; importing it must stay cheap
+# (argparse only), because the parser is built on every call.
+_COMMAND_MODULES = (
+    "grounding_eval.analysis.cli",
+    "grounding_eval.factuality.cli",
+    "grounding_eval.docs_qa.cli",
+)
+
+
+def _command_modules() -> list[Any]:
+    return [importlib.import_module(name) for name in _COMMAND_MODULES]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -184,6 +190,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _verify(args)
         if args.command == "rubric":
             return _rubric_show(args)
+        for module in _command_modules():
+            if args.command in module.COMMANDS:
+                return int(module.run(args))
         from grounding_eval import data_cli
 
         return data_cli.run(args)

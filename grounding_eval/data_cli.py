@@ -28,8 +28,7 @@ def run(args: argparse.Namespace) -> int:
         ("orgs", "check"): _orgs_check,
         ("data", "validate"): _validate,
         ("judge", "prompt"): _judge_prompt,
-        ("report", None): _report,
-    }[(args.command, getattr(args, "action", None))]
+    }[(args.command, args.action)]
     return handler(args)
 
 
@@ -181,13 +180,4 @@ def _judge_prompt(args: argparse.Namespace) -> int:
     print(rendered.system)
     print("===== USER =====")
     print(rendered.user)
-    return 0
-
-
-def _report(args: argparse.Namespace) -> int:
-    from grounding_eval.analysis.summary import format_report, load_rows, report_json
-
-    by = [k.strip() for k in str(args.by).split(",") if k.strip()]
-    rows = load_rows(args.results)
-    print(json.dumps(report_json(rows, by), indent=2) if args.json else format_report(rows, by))
     return 0
