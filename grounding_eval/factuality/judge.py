@@ -1,0 +1,494 @@
+"""One factual-accuracy judgment: cheap stage (optional), capable stage with one retry, queues, audit.
+
+The flow (the seed's integration paragraphs; our decisions are in ``rubrics/factual_accuracy.yaml``):
+
+1. The prompt is rendered once (:func:`~.render.render_factuality_prompt`).
+2. **Cheap stage** (only with a cheap client, and not at risk level high): the same prompt, one attempt.
+   Its verdict is accepted when the reply parsed without trouble, at least one claim is verifiable,
+   every verifiable claim is Supported with its quote FOUND, and no claim has a severity. Anything else
+   (a call or parse failure included) goes on to the capable model; the attempt is recorded.
+3. **Capable stage**: a reply that fails validation is retried once with the errors appended to the
+   constraints section; a second failure writes the item (rendered prompt, raw replies, errors) to the
+   review queue and the result is ``error``, never a score.
+4. The scorecard is assessed in code (:func:`~.score.assess`). At risk level high a Major or Critical
+   finding makes the result ``needs_human_verification`` and writes one entry per row to the
+   human-verification queue with, per finding, the claim, its quote, the evidence chunk and the rationale.
+
+A recorded judge (``replay:``) grades only the target text it was recorded for (the rubric judge's
+``answer_sha256`` rule, :meth:`~grounding_eval.judge.client.ReplayJudgeClient.check_answer`).
+
+Queues are JSONL files appended under a lock and never given the same entry twice (the rubric judge's
+``enqueue_review``). Every result carries the audit fields the seed lists: prompt version, model ids,
+timestamp, source document ids, stage, attempts and the raw reply; the full rendered prompt and all raw
+replies go to ``audit_dir`` keyed by hash, not into the result.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from grounding_eval.factuality.evidence import Document
+from grounding_eval.factuality.parse import ParseFailure, Scorecard, parse_scorecard
+from grounding_eval.factuality.render import RenderedFactualityPrompt, render_factuality_prompt
+from grounding_eval.factuality.rubric import FactualityRubric
+from grounding_eval.factuality.score import Assessment, Status, assess
+from grounding_eval.judge.client import JudgeClient, JudgeError, ReplayJudgeClient, answer_sha256
+
+__all__ = ["RAW_REPLY_CHARS", "FactualityResult", "decide", "judge_factuality"]
+
+RAW_REPLY_CHARS: Final = 1500
+"""Most characters of the raw reply kept in a result (the whole reply is in the audit file)."""
+_SHOWN_CHARS: Final = 300  # of a claim's text or quote in a result row
+
+
+@dataclass
+class FactualityResult:
+    """The outcome of one judgment (``status`` ``error`` carries ``reason`` and no score)."""
+
+    status: Status
+    reason: str
+    prompt_version: str
+    rubric_version: str
+    fixture_key: str
+    risk_level: str
+    source_document_ids: list[str]
+    answer_sha256: str
+    timestamp: str
+    stage: str = "capable"
+    model_id: str | None = None
+    provider: str | None = None
+    cheap_model_id: str | None = None
+    score: float | None = None
+    judge_reported_score: float | None = None
+    assessment: Assessment | None = None
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    raw_reply: str | None = None
+    parse_mode: str | None = None
+    repairs: list[str] = field(default_factory=list)
+    review_entry_id: str | None = None
+    human_entry_id: str | None = None
+    audit_file: str | None = None
+
+    def claims_json(self, *, with_sources: bool) -> list[dict[str, Any]]:
+        """The claims as the CLI's ``--json`` (and, with sources, the result metadata) lists them."""
+        if self.assessment is None:
+            return []
+        out = []
+        for c in self.assessment.claims:
+            v = c.verdict
+            row: dict[str, Any] = {
+                "claim_id": v.claim_id,
+                "claim_text": v.claim_text if not with_sources else _cut(v.claim_text),
+                "verification_result": v.verification_result,
+                "score": c.score,
+                "severity": v.severity,
+                "evidence_quote": v.evidence_quote if not with_sources else _cut(v.evidence_quote),
+                "evidence_check": c.evidence_check,
+            }
+            if with_sources:
+                row |= {"source_document_ids": list(c.source_document_ids), "chunk_ids": list(c.chunk_ids)}
+                if c.ungrounded:
+                    row["flag"] = "UNGROUNDED_VERDICT"
+            out.append(row)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """Exactly the CLI's ``--json`` object."""
+        return {
+            "status": self.status,
+            "score": self.score,
+            "judge_reported_score": self.judge_reported_score,
+            "claims": self.claims_json(with_sources=False),
+            "ungrounded_verdicts": self.assessment.ungrounded if self.assessment else 0,
+            "model_id": self.model_id,
+            "prompt_version": self.prompt_version,
+            "attempts": self.attempts,
+        }
+
+    def metadata(self) -> dict[str, Any]:
+        """The result's ``metadata.factuality`` (small: ids, verdicts, short texts; the rest is audited)."""
+        a = self.assessment
+        return {
+            "status": self.status,
+            "score": self.score,
+            "judge_reported_score": self.judge_reported_score,
+            "claims": self.claims_json(with_sources=True),
+            "ungrounded_verdicts": a.ungrounded if a else 0,
+            "model_id": self.model_id,
+            "prompt_version": self.prompt_version,
+            "stage": self.stage,
+            "attempts": self.attempts,
+            "cheap_model_id": self.cheap_model_id,
+            "provider": self.provider,
+            "rubric_version": self.rubric_version,
+            "risk_level": self.risk_level,
+            "fixture_key": self.fixture_key,
+            "source_document_ids": self.source_document_ids,
+            "answer_sha256": self.answer_sha256,
+            "timestamp": self.timestamp,
+            "verifiable_claims": a.verifiable if a else None,
+            "mismatches": list(a.mismatches) if a else [],
+            "parse_mode": self.parse_mode,
+            "repairs": self.repairs[:20],
+            "raw_reply": _cut(self.raw_reply, RAW_REPLY_CHARS),
+            "review_entry_id": self.review_entry_id,
+            "human_entry_id": self.human_entry_id,
+            "audit_file": self.audit_file,
+            "reason": self.reason,
+        }
+
+
+def _cut(text: str | None, limit: int = _SHOWN_CHARS) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    return text[:limit] + "…"
+
+
+def judge_factuality(
+    target_text: str,
+    documents: Sequence[Document],
+    rubric: FactualityRubric,
+    *,
+    capable: JudgeClient,
+    fixture_key: str,
+    cheap: JudgeClient | None = None,
+    risk_level: str = "standard",
+    domain_constraints: Sequence[str] = (),
+    answer_is_recorded: bool = False,
+    downgrade_ungrounded: bool | None = None,
+    review_queue: Path | None = None,
+    human_queue: Path | None = None,
+    audit_dir: Path | None = None,
+    item: dict[str, Any] | None = None,
+) -> FactualityResult:
+    """Judge ``target_text`` against ``documents``; never returns a score without a valid reply.
+
+    Raises:
+        DataError: the template cannot be rendered.
+    """
+    rendered = render_factuality_prompt(
+        rubric, target_text=target_text, documents=documents, domain_constraints=domain_constraints
+    )
+    result = FactualityResult(
+        status="error",
+        reason="",
+        prompt_version=rendered.prompt_version,
+        rubric_version=rubric.version,
+        fixture_key=fixture_key,
+        risk_level=risk_level,
+        source_document_ids=[d.source_document_id for d in documents],
+        answer_sha256=answer_sha256(target_text),
+        timestamp=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        model_id=capable.model,
+        provider=capable.provider_id,
+        cheap_model_id=cheap.model if cheap is not None else None,
+    )
+    run = _Run(rubric, rendered, documents, target_text, fixture_key, answer_is_recorded, domain_constraints)
+    replies: list[str] = []
+    if cheap is not None and risk_level != "high":
+        decided = run.cheap_stage(cheap, result, replies, risk_level, downgrade_ungrounded)
+        if decided is not None:
+            return _finish(result, decided, run, stage="cheap", item=item, human_queue=human_queue,
+                           audit_dir=audit_dir, replies=replies)  # fmt: skip
+    elif cheap is not None:
+        result.attempts.append(
+            {"stage": "cheap", "model_id": cheap.model, "outcome": "skipped (risk level high)"}
+        )
+    refused = run.replay_refusal(capable)
+    if refused:
+        result.reason = f"ERROR (factuality not run): {refused}"
+        return result
+    card, errors = run.capable_stage(capable, result, replies)
+    if card is None:
+        result.reason = _review(result, run, replies, errors, review_queue, item)
+        _audit(result, run, replies, audit_dir)
+        return result
+    assessed = assess(
+        card, documents, rubric, risk_level=risk_level, downgrade_ungrounded=downgrade_ungrounded
+    )
+    return _finish(result, (card, assessed), run, stage="capable", item=item, human_queue=human_queue,
+                   audit_dir=audit_dir, replies=replies)  # fmt: skip
+
+
+@dataclass
+class _Run:
+    rubric: FactualityRubric
+    rendered: RenderedFactualityPrompt
+    documents: Sequence[Document]
+    target_text: str
+    fixture_key: str
+    answer_is_recorded: bool
+    domain_constraints: Sequence[str]
+
+    def accept(self, text: str) -> bool:
+        return isinstance(parse_scorecard(text, self.rubric), Scorecard)
+
+    def replay_refusal(self, client: JudgeClient) -> str | None:
+        if not isinstance(client, ReplayJudgeClient):
+            return None
+        try:
+            check = client.check_answer(
+                self.fixture_key, self.target_text, answer_is_recorded=self.answer_is_recorded
+            )
+        except JudgeError as exc:
+            return str(exc)
+        return None if check.allowed else check.detail
+
+    def ask(self, client: JudgeClient, user: str) -> tuple[str | None, str | None, bool]:
+        """(reply text, call error, cached)."""
+        try:
+            reply = client.complete(
+                user, system=self.rendered.system, fixture_key=self.fixture_key, accept=self.accept
+            )
+        except JudgeError as exc:
+            return None, str(exc), False
+        return reply.text, None, reply.cached
+
+    def cheap_stage(
+        self,
+        cheap: JudgeClient,
+        result: FactualityResult,
+        replies: list[str],
+        risk_level: str,
+        downgrade: bool | None,
+    ) -> tuple[Scorecard, Assessment] | None:
+        attempt: dict[str, Any] = {"stage": "cheap", "model_id": cheap.model}
+        result.attempts.append(attempt)
+        refused = self.replay_refusal(cheap)
+        if refused:
+            attempt["outcome"] = f"escalated: cheap judge not run ({refused})"
+            return None
+        text, error, cached = self.ask(cheap, self.rendered.user)
+        if text is None:
+            attempt["outcome"] = f"escalated: call failed ({error})"
+            return None
+        replies.append(text)
+        attempt |= {"raw_reply_sha256": _sha(text), "cached": cached}
+        card = parse_scorecard(text, self.rubric)
+        if isinstance(card, ParseFailure):
+            attempt |= {"outcome": "escalated: invalid reply", "errors": [card.error]}
+            return None
+        assessed = assess(
+            card, self.documents, self.rubric, risk_level=risk_level, downgrade_ungrounded=downgrade
+        )
+        why = _cheap_rejection(assessed)
+        if why:
+            attempt["outcome"] = f"escalated: {why}"
+            return None
+        attempt["outcome"] = "accepted"
+        return card, assessed
+
+    def capable_stage(
+        self, capable: JudgeClient, result: FactualityResult, replies: list[str]
+    ) -> tuple[Scorecard | None, list[str]]:
+        errors: list[str] = []
+        user = self.rendered.user
+        for n in (1, 2):
+            attempt: dict[str, Any] = {"stage": "capable", "model_id": capable.model, "attempt": n}
+            result.attempts.append(attempt)
+            text, error, cached = self.ask(capable, user)
+            if text is None:
+                attempt["outcome"] = f"call failed: {error}"
+                errors.append(f"judge call failed: {error}")
+                return None, errors
+            replies.append(text)
+            attempt |= {"raw_reply_sha256": _sha(text), "cached": cached}
+            card = parse_scorecard(text, self.rubric)
+            if isinstance(card, Scorecard):
+                attempt["outcome"] = "parsed"
+                return card, errors
+            attempt |= {"outcome": "invalid reply", "errors": [card.error]}
+            errors.append(card.error)
+            user = render_factuality_prompt(
+                self.rubric,
+                target_text=self.target_text,
+                documents=self.documents,
+                domain_constraints=[*self.domain_constraints, card.error],
+            ).user
+        return None, errors
+
+
+def _cheap_rejection(assessed: Assessment) -> str | None:
+    if assessed.verifiable == 0:
+        return "no verifiable claims"
+    below = [c.verdict.claim_id for c in assessed.claims if c.score is not None and c.score < 1]
+    if below:
+        return f"claim(s) below 1: {', '.join(below[:10])}"
+    if any(c.verdict.severity for c in assessed.claims):
+        return "a severity was given"
+    if assessed.ungrounded:
+        return f"{assessed.ungrounded} ungrounded verdict(s)"
+    return None
+
+
+def _finish(
+    result: FactualityResult,
+    decided: tuple[Scorecard, Assessment],
+    run: _Run,
+    *,
+    stage: str,
+    item: dict[str, Any] | None,
+    human_queue: Path | None,
+    audit_dir: Path | None,
+    replies: list[str],
+) -> FactualityResult:
+    card, assessed = decided
+    result.stage = stage
+    result.assessment = assessed
+    result.status = assessed.status
+    result.score = assessed.score
+    result.judge_reported_score = card.reported_score
+    result.raw_reply = card.raw
+    result.parse_mode = card.mode
+    result.repairs = list(card.repairs)
+    if stage == "cheap" and result.cheap_model_id:
+        result.model_id = result.cheap_model_id
+    _audit(result, run, replies, audit_dir)
+    if assessed.human_findings and human_queue is not None:
+        record = _human_record(result, run, assessed, item)
+        from grounding_eval.promptfoo.judge_assertion import enqueue_review, review_entry_id
+
+        record = {"entry_id": review_entry_id(record), **record}
+        result.human_entry_id = record["entry_id"]
+        enqueue_review(human_queue, record)
+    return result
+
+
+def _human_record(
+    result: FactualityResult, run: _Run, assessed: Assessment, item: dict[str, Any] | None
+) -> dict[str, Any]:
+    chunks = {c.chunk_id: c for d in run.documents for c in d.chunks}
+    findings = []
+    for c in assessed.human_findings:
+        v = c.verdict
+        findings.append({
+            "claim_id": v.claim_id,
+            "claim_text": v.claim_text,
+            "verification_result": v.verification_result,
+            "severity": v.severity,
+            "evidence_quote": v.evidence_quote,
+            "evidence_check": c.evidence_check,
+            "evidence_chunks": [{"chunk_id": cid, "source_document_id": chunks[cid].source_document_id,
+                                 "text": chunks[cid].text} for cid in c.chunk_ids if cid in chunks],
+            "judge_rationale": v.judge_rationale,
+        })  # fmt: skip
+    return {
+        "kind": "factuality_human_verification",
+        "fixture_key": result.fixture_key,
+        "item": item or {},
+        "risk_level": result.risk_level,
+        "rubric_id": run.rubric.id,
+        "rubric_version": result.rubric_version,
+        "prompt_version": result.prompt_version,
+        "provider": result.provider,
+        "model": result.model_id,
+        "answer_sha256": result.answer_sha256,
+        "target_text": run.target_text,
+        "source_document_ids": result.source_document_ids,
+        "score": result.score,
+        "findings": findings,
+        "timestamp": result.timestamp,
+    }
+
+
+def _review(
+    result: FactualityResult,
+    run: _Run,
+    replies: list[str],
+    errors: list[str],
+    queue: Path | None,
+    item: dict[str, Any] | None,
+) -> str:
+    last = errors[-1] if errors else "no reply"
+    if not replies:  # the call itself failed: nothing for a reviewer to read
+        return f"ERROR (factuality unscored): {last}"
+    result.raw_reply = replies[-1]
+    if queue is None:
+        return f"ERROR (factuality unscored): the judge reply was invalid twice. Last error: {last}"
+    from grounding_eval.promptfoo.judge_assertion import enqueue_review, review_entry_id
+
+    record: dict[str, Any] = {
+        "kind": "factuality_invalid_reply",
+        "fixture_key": result.fixture_key,
+        "item": item or {},
+        "rubric_id": run.rubric.id,
+        "rubric_version": result.rubric_version,
+        "prompt_version": result.prompt_version,
+        "provider": result.provider,
+        "model": result.model_id,
+        "answer_sha256": result.answer_sha256,
+        "rendered_prompt": {"system": run.rendered.system, "user": run.rendered.user},
+        "raw_replies": replies,
+        "errors": errors,
+        "timestamp": result.timestamp,
+    }
+    record = {"entry_id": review_entry_id(record), **record}
+    result.review_entry_id = record["entry_id"]
+    sent = "sent to" if enqueue_review(queue, record) else "already in"
+    return (
+        f"ERROR (factuality unscored): the judge reply was invalid twice; {sent} the review queue {queue}. "
+        f"Last error: {last}"
+    )
+
+
+def _audit(result: FactualityResult, run: _Run, replies: list[str], audit_dir: Path | None) -> None:
+    """Write the rendered prompt and every raw reply to ``audit_dir/<sha256>.json`` (content-keyed)."""
+    if audit_dir is None:
+        return
+    record = {
+        "fixture_key": result.fixture_key,
+        "prompt_version": result.prompt_version,
+        "rendered_prompt": {"system": run.rendered.system, "user": run.rendered.user},
+        "raw_replies": replies,
+        "attempts": result.attempts,
+    }
+    data = json.dumps(record, ensure_ascii=False, sort_keys=True).encode("utf-8", "backslashreplace")
+    path = Path(audit_dir) / f"{hashlib.sha256(data).hexdigest()}.json"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            tmp = path.with_suffix(f".{dt.datetime.now().timestamp()}.tmp")
+            tmp.write_bytes(data)
+            tmp.replace(path)
+        result.audit_file = str(path)
+    except OSError as exc:  # the audit copy is extra: the result still carries the raw reply
+        result.audit_file = f"not written: {exc.strerror or exc}"
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def decide(result: FactualityResult, *, pass_threshold: float, no_claims_pass: bool) -> tuple[bool, str]:
+    """Whether the row passes, and its reason line (``PASS``/``FAIL``/``NEEDS_HUMAN_VERIFICATION``/…)."""
+    a = result.assessment
+    if result.status == "error" or a is None:
+        return False, result.reason or "ERROR (factuality unscored)"
+    where = f"stage {result.stage}, {result.model_id}"
+    counts = ", ".join(f"{n} {k}" for k, n in a.counts.items() if n)
+    notes = []
+    if a.ungrounded:
+        notes.append(f"{a.ungrounded} UNGROUNDED_VERDICT")
+    notes.extend(f"MISMATCH: {m}" for m in a.mismatches)
+    tail = f"; {'; '.join(notes)}" if notes else ""
+    if result.status == "needs_human_verification":
+        ids = ", ".join(f"{c.verdict.claim_id} ({c.verdict.severity})" for c in a.human_findings)
+        shown = "none" if result.score is None else f"{result.score:.2f}"
+        return False, (f"NEEDS_HUMAN_VERIFICATION: risk level high and {ids}; factual accuracy {shown} "
+                       f"({counts}; {where}){tail}")  # fmt: skip
+    if result.status == "no_verifiable_claims" or result.score is None:
+        head = "PASS" if no_claims_pass else "FAIL"
+        return (
+            no_claims_pass,
+            f"{head} NO VERIFIABLE CLAIMS: no score ({counts or 'no claims'}; {where}){tail}",
+        )
+    passed = result.score >= pass_threshold
+    head = "PASS" if passed else "FAIL"
+    return passed, (f"{head} factual accuracy {result.score:.2f} over {a.verifiable} verifiable claim(s), "
+                    f"threshold {pass_threshold:g} ({counts}; {where}){tail}")  # fmt: skip

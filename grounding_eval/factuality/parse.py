@@ -1,0 +1,379 @@
+"""The factual-accuracy judge's reply: strict first, lenient second, never silent.
+
+The schema is the seed's::
+
+    {"overall_factual_accuracy_score": number, "total_verifiable_claims": integer,
+     "claim_verifications": [{"claim_id", "claim_text", "verification_result", "evidence_quote",
+                              "score", "severity", "judge_rationale"}, ...],
+     "overall_summary": string}
+
+:func:`parse_scorecard` never raises: it returns a :class:`Scorecard` (``mode`` ``strict`` or
+``lenient`` with every liberty listed in ``repairs``) or the rubric judge's
+:class:`~grounding_eval.judge.parse.ParseFailure`, whose ``error`` goes into the retry's constraints.
+Finding the JSON object in prose follows the rubric judge's parser (:mod:`grounding_eval.judge.parse`),
+with its budgets and its decoder that notices repeated keys; only the reply's key differs.
+
+Refused (the reply is invalid; each pinned by ``tests/factuality/golden_replies.yaml``):
+
+* not one JSON object with ``claim_verifications``; two different such objects (a judge echoing JSON
+  injected into the target text before its own); invalid JSON, trailing commas, a cut-off reply;
+* a missing ``claim_verifications`` (or not a list), ``overall_factual_accuracy_score`` (number or
+  null) or ``total_verifiable_claims`` (a whole number ≥ 0);
+* per claim: a ``claim_id`` that is not non-empty text or repeats another; an empty ``claim_text`` or
+  ``judge_rationale``; a ``verification_result`` outside the four (after case folding); a ``score`` that is
+  not the one the result fixes (Supported 1, Partially Supported 0.5, Contradicted 0, Unverifiable null —
+  never rounded); a severity missing, null or outside the scale for scores 0 and 0.5, or a severity
+  level given for scores 1 and null; no ``evidence_quote`` for Supported or Contradicted; a key
+  repeated inside one object; more than :data:`MAX_CLAIMS` claims.
+
+Lenient, recorded as a repair (none can change a verdict, a score or a severity): a byte-order mark,
+code fences and prose around the object, the same object repeated verbatim; case, surrounding spaces
+and invisible characters in enum values and keys (``"supported"``, ``"major"``); extra fields (ignored);
+a missing ``overall_summary``; for scores 1 and null, a missing ``severity`` or the seed's validation
+enum's ``"none"`` read as null, and a missing ``evidence_quote`` where none is required read as null; a
+``judge_rationale`` over :data:`~grounding_eval.judge.parse.MAX_REASONING_CHARS` cut there with ``…``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from grounding_eval.factuality.rubric import FactualityRubric
+from grounding_eval.judge import parse as judge_parse
+from grounding_eval.judge.parse import (
+    MAX_BAD_OBJECTS,
+    MAX_REASONING_CHARS,
+    MAX_REPLY_CHARS,
+    ParseFailure,
+    ParseMode,
+)
+
+__all__ = ["MAX_CLAIMS", "REPLY_KEY", "ClaimVerdict", "ParseFailure", "Scorecard", "parse_scorecard"]
+
+REPLY_KEY: Final = "claim_verifications"
+MAX_CLAIMS: Final = 200
+"""Most claims read from one reply (a summary has tens; more is a loop, and each costs a quote lookup)."""
+
+_clean_key = judge_parse._clean_key
+_quote = judge_parse._quote
+_json_type = judge_parse._json_type
+_failure = judge_parse._failure
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """One claim as the judge verified it (enum values canonical, severity ``None`` for scores 1/NULL)."""
+
+    claim_id: str
+    claim_text: str
+    verification_result: str
+    evidence_quote: str | None
+    score: float | None
+    severity: str | None
+    judge_rationale: str
+
+
+@dataclass(frozen=True)
+class Scorecard:
+    """A reply that satisfied the schema.
+
+    Attributes:
+        claims: the claims, in the reply's order.
+        reported_score: the judge's own ``overall_factual_accuracy_score`` (checked, never used).
+        reported_total: the judge's own ``total_verifiable_claims`` (checked, never used).
+        summary: ``overall_summary``, if given as text.
+        mode: ``strict`` (exactly the schema) or ``lenient`` (see ``repairs``).
+        repairs: one line per liberty taken.
+        raw: the reply text as received.
+    """
+
+    claims: tuple[ClaimVerdict, ...]
+    reported_score: float | None
+    reported_total: int | None
+    summary: str | None
+    mode: ParseMode
+    repairs: tuple[str, ...] = ()
+    raw: str = field(default="", repr=False)
+
+
+def parse_scorecard(text: str, rubric: FactualityRubric) -> Scorecard | ParseFailure:
+    """Read a factual-accuracy reply: strictly if possible, else leniently, else a failure. Never raises."""
+    if not isinstance(text, str):
+        return _failure([f"the reply is not text (got {type(text).__name__})"], "")
+    if len(text) > MAX_REPLY_CHARS:
+        return _failure(
+            [f"the reply is {len(text):,} characters long, more than the {MAX_REPLY_CHARS:,} read"], text
+        )
+    if not text.strip("\ufeff \t\r\n"):
+        return _failure(["the reply is empty"], text)
+    strict = judge_parse._decode_whole(text)
+    if strict is not None:
+        checked = _validate(strict, rubric)
+        if not checked.problems and not checked.repairs and checked.card is not None:
+            return Scorecard(**checked.card, mode="strict", repairs=(), raw=text)
+    repairs: list[str] = []
+    body = text
+    if body.startswith("\ufeff"):
+        body = body.lstrip("\ufeff")
+        repairs.append("removed a leading byte-order mark")
+    found = _scan(body)
+    if found.gave_up:
+        return _failure([f"the reply starts more than {MAX_BAD_OBJECTS} JSON objects that are not valid JSON "
+                         f"(first: {found.first_error}); send exactly one valid JSON object"], text)  # fmt: skip
+    if len(found.replies) > 1:
+        if any(obj != found.replies[0][1] for _, obj in found.replies[1:]):
+            return _failure([f"the reply contains {len(found.replies)} different JSON objects with a "
+                             f"'{REPLY_KEY}' key; send exactly one"], text)  # fmt: skip
+        repairs.append(f"the same JSON object appears {len(found.replies)} times; read it once")
+    if found.replies:
+        span, chosen = found.replies[0]
+    elif judge_parse._unbalanced(body):
+        return _failure(["the reply ends inside an unfinished JSON object (was it cut off?)"], text)
+    elif found.first_error is not None:
+        return _failure(
+            [f"the reply contains no valid JSON object with a '{REPLY_KEY}' key ({found.first_error})"], text
+        )
+    elif found.objects:
+        return _failure([f"none of the reply's JSON objects has a '{REPLY_KEY}' key"], text)
+    else:
+        return _failure(["the reply contains no JSON object"], text)
+    if judge_parse._FENCE.search(body):
+        repairs.append("ignored Markdown code fences")
+    fence = judge_parse._FENCE
+    if fence.sub("", body[: span[0]]).strip() or fence.sub("", body[span[1] :]).strip():
+        repairs.append("ignored text around the JSON object")
+    checked = _validate(chosen, rubric)
+    if checked.problems or checked.card is None:
+        return _failure(checked.problems, text)
+    return Scorecard(**checked.card, mode="lenient", repairs=(*repairs, *checked.repairs), raw=text)
+
+
+# --- finding the object (the rubric judge's scan, keyed on claim_verifications) --------------------------
+
+
+@dataclass
+class _Found:
+    objects: int = 0
+    replies: list[tuple[tuple[int, int], Any]] = field(default_factory=list)
+    first_error: str | None = None
+    gave_up: bool = False
+
+
+def _scan(text: str) -> _Found:
+    """Every top-level JSON object in ``text`` (linear: see :func:`grounding_eval.judge.parse._objects`)."""
+    found = _Found()
+    failed = 0
+    i = 0
+    while True:
+        candidate = judge_parse._CAN_OPEN.search(text, i)
+        if found.first_error is None:
+            brace = text.find("{", i, candidate.start() if candidate else len(text))
+            if brace >= 0:
+                found.first_error = judge_parse._decode_error(text, brace)
+        if candidate is None:
+            return found
+        start = candidate.start()
+        try:
+            obj, end = judge_parse._DECODER.raw_decode(text, start)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            found.first_error = found.first_error or judge_parse._describe(exc)
+            failed += 1
+            if failed > MAX_BAD_OBJECTS:
+                found.gave_up = True
+                return found
+            i = start + 1
+            continue
+        found.objects += 1
+        if isinstance(obj, dict) and any(_clean_key(k) == REPLY_KEY for k in obj):
+            found.replies.append(((start, end), obj))
+        i = end
+
+
+# --- validation ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Checked:
+    card: dict[str, Any] | None = None
+    repairs: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def _keys(obj: dict[str, Any], where: str, out: _Checked) -> dict[str, Any]:
+    for key in getattr(obj, "duplicates", ()):
+        out.problems.append(f"key {_quote(key)} appears more than once in {where}")
+    cleaned: dict[str, Any] = {}
+    for key, value in obj.items():
+        clean = _clean_key(key)
+        if clean != key:
+            out.repairs.append(f"removed invisible characters or spaces from {where} key {_quote(key)}")
+        if clean in cleaned:
+            out.problems.append(f"{where} key {_quote(clean)} appears more than once")
+        cleaned[clean] = value
+    return cleaned
+
+
+def _canonical(value: str) -> str:
+    return " ".join("".join(ch for ch in value if not judge_parse._invisible(ch)).split()).casefold()
+
+
+def _enum(value: Any, allowed: tuple[str, ...], what: str, out: _Checked) -> str | None:
+    options = ", ".join(f'"{a}"' for a in allowed)
+    if not isinstance(value, str):
+        out.problems.append(f"{what} {json.dumps(value)} is not one of {options} (it must be a string)")
+        return None
+    canonical = {a.casefold(): a for a in allowed}.get(_canonical(value))
+    if canonical is None:
+        out.problems.append(f"{what} {_quote(value)} is not one of {options}")
+        return None
+    if canonical != value:
+        out.repairs.append(f'{what} {_quote(value)} read as "{canonical}"')
+    return canonical
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _validate(obj: Any, rubric: FactualityRubric) -> _Checked:
+    out = _Checked()
+    if not isinstance(obj, dict):
+        out.problems.append(f"the reply's JSON is {_json_type(obj)}, not an object with a '{REPLY_KEY}' key")
+        return out
+    top = _keys(obj, "the top-level object", out)
+    claims_value = top.pop(REPLY_KEY, None)
+    has_score = "overall_factual_accuracy_score" in top
+    score = top.pop("overall_factual_accuracy_score", None)
+    has_total = "total_verifiable_claims" in top
+    total = top.pop("total_verifiable_claims", None)
+    summary = top.pop("overall_summary", None)
+    if top:
+        out.repairs.append(f"ignored extra top-level field(s) {', '.join(_quote(k) for k in top)}")
+    if not has_score or (score is not None and not _is_number(score)):
+        got = "missing" if not has_score else _json_type(score)
+        out.problems.append(
+            f"'overall_factual_accuracy_score' is {got} (give a number, or null with no verifiable claims)"
+        )
+    if not has_total or not (isinstance(total, int) and not isinstance(total, bool) and total >= 0):
+        got = "missing" if not has_total else json.dumps(total)
+        out.problems.append(f"'total_verifiable_claims' is {got} (give a whole number ≥ 0)")
+    if summary is None:
+        out.repairs.append("no 'overall_summary'")
+    elif not isinstance(summary, str):
+        out.repairs.append(f"ignored a non-text 'overall_summary' ({_json_type(summary)})")
+        summary = None
+    if not isinstance(claims_value, list):
+        out.problems.append(f"'{REPLY_KEY}' is {_json_type(claims_value)}, not a list of claims")
+        return out
+    if len(claims_value) > MAX_CLAIMS:
+        out.problems.append(
+            f"'{REPLY_KEY}' lists {len(claims_value)} claims, more than the {MAX_CLAIMS} read"
+        )
+        return out
+    claims: list[ClaimVerdict] = []
+    seen: set[str] = set()
+    for n, entry in enumerate(claims_value, 1):
+        claim = _claim(n, entry, rubric, out)
+        if claim is None:
+            continue
+        if claim.claim_id in seen:
+            out.problems.append(f"claim_id {_quote(claim.claim_id)} is used by more than one claim")
+        seen.add(claim.claim_id)
+        claims.append(claim)
+    if not out.problems:
+        out.card = {
+            "claims": tuple(claims),
+            "reported_score": float(score) if score is not None else None,
+            "reported_total": total,
+            "summary": summary,
+        }
+    return out
+
+
+def _claim(n: int, entry: Any, rubric: FactualityRubric, out: _Checked) -> ClaimVerdict | None:
+    where = f"claim {n}"
+    if not isinstance(entry, dict):
+        out.problems.append(f"{where} is {_json_type(entry)}, not an object")
+        return None
+    fields = _keys(entry, where, out)
+    claim_id = fields.pop("claim_id", None)
+    if not isinstance(claim_id, str) or not claim_id.strip():
+        got = "missing" if claim_id is None else _json_type(claim_id)
+        out.problems.append(f"{where}: claim_id is {got} (give non-empty text)")
+        return None
+    where = f"claim {_quote(claim_id)}"
+    texts: dict[str, str] = {}
+    for key in ("claim_text", "judge_rationale"):
+        value = fields.pop(key, None)
+        if not isinstance(value, str) or not value.strip():
+            got = "missing" if value is None else ("empty" if isinstance(value, str) else _json_type(value))
+            out.problems.append(f"{where}: {key} is {got}")
+            continue
+        if len(value) > MAX_REASONING_CHARS:
+            out.repairs.append(
+                f"{where}: {key} cut to its first {MAX_REASONING_CHARS:,} of {len(value):,} characters"
+            )
+            value = value[:MAX_REASONING_CHARS] + "…"
+        texts[key] = value
+    result = _enum(
+        fields.pop("verification_result", None), rubric.result_names, f"{where}: verification_result", out
+    )
+    has_score = "score" in fields
+    score = fields.pop("score", None)
+    has_severity = "severity" in fields
+    severity = fields.pop("severity", None)
+    has_quote = "evidence_quote" in fields
+    quote = fields.pop("evidence_quote", None)
+    if fields:
+        out.repairs.append(f"{where}: ignored extra field(s) {', '.join(_quote(k) for k in fields)}")
+    if result is None:
+        return None
+    spec = rubric.result(result)
+    expected = "null" if spec.score is None else f"{spec.score:g}"
+    if not has_score:
+        out.problems.append(f"{where}: score is missing ({result} is {expected})")
+    elif (score is None and spec.score is not None) or (
+        score is not None and (not _is_number(score) or spec.score is None or score != spec.score)
+    ):
+        out.problems.append(
+            f"{where}: score {json.dumps(score)} does not match {result} (which is {expected})"
+        )
+    graded_error = spec.score is not None and spec.score < 1
+    level: str | None = None
+    if graded_error:
+        if severity is None:
+            out.problems.append(f"{where}: severity is {'null' if has_severity else 'missing'} for a score of "
+                                f"{expected} (give one of {', '.join(rubric.severity_levels)})")  # fmt: skip
+        else:
+            level = _enum(severity, rubric.severity_levels, f"{where}: severity", out)
+    elif severity is not None:
+        if isinstance(severity, str) and _canonical(severity) == "none":
+            out.repairs.append(f"{where}: severity {_quote(severity)} read as null")
+        else:
+            out.problems.append(f"{where}: severity {json.dumps(severity)} given for {result} (must be null)")
+    elif not has_severity:
+        out.repairs.append(f"{where}: missing severity read as null ({result})")
+    if quote is not None and not isinstance(quote, str):
+        out.problems.append(f"{where}: evidence_quote is {_json_type(quote)} (give text or null)")
+        quote = None
+    elif isinstance(quote, str) and not quote.strip():
+        quote = None
+    if spec.quote_required and quote is None:
+        out.problems.append(f"{where}: evidence_quote is {'missing' if not has_quote else 'empty'} ({result} needs "
+                            "the exact quote from the evidence)")  # fmt: skip
+    elif not has_quote and not spec.quote_required:
+        out.repairs.append(f"{where}: missing evidence_quote read as null ({result})")
+    if len(texts) < 2:
+        return None
+    return ClaimVerdict(
+        claim_id=claim_id,
+        claim_text=texts["claim_text"],
+        verification_result=result,
+        evidence_quote=quote,
+        score=spec.score,
+        severity=level,
+        judge_rationale=texts["judge_rationale"],
+    )
