@@ -42,9 +42,9 @@ from grounding_eval.judge.client import JudgeClient, JudgeError, ReplayJudgeClie
 
 __all__ = ["RAW_REPLY_CHARS", "FactualityResult", "decide", "judge_factuality"]
 
-RAW_REPLY_CHARS: Final = 1500
+RAW_REPLY_CHARS: Final = 600
 """Most characters of the raw reply kept in a result (the whole reply is in the audit file)."""
-_SHOWN_CHARS: Final = 300  # of a claim's text or quote in a result row
+_SHOWN_CHARS: Final = 200  # of a claim's text or quote in a result row
 
 
 @dataclass

@@ -1,0 +1,25 @@
+"""promptfoo entry point for the factual-accuracy judge: ``file://assertions/factuality.py:get_assert``.
+
+All the work is in :mod:`grounding_eval.promptfoo.factuality_assertion`; this file only tells it where the
+pack lives, so the rubric and template are found wherever promptfoo is launched from.
+"""
+
+from pathlib import Path
+from typing import Any
+
+PACK_ROOT = Path(__file__).resolve().parent.parent
+
+
+def get_assert(output: Any, context: Any) -> dict[str, Any]:
+    """Judge ``output``'s factual accuracy against its evidence; always returns a GradingResult."""
+    try:
+        from grounding_eval.encodable import utf8_encodable
+        from grounding_eval.promptfoo.factuality_assertion import factuality_assertion
+    except Exception as exc:
+        return {
+            "pass": False,
+            "score": 0.0,
+            "reason": f"ERROR (factuality unscored): cannot import grounding_eval: {exc}",
+        }
+    # Every string we return must be UTF-8 encodable for promptfoo to write it (lone surrogates).
+    return utf8_encodable(factuality_assertion(output, context, pack_root=PACK_ROOT))

@@ -1,0 +1,248 @@
+"""The factual-accuracy judge as a promptfoo assertion (``file://assertions/factuality.py:get_assert``).
+
+Reads promptfoo's ``(output, context)``, finds the evidence, calls :func:`grounding_eval.factuality.judge.
+judge_factuality`, and returns a GradingResult — always, whatever the output holds (never raises).
+
+Evidence, in this order: ``config.evidence_files`` (text files, or chunk lists with ids); the vars named
+in ``config.evidence_vars`` (one document per var, id = the var's name); otherwise, for a legal-aid row
+generated from a dataset, the C1.5 articles the model was shown (``metadata.full_content_ids`` read from
+``<metadata.dataset>/articles``) — only when the prompt really contains them. No evidence is an ERROR.
+
+Judge: ``$GROUNDING_EVAL_JUDGE_PROVIDER`` beats ``config.provider`` (``{dataset}`` = the test's dataset
+folder), exactly as for the rubric judge. Two-stage: ``config.cheap_provider`` (or
+``$GROUNDING_EVAL_FACTUALITY_CHEAP_PROVIDER``); when a live judge is set through the environment and the
+cheap one is not, the cheap stage is off, so one switch makes the whole judgment live.
+
+Risk level: the ``risk_level`` var, else ``config.risk_level``, else the test's ``metadata.risk_tier``
+mapped by the rubric (critical and high → high), else standard.
+
+Streaming: only finalized outputs are scored. An output promptfoo marks partial (``isPartial``,
+``metadata.partial``, or a ``finishReason`` of ``length``) is refused with an ERROR.
+
+Result: ``namedScores`` ``factual_accuracy`` (absent with no verifiable claims or on error),
+``factuality.<verification result>`` counts, ``factuality.severity.<level>`` counts,
+``factuality.ungrounded_verdicts``; one ``componentResult`` per claim; ``metadata.factuality``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CHEAP_PROVIDER_ENV", "factuality_assertion"]
+
+CHEAP_PROVIDER_ENV = "GROUNDING_EVAL_FACTUALITY_CHEAP_PROVIDER"
+_DEFAULT_QUEUE = "results/factuality_review_queue.jsonl"
+_DEFAULT_HUMAN_QUEUE = "results/factuality_human_verification.jsonl"
+_DEFAULT_AUDIT = ".cache/grounding-eval/factuality/audit"
+_DEFAULT_CACHE = ".cache/grounding-eval/judge"
+
+
+def factuality_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, Any]:
+    """Judge ``output``'s factual accuracy against its evidence; always returns a GradingResult dict."""
+    try:
+        return _assert(output, context if isinstance(context, dict) else {}, pack_root)
+    except Exception as exc:
+        return _error(f"{type(exc).__name__}: {exc}")
+
+
+def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, Any]:
+    from grounding_eval.errors import DataError
+    from grounding_eval.factuality.judge import decide, judge_factuality
+    from grounding_eval.factuality.rubric import load_rubric
+    from grounding_eval.judge.client import JudgeConfigError, make_client
+    from grounding_eval.promptfoo.judge_assertion import (
+        JUDGE_PROVIDER_ENV,
+        _answer_recording,
+        _provider_id,
+        condition_of,
+    )
+
+    config = context.get("config") or {}
+    vars_ = context.get("vars") or {}
+    test = context.get("test") or {}
+    metadata = test.get("metadata") or {}
+    if not isinstance(config, dict) or not isinstance(vars_, dict) or not isinstance(metadata, dict):
+        return _error("assertion config, test vars and test metadata must be mappings")
+    partial = _partial(context)
+    if partial:
+        return _error(f"refused a partial output ({partial}): only complete, finalized responses are scored")
+    answer = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
+    if not answer.strip():
+        return _error("the output is empty: nothing to judge")
+    prompt_text = str(context.get("prompt") or "")
+    condition = condition_of(prompt_text, vars_)
+    try:
+        rubric = load_rubric(Path(str(config["rubric"])) if config.get("rubric") else
+                             pack_root / "rubrics" / "factual_accuracy.yaml")  # fmt: skip
+        documents = _evidence(config, vars_, metadata, prompt_text, rubric.chunk_chars)
+        risk = rubric.risk_level(
+            vars_.get("risk_level") or config.get("risk_level"), tier=metadata.get("risk_tier")
+        )
+        capable_id = _provider_id(config, test, metadata)
+        cheap_id = _cheap_provider(config, metadata, live_judge=bool(os.environ.get(JUDGE_PROVIDER_ENV)))
+        cache_dir = Path(str(config.get("cache_dir") or _DEFAULT_CACHE))
+        timeout = float(config.get("timeout", 120.0))
+        retries = int(config.get("max_retries", 4))
+        capable = make_client(capable_id, cache_dir=cache_dir, base_url=_opt(config, "base_url"),
+                              timeout=timeout, max_retries=retries)  # fmt: skip
+        cheap = None
+        if cheap_id:
+            cheap = make_client(cheap_id, cache_dir=cache_dir, base_url=_opt(config, "cheap_base_url"),
+                                timeout=timeout, max_retries=retries)  # fmt: skip
+        constraints = config.get("domain_constraints") or []
+        constraints = [constraints] if isinstance(constraints, str) else [str(c) for c in constraints]
+        threshold = float(config.get("pass_threshold", rubric.pass_threshold))
+        downgrade = config.get("downgrade_ungrounded")
+        if downgrade is not None and not isinstance(downgrade, bool):
+            raise ValueError("config.downgrade_ungrounded must be true or false")
+    except (DataError, JudgeConfigError, ValueError, KeyError) as exc:
+        return _error(str(exc))
+    query_id = str(vars_.get("query_id") or metadata.get("query_id") or test.get("description") or "")
+    item = {"query_id": query_id, "condition": condition, "description": test.get("description"),
+            "risk_tier": metadata.get("risk_tier")}  # fmt: skip
+    try:
+        result = judge_factuality(
+            answer,
+            documents,
+            rubric,
+            capable=capable,
+            cheap=cheap,
+            fixture_key=f"{rubric.id}/{query_id}/{condition}",
+            risk_level=risk,
+            domain_constraints=constraints,
+            answer_is_recorded=_answer_recording(context) is not None,
+            downgrade_ungrounded=downgrade,
+            review_queue=Path(str(config.get("review_queue") or _DEFAULT_QUEUE)),
+            human_queue=Path(str(config.get("human_queue") or _DEFAULT_HUMAN_QUEUE)),
+            audit_dir=Path(str(config.get("audit_dir") or _DEFAULT_AUDIT)),
+            item=item,
+        )
+    except DataError as exc:
+        return _error(str(exc))
+    passed, reason = decide(
+        result, pass_threshold=threshold, no_claims_pass=rubric.no_verifiable_claims_passes
+    )
+    meta = {"factuality": result.metadata()}
+    if result.status == "error" or result.assessment is None:
+        return {"pass": False, "score": 0.0, "reason": reason, "namedScores": {}, "metadata": meta}
+    a = result.assessment
+    named: dict[str, float] = {}
+    if result.score is not None:
+        named["factual_accuracy"] = round(result.score, 4)
+    for name, n in a.counts.items():
+        named[f"factuality.{_slug(name)}"] = n
+    for level, n in a.severities.items():
+        named[f"factuality.severity.{_slug(level)}"] = n
+    named["factuality.ungrounded_verdicts"] = a.ungrounded
+    return {
+        "pass": passed,
+        "score": round(result.score, 4) if result.score is not None else 0.0,
+        "reason": reason,
+        "namedScores": named,
+        "componentResults": [_component(c) for c in a.claims],
+        "metadata": meta,
+    }
+
+
+def _component(claim: Any) -> dict[str, Any]:
+    v = claim.verdict
+    severity = f" [{v.severity}]" if v.severity else ""
+    check = claim.evidence_check
+    if claim.ungrounded:
+        check += (
+            ", UNGROUNDED_VERDICT: scored as Unverifiable" if claim.score is None else ", UNGROUNDED_VERDICT"
+        )
+    where = f" in {', '.join(claim.chunk_ids)}" if claim.chunk_ids else ""
+    quote = f' — quote "{_short(v.evidence_quote)}" ({check}{where})' if v.evidence_quote else ""
+    counted = "not scored" if claim.score is None else f"score {claim.score:g}"
+    return {
+        "pass": not claim.ungrounded and (claim.score is None or claim.score >= 1),
+        "score": claim.score if claim.score is not None else 0.0,
+        "reason": f"claim {v.claim_id}: {v.verification_result}{severity} ({counted}) — "
+        f'"{_short(v.claim_text)}"{quote} — {_short(v.judge_rationale)}',
+        "assertion": {"type": "python", "value": f"factuality claim {v.claim_id}"},
+    }
+
+
+def _short(text: str | None, limit: int = 240) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _slug(name: str) -> str:
+    return "_".join(name.lower().split())
+
+
+def _opt(config: dict[str, Any], key: str) -> str | None:
+    return str(config[key]) if config.get(key) else None
+
+
+def _cheap_provider(config: dict[str, Any], metadata: dict[str, Any], *, live_judge: bool) -> str | None:
+    chosen = os.environ.get(CHEAP_PROVIDER_ENV) or (None if live_judge else config.get("cheap_provider"))
+    if not chosen:
+        return None
+    provider = str(chosen)
+    if "{dataset}" in provider:
+        if not metadata.get("dataset"):
+            raise ValueError(
+                f"cheap provider {provider!r} names {{dataset}}, but the test has no metadata.dataset"
+            )
+        dataset = str(metadata["dataset"])
+        provider = provider.replace("{dataset}", dataset)
+        kind, _, path = provider.partition(":")
+        if kind == "replay" and Path(path).exists():  # the dataset's recordings never come from elsewhere
+            from grounding_eval.files import check_inside
+
+            check_inside(path, dataset)
+    return provider
+
+
+def _partial(context: dict[str, Any]) -> str | None:
+    response = context.get("providerResponse")
+    response = response if isinstance(response, dict) else {}
+    meta = context.get("metadata") if isinstance(context.get("metadata"), dict) else {}
+    if response.get("isPartial") or (isinstance(meta, dict) and meta.get("partial")):
+        return "marked partial"
+    finish = str(response.get("finishReason") or "").lower()
+    if finish in ("length", "max_tokens"):
+        return f"finishReason {finish}"
+    return None
+
+
+def _evidence(
+    config: dict[str, Any], vars_: dict[str, Any], metadata: dict[str, Any], prompt: str, max_chars: int
+) -> list[Any]:
+    from grounding_eval.factuality.evidence import chunk_documents, load_article_evidence, load_evidence_files
+
+    files = config.get("evidence_files")
+    if files:
+        return load_evidence_files([str(f) for f in ([files] if isinstance(files, str) else files)],
+                                   max_chars=max_chars)  # fmt: skip
+    names = config.get("evidence_vars")
+    if names:
+        names = [names] if isinstance(names, str) else [str(n) for n in names]
+        missing = [n for n in names if not str(vars_.get(n) or "").strip()]
+        if missing:
+            raise ValueError(f"evidence var(s) {', '.join(missing)} missing or empty")
+        return chunk_documents([(n, str(vars_[n])) for n in names], max_chars=max_chars)
+    shown = str(vars_.get("jkb_full_content") or "").strip()
+    ids = metadata.get("full_content_ids") or []
+    if not (shown and shown in prompt and ids and metadata.get("dataset")):
+        raise ValueError(
+            "no evidence: set config.evidence_files or config.evidence_vars, or run a C1.5 prompt on tests "
+            "generated from a dataset (the articles the model was shown are the evidence)"
+        )
+    return load_article_evidence(str(metadata["dataset"]), [str(i) for i in ids], max_chars=max_chars)
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {
+        "pass": False,
+        "score": 0.0,
+        "reason": f"ERROR (factuality unscored): {message}",
+        "namedScores": {},
+        "metadata": {"factuality": {"status": "error", "score": None, "reason": message}},
+    }
