@@ -1,0 +1,24 @@
+"""promptfoo entry point for the docs-QA rubric: ``file://assertions/docs_qa.py:get_assert``.
+
+All the work is in :mod:`grounding_eval.promptfoo.docs_qa_assertion`; this file only tells it where the pack lives.
+"""
+
+from pathlib import Path
+from typing import Any
+
+PACK_ROOT = Path(__file__).resolve().parent.parent
+
+
+def get_assert(output: Any, context: Any) -> dict[str, Any]:
+    """Grade ``output`` with the docs-QA rubric and its helpers; always returns a GradingResult."""
+    try:
+        from grounding_eval.encodable import utf8_encodable
+        from grounding_eval.promptfoo.docs_qa_assertion import docs_qa_assertion
+    except Exception as exc:
+        return {
+            "pass": False,
+            "score": 0.0,
+            "reason": f"ERROR (docs-qa unscored): cannot import grounding_eval: {exc}",
+        }
+    # Every string we return must be UTF-8 encodable for promptfoo to write it (lone surrogates).
+    return utf8_encodable(docs_qa_assertion(output, context, pack_root=PACK_ROOT))

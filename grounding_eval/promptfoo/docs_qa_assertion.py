@@ -1,0 +1,344 @@
+"""The docs-QA rubric as a promptfoo assertion: four pass/fail/n-a criteria, two helpers, the seed's score.
+
+One call per row. The flow, and what can come back:
+
+1. The question's record travels in the test's metadata (set by
+   :func:`grounding_eval.docs_qa.promptfoo_tests.generate_tests`): ``question_type``, ``question_id``,
+   ``reference_answer``, ``must_include``, ``source_sections``, and the folders ``dataset`` and ``docs``.
+2. The helpers run first, on the answer alone: must-include coverage
+   (:mod:`grounding_eval.docs_qa.coverage`) and citation validity (:mod:`grounding_eval.docs_qa.citations`).
+3. The grader (``$GROUNDING_EVAL_JUDGE_PROVIDER``, else ``config.provider``; ``{dataset}`` stands for the
+   dataset folder) is sent the rendered rubric prompt. A recorded grader (``replay:``) grades only the
+   answer its reply was recorded for (``answer_sha256``); another answer gets an explicit
+   ``ERROR (docs-qa grader not run)``. The reply is parsed strictly
+   (:func:`grounding_eval.docs_qa.reply.parse_grading`); an invalid reply is sent back once with the
+   error; a second invalid reply goes to the review queue (``config.review_queue``) and the row is an
+   explicit ``ERROR (docs-qa unscored)`` with no named scores.
+4. Otherwise: the seed's score (sum of applicable criteria) and pass rule (Correct = 1 and Grounded = 1),
+   one named score and one component per applicable criterion, the helpers' named scores and
+   components, and ``metadata.docs_qa`` (verdicts with reasons, ``applicable``, ``total``, ``passed``,
+   ``missed_points``, ``invalid_citations``, ``disagreements``, evidence). The helpers never change the
+   grader's verdicts; a disagreement is flagged in the reason and the metadata.
+
+The rendered prompt is not put in the row (it is several kilobytes); it is written once to
+``config.audit_dir`` (default ``.cache/grounding-eval/docs_qa/prompts``) as ``<prompt_sha256>.json``,
+and the row carries the hash.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from grounding_eval.docs_qa.rubric import DocsQaRubric
+
+__all__ = ["docs_qa_assertion"]
+
+_PREFIX = "docs_qa"
+_HELPERS = ("must_include_coverage", "citation_validity")
+
+
+def docs_qa_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, Any]:
+    """Grade ``output`` with the docs-QA rubric; always returns a GradingResult dict."""
+    try:
+        return _grade(output, context if isinstance(context, dict) else {}, pack_root)
+    except Exception as exc:
+        return _error(f"{type(exc).__name__}: {exc}")
+
+
+def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, Any]:
+    from grounding_eval.docs_qa.citations import check_citations
+    from grounding_eval.docs_qa.coverage import check_coverage
+    from grounding_eval.docs_qa.docs_set import load_docs_set
+    from grounding_eval.docs_qa.render import render_grader_prompt
+    from grounding_eval.docs_qa.reply import GradingFailure, ParsedGrading, parse_grading
+    from grounding_eval.docs_qa.scoring import disagreements, score_answer
+    from grounding_eval.errors import DataError
+    from grounding_eval.judge.client import JudgeConfigError, JudgeError, ReplayJudgeClient, answer_sha256
+    from grounding_eval.promptfoo.judge_assertion import _answer_recording, enqueue_review, review_entry_id
+
+    config = context.get("config") or {}
+    test = context.get("test") or {}
+    metadata = test.get("metadata") or {}
+    if not isinstance(config, dict) or not isinstance(metadata, dict):
+        return _error("assertion config and test metadata must be mappings")
+    try:
+        question = _question(metadata)
+        rubric = _rubric(Path(str(config.get("rubric") or pack_root / "rubrics" / "docs_qa.yaml")))
+        docs = load_docs_set(str(metadata.get("docs") or ""))
+        if question.type not in {t.id for t in rubric.question_types}:
+            raise ValueError(
+                f"question {question.id}: type {question.type!r} is not a type of rubric {rubric.id}"
+            )
+        sources = [(sid, docs.section(sid).text) for sid in question.source_sections if docs.has(sid)]
+        unknown = [sid for sid in question.source_sections if not docs.has(sid)]
+        if unknown:
+            raise ValueError(
+                f"question {question.id}: source section(s) not in {docs.root}: {', '.join(unknown)}"
+            )
+        provider = _provider(config, metadata)
+    except (DataError, ValueError, KeyError, OSError) as exc:
+        return _error(exc.one_line() if isinstance(exc, DataError) else f"{type(exc).__name__}: {exc}")
+    answer = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
+
+    coverage = check_coverage(
+        answer, question.must_include, min_ratio=rubric.coverage_min_ratio,
+        min_word_share=rubric.coverage_min_word_share,
+    )  # fmt: skip
+    citations = check_citations(answer, docs)
+
+    try:
+        rendered = render_grader_prompt(rubric, question, answer, sources)
+        client = _client(provider, config)
+    except (DataError, JudgeConfigError, ValueError) as exc:
+        return _error(str(exc))
+    key = f"{rubric.id}/{question.id}"
+    answer_hash = answer_sha256(answer)
+    prompt_hash = _audit(config, rendered.system, rendered.user)
+    evidence: dict[str, Any] = {
+        "rubric_id": rubric.id,
+        "rubric_version": rubric.version,
+        "prompt_version": rubric.prompt_version,
+        "provider": provider,
+        "model": client.model,
+        "fixture_key": key,
+        "answer_sha256": answer_hash,
+        "prompt_sha256": prompt_hash,
+        "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "question_type": question.type,
+    }
+    if isinstance(client, ReplayJudgeClient):
+        recording = _answer_recording(context)
+        try:
+            check = client.check_answer(key, answer, answer_is_recorded=recording is not None)
+        except JudgeError as exc:
+            return _error(f"grader call failed ({provider}): {exc}")
+        if not check.allowed:
+            return {
+                "pass": False,
+                "score": 0.0,
+                "reason": f"ERROR (docs-qa grader not run): {check.detail}; set $GROUNDING_EVAL_JUDGE_PROVIDER "
+                "to a live grader (e.g. anthropic:messages:claude-sonnet-4-5-20250929)",
+                "namedScores": {},
+                "metadata": {_PREFIX: {**evidence, "status": "unscored", "error": f"replay_{check.status}"}},
+            }
+    out_of_scope = question.out_of_scope
+    seen: dict[str, ParsedGrading | GradingFailure] = {}
+
+    def parses(text: str) -> bool:
+        seen[text] = parse_grading(text, rubric, out_of_scope=out_of_scope)
+        return isinstance(seen[text], ParsedGrading)
+
+    replies: list[str] = []
+    errors: list[str] = []
+    parsed: ParsedGrading | None = None
+    user = rendered.user
+    for _attempt in range(2):
+        try:
+            reply = client.complete(user, system=rendered.system, fixture_key=key, accept=parses)
+        except (JudgeError, DataError) as exc:
+            return _error(f"grader call failed ({provider}): {exc}")
+        replies.append(reply.text)
+        result = seen.pop(reply.text, None) or parse_grading(reply.text, rubric, out_of_scope=out_of_scope)
+        if isinstance(result, ParsedGrading):
+            parsed = result
+            break
+        errors.append(result.error)
+        user = f"{rendered.user}\n\n{result.error}"
+    evidence["raw_replies"] = replies
+    evidence["retried"] = len(replies) > 1
+    if parsed is None:
+        queue = Path(str(config.get("review_queue") or "results/docs_qa_review_queue.jsonl"))
+        record = {
+            **evidence,
+            "rendered_prompt": {"system": rendered.system, "user": rendered.user},
+            "question_id": question.id,
+            "errors": errors,
+        }
+        record = {"entry_id": review_entry_id(record), **record}
+        sent = "sent to" if enqueue_review(queue, record) else "already in"
+        return {
+            "pass": False,
+            "score": 0.0,
+            "reason": f"ERROR (docs-qa unscored): the grader's reply was invalid twice; {sent} the review queue "
+            f"{queue}. Last error: {errors[-1]}",
+            "namedScores": {},
+            "metadata": {
+                _PREFIX: {
+                    **evidence,
+                    "status": "unscored",
+                    "errors": errors,
+                    "review_entry_id": record["entry_id"],
+                }
+            },
+        }
+
+    scores = {cid: g.score for cid, g in parsed.grades.items()}
+    answer_score = score_answer(scores, rubric.pass_requires)
+    missed = list(coverage.missed)
+    invalid = list(citations.invalid)
+    flags = disagreements(scores, missed, invalid)
+    named: dict[str, float] = {f"{_PREFIX}.{cid}": float(s) for cid, s in scores.items() if s is not None}
+    named[f"{_PREFIX}.score"] = float(answer_score.total)
+    named[f"{_PREFIX}.applicable"] = float(answer_score.applicable)
+    components = [
+        _component(g.score == 1, float(g.score or 0), f"{_PREFIX}.{cid}", f"{cid}: {g.verdict} — {g.reason}")
+        for cid, g in parsed.grades.items()
+        if g.score is not None
+    ]
+    if coverage.coverage is not None:
+        named[f"{_PREFIX}.must_include_coverage"] = round(coverage.coverage, 4)
+        matched = len(coverage.points) - len(missed)
+        text = f"must_include coverage {matched}/{len(coverage.points)}" + (
+            f"; missed: {'; '.join(missed)}" if missed else "; every point matched"
+        )
+        components.append(_component(not missed, coverage.coverage, f"{_PREFIX}.must_include_coverage", text))
+    if citations.validity is not None:
+        named[f"{_PREFIX}.citation_validity"] = round(citations.validity, 4)
+        valid = len(citations.citations) - len(invalid)
+        text = f"citation validity {valid}/{len(citations.citations)}" + (
+            f"; not in the docs set: {', '.join(invalid)}" if invalid else "; every cited section exists"
+        )
+        components.append(_component(not invalid, citations.validity, f"{_PREFIX}.citation_validity", text))
+    if flags:
+        components.append(_component(False, 0.0, None, "disagreement: " + " | ".join(flags)))
+    verdicts = ", ".join(f"{cid} {g.verdict}" for cid, g in parsed.grades.items())
+    reason = (
+        f"{'PASS' if answer_score.passed else 'FAIL'} docs_qa {answer_score.label} ({question.type}): {verdicts}"
+        + (
+            f"; fails the pass rule on {', '.join(answer_score.failed_requirements)}"
+            if not answer_score.passed
+            else ""
+        )
+        + (f"; flag missed point(s): {'; '.join(missed)}" if missed else "")
+        + (f"; invalid citation(s): {', '.join(invalid)}" if invalid else "")
+        + (f"; DISAGREEMENT: {' | '.join(flags)}" if flags else "")
+    )
+    return {
+        "pass": answer_score.passed,
+        "score": round(answer_score.total / answer_score.applicable, 4) if answer_score.applicable else 0.0,
+        "reason": reason,
+        "namedScores": named,
+        "componentResults": components,
+        "metadata": {
+            _PREFIX: {
+                **evidence,
+                "status": "scored",
+                "parse_mode": parsed.mode,
+                "repairs": list(parsed.repairs),
+                "criteria": {
+                    cid: {"verdict": g.verdict, "reason": g.reason} for cid, g in parsed.grades.items()
+                },
+                "applicable": answer_score.applicable,
+                "total": answer_score.total,
+                "passed": answer_score.passed,
+                "missed_points": missed,
+                "invalid_citations": invalid,
+                "external_urls": list(citations.external_urls),
+                "disagreements": flags,
+            }
+        },
+    }
+
+
+def _component(passed: bool, score: float, metric: str | None, reason: str) -> dict[str, Any]:
+    assertion: dict[str, Any] = {"type": "python", "value": f"docs_qa: {metric or 'disagreement'}"}
+    if metric:
+        assertion["metric"] = metric
+    return {"pass": passed, "score": round(score, 4), "reason": reason, "assertion": assertion}
+
+
+def _question(metadata: dict[str, Any]) -> Any:
+    from grounding_eval.docs_qa.testset import Question
+
+    needed = (
+        "question_id",
+        "question_type",
+        "question",
+        "reference_answer",
+        "must_include",
+        "source_sections",
+        "docs",
+    )
+    missing = [k for k in needed if k not in metadata]
+    if missing:
+        raise ValueError(
+            f"test metadata lacks {', '.join(missing)}: generate the tests with datasets/docs_qa/generate.py"
+        )
+    lists = [metadata["must_include"], metadata["source_sections"]]
+    if not all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in lists):
+        raise ValueError("test metadata must_include and source_sections must be lists of text")
+    return Question(
+        id=str(metadata["question_id"]),
+        type=str(metadata["question_type"]),
+        question=str(metadata["question"]),
+        reference_answer=str(metadata["reference_answer"]),
+        must_include=tuple(metadata["must_include"]),
+        source_sections=tuple(metadata["source_sections"]),
+    )
+
+
+def _rubric(path: Path) -> DocsQaRubric:
+    stat = path.stat()
+    return _load_rubric(str(path), stat.st_size, stat.st_mtime_ns)
+
+
+@cache
+def _load_rubric(path: str, size: int, mtime: int) -> DocsQaRubric:
+    from grounding_eval.docs_qa.rubric import load_docs_qa_rubric
+
+    del size, mtime  # the cache key only
+    return load_docs_qa_rubric(path)
+
+
+def _provider(config: dict[str, Any], metadata: dict[str, Any]) -> str:
+    from grounding_eval.promptfoo.judge_assertion import JUDGE_PROVIDER_ENV, _provider_id
+
+    if not (os.environ.get(JUDGE_PROVIDER_ENV) or config.get("provider")):
+        raise ValueError(
+            f"no grader: set ${JUDGE_PROVIDER_ENV} or the assertion's config.provider "
+            "(e.g. replay:{dataset}/grader_replies.yaml, or anthropic:messages:claude-sonnet-4-5-20250929)"
+        )
+    provider: str = _provider_id(config, {}, metadata)
+    return provider
+
+
+def _client(provider: str, config: dict[str, Any]) -> Any:
+    from grounding_eval.judge.client import make_client
+    from grounding_eval.promptfoo.judge_assertion import _client as cached_client
+
+    if provider.startswith("replay:"):
+        # A fresh replay client per row: its position in a key's replies (reply 1, then the retry's reply
+        # 2) must start at the first reply for every row, also in a long-lived worker process.
+        return make_client(provider)
+    return cached_client(
+        provider,
+        str(config.get("cache_dir") or ".cache/grounding-eval/judge"),
+        str(config["base_url"]) if config.get("base_url") else None,
+        float(config.get("timeout", 120.0)),
+        int(config.get("max_retries", 4)),
+    )
+
+
+def _audit(config: dict[str, Any], system: str, user: str) -> str:
+    """Write the rendered prompt to the audit folder once (keyed by its hash); return the hash."""
+    text = json.dumps({"system": system, "user": user}, ensure_ascii=False, sort_keys=True)
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    folder = Path(str(config.get("audit_dir") or ".cache/grounding-eval/docs_qa/prompts"))
+    target = folder / f"{digest}.json"
+    if not target.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        temp = folder / f".{digest}.{os.getpid()}.tmp"
+        temp.write_text(text, encoding="utf-8", errors="surrogatepass")
+        os.replace(temp, target)
+    return digest
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"pass": False, "score": 0.0, "reason": f"ERROR (docs-qa unscored): {message}", "namedScores": {}}
