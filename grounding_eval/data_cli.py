@@ -123,7 +123,10 @@ def _orgs_check(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     from grounding_eval.data.dataset import load_dataset
+    from grounding_eval.docs_qa.testset import is_docs_qa_dataset
 
+    if is_docs_qa_dataset(args.dataset):
+        return _validate_docs_qa(args.dataset)
     dataset = load_dataset(args.dataset)
     counts = [
         _count(len(dataset.queries), "query", "queries"),
@@ -132,6 +135,54 @@ def _validate(args: argparse.Namespace) -> int:
         _count(len(dataset.articles), "cached article", "cached articles"),
     ]
     print(f"{args.dataset}: {', '.join(counts)} — valid")
+    return 0
+
+
+def _validate_docs_qa(root: Path) -> int:
+    """A docs-QA dataset: docs set, test set (schema + sections), fixtures; the type mix against the seed's."""
+    from grounding_eval.docs_qa.docs_set import load_docs_set
+    from grounding_eval.docs_qa.rubric import load_docs_qa_rubric
+    from grounding_eval.docs_qa.testset import DOCS_DIR, find_questions, load_questions, type_mix
+    from grounding_eval.judge.client import load_replay_fixtures
+    from grounding_eval.replay import load_recorded_answers
+
+    docs = load_docs_set(root / DOCS_DIR)
+    questions = load_questions(find_questions(root), docs)
+    rubric = load_docs_qa_rubric()
+    extras = []
+    if (root / "recorded_answers.yaml").exists():
+        extras.append(
+            _count(
+                len(load_recorded_answers(root / "recorded_answers.yaml")),
+                "recorded answer",
+                "recorded answers",
+            )
+        )
+    if (root / "grader_replies.yaml").exists():
+        extras.append(
+            _count(
+                len(load_replay_fixtures(root / "grader_replies.yaml")),
+                "recorded grader reply",
+                "recorded grader replies",
+            )
+        )
+    counts = [
+        _count(len(questions), "question", "questions"),
+        _count(len(docs.documents), "document", "documents"),
+        _count(sum(1 for s in docs.sections.values() if s.anchor), "section", "sections"),
+        *extras,
+    ]
+    print(f"{root}: docs-QA test set, {', '.join(counts)} — valid")
+    print("question type    n   share  seed's share")
+    for share in type_mix(questions, rubric):
+        print(f"{share.type:14} {share.n:>3} {share.share:>6.1f} %  {share.target:>5.0f} %")
+    for share in type_mix(questions, rubric):
+        if share.warn:
+            print(
+                f"warning: {root}: {share.type} is {share.share:.1f} % of the questions, {abs(share.off_by):.1f} "
+                f"points from the seed's {share.target:.0f} % (tolerance {rubric.type_mix_tolerance_points:g})",
+                file=sys.stderr,
+            )
     return 0
 
 
