@@ -1,4 +1,8 @@
-"""The results commands of the CLI: ``report``. Imports only argparse until a command runs."""
+"""The results commands of the CLI: ``report`` and ``calibrate``. Imports only argparse until a command runs.
+
+NumPy and SciPy (the ``analysis`` extra) are imported inside the commands that need them: the parser is
+built on every ``grounding-eval`` call.
+"""
 
 from __future__ import annotations
 
@@ -9,28 +13,116 @@ from typing import Any
 
 __all__ = ["COMMANDS", "add_commands", "run"]
 
-COMMANDS = frozenset({"report"})
+COMMANDS = frozenset({"report", "calibrate"})
 
 
 def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
-    """Add ``report`` to the ``grounding-eval`` parser."""
-    r = sub.add_parser("report", help="summarize a promptfoo results file by round, condition and model")
+    """Add ``report`` and ``calibrate`` to the ``grounding-eval`` parser."""
+    r = sub.add_parser(
+        "report",
+        help="summarize promptfoo results files: groups, paired condition effects, an HTML report",
+    )
     r.add_argument(
-        "results", metavar="RESULTS_JSON", type=Path, help="written by promptfoo eval -o FILE.json"
+        "results",
+        metavar="RESULTS_JSON",
+        type=Path,
+        nargs="+",
+        help="written by promptfoo eval -o FILE.json (several allowed, e.g. one per model)",
     )
     r.add_argument(
         "--by",
         default="round,condition,provider",
-        help="grouping keys, comma-separated: round, condition, provider, jurisdiction, topic, risk_tier",
+        help="grouping keys, comma-separated: round, condition, provider, jurisdiction, topic, risk_tier, "
+        "question_type (alone: the docs-QA table by question type)",
+    )
+    r.add_argument(
+        "--effects",
+        action="store_true",
+        help="paired condition effects (C1 − C0, C1.5 − C1, C1.5 − C0) per model with bootstrap CIs and "
+        "p-values, and pass rates with Wilson intervals",
+    )
+    r.add_argument("--html", metavar="FILE", type=Path, help="also write a self-contained HTML report here")
+    r.add_argument(
+        "--sheet",
+        metavar="CSV",
+        type=Path,
+        help="a graded calibration sheet, for the HTML report's calibration section",
     )
     r.add_argument("--json", action="store_true", help="print JSON")
+
+    c = sub.add_parser("calibrate", help="calibrate the judge against people: draw a sample, score it")
+    csub = c.add_subparsers(dest="action", required=True, parser_class=type(r))
+    s = csub.add_parser("sample", help="draw a stratified random sample and write a grading sheet (CSV)")
+    s.add_argument("results", metavar="RESULTS_JSON", type=Path)
+    s.add_argument("--fraction", type=float, default=0.15, help="share of rows to draw, 0.10–0.20 (0.15)")
+    s.add_argument("--by", default="round,condition", help="strata keys, comma-separated (round,condition)")
+    s.add_argument("--seed", type=int, required=True, help="random seed (recorded in the key file)")
+    s.add_argument(
+        "-o",
+        "--output",
+        metavar="CSV",
+        type=Path,
+        required=True,
+        help="the grading sheet; the judge's verdicts go to <name>.key.csv beside it",
+    )
+    sc = csub.add_parser("score", help="agreement, kappa and confusion of people versus the judge")
+    sc.add_argument("results", metavar="RESULTS_JSON", type=Path)
+    sc.add_argument(
+        "sheet",
+        metavar="SHEET_CSV",
+        type=Path,
+        nargs="?",
+        help="the graded sheet; without it, the human ratings in a promptfoo export (viewer ratings)",
+    )
+    sc.add_argument("--threshold", type=float, default=None, help="agreement threshold (default 0.90)")
+    sc.add_argument("--json", action="store_true", help="print JSON")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run a results command; returns the exit status."""
-    from grounding_eval.analysis.summary import format_report, load_rows, report_json
+    if args.command == "calibrate":
+        return _calibrate(args)
+    from grounding_eval.analysis.summary import format_report, load_results, report_json
 
     by = [k.strip() for k in str(args.by).split(",") if k.strip()]
-    rows = load_rows(args.results)
+    loaded = [load_results(path) for path in args.results]
+    rows = [row for results in loaded for row in results.rows]
+    if args.html is not None:
+        from grounding_eval.analysis.html_report import write_html
+
+        write_html(loaded, args.html, sheet=args.sheet)
+    if args.effects:
+        from grounding_eval.analysis.effects import format_effects, paired_effects, pass_rates
+
+        effects = paired_effects(rows)
+        if args.json:
+            print(json.dumps([e.as_dict() for e in effects], indent=2))
+        else:
+            print(format_effects(effects, pass_rates(rows)))
+        return 0
+    if by == ["question_type"]:
+        from grounding_eval.analysis.effects import format_question_types, question_type_table
+
+        entries = question_type_table(rows)
+        print(json.dumps(entries, indent=2) if args.json else format_question_types(entries))
+        return 0
     print(json.dumps(report_json(rows, by), indent=2) if args.json else format_report(rows, by))
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from grounding_eval.analysis import calibrate
+
+    if args.action == "sample":
+        strata = [k.strip() for k in str(args.by).split(",") if k.strip()]
+        drawn = calibrate.write_sample(
+            args.results, args.output, fraction=args.fraction, by=strata, seed=args.seed
+        )
+        print(
+            f"wrote {drawn.lines} lines ({drawn.rows} of {drawn.population} rows, {drawn.strata} strata) "
+            f"to {args.output}; the judge's verdicts to {drawn.key}"
+        )
+        return 0
+    report = calibrate.score(args.results, args.sheet, threshold=args.threshold)
+    print(json.dumps(report, indent=2) if args.json else calibrate.format_score(report))
     return 0

@@ -59,6 +59,7 @@ and ``both_yes`` (each key always present, possibly empty); ``checks`` is empty 
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -74,16 +75,21 @@ __all__ = [
     "AGREEMENT_CELLS",
     "GROUP_KEYS",
     "CheckAgreement",
+    "Claim",
+    "Finding",
     "Group",
     "ReportRow",
+    "Results",
     "format_report",
+    "load_results",
     "load_rows",
     "report_json",
     "safety_agreement",
     "summarize",
+    "table_lines",
 ]
 
-GROUP_KEYS = ("round", "condition", "provider", "jurisdiction", "topic", "risk_tier")
+GROUP_KEYS = ("round", "condition", "provider", "jurisdiction", "topic", "risk_tier", "question_type")
 # The judge rubrics that ask the safety checks, for rows whose judge left no verdicts to look at.
 _SAFETY_RUBRICS = ("round3",)
 _SAFETY_ROUNDS = ("3",)
@@ -120,6 +126,28 @@ _CELL_HEADS = {
 
 
 @dataclass(frozen=True)
+class Finding:
+    """One thing the verifier reported that is not plainly fine: its check, status and a short detail."""
+
+    check: str
+    status: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim the factual-accuracy judge verified (``metadata.factuality.claims[i]``)."""
+
+    claim_id: str
+    claim_text: str
+    verdict: str
+
+
+# Vars that are the item's own words or labels, never a source shown to the model.
+_NOT_SOURCES = frozenset({"question", "query_id", "item_id", "jurisdiction", "topic", "round"})
+
+
+@dataclass(frozen=True)
 class ReportRow:
     """What the report needs from one promptfoo result row.
 
@@ -139,6 +167,21 @@ class ReportRow:
         judge_safety: the judge's own verdict (Yes / Partial / No) per safety check it answered.
         judge_missing: why the judge gave no verdicts (None when it scored the row).
         safety_scope: the row was judged with a rubric that asks the safety checks.
+        scores: every numeric named score of the row.
+        verdicts: the rubric judge's verdict (Yes / Partial / No) per criterion it answered.
+        rubric: the judge rubric's ``id@version`` (None when no judge metadata).
+        prompt_version: the judge prompt's version (None when no judge metadata).
+        docs_qa: the docs-QA verdict (pass / fail / n/a) per criterion (``metadata.docs_qa.criteria``).
+        claims: the factual-accuracy judge's per-claim verdicts (``metadata.factuality.claims``).
+        factuality_status: ``metadata.factuality.status`` (None when the judge did not run).
+        findings: the verifier's findings other than plain successes.
+        result_id: promptfoo's id of the result row (its viewer and rating API use it).
+        question: the item's question (``vars.question``).
+        answer: the model's answer (``response.output``).
+        sources: the vars shown to the model as sources (name, text): those whose text is in the prompt.
+        human: a reviewer's rating in promptfoo's viewer (the ``human`` component), if any.
+        judge_pass: the pass of the row's first judge component (rubric, docs-QA or factual-accuracy).
+        dataset: the test's ``metadata.dataset`` (the dataset folder the generator read), or ``"-"``.
     """
 
     keys: Mapping[str, str]
@@ -156,6 +199,21 @@ class ReportRow:
     judge_safety: Mapping[str, str] = field(default_factory=dict)
     judge_missing: str | None = None
     safety_scope: bool = False
+    scores: Mapping[str, float] = field(default_factory=dict)
+    verdicts: Mapping[str, str] = field(default_factory=dict)
+    rubric: str | None = None
+    prompt_version: str | None = None
+    docs_qa: Mapping[str, str] = field(default_factory=dict)
+    claims: tuple[Claim, ...] = ()
+    factuality_status: str | None = None
+    findings: tuple[Finding, ...] = ()
+    result_id: str = ""
+    question: str = ""
+    answer: str = ""
+    sources: tuple[tuple[str, str], ...] = ()
+    human: Mapping[str, Any] | None = None
+    judge_pass: bool | None = None
+    dataset: str = "-"
 
     def item(self) -> dict[str, str]:
         """The row's id in the agreement listings: query id, condition and provider label."""
@@ -246,8 +304,36 @@ def _mean(values: list[float]) -> float | None:
     return round(fmean(values), 4) if values else None
 
 
+@dataclass(frozen=True)
+class Results:
+    """One promptfoo results file: its rows and what the report's provenance section names.
+
+    Attributes:
+        path: the file as given.
+        rows: the result rows, in promptfoo's order.
+        eval_id: promptfoo's eval id (``evalId``), or ``"-"``.
+        timestamp: when promptfoo ran the eval (``results.timestamp``), or ``"-"``.
+        description: the config's ``description``, or ``""``.
+        prompts: ``(label, id)`` of each prompt of the eval (``results.prompts``).
+        providers: the provider ids and labels of the eval, as ``label (id)``.
+    """
+
+    path: str
+    rows: list[ReportRow]
+    eval_id: str = "-"
+    timestamp: str = "-"
+    description: str = ""
+    prompts: tuple[tuple[str, str], ...] = ()
+    providers: tuple[str, ...] = ()
+
+
 def load_rows(path: str | Path) -> list[ReportRow]:
-    """Read the rows of a promptfoo JSON results file.
+    """Read the rows of a promptfoo JSON results file (see :func:`load_results`)."""
+    return load_results(path).rows
+
+
+def load_results(path: str | Path) -> Results:
+    """Read a promptfoo JSON results file (``promptfoo eval -o`` or ``promptfoo export eval``).
 
     A field the report reads must have the JSON type promptfoo writes (or be absent or ``null``); any
     other is refused with the row and the field named, never skipped or guessed around.
@@ -259,7 +345,7 @@ def load_rows(path: str | Path) -> list[ReportRow]:
     data = read_json(path, RESULTS)
     results = data.get("results") if isinstance(data, dict) else None
     rows = results.get("results") if isinstance(results, dict) else None
-    if not isinstance(rows, list):
+    if not isinstance(data, dict) or not isinstance(results, dict) or not isinstance(rows, list):
         raise DataError(
             path, "not a promptfoo results file (no results.results list; write it with -o FILE.json)"
         )
@@ -271,7 +357,38 @@ def load_rows(path: str | Path) -> list[ReportRow]:
             loaded.append(_row(raw))
         except _Shape as exc:
             raise DataError(path, f"row {number} of results.results: {exc}") from None
-    return loaded
+    try:
+        config = _obj(data.get("config"), "config")
+        prompts = tuple(
+            (
+                _label(p.get("label"), f"results.prompts[{i}].label", "?"),
+                _label(p.get("id"), f"results.prompts[{i}].id", "-"),
+            )
+            for i, p in enumerate(
+                _obj(p, f"results.prompts[{i}]", null=False)
+                for i, p in enumerate(_arr(results.get("prompts"), "results.prompts"))
+            )
+        )
+        providers = []
+        for i, raw_provider in enumerate(_arr(config.get("providers"), "config.providers")):
+            if isinstance(raw_provider, str):
+                providers.append(raw_provider)
+                continue
+            provider = _obj(raw_provider, f"config.providers[{i}]", null=False)
+            pid = _label(provider.get("id"), f"config.providers[{i}].id", "?")
+            label = _label(provider.get("label"), f"config.providers[{i}].label", "")
+            providers.append(f"{label} ({pid})" if label else pid)
+        return Results(
+            path=str(path),
+            rows=loaded,
+            eval_id=_label(data.get("evalId"), "evalId", "-"),
+            timestamp=_label(results.get("timestamp"), "results.timestamp", "-"),
+            description=_label(config.get("description"), "config.description", ""),
+            prompts=prompts,
+            providers=tuple(providers),
+        )
+    except _Shape as exc:
+        raise DataError(path, str(exc)) from None
 
 
 class _Shape(ValueError):
@@ -343,15 +460,28 @@ def _row(raw: dict[str, Any]) -> ReportRow:
     grading = _obj(raw.get("gradingResult"), "gradingResult")
     judge_meta: dict[str, Any] | None = None
     verifier_meta: dict[str, Any] | None = None
+    docs_meta: dict[str, Any] | None = None
+    fact_meta: dict[str, Any] | None = None
+    human: dict[str, Any] | None = None
+    judge_pass: bool | None = None
     errored = False  # an assertion returned an explicit ERROR result (judge unscored, verifier not run)
     components = "gradingResult.componentResults"
     for i, component in enumerate(_arr(grading.get("componentResults"), components)):
         component = _obj(component, f"{components}[{i}]")
-        meta = _obj(component.get("metadata"), f"{components}[{i}].metadata")
-        judge_meta = judge_meta or _opt_obj(meta.get("judge"), f"{components}[{i}].metadata.judge")
-        verifier_meta = verifier_meta or _opt_obj(
-            meta.get("verifier"), f"{components}[{i}].metadata.verifier"
-        )
+        where = f"{components}[{i}].metadata"
+        meta = _obj(component.get("metadata"), where)
+        judge_meta = judge_meta or _opt_obj(meta.get("judge"), f"{where}.judge")
+        verifier_meta = verifier_meta or _opt_obj(meta.get("verifier"), f"{where}.verifier")
+        docs_meta = docs_meta or _opt_obj(meta.get("docs_qa"), f"{where}.docs_qa")
+        fact_meta = fact_meta or _opt_obj(meta.get("factuality"), f"{where}.factuality")
+        if judge_pass is None and any(k in meta for k in ("judge", "docs_qa", "factuality")):
+            judge_pass = component.get("pass") is True
+        if _obj(component.get("assertion"), f"{components}[{i}].assertion").get("type") == "human":
+            human = {
+                "pass": component.get("pass") is True,
+                "score": _num(component.get("score"), f"{components}[{i}].score"),
+                "comment": _label(component.get("comment"), f"{components}[{i}].comment", ""),
+            }
         reason = _label(component.get("reason"), f"{components}[{i}].reason", "")
         errored = errored or reason.startswith("ERROR (")
     judge_key = next((k for k in named if k.endswith(".llm_judge_score")), None)
@@ -370,6 +500,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         or _label(vars_.get("jurisdiction"), "vars.jurisdiction", "-"),
         "topic": _label(metadata.get("topic"), "testCase.metadata.topic", "-"),
         "risk_tier": _label(metadata.get("risk_tier"), "testCase.metadata.risk_tier", "-"),
+        "question_type": _label(metadata.get("question_type"), "testCase.metadata.question_type", "-"),
     }
     urls = [
         _obj(u, f"metadata.verifier.urls[{i}]", null=False)
@@ -381,8 +512,23 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         raw.get("failureReason") == 2
         or errored
         or (judge_meta or {}).get("status") == "unscored"
-        or (judge_meta is None and judge_score is None and "composite" not in named and verifier_meta is None)
+        or (
+            judge_meta is None
+            and judge_score is None
+            and "composite" not in named
+            and verifier_meta is None
+            and docs_meta is None
+            and fact_meta is None
+        )
     )
+    response = _obj(raw.get("response"), "response")
+    prompt_text = _label(prompt.get("raw"), "prompt.raw", "")
+    sources = tuple(
+        (name, value)
+        for name, value in vars_.items()
+        if name not in _NOT_SOURCES and isinstance(value, str) and value.strip() and value in prompt_text
+    )
+    output = response.get("output")
     return ReportRow(
         keys=keys,
         passed=bool(raw.get("success")),
@@ -392,7 +538,8 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         verifier=_num(named.get("deterministic_verifier_score"), "namedScores.deterministic_verifier_score"),
         safety_no=tuple(c for c in ROUND3_SAFETY_CHECKS if c in failed),
         query_id=_label(vars_.get("query_id"), "vars.query_id", "")
-        or _label(metadata.get("query_id"), "testCase.metadata.query_id", "-"),
+        or _label(metadata.get("query_id"), "testCase.metadata.query_id", "")
+        or _label(metadata.get("item_id"), "testCase.metadata.item_id", "-"),
         url_score=_num(named.get("url_allowlist_score"), "namedScores.url_allowlist_score"),
         urls=len(urls),
         urls_unchecked=sum(1 for u in urls if u.get("status") == "UNCHECKED"),
@@ -403,7 +550,94 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         # (no verdicts to look at) counts when its test names a rubric or round that asks them.
         safety_scope=bool(judge_safety)
         or (judge_missing is not None and (rubric in _SAFETY_RUBRICS or keys["round"] in _SAFETY_ROUNDS)),
+        scores={k: float(v) for k, v in named.items() if _num(v, f"namedScores[{clip(k)}]") is not None},
+        verdicts=_judge_verdicts(judge_meta),
+        rubric=f"{judge_meta.get('rubric_id')}@{judge_meta.get('rubric_version')}" if judge_meta else None,
+        prompt_version=_label((judge_meta or {}).get("prompt_version"), "metadata.judge.prompt_version", "")
+        or None,
+        docs_qa=_docs_qa_verdicts(docs_meta),
+        claims=_claims(fact_meta),
+        factuality_status=_label((fact_meta or {}).get("status"), "metadata.factuality.status", "") or None,
+        findings=_findings(verifier_meta),
+        result_id=_label(raw.get("id"), "id", ""),
+        question=_label(vars_.get("question"), "vars.question", ""),
+        answer=output if isinstance(output, str) else json.dumps(output) if output is not None else "",
+        sources=sources,
+        human=human,
+        judge_pass=judge_pass,
+        dataset=_label(metadata.get("dataset"), "testCase.metadata.dataset", "-"),
     )
+
+
+def _judge_verdicts(judge_meta: dict[str, Any] | None) -> dict[str, str]:
+    """Every criterion's Yes / Partial / No from a scored judge (empty when it did not score the row)."""
+    if judge_meta is None or judge_meta.get("status") != "scored":
+        return {}
+    out = {}
+    for criterion, entry in _obj(judge_meta.get("verdicts"), "metadata.judge.verdicts").items():
+        verdict = _obj(entry, f"metadata.judge.verdicts.{clip(criterion)}").get("verdict")
+        if verdict in ("Yes", "Partial", "No"):
+            out[str(criterion)] = str(verdict)
+    return out
+
+
+def _docs_qa_verdicts(docs_meta: dict[str, Any] | None) -> dict[str, str]:
+    """The docs-QA criteria's pass / fail / n/a (``metadata.docs_qa.criteria``)."""
+    criteria = _obj((docs_meta or {}).get("criteria"), "metadata.docs_qa.criteria")
+    out = {}
+    for criterion, entry in criteria.items():
+        verdict = _obj(entry, f"metadata.docs_qa.criteria.{clip(criterion)}").get("verdict")
+        if verdict in ("pass", "fail", "n/a"):
+            out[str(criterion)] = str(verdict)
+    return out
+
+
+def _claims(fact_meta: dict[str, Any] | None) -> tuple[Claim, ...]:
+    """The factual-accuracy judge's claims with an id and a verdict (``metadata.factuality.claims``)."""
+    out = []
+    for i, raw in enumerate(_arr((fact_meta or {}).get("claims"), "metadata.factuality.claims")):
+        claim = _obj(raw, f"metadata.factuality.claims[{i}]", null=False)
+        where = f"metadata.factuality.claims[{i}]"
+        claim_id = _label(claim.get("claim_id"), f"{where}.claim_id", "")
+        verdict = _label(claim.get("verification_result"), f"{where}.verification_result", "")
+        if claim_id and verdict:
+            out.append(Claim(claim_id, _label(claim.get("claim_text"), f"{where}.claim_text", ""), verdict))
+    return tuple(out)
+
+
+# What the verifier reports as plainly fine, per list in metadata.verifier: not a finding.
+_FINE = {
+    "urls": ("IN_ALLOWLIST",),
+    "phones": ("MATCH",),
+    "url_orgs": ("MATCH",),
+    "quotes": ("EXACT", "NO_SOURCE"),
+}
+_CHECK_OF = {"urls": "url_allowlist", "phones": "phone_org", "url_orgs": "url_org", "quotes": "quotation"}
+_DETAIL_OF = {"urls": "url", "phones": "number", "url_orgs": "url", "quotes": "quote"}
+
+
+def _findings(verifier_meta: dict[str, Any] | None) -> tuple[Finding, ...]:
+    """The verifier's findings by check and status, other than the plainly fine ones."""
+    if verifier_meta is None:
+        return ()
+    out = []
+    for key, fine in _FINE.items():
+        for i, raw in enumerate(_arr(verifier_meta.get(key), f"metadata.verifier.{key}")):
+            entry = _obj(raw, f"metadata.verifier.{key}[{i}]", null=False)
+            status = _label(entry.get("status"), f"metadata.verifier.{key}[{i}].status", "?")
+            if status not in fine:
+                detail = entry.get(_DETAIL_OF[key]) or entry.get("raw") or ""
+                out.append(Finding(_CHECK_OF[key], status, str(detail)[:160]))
+    jurisdiction = _obj(verifier_meta.get("jurisdiction"), "metadata.verifier.jurisdiction")
+    for i, raw in enumerate(_arr(jurisdiction.get("leaks"), "metadata.verifier.jurisdiction.leaks")):
+        leak = (
+            raw
+            if isinstance(raw, str)
+            else _obj(raw, f"metadata.verifier.jurisdiction.leaks[{i}]", null=False)
+        )
+        detail = leak if isinstance(leak, str) else leak.get("org") or leak.get("name") or json.dumps(leak)
+        out.append(Finding("jurisdiction", "LEAK", str(detail)[:160]))
+    return tuple(out)
 
 
 def _judge_safety(judge_meta: dict[str, Any] | None) -> tuple[dict[str, str], str | None]:
@@ -505,7 +739,8 @@ def format_report(rows: Sequence[ReportRow], by: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def _table(rows: list[list[str]]) -> list[str]:
+def table_lines(rows: list[list[str]]) -> list[str]:
+    """Left-aligned text columns, two spaces apart (the first row is the head)."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
 
@@ -524,7 +759,7 @@ def _groups_text(groups: list[Group], by: Sequence[str]) -> list[str]:
             *(str(n) for n in g.safety_no.values()),
         ])  # fmt: skip
     return [
-        *_table(table),
+        *table_lines(table),
         "Means leave out unscored rows; url is the mean url_allowlist_score, UNCHECKED of urls the URLs the "
         "verifier could not check (not in that mean); *.No count the Round 3 safety checks the verifier "
         "found No.",
@@ -548,7 +783,7 @@ def _agreement_text(tables: list[CheckAgreement], by: Sequence[str]) -> list[str
         if len(t.groups) > 1:
             total = ["all", *([""] * (len(by) - 1))] if by else []
             body.append([*total, *(str(t.total[c]) for c in ("rows", *AGREEMENT_CELLS))])
-        lines += ["", t.check, *("  " + line for line in _table(body))]
+        lines += ["", t.check, *("  " + line for line in table_lines(body))]
         for cell, items in t.items.items():
             for item in items:
                 reason = f": {item['reason']}" if "reason" in item else ""

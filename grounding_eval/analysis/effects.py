@@ -1,0 +1,352 @@
+"""Did grounding help, and by how much: paired condition effects, pass rates with intervals, verdict shares.
+
+Built on :class:`~grounding_eval.analysis.summary.ReportRow` (the rows ``grounding-eval report`` reads);
+the choices (condition order, metrics, resamples, seed, the test) are data in ``decisions.yaml``.
+
+* :func:`paired_effects` — per model (provider label) and round, for each pair of conditions (C1 − C0,
+  C1.5 − C1, C1.5 − C0), per metric (a named score): the mean per-item difference (later − earlier),
+  a seeded paired bootstrap interval, the number of items, and a paired sign-flip p-value. Items
+  missing a condition or unscored are counted (``n_missing``, ``n_unscored``) and left out.
+* :func:`pass_rates` — pass rate per round × condition × model over the scored rows, with a Wilson
+  interval.
+* :func:`criterion_shares` — per criterion, the share of Yes / Partial / No (or pass / fail / n/a for
+  docs-QA) per condition.
+* :func:`question_type_table` — docs-QA pass rate and n per question type, then overall (the seed's table).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from grounding_eval.analysis.summary import ReportRow
+from grounding_eval.errors import DataError
+
+__all__ = [
+    "Effect",
+    "condition_pairs",
+    "criterion_shares",
+    "decisions",
+    "format_effects",
+    "format_question_types",
+    "paired_effects",
+    "pass_rates",
+    "question_type_table",
+]
+
+DECISIONS = Path(__file__).with_name("decisions.yaml")
+
+
+@functools.cache
+def decisions() -> Mapping[str, Any]:
+    """The analysis's recorded choices (``decisions.yaml``)."""
+    from grounding_eval.files import read_yaml
+
+    data = read_yaml(DECISIONS)
+    if not isinstance(data, dict):
+        raise DataError(DECISIONS, "expected a mapping")
+    return data
+
+
+@dataclass(frozen=True)
+class Effect:
+    """One paired comparison: ``metric`` under ``to`` minus under ``from_``, over the items with both."""
+
+    provider: str
+    round: str
+    from_: str
+    to: str
+    metric: str
+    n: int
+    mean_diff: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    n_missing: int
+    n_unscored: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready, with ``from`` for ``from_``."""
+        out = asdict(self)
+        out["from"] = out.pop("from_")
+        keys = ("provider", "round", "from", "to", "metric", "n", "mean_diff", "ci_low", "ci_high", "p_value")
+        return {k: out[k] for k in (*keys, "n_missing", "n_unscored")}
+
+
+def _condition_key(label: str) -> tuple[int, str]:
+    order = list(decisions()["effects"]["condition_order"])
+    return (order.index(label), "") if label in order else (len(order), label)
+
+
+def condition_pairs(conditions: Iterable[str]) -> list[tuple[str, str]]:
+    """``(earlier, later)`` pairs in study order, neighbours first: (C0, C1), (C1, C1.5), (C0, C1.5)."""
+    ordered = sorted(set(conditions), key=_condition_key)
+    return [
+        (ordered[i], ordered[i + gap]) for gap in range(1, len(ordered)) for i in range(len(ordered) - gap)
+    ]
+
+
+def _metrics(rows: Sequence[ReportRow]) -> list[str]:
+    named = {name for row in rows for name in row.scores}
+    listed = [m for m in decisions()["effects"]["metrics"] if m in named]
+    judges = sorted(name for name in named if name.endswith(".llm_judge_score"))
+    return [*listed[:1], *judges, *listed[1:]]
+
+
+def paired_effects(
+    rows: Sequence[ReportRow],
+    *,
+    resamples: int | None = None,
+    seed: int | None = None,
+    metrics: Sequence[str] | None = None,
+) -> list[Effect]:
+    """Every paired comparison in ``rows`` (see the module docstring), sorted by provider and round."""
+    from grounding_eval.analysis.stats import bootstrap_mean_ci, sign_flip_p
+
+    setup = decisions()["effects"]
+    resamples = int(setup["resamples"]) if resamples is None else resamples
+    seed = int(setup["seed"]) if seed is None else seed
+    # cells[(provider, round)][condition][item] = that item's rows under the condition
+    cells: dict[tuple[str, str], dict[str, dict[str, list[ReportRow]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
+    for row in rows:
+        cells[(row.keys["provider"], row.keys["round"])][row.keys["condition"]][row.query_id].append(row)
+    chosen = list(metrics) if metrics is not None else _metrics(rows)
+    effects = []
+    for (provider, round_), by_condition in sorted(cells.items()):
+        for a, b in condition_pairs(by_condition):
+            items = sorted(set(by_condition[a]) | set(by_condition[b]))
+            for metric in chosen:
+                diffs, missing, unscored = [], 0, 0
+                for item in items:
+                    if item not in by_condition[a] or item not in by_condition[b]:
+                        missing += 1
+                        continue
+                    before = _value(by_condition[a][item], metric)
+                    after = _value(by_condition[b][item], metric)
+                    if before is None or after is None:
+                        unscored += 1
+                        continue
+                    diffs.append(after - before)
+                if not diffs and all(
+                    _value(r, metric) is None for c in (a, b) for r in _flat(by_condition[c])
+                ):
+                    continue  # the metric does not exist in this comparison at all
+                ci = (
+                    bootstrap_mean_ci(diffs, resamples=resamples, seed=seed, confidence=setup["confidence"])
+                    if diffs
+                    else None
+                )
+                effects.append(
+                    Effect(
+                        provider=provider,
+                        round=round_,
+                        from_=a,
+                        to=b,
+                        metric=metric,
+                        n=len(diffs),
+                        mean_diff=round(fmean(diffs), 6) if diffs else None,
+                        ci_low=round(ci[0], 6) if ci else None,
+                        ci_high=round(ci[1], 6) if ci else None,
+                        p_value=round(
+                            sign_flip_p(diffs, permutations=int(setup["permutations"]), seed=seed), 6
+                        )
+                        if diffs
+                        else None,
+                        n_missing=missing,
+                        n_unscored=unscored,
+                    )
+                )
+    return effects
+
+
+def _flat(by_item: Mapping[str, list[ReportRow]]) -> Iterable[ReportRow]:
+    for rows in by_item.values():
+        yield from rows
+
+
+def _value(rows: Sequence[ReportRow] | ReportRow, metric: str) -> float | None:
+    """The mean of ``metric`` over the scored rows (an item's repeats); None when no scored row has it."""
+    rows = [rows] if isinstance(rows, ReportRow) else rows
+    values = [r.scores[metric] for r in rows if not r.unscored and metric in r.scores]
+    return fmean(values) if values else None
+
+
+def pass_rates(
+    rows: Sequence[ReportRow], by: Sequence[str] = ("round", "condition", "provider")
+) -> list[dict[str, Any]]:
+    """Pass rate over the scored rows per group, with a Wilson interval; unscored rows counted apart."""
+    from grounding_eval.analysis.stats import wilson
+
+    confidence = float(decisions()["pass_rates"]["confidence"])
+    groups: dict[tuple[str, ...], list[ReportRow]] = defaultdict(list)
+    for row in rows:
+        groups[tuple(row.keys[k] for k in by)].append(row)
+    out = []
+    for key in sorted(
+        groups,
+        key=lambda k: tuple(
+            _condition_key(v) if name == "condition" else (0, v) for name, v in zip(by, k, strict=True)
+        ),
+    ):
+        members = groups[key]
+        scored = [r for r in members if not r.unscored]
+        passed = sum(r.passed for r in scored)
+        ci = wilson(passed, len(scored), confidence)
+        composites = [r.scores["composite"] for r in scored if "composite" in r.scores]
+        out.append(
+            {
+                **dict(zip(by, key, strict=True)),
+                "rows": len(members),
+                "unscored": len(members) - len(scored),
+                "n": len(scored),
+                "passed": passed,
+                "pass_rate": passed / len(scored) if scored else None,
+                "ci_low": ci[0] if ci else None,
+                "ci_high": ci[1] if ci else None,
+                "mean_composite": round(fmean(composites), 4) if composites else None,
+            }
+        )
+    return out
+
+
+def criterion_shares(rows: Sequence[ReportRow]) -> list[dict[str, Any]]:
+    """Per round, model, criterion and condition: how many rows got each verdict, and the shares.
+
+    Judge rubric criteria count Yes / Partial / No (rows the judge scored); docs-QA criteria count
+    pass / fail / n/a.
+    """
+    counts: dict[tuple[str, str, str, str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for row in rows:
+        for source, verdicts in (("judge", row.verdicts), ("docs_qa", row.docs_qa)):
+            for criterion, verdict in verdicts.items():
+                key = (row.keys["round"], row.keys["provider"], source, criterion, row.keys["condition"])
+                counts[key][verdict] += 1
+    out = []
+    for (round_, provider, source, criterion, condition), tally in sorted(
+        counts.items(), key=lambda kv: (*kv[0][:4], _condition_key(kv[0][4]))
+    ):
+        scale = ("Yes", "Partial", "No") if source == "judge" else ("pass", "fail", "n/a")
+        total = sum(tally.values())
+        out.append(
+            {
+                "round": round_,
+                "provider": provider,
+                "source": source,
+                "criterion": criterion,
+                "condition": condition,
+                "rows": total,
+                "counts": {v: tally.get(v, 0) for v in scale},
+                "shares": {v: round(tally.get(v, 0) / total, 4) for v in scale},
+            }
+        )
+    return out
+
+
+def question_type_table(rows: Sequence[ReportRow]) -> list[dict[str, Any]]:
+    """Docs-QA pass rate and n per question type (the seed's order, others after), then ``overall``.
+
+    Rows without a ``question_type`` are left out. Pass rates are over the scored rows, with a Wilson
+    interval; each entry also carries its unscored count.
+    """
+    setup = decisions()["question_types"]
+    order = list(setup["order"])
+    typed = [r for r in rows if r.keys["question_type"] != "-"]
+    entries = pass_rates(typed, ("question_type",))
+    entries.sort(
+        key=lambda e: (
+            (order.index(e["question_type"]), "")
+            if e["question_type"] in order
+            else (len(order), e["question_type"])
+        )
+    )
+    for entry in entries:
+        entry["label"] = setup["labels"].get(entry["question_type"], entry["question_type"])
+    if typed:
+        (overall,) = pass_rates([_relabel(r) for r in typed], ("question_type",))
+        overall["label"] = setup["overall_label"]
+        entries.append(overall)
+    for entry in entries:
+        entry.pop("mean_composite", None)
+        entry["rows"], entry["scored"] = entry.pop("rows"), entry.pop("n")
+    return entries
+
+
+def _relabel(row: ReportRow) -> ReportRow:
+    from dataclasses import replace
+
+    return replace(row, keys={**row.keys, "question_type": "overall"})
+
+
+def format_question_types(entries: Sequence[Mapping[str, Any]]) -> str:
+    """The seed's table: ``| Question type | Pass rate | n |``, one line per type, then Overall."""
+    lines = ["| Question type | Pass rate | n |", "|---|---|---|"]
+    for e in entries:
+        rate = f"{e['pass_rate']:.0%}" if e["pass_rate"] is not None else "–"
+        lines.append(f"| {e['label']} | {rate} | {e['scored']} |")
+    unscored = sum(e["unscored"] for e in entries if e["question_type"] != "overall")
+    if not entries:
+        return "No row has a docs-QA question type (test metadata.question_type)."
+    note = "Pass rate over the scored rows (n)"
+    return "\n".join([*lines, "", f"{note}; unscored rows, counted apart: {unscored}."])
+
+
+def format_effects(effects: Sequence[Effect], rates: Sequence[Mapping[str, Any]]) -> str:
+    """Text tables: pass rates with Wilson intervals, then the paired effects."""
+    from grounding_eval.analysis.summary import table_lines
+
+    body = [
+        ["round", "condition", "provider", "n", "pass", "pass rate [95% Wilson]", "composite", "unscored"]
+    ]
+    for r in rates:
+        ci = f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]" if r["ci_low"] is not None else ""
+        rate = f"{r['pass_rate']:.0%} {ci}" if r["pass_rate"] is not None else "–"
+        comp = f"{r['mean_composite']:.3f}" if r["mean_composite"] is not None else "–"
+        body.append(
+            [
+                r["round"],
+                r["condition"],
+                r["provider"],
+                str(r["n"]),
+                str(r["passed"]),
+                rate,
+                comp,
+                str(r["unscored"]),
+            ]
+        )
+    setup = decisions()["effects"]
+    lines = ["Pass rate per round, condition and model (over scored rows)", *table_lines(body), ""]
+    lines.append(
+        f"Paired condition effects (to − from, mean over items; {setup['confidence']:.0%} paired bootstrap CI, "
+        f"{setup['resamples']} resamples, seed {setup['seed']}; two-sided sign-flip p)"
+    )
+    body = [
+        ["provider", "round", "to − from", "metric", "n", "mean diff", "95% CI", "p", "missing", "unscored"]
+    ]
+    for e in effects:
+        ci = f"[{e.ci_low:+.3f}, {e.ci_high:+.3f}]" if e.ci_low is not None and e.ci_high is not None else "–"
+        body.append(
+            [
+                e.provider,
+                e.round,
+                f"{e.to} − {e.from_}",
+                e.metric,
+                str(e.n),
+                f"{e.mean_diff:+.3f}" if e.mean_diff is not None else "–",
+                ci,
+                f"{e.p_value:.3g}" if e.p_value is not None else "–",
+                str(e.n_missing),
+                str(e.n_unscored),
+            ]
+        )
+    lines += table_lines(body)
+    lines.append(
+        "Items missing a condition (missing) or unscored under one (unscored) are left out, never imputed."
+    )
+    return "\n".join(lines)
