@@ -264,10 +264,13 @@ class TestLivenessSwitch:
         assert _grade("Call 211.", test, "C0", liveness="offline")["metadata"]["liveness_mode"] == "live"
 
     def test_shipped_configs_say_offline_but_yield_to_the_environment(self) -> None:
+        checked = []
         for config in [REPO / "promptfooconfig.yaml", *sorted((REPO / "configs").glob("*.yaml"))]:
             text = config.read_text(encoding="utf-8")
-            if "assertions/verifier.py" in text:
+            if "assertions/verifier.py" in text or "assertions/grounding.cjs:verifier" in text:
                 assert "GROUNDING_EVAL_LIVENESS=live" in text, config.name
+                checked.append(config.name)
+        assert len(checked) >= 7, checked  # the main job, five rounds and the verifier demo
 
 
 class TestUncheckedCount:

@@ -604,7 +604,7 @@ class ReplayJudgeClient:
     """Recorded judge replies (fixtures) served by ``fixture_key``; never a model, never cached.
 
     The n-th call for a key returns its n-th reply, so a fixture can record "malformed first, valid on
-    the retry". The position is per client instance.
+    the retry". The position is per client instance (see :meth:`restarted`).
 
     A recording is a verdict on one answer text. Before replaying, callers ask :meth:`check_answer`
     whether the recording was made for the answer under judgment; :meth:`complete` keeps the
@@ -618,6 +618,14 @@ class ReplayJudgeClient:
         self._fixtures = dict(fixtures)
         self._served: dict[str, int] = {}
         self._lock = threading.Lock()
+
+    def restarted(self) -> ReplayJudgeClient:
+        """The same recordings with every key back at its first reply: one judgment's view.
+
+        The promptfoo adapter restarts the client for every row, so a process that grades many rows (a
+        warm worker, a repeated row) replays each row as a fresh process would.
+        """
+        return ReplayJudgeClient(self.provider_id, self.model, self._fixtures)
 
     def check_answer(self, fixture_key: str | None, answer: str, *, answer_is_recorded: bool) -> AnswerCheck:
         """Say whether the recording for ``fixture_key`` may grade ``answer``.

@@ -331,8 +331,18 @@ def _provider_id(config: dict[str, Any], test: dict[str, Any], metadata: dict[st
     return provider
 
 
-@cache
 def _client(provider: str, cache_dir: str, base_url: str | None, timeout: float, max_retries: int) -> Any:
+    """The judge client for one row: built once per process, a replay client restarted per row."""
+    from grounding_eval.judge.client import ReplayJudgeClient
+
+    client = _built_client(provider, cache_dir, base_url, timeout, max_retries)
+    return client.restarted() if isinstance(client, ReplayJudgeClient) else client
+
+
+@cache
+def _built_client(
+    provider: str, cache_dir: str, base_url: str | None, timeout: float, max_retries: int
+) -> Any:
     from grounding_eval.judge.client import make_client
 
     return make_client(

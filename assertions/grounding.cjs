@@ -1,0 +1,238 @@
+// promptfoo entry points that grade in a warm Python: `type: javascript` assertions
+// (file://assertions/grounding.cjs:verifier, :judge) and scoring functions
+// (assertScoringFunction: file://assertions/grounding.cjs:round1, :round2b, :round3).
+//
+// promptfoo starts a fresh Python process for every `type: python` call (about 50 ms each before any
+// of our code runs); JavaScript entries run inside promptfoo's Node process. These forward each call,
+// with promptfoo's own arguments, to a pool of long-lived Python workers
+// (`python -m grounding_eval.promptfoo.worker`), which grade with exactly the functions the Python
+// entry files (assertions/verifier.py, judge.py, composite.py) call. Same GradingResult either way.
+//
+// Lifetime: workers are started on first use, read requests from a pipe this process holds, and exit
+// when it closes (promptfoo ended, crashed or was killed) or after GROUNDING_EVAL_WORKER_IDLE seconds
+// without a request (default 120). No socket, no file.
+// Python: $PROMPTFOO_PYTHON (as promptfoo itself uses), else `python3`.
+// Pool size: $GROUNDING_EVAL_WORKERS (default: the number of CPUs, at most 4), each one call at a time.
+// If no worker can be started or kept, a call is graded in a one-off Python process
+// (`--once`), and its reason says so: never a silent change of what graded the row.
+'use strict';
+
+const { spawn } = require('node:child_process');
+const os = require('node:os');
+const path = require('node:path');
+
+const PACK_ROOT = path.resolve(__dirname, '..');
+const READY_TIMEOUT_MS = 60000;
+const STATE_KEY = Symbol.for('grounding-eval.worker-pool');
+
+function python() {
+  return process.env.PROMPTFOO_PYTHON || 'python3';
+}
+
+function poolSize() {
+  const wanted = Number.parseInt(process.env.GROUNDING_EVAL_WORKERS || '', 10);
+  if (Number.isInteger(wanted) && wanted > 0) return wanted;
+  const cpus = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+  return Math.max(1, Math.min(4, cpus));
+}
+
+function workerEnv() {
+  // The pack itself is importable even when the package is not installed into that Python.
+  const parts = [PACK_ROOT];
+  if (process.env.PYTHONPATH) parts.push(process.env.PYTHONPATH);
+  return { ...process.env, PYTHONPATH: parts.join(path.delimiter), PYTHONUNBUFFERED: '1' };
+}
+
+// promptfoo's own serialization for Python calls: drop only true cycles (functions vanish in JSON).
+function stringify(value) {
+  const ancestors = [];
+  return JSON.stringify(value, function replacer(_key, val) {
+    if (typeof val === 'bigint') return val.toString();
+    if (typeof val === 'object' && val !== null) {
+      while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop();
+      if (ancestors.includes(val)) return undefined;
+      ancestors.push(val);
+    }
+    return val;
+  });
+}
+
+class Worker {
+  constructor(onGone) {
+    this.pending = new Map();
+    this.busy = 0;
+    this.buffer = '';
+    this.gone = null;
+    const idle = process.env.GROUNDING_EVAL_WORKER_IDLE || '120';
+    this.child = spawn(python(), ['-m', 'grounding_eval.promptfoo.worker', '--idle', idle], {
+      cwd: process.cwd(),
+      env: workerEnv(),
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    this.ready = new Promise((resolve, reject) => {
+      this.markReady = resolve;
+      this.failReady = reject;
+    });
+    const timer = setTimeout(() => this.fail(new Error(`no ready line within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+    timer.unref();
+    this.ready.then(() => clearTimeout(timer), () => clearTimeout(timer));
+    this.child.on('error', (err) => this.fail(err));
+    this.child.on('exit', (code, signal) => {
+      this.fail(new Error(`worker exited (${signal || `status ${code}`})`));
+      onGone(this);
+    });
+    this.child.stdin.on('error', (err) => this.fail(err));
+    this.child.stdout.setEncoding('utf8');
+    this.child.stdout.on('data', (chunk) => this.read(chunk));
+    this.idleHandles();
+  }
+
+  // While no call is waiting, the worker must not keep promptfoo's Node process alive.
+  idleHandles() {
+    if (this.busy > 0) return;
+    this.child.unref();
+    this.child.stdout.unref?.();
+    this.child.stdin.unref?.();
+  }
+
+  busyHandles() {
+    this.child.ref();
+    this.child.stdout.ref?.();
+    this.child.stdin.ref?.();
+  }
+
+  read(chunk) {
+    this.buffer += chunk;
+    let cut;
+    while ((cut = this.buffer.indexOf('\n')) >= 0) {
+      const line = this.buffer.slice(0, cut);
+      this.buffer = this.buffer.slice(cut + 1);
+      let message;
+      try {
+        message = JSON.parse(line);
+      } catch (err) {
+        this.fail(new Error(`unreadable reply from the worker: ${err.message}`));
+        this.child.kill();
+        return;
+      }
+      if (message.ready !== undefined) {
+        this.markReady();
+        continue;
+      }
+      const waiting = this.pending.get(message.id);
+      if (!waiting) continue;
+      this.pending.delete(message.id);
+      this.busy -= 1;
+      this.idleHandles();
+      if (message.error !== undefined) waiting.reject(new Error(message.error));
+      else waiting.resolve(message.result);
+    }
+  }
+
+  fail(err) {
+    if (this.gone) return;
+    this.gone = err;
+    this.failReady(err);
+    for (const waiting of this.pending.values()) waiting.reject(err);
+    this.pending.clear();
+  }
+
+  async call(id, line) {
+    await this.ready;
+    if (this.gone) throw this.gone;
+    this.busy += 1;
+    this.busyHandles();
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.child.stdin.write(line);
+    });
+  }
+}
+
+function pool() {
+  if (!globalThis[STATE_KEY]) globalThis[STATE_KEY] = { workers: [], nextId: 1, queue: [] };
+  return globalThis[STATE_KEY];
+}
+
+function pickWorker(state) {
+  const alive = state.workers.filter((w) => !w.gone);
+  state.workers = alive;
+  const free = alive.find((w) => w.busy === 0);
+  if (free) return free;
+  if (alive.length < poolSize()) {
+    const worker = new Worker((gone) => {
+      state.workers = state.workers.filter((w) => w !== gone);
+    });
+    state.workers.push(worker);
+    return worker;
+  }
+  return alive.reduce((a, b) => (b.busy < a.busy ? b : a));
+}
+
+function once(line) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(python(), ['-m', 'grounding_eval.promptfoo.worker', '--once'], {
+      cwd: process.cwd(),
+      env: workerEnv(),
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      try {
+        const message = JSON.parse(out.trim().split('\n').pop());
+        if (message.error !== undefined) reject(new Error(message.error));
+        else resolve(message.result);
+      } catch (err) {
+        reject(new Error(`one-off Python process ended with status ${code} and no reply`));
+      }
+    });
+    child.stdin.end(line);
+  });
+}
+
+const FAILED = {
+  verifier: 'ERROR (verifier not run)',
+  judge: 'ERROR (judge unscored)',
+  round1: 'UNSCORED: composite not computed',
+  round2b: 'UNSCORED: composite not computed',
+  round3: 'UNSCORED: composite not computed',
+};
+
+async function grade(call, value, context) {
+  const state = pool();
+  const id = state.nextId++;
+  const line = `${stringify({ id, call, args: [value, context], pack_root: PACK_ROOT })}\n`;
+  let workerError;
+  // A worker can end between two calls (its idle limit); a second worker gets one more try.
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      return await pickWorker(state).call(id, line);
+    } catch (err) {
+      workerError = err;
+    }
+  }
+  try {
+    const result = await once(line);
+    const note = `(graded in a one-off Python process: the grounding-eval worker failed: ${workerError.message})`;
+    return { ...result, reason: `${result.reason}\n${note}` };
+  } catch (err) {
+    return {
+      pass: false,
+      score: 0,
+      reason: `${FAILED[call]}: no Python could grade this row: worker: ${workerError.message}; one-off: ${err.message}`,
+    };
+  }
+}
+
+module.exports = {
+  verifier: (output, context) => grade('verifier', output, context),
+  judge: (output, context) => grade('judge', output, context),
+  round1: (namedScores, context) => grade('round1', namedScores, context),
+  round2b: (namedScores, context) => grade('round2b', namedScores, context),
+  round3: (namedScores, context) => grade('round3', namedScores, context),
+};

@@ -1,0 +1,177 @@
+"""A warm Python for a whole promptfoo eval: the grading calls of ``assertions/grounding.js``.
+
+promptfoo starts a fresh Python process for every ``type: python`` assertion and every Python scoring
+function (about 50 ms before any of our code runs, then the imports and the directory load). A
+``type: javascript`` file assertion and a JavaScript scoring function run inside promptfoo's own Node
+process instead, so ``assertions/grounding.js`` forwards each call to a few of these workers, started
+on first use and kept for the eval. A worker grades with exactly the functions the Python entry files
+call (``verifier_assertion``, ``judge_assertion``, the ``score_round*`` composites), so a row gets the
+same GradingResult through either entry.
+
+The protocol is one JSON object per line. Request: ``{"id": N, "call": NAME, "args": [...],
+"pack_root": PATH}``; reply: ``{"id": N, "result": GradingResult}``. Standard output carries only
+replies (anything our code prints goes to standard error). A worker handles one call at a time; the
+JavaScript side runs several workers for concurrency.
+
+A worker never outlives its eval: it reads requests from a pipe held by the Node process, so it exits
+when that pipe closes (promptfoo finished, crashed or was killed), and it also exits after
+``--idle`` seconds without a request (the JavaScript side starts a new one if a call comes later).
+It opens no socket and writes no file of its own.
+
+``python -m grounding_eval.promptfoo.worker --once`` reads a single request from standard input, writes
+its reply and exits: the JavaScript entry's way to grade when no worker can be kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+__all__ = ["CALLS", "handle", "main"]
+
+PROTOCOL = 1
+DEFAULT_IDLE_S = 120.0
+
+
+def _verifier(args: list[Any], pack_root: Path) -> dict[str, Any]:
+    from grounding_eval.promptfoo.verifier_assertion import verifier_assertion
+
+    return verifier_assertion(args[0], args[1], pack_root=pack_root)
+
+
+def _judge(args: list[Any], pack_root: Path) -> dict[str, Any]:
+    from grounding_eval.promptfoo.judge_assertion import judge_assertion
+
+    return judge_assertion(args[0], args[1], pack_root=pack_root)
+
+
+def _composite(name: str) -> Callable[[list[Any], Path], dict[str, Any]]:
+    def score(args: list[Any], pack_root: Path) -> dict[str, Any]:
+        from grounding_eval.promptfoo import composite_scoring
+
+        function = getattr(composite_scoring, f"score_{name}")
+        result: dict[str, Any] = function(args[0] or {}, args[1])
+        return result
+
+    return score
+
+
+# The calls a worker answers: the same functions the Python entry files in assertions/ call.
+CALLS: Mapping[str, Callable[[list[Any], Path], dict[str, Any]]] = {
+    "verifier": _verifier,
+    "judge": _judge,
+    "round1": _composite("round1"),
+    "round2b": _composite("round2b"),
+    "round3": _composite("round3"),
+}
+
+# What an unexpected failure says, per call: the words the Python entries use for the same situation.
+_FAILED = {
+    "verifier": "ERROR (verifier not run)",
+    "judge": "ERROR (judge unscored)",
+    "round1": "UNSCORED: composite not computed",
+    "round2b": "UNSCORED: composite not computed",
+    "round3": "UNSCORED: composite not computed",
+}
+
+
+def handle(request: Any) -> dict[str, Any]:
+    """Answer one request: ``{"id", "result"}``; never raises.
+
+    An unknown call or malformed request is answered with a failing GradingResult naming the problem,
+    so the row shows it rather than the eval stopping.
+    """
+    from grounding_eval.encodable import utf8_encodable
+
+    rid = request.get("id") if isinstance(request, dict) else None
+    if not isinstance(request, dict):
+        return {
+            "id": rid,
+            "result": _failure("ERROR (grounding-eval worker)", "the request is not a JSON object"),
+        }
+    call = request.get("call")
+    args = request.get("args")
+    root = request.get("pack_root")
+    if call not in CALLS:
+        return {"id": rid, "result": _failure("ERROR (grounding-eval worker)", f"unknown call {call!r}")}
+    prefix = _FAILED[str(call)]
+    if not isinstance(args, list) or len(args) != 2 or not isinstance(root, str):
+        return {"id": rid, "result": _failure(prefix, "malformed request: args must be [value, context]")}
+    try:
+        result = CALLS[str(call)](args, Path(root))
+    except Exception as exc:  # the adapters return GradingResults; this is a bug, shown on the row
+        result = _failure(prefix, f"{type(exc).__name__}: {exc}")
+    return {"id": rid, "result": utf8_encodable(result)}
+
+
+def _failure(prefix: str, message: str) -> dict[str, Any]:
+    return {"pass": False, "score": 0.0, "reason": f"{prefix}: {message}"}
+
+
+def _reply(out: TextIO, reply: Mapping[str, Any]) -> None:
+    out.write(json.dumps(reply, ensure_ascii=False, allow_nan=False, default=str) + "\n")
+    out.flush()
+
+
+def _lines(fd: int, idle: float) -> Iterator[bytes]:
+    """Lines read from ``fd`` until it closes or stays silent for ``idle`` seconds.
+
+    Reads the descriptor itself (not a buffered file) so that waiting for input never misses a line
+    already read into a buffer.
+    """
+    parts: list[bytes] = []
+    while True:
+        ready, _, _ = select.select([fd], [], [], idle)
+        if not ready:
+            return  # idle past the limit: the JavaScript side starts a new worker when needed
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return  # the pipe closed: promptfoo has gone
+        while (cut := chunk.find(b"\n")) >= 0:
+            yield b"".join([*parts, chunk[:cut]])
+            parts, chunk = [], chunk[cut + 1 :]
+        if chunk:
+            parts.append(chunk)
+
+
+def _serve(fd: int, out: TextIO, idle: float) -> int:
+    for line in _lines(fd, idle):
+        try:
+            request = json.loads(line)
+        except ValueError as exc:
+            _reply(out, {"id": None, "error": f"not JSON: {exc}"})
+            continue
+        _reply(out, handle(request))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve requests from standard input until it closes or stays idle; ``--once`` answers one."""
+    parser = argparse.ArgumentParser(prog="python -m grounding_eval.promptfoo.worker")
+    parser.add_argument(
+        "--idle", type=float, default=DEFAULT_IDLE_S, help="exit after SECONDS without a request"
+    )
+    parser.add_argument("--once", action="store_true", help="answer one request from standard input and exit")
+    args = parser.parse_args(argv)
+    out = sys.stdout
+    sys.stdout = sys.stderr  # replies only on the real standard output
+    if args.once:
+        try:
+            request = json.loads(sys.stdin.read())
+        except ValueError as exc:
+            _reply(out, {"id": None, "error": f"not JSON: {exc}"})
+            return 2
+        _reply(out, handle(request))
+        return 0
+    _reply(out, {"id": None, "ready": PROTOCOL, "pid": os.getpid()})
+    return _serve(sys.stdin.fileno(), out, args.idle)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
