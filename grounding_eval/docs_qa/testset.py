@@ -15,6 +15,7 @@ beside them.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ SCHEMA_PATH: Final = (
 )
 QUESTION_FILES: Final = ("questions.jsonl", "questions.yaml")
 DOCS_DIR: Final = "docs"
+_PLAIN_ID: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,12 @@ def load_questions(path: str | Path, docs: DocsSet | None) -> list[Question]:
     questions: list[Question] = []
     seen: dict[str, str] = {}
     for where, row in iter_rows(path):
-        label = f"{where} ({clip(row['id'], 20)})" if isinstance(row.get("id"), str) else where
+        rid = row.get("id")
+        label = (
+            f"{where} ({rid if isinstance(rid, str) and _PLAIN_ID.fullmatch(rid) else clip(rid, 20)})"
+            if "id" in row
+            else where
+        )
         errors = sorted(validator.iter_errors(row), key=lambda e: (list(e.absolute_path), e.message))
         if errors:
             error = errors[0]
