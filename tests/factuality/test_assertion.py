@@ -1,0 +1,230 @@
+"""The promptfoo assertion (``assertions/factuality.py``), called as promptfoo calls it, with plain dicts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grounding_eval.judge.client import answer_sha256
+from grounding_eval.promptfoo.factuality_assertion import CHEAP_PROVIDER_ENV
+from grounding_eval.promptfoo.judge_assertion import JUDGE_PROVIDER_ENV
+from tests.entry_points import load_entry_point
+
+from .conftest import CONTRADICTED, EVIDENCE_FILES, SUPPORTED, JudgeServer, Scripted, reply, wire_cases
+
+get_assert = load_entry_point("factuality")
+ANSWER = (
+    "A landlord may not evict a servicemember's family without a court order. Everyone gets free legal aid."
+)
+METADATA_KEYS = {"status", "score", "judge_reported_score", "claims", "ungrounded_verdicts", "model_id",
+                 "prompt_version", "stage", "attempts"}  # fmt: skip
+CLAIM_KEYS = {"claim_id", "claim_text", "verification_result", "score", "severity", "evidence_quote",
+              "evidence_check", "source_document_ids"}  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    monkeypatch.delenv(JUDGE_PROVIDER_ENV, raising=False)
+    monkeypatch.delenv(CHEAP_PROVIDER_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)  # default queues, cache and audit land here
+    yield
+
+
+def _record(path: Path, key: str, answer: str, *replies: str) -> str:
+    path.write_text(
+        json.dumps([{"key": key, "answer_sha256": answer_sha256(answer), "replies": list(replies)}])
+    )
+    return f"replay:{path}"
+
+
+def _context(provider: str, *, metadata: dict[str, Any] | None = None, **config: Any) -> dict[str, Any]:
+    config = {"provider": provider, "evidence_files": [str(p) for p in EVIDENCE_FILES], **config}
+    return {
+        "vars": {"query_id": "q1"},
+        "test": {"description": "a test", "metadata": metadata or {}},
+        "config": config,
+        "prompt": "the prompt",
+    }
+
+
+class TestResult:
+    """namedScores, one componentResult per claim, metadata.factuality in the shared shape."""
+
+    def test_scored_row(self, tmp_path: Path) -> None:
+        provider = _record(
+            tmp_path / "r.json", "factual_accuracy/q1/C0", ANSWER, reply(SUPPORTED, CONTRADICTED)
+        )
+        result = get_assert(ANSWER, _context(provider))
+        assert result["pass"] is False  # 0.5 is under the 0.8 threshold
+        assert result["score"] == 0.5
+        assert result["reason"].startswith(
+            "FAIL factual accuracy 0.50 over 2 verifiable claim(s), threshold 0.8"
+        )
+        assert result["namedScores"] == {
+            "factual_accuracy": 0.5, "factuality.supported": 1, "factuality.contradicted": 1,
+            "factuality.partially_supported": 0, "factuality.unverifiable": 0, "factuality.severity.critical": 0,
+            "factuality.severity.major": 1, "factuality.severity.minor": 0, "factuality.ungrounded_verdicts": 0,
+        }  # fmt: skip
+        components = result["componentResults"]
+        assert [c["pass"] for c in components] == [True, False]
+        assert components[1]["reason"].startswith("claim c2: Contradicted [Major] (score 0)")
+        assert "(FOUND in avoid#1)" in components[1]["reason"]
+        meta = result["metadata"]["factuality"]
+        assert METADATA_KEYS <= set(meta)
+        assert all(CLAIM_KEYS <= set(c) for c in meta["claims"])
+        assert meta["claims"][0]["source_document_ids"] == ["scra"]
+        assert meta["source_document_ids"] == ["scra", "avoid"]
+        assert meta["timestamp"] and meta["raw_reply"] and meta["prompt_version"] == "factual-accuracy-p1"
+        assert len(json.dumps(result["metadata"])) < 5000
+        audit = json.loads(Path(meta["audit_file"]).read_text(encoding="utf-8"))
+        assert "<TARGET_TEXT>" in audit["rendered_prompt"]["user"]
+
+    def test_ungrounded_verdict_chip_and_downgrade(self, tmp_path: Path) -> None:
+        invented = {
+            **SUPPORTED,
+            "claim_id": "c3",
+            "evidence_quote": "landlords must give ninety days of notice before any eviction",
+        }
+        provider = _record(tmp_path / "r.json", "factual_accuracy/q1/C0", ANSWER, reply(SUPPORTED, invented))
+        result = get_assert(ANSWER, _context(provider))
+        assert result["namedScores"]["factuality.ungrounded_verdicts"] == 1
+        assert result["namedScores"]["factual_accuracy"] == 1.0  # c3 scored as Unverifiable
+        assert "1 UNGROUNDED_VERDICT" in result["reason"]
+        assert "MISMATCH: judge reported total_verifiable_claims 2, computed 1" in result["reason"]
+        assert "UNGROUNDED_VERDICT: scored as Unverifiable" in result["componentResults"][1]["reason"]
+        result = get_assert(ANSWER, _context(provider, downgrade_ungrounded=False))
+        assert (
+            result["namedScores"]["factual_accuracy"] == 1.0
+            and result["namedScores"]["factuality.ungrounded_verdicts"] == 1
+        )
+
+    def test_no_verifiable_claims_has_no_score_chip(self, tmp_path: Path) -> None:
+        unverifiable = {
+            **SUPPORTED,
+            "verification_result": "Unverifiable",
+            "score": None,
+            "evidence_quote": None,
+        }
+        provider = _record(tmp_path / "r.json", "factual_accuracy/q1/C0", ANSWER, reply(unverifiable))
+        result = get_assert(ANSWER, _context(provider))
+        assert "factual_accuracy" not in result["namedScores"]
+        assert result["reason"].startswith("FAIL NO VERIFIABLE CLAIMS: no score")
+        assert result["metadata"]["factuality"]["status"] == "no_verifiable_claims"
+        assert result["metadata"]["factuality"]["score"] is None
+
+    def test_invalid_twice_is_an_error_with_no_scores(self, tmp_path: Path) -> None:
+        provider = _record(tmp_path / "r.json", "factual_accuracy/q1/C0", ANSWER, "nope", "still nope")
+        result = get_assert(ANSWER, _context(provider, review_queue=str(tmp_path / "q.jsonl")))
+        assert result["pass"] is False and result["namedScores"] == {}
+        assert result["reason"].startswith(
+            "ERROR (factuality unscored): the judge reply was invalid twice; sent to the review queue"
+        )
+        assert (tmp_path / "q.jsonl").exists()
+        again = get_assert(ANSWER, _context(provider, review_queue=str(tmp_path / "q.jsonl")))
+        assert "already in the review queue" in again["reason"]
+        assert len((tmp_path / "q.jsonl").read_text(encoding="utf-8").splitlines()) == 1
+
+
+class TestLegalAidRows:
+    """A C1.5 row's evidence is the articles it was shown; its risk tier sets the risk level."""
+
+    def _dataset(self, tmp_path: Path) -> Path:
+        root = tmp_path / "data"
+        (root / "articles").mkdir(parents=True)
+        (root / "articles" / "scra.txt").write_text(
+            EVIDENCE_FILES[0].read_text(encoding="utf-8"), encoding="utf-8"
+        )
+        (root / "articles" / "avoid.txt").write_text(
+            EVIDENCE_FILES[1].read_text(encoding="utf-8"), encoding="utf-8"
+        )
+        return root
+
+    def test_critical_item_with_major_finding_needs_a_human(self, tmp_path: Path) -> None:
+        root = self._dataset(tmp_path)
+        provider = _record(
+            root / "fa.json", "factual_accuracy/q1/C1.5", ANSWER, reply(SUPPORTED, CONTRADICTED)
+        )
+        context = _context("replay:{dataset}/fa.json", metadata={"dataset": str(root), "full_content_ids": ["scra", "avoid"], "risk_tier": "critical"},
+                           human_queue=str(tmp_path / "human.jsonl"))  # fmt: skip
+        del context["config"]["evidence_files"]
+        context["vars"]["jkb_full_content"] = "the articles"
+        context["prompt"] = "Sources: the articles. Question?"
+        assert provider
+        result = get_assert(ANSWER, context)
+        assert result["pass"] is False
+        assert result["reason"].startswith("NEEDS_HUMAN_VERIFICATION: risk level high and c2 (Major)")
+        assert result["metadata"]["factuality"]["risk_level"] == "high"
+        entry = json.loads((tmp_path / "human.jsonl").read_text(encoding="utf-8"))
+        assert entry["item"]["query_id"] == "q1" and entry["findings"][0]["evidence_chunks"]
+
+    def test_articles_not_in_the_prompt_are_not_evidence(self, tmp_path: Path) -> None:
+        root = self._dataset(tmp_path)
+        context = _context("replay:x", metadata={"dataset": str(root), "full_content_ids": ["scra"]})
+        del context["config"]["evidence_files"]
+        context["vars"]["jkb_full_content"] = "the articles"  # but the prompt (C0) does not contain them
+        result = get_assert(ANSWER, context)
+        assert result["reason"].startswith("ERROR (factuality unscored): no evidence:")
+
+
+class TestNeverRaises:
+    """Whatever promptfoo passes, a GradingResult with a reason comes back."""
+
+    @pytest.mark.parametrize("output", [None, "", {"a": 1}, ["x"], 3, "\ud83d half an emoji"])
+    def test_odd_outputs(self, output: Any, tmp_path: Path) -> None:
+        result = get_assert(output, _context(f"replay:{tmp_path / 'missing.yaml'}"))
+        assert result["pass"] is False and result["reason"]
+
+    @pytest.mark.parametrize("context", [None, {}, {"config": "x"}, {"vars": []}])
+    def test_odd_contexts(self, context: Any) -> None:
+        result = get_assert(ANSWER, context)
+        assert result["pass"] is False and result["reason"].startswith("ERROR (factuality unscored)")
+
+    def test_no_judge_names_the_variable(self) -> None:
+        context = _context("")
+        del context["config"]["provider"]
+        assert JUDGE_PROVIDER_ENV in get_assert(ANSWER, context)["reason"]
+
+    def test_missing_key_is_an_error(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        result = get_assert(ANSWER, _context("openai:chat:gpt-4o"))
+        assert (
+            result["reason"]
+            == "ERROR (factuality unscored): OPENAI_API_KEY is not set (needed by judge provider openai:chat:gpt-4o)"
+        )
+
+    @pytest.mark.parametrize("response", [{"isPartial": True}, {"finishReason": "length"}])
+    def test_partial_output_is_refused(self, response: dict[str, Any], tmp_path: Path) -> None:
+        provider = _record(tmp_path / "r.json", "factual_accuracy/q1/C0", ANSWER, reply(SUPPORTED))
+        context = {**_context(provider), "providerResponse": {"output": ANSWER, **response}}
+        result = get_assert(ANSWER, context)
+        assert result["reason"].startswith("ERROR (factuality unscored): refused a partial output")
+
+    def test_recording_for_another_answer_is_refused(self, tmp_path: Path) -> None:
+        provider = _record(tmp_path / "r.json", "factual_accuracy/q1/C0", "another answer", reply(SUPPORTED))
+        result = get_assert(ANSWER, _context(provider))
+        assert result["reason"].startswith(
+            "ERROR (factuality not run): recorded judge reply factual_accuracy/q1/C0 was recorded for answer sha256"
+        )
+        assert result["namedScores"] == {}
+
+
+class TestLiveSwitch:
+    """$GROUNDING_EVAL_JUDGE_PROVIDER makes the whole judgment live: the recorded cheap stage is off."""
+
+    def test_env_judge_turns_the_recorded_cheap_stage_off(
+        self, monkeypatch: pytest.MonkeyPatch, judge_server: JudgeServer, tmp_path: Path
+    ) -> None:
+        case = wire_cases(judge_server.url)["openai"]
+        for name, value in case.env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv(JUDGE_PROVIDER_ENV, case.provider_id)
+        judge_server.script(Scripted(body=case.ok(reply(SUPPORTED))))
+        cheap = _record(tmp_path / "cheap.json", "factual_accuracy/q1/C0", ANSWER, reply(SUPPORTED))
+        result = get_assert(ANSWER, _context("replay:unused", cheap_provider=cheap, max_retries=0))
+        meta = result["metadata"]["factuality"]
+        assert (meta["stage"], meta["model_id"], meta["cheap_model_id"]) == ("capable", case.model, None)
+        assert judge_server.count == 1 and result["pass"] is True
