@@ -74,8 +74,8 @@ class TestResult:
         assert components[1]["reason"].startswith("claim c2: Contradicted [Major] (score 0)")
         assert "(FOUND in avoid#1)" in components[1]["reason"]
         meta = result["metadata"]["factuality"]
-        assert METADATA_KEYS <= set(meta)
-        assert all(CLAIM_KEYS <= set(c) for c in meta["claims"])
+        assert set(meta) >= METADATA_KEYS
+        assert all(set(c) >= CLAIM_KEYS for c in meta["claims"])
         assert meta["claims"][0]["source_document_ids"] == ["scra"]
         assert meta["source_document_ids"] == ["scra", "avoid"]
         assert meta["timestamp"] and meta["raw_reply"] and meta["prompt_version"] == "factual-accuracy-p1"
