@@ -84,7 +84,9 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
             )
         provider = _provider(config, metadata)
     except (DataError, ValueError, KeyError, OSError) as exc:
-        return _error(exc.one_line() if isinstance(exc, DataError) else f"{type(exc).__name__}: {exc}")
+        if isinstance(exc, OSError):
+            return _error(f"{type(exc).__name__}: {exc}")
+        return _error(exc.one_line() if isinstance(exc, DataError) else str(exc))
     answer = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
 
     coverage = check_coverage(
