@@ -45,13 +45,13 @@ def sign_flip_p(diffs: Sequence[float], *, permutations: int, seed: int) -> floa
     """Two-sided paired sign-flip permutation p-value of the mean difference (SciPy's permutation test).
 
     Exact (every sign pattern) when ``2 ** len(diffs) <= permutations``; otherwise ``permutations``
-    random sign flips, seeded. All-zero differences give 1.0.
+    random sign flips, seeded. All-zero differences, or a single item, give 1.0.
     """
     d = np.asarray(diffs, dtype=float)
     if d.size == 0:
         raise ValueError("no differences to test")
-    if not np.any(d):
-        return 1.0
+    if not np.any(d) or d.size == 1:
+        return 1.0  # every sign pattern reaches the observed |mean| (one item: its two signs tie)
 
     def mean(x: np.ndarray, axis: int) -> np.ndarray:
         return np.asarray(np.mean(x, axis=axis))

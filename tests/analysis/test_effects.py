@@ -1,0 +1,166 @@
+"""grounding-eval report --effects: paired condition effects, Wilson pass rates, verdict shares (hand tables)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grounding_eval.analysis.effects import criterion_shares, paired_effects, pass_rates
+from grounding_eval.analysis.summary import load_rows
+from grounding_eval.cli import main
+from tests.analysis.rows import FIXTURES, row, write
+
+# Four items under C0, C1, C1.5. i3's C1 row is unscored (judge reply unscorable: its composite must not be
+# used), i4 has no C1.5 row. By hand (to − from, per item):
+#   C1 − C0:   i1 +0.4, i2 −0.1, i4 +0.6 (i3 unscored)        n 3, mean 0.3,    missing 0, unscored 1
+#   C1.5 − C1: i1 +0.2, i2 +0.6 (i3 unscored, i4 missing)      n 2, mean 0.4,    missing 1, unscored 1
+#   C1.5 − C0: i1 +0.6, i2 +0.5, i3 +0.5 (i4 missing)          n 3, mean 1.6/3,  missing 1, unscored 0
+# Sign-flip p (exact): [0.4, −0.1, 0.6] 4/8; [0.2, 0.6] 2/4; [0.6, 0.5, 0.5] 2/8.
+# 95 % bootstrap: an all-equal resample of n = 2 or 3 items has probability ≥ 1/27 > 2.5 %, so the interval
+# runs from the smallest to the largest difference: [−0.1, 0.6], [0.2, 0.6], [0.5, 0.6].
+SCORES = {
+    ("i1", "C0"): 0.2, ("i1", "C1"): 0.6, ("i1", "C1.5"): 0.8,
+    ("i2", "C0"): 0.5, ("i2", "C1"): 0.4, ("i2", "C1.5"): 1.0,
+    ("i3", "C0"): 0.0, ("i3", "C1"): 0.9, ("i3", "C1.5"): 0.5,
+    ("i4", "C0"): 0.3, ("i4", "C1"): 0.9,
+}  # fmt: skip
+EXPECTED = [
+    ("C0", "C1", 3, 0.3, -0.1, 0.6, 0.5, 0, 1),
+    ("C1", "C1.5", 2, 0.4, 0.2, 0.6, 0.5, 1, 1),
+    ("C0", "C1.5", 3, 1.6 / 3, 0.5, 0.6, 0.25, 1, 0),
+]
+C0_VERDICTS = {"i1": "Yes", "i2": "Partial", "i3": "No", "i4": "No"}
+
+
+def _rows() -> list[dict[str, Any]]:
+    out = []
+    for (item, condition), value in SCORES.items():
+        unscored = (item, condition) == ("i3", "C1")
+        out.append(row(item, condition, composite=value, success=value >= 0.5,
+                       verdicts={"clear_next_steps": C0_VERDICTS[item] if condition == "C0" else "Yes"},
+                       judge_status="unscored" if unscored else "scored"))  # fmt: skip
+    return out
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    return write(tmp_path / "results.json", _rows())
+
+
+def test_paired_effects_hand_table(results: Path) -> None:
+    effects = [e for e in paired_effects(load_rows(results)) if e.metric == "composite"]
+    got = [
+        (e.from_, e.to, e.n, e.mean_diff, e.ci_low, e.ci_high, e.p_value, e.n_missing, e.n_unscored)
+        for e in effects
+    ]
+    assert len(got) == len(EXPECTED)
+    for g, want in zip(got, EXPECTED, strict=True):
+        assert g[:3] == want[:3] and g[7:] == want[7:]
+        assert g[3:7] == pytest.approx(want[3:7], abs=1e-6)
+
+
+def test_cli_json_list(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(results), "--effects", "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)
+    assert isinstance(entries, list) and entries
+    for key in ("provider", "from", "to", "metric", "n", "mean_diff", "ci_low", "ci_high", "p_value"):
+        assert all(key in e for e in entries), key
+    first = entries[0]
+    assert (first["provider"], first["from"], first["to"], first["metric"], first["n"]) == (
+        "model-a",
+        "C0",
+        "C1",
+        "composite",
+        3,
+    )
+    assert first["mean_diff"] == pytest.approx(0.3)
+
+
+def test_cli_text(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(results), "--effects"]) == 0
+    out = capsys.readouterr().out
+    assert "C1 − C0    composite  3  +0.300     [-0.100, +0.600]  0.5" in out
+    assert "never imputed" in out
+
+
+def test_models_are_compared_apart_and_across_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = write(tmp_path / "a.json", [row("i1", "C0", composite=0.0), row("i1", "C1", composite=1.0)])
+    b = write(tmp_path / "b.json", [row("i1", "C0", composite=0.5, provider="model-b"),
+                                     row("i1", "C1", composite=0.25, provider="model-b")])  # fmt: skip
+    assert main(["report", str(a), str(b), "--effects", "--json"]) == 0
+    entries = {(e["provider"], e["metric"]): e for e in json.loads(capsys.readouterr().out)}
+    assert entries[("model-a", "composite")]["mean_diff"] == 1.0
+    assert entries[("model-b", "composite")]["mean_diff"] == -0.25
+
+
+def test_repeats_are_averaged(tmp_path: Path) -> None:
+    rows = [row("i1", "C0", composite=0.0), row("i1", "C0", composite=0.5), row("i1", "C1", composite=1.0)]
+    (effect,) = [
+        e for e in paired_effects(load_rows(write(tmp_path / "r.json", rows))) if e.metric == "composite"
+    ]
+    assert (effect.n, effect.mean_diff) == (1, 0.75)
+
+
+def test_every_verifier_check_and_judge_score_is_compared(tmp_path: Path) -> None:
+    scores = {"round3.llm_judge_score": 0.5, "deterministic_verifier_score": 1.0, "url_allowlist_score": 1.0}
+    rows = [
+        row("i1", "C0", composite=0.1, scores=scores),
+        row("i1", "C1", composite=0.2, scores={**scores, "url_allowlist_score": 0.5}),
+    ]
+    metrics = [e.metric for e in paired_effects(load_rows(write(tmp_path / "r.json", rows)))]
+    assert metrics == [
+        "composite",
+        "round3.llm_judge_score",
+        "deterministic_verifier_score",
+        "url_allowlist_score",
+    ]
+
+
+def test_pass_rates_with_wilson(results: Path) -> None:
+    rates = {r["condition"]: r for r in pass_rates(load_rows(results))}
+    # C0: 0.2, 0.5, 0.0, 0.3 → 1 of 4 passed. C1: i3 unscored → 3 scored, 2 passed (0.6, 0.9; 0.4 fails).
+    assert (rates["C0"]["n"], rates["C0"]["passed"], rates["C0"]["unscored"]) == (4, 1, 0)
+    assert (rates["C1"]["n"], rates["C1"]["passed"], rates["C1"]["unscored"]) == (3, 2, 1)
+    # Wilson by hand for 1/4: centre (0.25 + z²/8)/(1 + z²/4), statsmodels 0.15.0: (0.0455872608097006, 0.6993581574175982)
+    assert (rates["C0"]["ci_low"], rates["C0"]["ci_high"]) == (
+        pytest.approx(0.0455872608097006, abs=1e-9),
+        pytest.approx(0.6993581574175982, abs=1e-9),
+    )
+    assert list(rates) == ["C0", "C1", "C1.5"]
+
+
+def test_criterion_shares(results: Path) -> None:
+    shares = {(s["criterion"], s["condition"]): s for s in criterion_shares(load_rows(results))}
+    c0 = shares[("clear_next_steps", "C0")]
+    assert c0["counts"] == {"Yes": 1, "Partial": 1, "No": 2}
+    assert c0["shares"] == {"Yes": 0.25, "Partial": 0.25, "No": 0.5}
+    # The unscored C1 row has no verdicts to count.
+    assert shares[("clear_next_steps", "C1")]["rows"] == 3
+
+
+def test_real_round3_with_errors_and_unscored_rows(capsys: pytest.CaptureFixture[str]) -> None:
+    """A real configs/round3.yaml run (pinned promptfoo) with a provider error, a judge ERROR and an unscorable reply."""
+    path = FIXTURES / "round3_errors.json"
+    rows = load_rows(path)
+    assert sum(r.unscored for r in rows) == 3
+    assert main(["report", str(path), "--effects", "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)
+    composite = {(e["from"], e["to"]): e for e in entries if e["metric"] == "composite"}
+    # hr-wv-military-01 has no C1.5 answer (provider error); hr-il-voucher-01 C0 has no judge reply;
+    # hr-mi-deposit-01 C1's judge reply is unscorable.
+    assert (
+        composite[("C0", "C1")]["n"]
+        + composite[("C0", "C1")]["n_unscored"]
+        + composite[("C0", "C1")]["n_missing"]
+        == 8
+    )
+    assert composite[("C0", "C1")]["n"] == 6
+    assert composite[("C1", "C1.5")]["n"] == 6
+    assert composite[("C0", "C1.5")]["n"] == 6
+    for e in composite.values():
+        assert e["ci_low"] <= e["mean_diff"] <= e["ci_high"] and 0 < e["p_value"] <= 1
