@@ -24,6 +24,7 @@ __all__ = [
     "DocsQaCriterion",
     "DocsQaRubric",
     "QuestionType",
+    "format_docs_qa_rubric",
     "load_docs_qa_rubric",
 ]
 
@@ -252,3 +253,30 @@ def _no_unknown(path: str | Path, where: str, entry: Mapping[Any, Any], allowed:
     unknown = set(map(str, entry)) - allowed
     if unknown:
         raise DataError(path, f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+
+
+def format_docs_qa_rubric(rubric: DocsQaRubric) -> str:
+    """The rubric as text for a person: every text marked ``[seed]`` (verbatim) or ``[grounding-eval]``."""
+
+    def mark(owner: str) -> str:
+        return "[seed]" if owner == "seed" else "[grounding-eval]"
+
+    lines = [
+        f"{rubric.title}  (id {rubric.id}, version {rubric.version}, prompt {rubric.prompt_version})",
+        "",
+    ]
+    lines.append("Criteria (1 pass / 0 fail / n/a):")
+    for c in rubric.criteria:
+        owner = dict(c.provenance)
+        lines.append(f"  {c.id}: {c.name} {mark(owner.get('name', ''))}")
+        lines.append(f"    pass (1): {c.pass_rule} {mark(owner.get('pass_rule', ''))}")
+        lines.append(f"    fail (0): {c.fail_rule} {mark(owner.get('fail_rule', ''))}")
+        lines.append(f"    applies: in scope {c.in_scope}, out of scope {c.out_of_scope} [grounding-eval]")
+    lines += ["", "Scoring:"]
+    lines += [f"  {text} {mark(owner)}" for text, owner in rubric.scoring]
+    lines.append(f"  pass requires: {', '.join(rubric.pass_requires)} = 1 [seed]")
+    lines += ["", "Question types (share of the test set) [seed]:"]
+    lines += [f"  {t.id}: {t.name}, {t.share:g} %, tests {t.tests}" for t in rubric.question_types]
+    lines += ["", "Decisions:"]
+    lines += [f"  {d}: {text}" for d, text in rubric.decisions]
+    return "\n".join(lines) + "\n"
