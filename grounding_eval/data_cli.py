@@ -149,23 +149,15 @@ def _validate_docs_qa(root: Path) -> int:
     docs = load_docs_set(root / DOCS_DIR)
     questions = load_questions(find_questions(root), docs)
     rubric = load_docs_qa_rubric()
-    extras = []
-    if (root / "recorded_answers.yaml").exists():
-        extras.append(
-            _count(
-                len(load_recorded_answers(root / "recorded_answers.yaml")),
-                "recorded answer",
-                "recorded answers",
-            )
-        )
-    if (root / "grader_replies.yaml").exists():
-        extras.append(
-            _count(
-                len(load_replay_fixtures(root / "grader_replies.yaml")),
-                "recorded grader reply",
-                "recorded grader replies",
-            )
-        )
+    fixtures = (
+        ("recorded_answers.yaml", load_recorded_answers, "recorded answer", "recorded answers"),
+        ("grader_replies.yaml", load_replay_fixtures, "recorded grader reply", "recorded grader replies"),
+    )
+    extras = [
+        _count(len(load(root / name)), one, many)
+        for name, load, one, many in fixtures
+        if (root / name).exists()
+    ]
     counts = [
         _count(len(questions), "question", "questions"),
         _count(len(docs.documents), "document", "documents"),
