@@ -217,11 +217,10 @@ class Directory:
         patterns = []
         for keys, flags in ((folded, re.IGNORECASE), (exact, 0)):
             if keys:
-                alternatives = "|".join(_surface_regex(k) for k in keys)
                 # When every name starts with a word character, say so first: a run of punctuation
                 # or spaces is then passed over without trying each name at each position.
                 lead = r"(?=\w)" if all(re.match(r"\w", k) for k in keys) else ""
-                patterns.append(re.compile(rf"{lead}(?<![\w]){'(?:' + alternatives + ')'}(?![\w])", flags))
+                patterns.append(re.compile(rf"{lead}(?<![\w]){_names_regex(keys, flags)}(?![\w])", flags))
         return tuple(patterns)
 
 
@@ -285,6 +284,56 @@ def _is_acronym(surface: str) -> bool:
 def _surface_regex(surface: str) -> str:
     # Any run of white space in a name matches any run in the text (names break across lines).
     return r"\s+".join(re.escape(part) for part in surface.split())
+
+
+_END_OF_NAME = ""  # the trie's mark for "a name ends here" (never a character of a name)
+
+
+def _names_regex(keys: Sequence[str], flags: int) -> str:
+    """A group matching what ``(?:k1|k2|...)`` matches (``keys`` longest first), as a trie of names.
+
+    The plain alternation tries every name at every word start (most of find_mentions' time); here
+    names share their prefixes: ``legal\\s+aid(?:\\s+chicago|)`` instead of
+    ``legal\\s+aid\\s+chicago|legal\\s+aid``.
+
+    Equivalence. A mention is the text a name spans (its owner is looked up from the written text, not
+    from the alternative that matched). The alternation, longest name first with the ``(?![\\w])`` after
+    it backtracking into the group, yields at each position the longest span any name matches there
+    with no word character after it: spans of two names matching at one position are nested, and the
+    longer span belongs to the longer name (each name character matches one text character, each space
+    of a name one run of white space). The trie yields the same span: at each node it tries going on
+    before the name that ends there, and at most one edge of a node can match a given text character —
+    edges are distinct characters, or white space against a character that is not, and two distinct
+    ASCII characters never match one text character, even case-insensitively. Outside ASCII,
+    case-insensitive matching has equivalences that case folding keeps apart (``ı`` matches ``i``), so
+    case-insensitive names with such characters keep the plain alternation.
+    ``tests/verifier/test_linear_equivalence.py`` compares the two on generated names and text.
+    """
+    if flags & re.IGNORECASE and not all(k.isascii() for k in keys):
+        return "(?:" + "|".join(_surface_regex(k) for k in keys) + ")"
+    trie: dict[str, Any] = {}
+    for key in keys:
+        node = trie
+        for i, part in enumerate(key.split()):
+            for token in [" "] * (i > 0) + list(part):  # " " stands for a run of white space
+                node = node.setdefault(token, {})
+        node[_END_OF_NAME] = {}
+    return _trie_regex(trie)
+
+
+def _trie_regex(node: dict[str, Any]) -> str:
+    alternatives = [
+        (r"\s+" if token == " " else re.escape(token)) + _trie_regex(child)
+        for token, child in node.items()
+        if token != _END_OF_NAME
+    ]
+    if _END_OF_NAME in node:
+        if not alternatives:
+            return ""
+        alternatives.append("")  # the name that ends here, tried last: a longer one wins
+    elif len(alternatives) == 1:
+        return alternatives[0]
+    return "(?:" + "|".join(alternatives) + ")"
 
 
 def load_directory(path: str | Path) -> Directory:

@@ -19,11 +19,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grounding_eval.verifier.directory import Directory, OrgMention, load_directory
+from grounding_eval.verifier.directory import (
+    Directory,
+    OrgMention,
+    _is_acronym,
+    _names_regex,
+    _surface_regex,
+    load_directory,
+)
 from grounding_eval.verifier.phones import Pairing, find_phones, nearest_mention, pairs_across
 from grounding_eval.verifier.sentences import _ABBREVIATIONS, sentence_of, sentence_spans
 from grounding_eval.verifier.spans import SpanSet
-from grounding_eval.verifier.urls import extract_urls
+from grounding_eval.verifier.urls import _BARE_RE, _bare_matches, extract_urls
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 DIRECTORY = load_directory(FIXTURES / "verifier" / "orgs.yaml")
@@ -119,6 +126,14 @@ def old_find_mentions(directory: Directory, text: str, masked: Sequence[tuple[in
             continue
         kept.append(mention)
     return kept
+
+
+def plain_names_pattern(keys: Sequence[str], flags: int) -> re.Pattern[str]:
+    """The organization-name pattern as first written: one alternative per name, longest first."""
+    ordered = sorted(keys, key=len, reverse=True)
+    lead = r"(?=\w)" if all(re.match(r"\w", k) for k in ordered) else ""
+    alternatives = "|".join(_surface_regex(k) for k in ordered)
+    return re.compile(rf"{lead}(?<![\w])(?:{alternatives})(?![\w])", flags)
 
 
 def plain_phones(text: str) -> list[tuple[str, int, int, str]]:
@@ -283,6 +298,87 @@ class TestFindMentions:
         assert [(m.surface, m.org.name) for m in found] == [
             ("LAWHELP", "LawHelp"), ("lawhelp", "LawHelp"), ("LawHelp", "LawHelp"), ("LAC", "Legal Aid Chicago"),
         ]  # fmt: skip
+
+
+# Names and text from a small alphabet, so that names share prefixes, end inside one another and
+# meet the text often; with the characters case-insensitive matching treats specially (Kelvin sign,
+# long s, dotless and dotted i, sharp s).
+_NAME_ALPHABET = "aikAIK  .-\u212a\u017f\u0131\u0130\u00df"
+_names = st.lists(
+    st.text(alphabet=_NAME_ALPHABET, min_size=1, max_size=5).map(lambda n: " ".join(n.split())).filter(bool),
+    min_size=1,
+    max_size=6,
+)
+
+
+class TestNamesTrie:
+    """The trie of organization names matches exactly what the alternation of names matched."""
+
+    @SETTINGS
+    @given(names=_names, data=st.data())
+    @pytest.mark.parametrize("flags", [re.IGNORECASE, 0])
+    def test_same_matches_as_alternation(self, names: list[str], data: st.DataObject, flags: int) -> None:
+        """Same spans on generated names (case-folded ones case-insensitively, as find_mentions does),
+        in text made of those names, their prefixes and separators."""
+        pieces = names + [n[: len(n) // 2] for n in names] + list(_NAME_ALPHABET) + ["\n", "\t", "1", "_"]
+        text = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=12)))
+        keys = sorted({n.casefold() if flags else n for n in names}, key=len, reverse=True)
+        lead = r"(?=\w)" if all(re.match(r"\w", k) for k in keys) else ""
+        trie = re.compile(rf"{lead}(?<![\w]){_names_regex(keys, flags)}(?![\w])", flags)
+        plain = plain_names_pattern(keys, flags)
+        assert [m.span() for m in trie.finditer(text)] == [m.span() for m in plain.finditer(text)]
+
+    @pytest.mark.parametrize(
+        ("names", "text"),
+        [
+            (["a", "a k", "a ki"], "a ki, a k. a  kik a\nk a"),
+            (
+                ["legal aid", "legal aid chicago", "legal"],
+                "Legal Aid Chicago; legal aid chicagoan; LEGAL AID",
+            ),
+            (["ab", "a"], "ab a-b a ab_"),
+        ],
+    )
+    @pytest.mark.parametrize("flags", [re.IGNORECASE, 0])
+    def test_names_inside_longer_names(self, names: list[str], text: str, flags: int) -> None:
+        """A name that begins a longer one: the longest that ends on a word boundary wins."""
+        keys = sorted(set(names), key=len, reverse=True)
+        trie = re.compile(rf"(?=\w)(?<![\w]){_names_regex(keys, flags)}(?![\w])", flags)
+        plain = plain_names_pattern(keys, flags)
+        assert [m.span() for m in trie.finditer(text)] == [m.span() for m in plain.finditer(text)]
+
+    @SETTINGS
+    @given(text=texts)
+    def test_sample_directory_names(self, text: str) -> None:
+        """The fixture directory's patterns find what the alternation of its names finds."""
+        for pattern in DIRECTORY._patterns:
+            case_insensitive = bool(pattern.flags & re.IGNORECASE)
+            keys = [k for k in DIRECTORY._surface_owner if _is_acronym(k) != case_insensitive]
+            plain = plain_names_pattern(keys, pattern.flags)
+            assert [m.span() for m in pattern.finditer(text)] == [m.span() for m in plain.finditer(text)]
+
+
+class TestBareDomains:
+    """Bare domains are looked for only where one can start, and found exactly as before."""
+
+    @SETTINGS
+    @given(
+        text=st.lists(
+            st.sampled_from(
+                ["a.b", "a", "b1", ".", "-", "_", "@", "/", "\\", " ", ":8", "?", "#", "\u00e9", "\u0663"]
+            ),
+            max_size=16,
+        ).map("".join)
+    )
+    def test_same_matches_as_finditer(self, text: str) -> None:
+        """Same matches as trying the pattern at every position."""
+        assert [m.span() for m in _bare_matches(text)] == [m.span() for m in _BARE_RE.finditer(text)]
+
+    @SETTINGS
+    @given(text=texts)
+    def test_same_matches_in_prose(self, text: str) -> None:
+        """Same matches in generated answers."""
+        assert [m.span() for m in _bare_matches(text)] == [m.span() for m in _BARE_RE.finditer(text)]
 
 
 _PHONE_ALPHABET = "0123456789 -().+x:/#,;ABCDEFtel"
