@@ -122,8 +122,6 @@ class Worker {
       const waiting = this.pending.get(message.id);
       if (!waiting) continue;
       this.pending.delete(message.id);
-      this.busy -= 1;
-      this.idleHandles();
       if (message.error !== undefined) waiting.reject(new Error(message.error));
       else waiting.resolve(message.result);
     }
@@ -137,15 +135,21 @@ class Worker {
     this.pending.clear();
   }
 
+  // Busy from the moment a call is taken, so that waiting for the ready line keeps Node alive too.
   async call(id, line) {
-    await this.ready;
-    if (this.gone) throw this.gone;
     this.busy += 1;
     this.busyHandles();
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.child.stdin.write(line);
-    });
+    try {
+      await this.ready;
+      if (this.gone) throw this.gone;
+      return await new Promise((resolve, reject) => {
+        this.pending.set(id, { resolve, reject });
+        this.child.stdin.write(line);
+      });
+    } finally {
+      this.busy -= 1;
+      this.idleHandles();
+    }
   }
 }
 

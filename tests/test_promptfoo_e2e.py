@@ -37,6 +37,33 @@ def _rows(out: Path) -> list[dict[str, Any]]:
     return rows
 
 
+# Every sample round's rows as graded by the Python entry files (assertions/verifier.py, judge.py,
+# composite.py: a fresh Python per call), recorded before the shipped configs moved to the warm workers
+# of assertions/grounding.cjs. The shipped configs must give every row the same pass, score and named
+# scores.
+BEFORE_WORKERS = REPO / "tests" / "fixtures" / "sample_rounds" / "named_scores.json"
+
+
+def _same_verdicts_as_before(config: str, rows: list[dict[str, Any]]) -> None:
+    recorded = json.loads(BEFORE_WORKERS.read_text(encoding="utf-8"))[config]
+    now = sorted(
+        (
+            {
+                "item_id": r["vars"].get("query_id"),
+                "condition": r["prompt"]["label"].split(":")[0],
+                "success": r["success"],
+                "score": r["score"],
+                "namedScores": r["namedScores"],
+            }
+            for r in rows
+        ),
+        key=lambda x: (x["item_id"], x["condition"]),
+    )
+    assert len(now) == len(recorded)
+    for before, after in zip(recorded, now, strict=True):
+        assert after == before, (config, before["item_id"], before["condition"])
+
+
 def test_small_config(tmp_path: Path) -> None:
     """A passing row, a failing row and a missing recording: exit 100, each row as promptfoo reports it."""
     out = tmp_path / "out.json"
@@ -82,6 +109,7 @@ def test_verifier_demo_every_row_has_verifier_scores(tmp_path: Path) -> None:
         assert "deterministic_verifier_score" in row["namedScores"], row["vars"]["query_id"]
         assert "jurisdiction_score" in row["namedScores"]
     assert any(row["success"] for row in rows) and not all(row["success"] for row in rows)
+    _same_verdicts_as_before("configs/verifier_demo.yaml", rows)
 
 
 def test_swapping_the_dataset_needs_no_code_change(tmp_path: Path) -> None:
@@ -149,6 +177,7 @@ def test_round_config_offline(config: str, tmp_path: Path) -> None:
     assert result.returncode in (0, 100), result.stdout[-3000:] + result.stderr[-3000:]
     rows = _rows(out)
     assert len(rows) == items * conditions
+    _same_verdicts_as_before(config, rows)
     for row in rows:
         named = row["namedScores"]
         where = f"{row['vars']['query_id']} {row['prompt']['label'].split(':')[0]}"

@@ -1,0 +1,292 @@
+"""The warm Python workers behind assertions/grounding.cjs: protocol, lifetime, fallback, equivalence.
+
+Real processes throughout: the worker is started with the project's Python, the JavaScript entry with
+Node, and promptfoo itself for the eval-level properties (concurrency, a killed eval).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grounding_eval.promptfoo import worker
+from tests.entry_points import load_entry_point
+
+REPO = Path(__file__).resolve().parents[1]
+ENTRY = REPO / "assertions" / "grounding.cjs"
+
+CONTEXT: dict[str, Any] = {
+    "prompt": "C0: Who can help me?",
+    "vars": {"query_id": "t-1", "jurisdiction": "IL", "question": "Who can help me?"},
+    "test": {"metadata": {"dataset": "datasets/sample", "quotation": "information"}},
+    "config": {"liveness": "offline"},
+}
+ANSWER = "Call Legal Aid Chicago at (312) 341-1070 or see https://www.legalaidchicago.org/."
+
+
+def _start(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "grounding_eval.promptfoo.worker", *args],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _request(rid: int, call: str, args: list[Any]) -> bytes:
+    return (json.dumps({"id": rid, "call": call, "args": args, "pack_root": str(REPO)}) + "\n").encode()
+
+
+class TestHandle:
+    def test_unknown_call_is_a_failing_result_not_an_exception(self) -> None:
+        reply = worker.handle({"id": 3, "call": "nope", "args": [], "pack_root": str(REPO)})
+        assert reply["id"] == 3
+        assert reply["result"]["pass"] is False
+        assert "unknown call 'nope'" in reply["result"]["reason"]
+
+    @pytest.mark.parametrize("request_", [[], "x", None, 7])
+    def test_a_request_that_is_not_an_object(self, request_: Any) -> None:
+        reply = worker.handle(request_)
+        assert reply["result"]["pass"] is False and "not a JSON object" in reply["result"]["reason"]
+
+    def test_malformed_args_name_the_problem_in_the_calls_words(self) -> None:
+        reply = worker.handle({"id": 1, "call": "judge", "args": ["only one"], "pack_root": str(REPO)})
+        assert reply["result"]["reason"].startswith("ERROR (judge unscored): malformed request")
+
+    def test_a_bug_in_a_call_is_shown_on_the_row(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        def broken(args: list[Any], root: Path) -> dict[str, Any]:
+            raise RuntimeError("boom")
+
+        monkeypatch.setitem(worker.CALLS, "verifier", broken)  # type: ignore[arg-type]
+        reply = worker.handle({"id": 1, "call": "verifier", "args": ["x", {}], "pack_root": str(REPO)})
+        assert reply["result"] == {
+            "pass": False,
+            "score": 0.0,
+            "reason": "ERROR (verifier not run): RuntimeError: boom",
+        }
+
+    def test_same_result_as_the_python_entry_file(self) -> None:
+        entry = load_entry_point("verifier")
+        reply = worker.handle(
+            {"id": 1, "call": "verifier", "args": [ANSWER, CONTEXT], "pack_root": str(REPO)}
+        )
+        assert reply["result"] == entry(ANSWER, CONTEXT)
+
+
+class TestProcess:
+    def test_ready_then_replies_in_order_even_when_requests_arrive_together(self) -> None:
+        proc = _start("--idle", "30")
+        assert proc.stdin is not None and proc.stdout is not None
+        ready = json.loads(proc.stdout.readline())
+        assert ready["ready"] == worker.PROTOCOL and ready["pid"] == proc.pid
+        # Two requests in one write: the second must not wait in a buffer for more input.
+        proc.stdin.write(_request(1, "verifier", [ANSWER, CONTEXT]) + _request(2, "round3", [{}, {}]))
+        proc.stdin.flush()
+        first, second = json.loads(proc.stdout.readline()), json.loads(proc.stdout.readline())
+        assert first["id"] == 1 and "deterministic_verifier_score" in first["result"]["namedScores"]
+        assert second["id"] == 2 and second["result"]["reason"].startswith("Round 3: UNSCORED")
+        proc.stdin.close()  # promptfoo gone: the pipe closes
+        assert proc.wait(timeout=10) == 0
+
+    def test_a_line_that_is_not_json_gets_an_error_reply_and_the_worker_goes_on(self) -> None:
+        proc = _start("--idle", "30")
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdout.readline()
+        proc.stdin.write(b"{not json\n" + _request(5, "round1", [{}, {}]))
+        proc.stdin.flush()
+        assert "not JSON" in json.loads(proc.stdout.readline())["error"]
+        assert json.loads(proc.stdout.readline())["id"] == 5
+        proc.stdin.close()
+        proc.wait(timeout=10)
+
+    def test_exits_after_the_idle_limit(self) -> None:
+        proc = _start("--idle", "0.5")
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        started = time.monotonic()
+        assert proc.wait(timeout=20) == 0
+        assert time.monotonic() - started < 15
+        assert proc.stdin is not None
+        proc.stdin.close()
+
+    def test_once_answers_one_request(self) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "grounding_eval.promptfoo.worker", "--once"],
+            cwd=REPO, input=_request(9, "verifier", [ANSWER, CONTEXT]), capture_output=True, timeout=60,
+            check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        reply = json.loads(done.stdout)
+        assert reply["id"] == 9 and reply["result"]["pass"] is True
+
+
+def _node(script: str, env: dict[str, str] | None = None) -> Any:
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not on PATH")
+    done = subprocess.run(
+        [node, "-e", script],
+        cwd=REPO, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def _call_entry(call: str, value: Any, context: Any, env: dict[str, str] | None = None) -> Any:
+    script = (
+        f"require({json.dumps(str(ENTRY))}).{call}({json.dumps(value)}, {json.dumps(context)})"
+        ".then((r) => process.stdout.write(JSON.stringify(r)))"
+    )
+    return _node(script, env)
+
+
+@pytest.fixture
+def python_env() -> dict[str, str]:
+    return {"PROMPTFOO_PYTHON": sys.executable}
+
+
+class TestJavaScriptEntry:
+    def test_same_result_as_the_python_entry_file(self, python_env: dict[str, str]) -> None:
+        entry = load_entry_point("verifier")
+        assert _call_entry("verifier", ANSWER, CONTEXT, python_env) == entry(ANSWER, CONTEXT)
+
+    def test_composite_through_the_entry(self, python_env: dict[str, str]) -> None:
+        composite = load_entry_point("composite", "round3")
+        assert _call_entry("round3", {}, {"componentResults": []}, python_env) == composite(
+            {}, {"componentResults": []}
+        )
+
+    def test_node_exits_when_grading_is_done(self, python_env: dict[str, str]) -> None:
+        """The workers must not keep Node alive: the script ends once its call is answered."""
+        started = time.monotonic()
+        _call_entry("verifier", ANSWER, CONTEXT, {**python_env, "GROUNDING_EVAL_WORKER_IDLE": "300"})
+        assert time.monotonic() - started < 60
+
+    def test_falls_back_to_a_one_off_process_and_says_so(self, tmp_path: Path) -> None:
+        """A Python that cannot run as a worker (here: it refuses unless asked for --once)."""
+        fake = tmp_path / "python"
+        fake.write_text(
+            f'#!/bin/sh\ncase "$*" in *--once*) exec {sys.executable} "$@";; esac\n'
+            'echo "cannot serve" >&2\nexit 3\n',
+            encoding="utf-8",
+        )
+        fake.chmod(0o755)
+        result = _call_entry("verifier", ANSWER, CONTEXT, {"PROMPTFOO_PYTHON": str(fake)})
+        assert result["pass"] is True
+        last = result["reason"].splitlines()[-1]
+        assert last.startswith("(graded in a one-off Python process: the grounding-eval worker failed: ")
+        assert "worker exited (status 3)" in last
+
+    def test_no_python_at_all_is_an_explicit_failure(self, tmp_path: Path) -> None:
+        result = _call_entry("judge", ANSWER, CONTEXT, {"PROMPTFOO_PYTHON": str(tmp_path / "missing")})
+        assert result["pass"] is False and result["score"] == 0
+        assert result["reason"].startswith("ERROR (judge unscored): no Python could grade this row: worker: ")
+
+
+# --- promptfoo end to end ------------------------------------------------------------------------------
+
+
+def _promptfoo(args: list[str], tmp_path: Path, **kwargs: Any) -> subprocess.Popen[str]:
+    env = {**os.environ, "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"), "NO_COLOR": "1"}
+    env.update(kwargs.pop("env", {}))
+    return subprocess.Popen(
+        ["npx", "promptfoo", "eval", "--no-progress-bar", "--no-table", "--no-cache", *args],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs,
+    )  # fmt: skip
+
+
+def _graded(path: Path) -> list[tuple[Any, ...]]:
+    rows = json.loads(path.read_text(encoding="utf-8"))["results"]["results"]
+    out = []
+    for r in rows:
+        components = []
+        for c in r["gradingResult"]["componentResults"]:
+            metadata = dict(c.get("metadata") or {})
+            judge = dict(metadata.get("judge") or {})
+            judge.pop("timestamp", None)  # when it was judged is the only thing allowed to differ
+            metadata["judge"] = judge
+            components.append((c["pass"], c["score"], c["reason"], json.dumps(metadata, sort_keys=True)))
+        key = (r["vars"]["query_id"], r["prompt"]["label"])
+        out.append(
+            (key, r["success"], r["score"], r["gradingResult"]["reason"], r["namedScores"], components)
+        )
+    return sorted(out, key=lambda x: x[0])
+
+
+@pytest.mark.e2e
+def test_concurrency_gives_the_same_results_as_one_at_a_time(tmp_path: Path) -> None:
+    results = {}
+    for jobs in ("1", "4"):
+        out = tmp_path / f"j{jobs}.json"
+        proc = _promptfoo(["-c", "promptfooconfig.yaml", "-j", jobs, "-o", str(out)], tmp_path)
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode in (0, 100), err[-3000:]
+        results[jobs] = _graded(out)
+    assert len(results["1"]) == 24
+    assert results["1"] == results["4"]
+
+
+def _workers(marker: str) -> list[int]:
+    """Worker processes started with ``--idle <marker>`` (so only this test's)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"grounding_eval.promptfoo.worker" in cmdline and marker.encode() in cmdline:
+            pids.append(int(entry.name))
+    return pids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = (Path("/proc") / str(pid) / "status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+@pytest.mark.e2e
+def test_a_killed_eval_leaves_no_worker_behind(tmp_path: Path) -> None:
+    """SIGKILL promptfoo (its Node processes only) mid-run: every worker is gone within seconds."""
+    marker = "47.25"  # the idle limit doubles as a tag on this test's workers
+    proc = _promptfoo(
+        ["-c", "promptfooconfig.yaml", "--repeat", "30", "-o", str(tmp_path / "never.json")],
+        tmp_path,
+        env={"GROUNDING_EVAL_WORKER_IDLE": marker},
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while not _workers(marker):
+        assert proc.poll() is None, "promptfoo ended before any worker started"
+        assert time.monotonic() < deadline, "no worker started"
+        time.sleep(0.2)
+    started = _workers(marker)
+    # Kill the Node side only; the workers are in the same session and must leave on their own.
+    session = os.getsid(proc.pid)
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) not in started:
+            try:
+                if os.getsid(int(entry.name)) == session:
+                    os.kill(int(entry.name), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                continue
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in started) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in started if _alive(pid)], "a worker outlived its eval"
+    assert not _workers(marker)
