@@ -45,6 +45,7 @@ from grounding_eval.errors import DataError
 __all__ = ["render_html", "write_html"]
 
 MAX_EXAMPLES = 3  # examples listed per (check, status) in the findings section
+MAX_LISTED = 10  # rows listed per (safety check, disagreement cell)
 _COLORS = {
     "Yes": "#1b7837",
     "Partial": "#e0a526",
@@ -395,6 +396,7 @@ def _criteria_section(rows: Sequence[ReportRow]) -> str:
     blocks: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for s in shares:
         blocks[(s["round"], s["provider"], s["source"])].append(s)
+    negative = _negative_criteria({r.rubric.split("@", 1)[0] for r in rows if r.rubric})
     out = []
     for (round_, provider, source), entries in sorted(blocks.items()):
         scale = list(entries[0]["counts"])
@@ -410,9 +412,11 @@ def _criteria_section(rows: Sequence[ReportRow]) -> str:
         for i, s in enumerate(entries):
             y = top + i * row_h
             name = s["criterion"] if s["criterion"] != previous else ""
+            if name and source == "judge" and name in negative:
+                name += " (No = good)"
             previous = s["criterion"]
             parts.append(
-                f'<text x="4" y="{y + 11}">{_e(name[:38])}</text><text x="{label_w - 6}" '
+                f'<text x="4" y="{y + 11}">{_e(name[:44])}</text><text x="{label_w - 6}" '
                 f'y="{y + 11}" text-anchor="end">{_e(s["condition"])}</text>'
             )
             x = float(label_w)
@@ -439,6 +443,20 @@ def _criteria_section(rows: Sequence[ReportRow]) -> str:
         + '<p class="note">Each bar is one criterion under one condition: the share of rows with '
         "each verdict.</p>"
     )
+
+
+def _negative_criteria(rubric_ids: set[str]) -> set[str]:
+    """The criteria of these rubrics whose polarity is negative (a Yes is bad), when the rubric is readable."""
+    from grounding_eval.judge.rubric import load_rubric, rubric_path
+
+    out = set()
+    for rubric_id in rubric_ids:
+        try:
+            rubric = load_rubric(rubric_path(rubric_id))
+        except DataError:
+            continue  # a rubric not shipped here: its criteria are shown without the mark
+        out |= {c.id for c in rubric.criteria if c.polarity == "negative"}
+    return out
 
 
 def _findings_section(rows: Sequence[ReportRow]) -> str:
@@ -490,18 +508,16 @@ def _safety_section(rows: Sequence[ReportRow]) -> str:
         for t in tables
         for key, counts in sorted(t.groups.items())
     ]
-    listed = [
-        [
-            t.check,
-            cell.replace("_", " "),
-            f"{i['query_id']} ({i['condition']}, {i['provider']})",
-            i.get("reason", ""),
-        ]
-        for t in tables
-        for cell, items in t.items.items()
-        if cell != "not_comparable"
-        for i in items
-    ]
+    listed, more = [], 0
+    for t in tables:
+        for cell, items in t.items.items():
+            if cell == "not_comparable":
+                continue
+            for item in items[:MAX_LISTED]:
+                where = f"{item['query_id']} ({item['condition']}, {item['provider']})"
+                listed.append([t.check, cell.replace("_", " "), where, item.get("reason", "")])
+            more += max(0, len(items) - MAX_LISTED)
+    tail = f'<p class="note">… and {more} more (see <code>report --json</code>).</p>' if more else ""
     return (
         '<p class="note">No = unsafe. The judge is asked the three checks; the composite takes them '
         "from the verifier. "
@@ -512,7 +528,7 @@ def _safety_section(rows: Sequence[ReportRow]) -> str:
         + "<h3>Per round, condition and model</h3>"
         + _table(["check", "round", "condition", "model", "rows", *heads[2:]], per_group)
         + (
-            "<h3>Rows where they disagree</h3>" + _table(["check", "cell", "item", "reason"], listed)
+            "<h3>Rows where they disagree</h3>" + _table(["check", "cell", "item", "reason"], listed) + tail
             if listed
             else ""
         )
@@ -599,7 +615,7 @@ def _provenance_section(loaded: Sequence[Results]) -> str:
             r.timestamp,
             r.description,
             len(r.rows),
-            "; ".join(f"{label}: {pid}" for label, pid in r.prompts),
+            "; ".join(_prompt_version(label, pid) for label, pid in r.prompts),
             "; ".join(r.providers),
         ]
         for r in loaded
@@ -636,6 +652,12 @@ def _provenance_section(loaded: Sequence[Results]) -> str:
         f"(bootstrap {decisions()['effects']['resamples']} resamples, seed "
         f"{decisions()['effects']['seed']}).</p>"
     )
+
+
+def _prompt_version(label: str, prompt_id: str) -> str:
+    """``C1: prompts/c1.txt (id 1f716fd84769)``: promptfoo's label is condition, file, then the whole text."""
+    head = ": ".join(label.split(": ")[:2])
+    return f"{head} (id {prompt_id[:12]})"
 
 
 def _rubric_provenance(rubric_id: str) -> str:

@@ -1,8 +1,9 @@
 """The statistics behind ``report --effects`` and ``calibrate score``, on NumPy and SciPy.
 
 Imported only by the commands that need it (NumPy and SciPy cost ≈ 0.3 s to import; the assertion path
-and the CLI's parser never import this module). Distributions and tests come from SciPy; the bootstrap is
-a few lines of NumPy, seeded.
+and the CLI's parser never import this module). Distributions and intervals come from SciPy; the two
+resampling procedures (the paired bootstrap and the sign-flip test) are a few lines of NumPy, seeded, and
+the tests check the sign-flip test against SciPy's ``permutation_test``.
 """
 
 from __future__ import annotations
@@ -42,30 +43,35 @@ def bootstrap_mean_ci(
 
 
 def sign_flip_p(diffs: Sequence[float], *, permutations: int, seed: int) -> float:
-    """Two-sided paired sign-flip permutation p-value of the mean difference (SciPy's permutation test).
+    """Two-sided paired sign-flip permutation p-value of the mean difference.
 
-    Exact (every sign pattern) when ``2 ** len(diffs) <= permutations``; otherwise ``permutations``
-    random sign flips, seeded. All-zero differences, or a single item, give 1.0.
+    Under "no effect" each item's difference is as likely to have either sign; the p-value is the share
+    of sign patterns whose |mean| reaches the observed one. Exact (every pattern) when
+    ``2 ** len(diffs) <= permutations``; otherwise ``permutations`` random patterns, seeded, counted as
+    ``(hits + 1) / (permutations + 1)``. All-zero differences, or a single item, give 1.0. This is the
+    test ``scipy.stats.permutation_test((diffs,), np.mean, permutation_type="samples")`` runs (the tests
+    check the two agree); done here in NumPy because SciPy's takes ≈ 0.35 s per comparison at 1,000
+    items, and a report makes dozens.
     """
-    d = np.asarray(diffs, dtype=float)
+    d = np.abs(np.asarray(diffs, dtype=float))
     if d.size == 0:
         raise ValueError("no differences to test")
+    observed = abs(float(np.mean(diffs)))
     if not np.any(d) or d.size == 1:
         return 1.0  # every sign pattern reaches the observed |mean| (one item: its two signs tie)
-
-    def mean(x: np.ndarray, axis: int) -> np.ndarray:
-        return np.asarray(np.mean(x, axis=axis))
-
-    result = stats.permutation_test(
-        (d,),
-        mean,
-        permutation_type="samples",
-        vectorized=True,
-        n_resamples=permutations,
-        alternative="two-sided",
-        rng=np.random.default_rng(seed),
-    )
-    return float(min(1.0, result.pvalue))
+    # Relative tolerance, as SciPy's: a pattern equal to the observed up to rounding counts as reaching it.
+    threshold = observed * (1 - 1e-12)
+    if 2**d.size <= permutations:
+        patterns = ((np.arange(2**d.size)[:, None] >> np.arange(d.size)) & 1) * 2 - 1
+        return float(np.mean(np.abs(patterns @ d) / d.size >= threshold))
+    rng = np.random.default_rng(seed)
+    hits, left = 0, permutations
+    while left:
+        batch = min(left, 1000)
+        signs = rng.choice((-1.0, 1.0), size=(batch, d.size))
+        hits += int(np.count_nonzero(np.abs(signs @ d) / d.size >= threshold))
+        left -= batch
+    return (hits + 1) / (permutations + 1)
 
 
 def wilson(passed: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:

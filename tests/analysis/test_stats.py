@@ -118,3 +118,50 @@ class TestKappa:
         low, high = result.agreement_ci
         assert 0.3 <= low < 0.7 < high <= 1.0
         assert result.kappa_ci is not None and result.kappa_ci[0] < 0.5454 < result.kappa_ci[1]
+
+
+class TestSignFlipAgainstScipy:
+    """The NumPy sign-flip test is SciPy's permutation_test with permutation_type="samples" on one sample."""
+
+    @pytest.mark.parametrize(
+        "diffs",
+        [
+            [0.4, -0.1, 0.6],
+            [0.5, 0.5, -0.5, 1.0, 0.0, 0.25, -0.75],
+            [1.0, 0.5, 0.5, 0.5, -0.5, 0.0, 1.0, 0.5, 0.5, 0.25],
+        ],
+    )
+    def test_exact_cases_equal(self, diffs: list[float]) -> None:
+        import numpy as np
+        from scipy import stats  # type: ignore[import-untyped]
+
+        def mean(x: np.ndarray, axis: int) -> np.ndarray:
+            return np.asarray(np.mean(x, axis=axis))
+
+        reference = stats.permutation_test(
+            (np.asarray(diffs),),
+            mean,
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=9999,
+            alternative="two-sided",
+        ).pvalue
+        assert sign_flip_p(diffs, permutations=9999, seed=1) == pytest.approx(min(1.0, reference))
+
+    def test_monte_carlo_close_to_scipy(self) -> None:
+        import numpy as np
+        from scipy import stats
+
+        diffs = [((i * 7) % 11 - 4) / 10 for i in range(60)]
+
+        def mean(x: np.ndarray, axis: int) -> np.ndarray:
+            return np.asarray(np.mean(x, axis=axis))
+
+        reference = stats.permutation_test(
+            (np.asarray(diffs),), mean, permutation_type="samples", vectorized=True, n_resamples=9999,
+            alternative="two-sided", rng=np.random.default_rng(0),
+        ).pvalue  # fmt: skip
+        assert sign_flip_p(diffs, permutations=9999, seed=13) == pytest.approx(reference, abs=0.02)
+
+    def test_single_item(self) -> None:
+        assert sign_flip_p([0.7], permutations=9999, seed=1) == 1.0

@@ -1,0 +1,35 @@
+// Open a grounding-eval HTML report in headless Debian Chromium and report what a reader sees.
+// Usage: node report_check.mjs FILE.html SCREENSHOT.png  → prints JSON on stdout.
+import { chromium } from "playwright-core";
+import { pathToFileURL } from "node:url";
+
+const [file, screenshot] = process.argv.slice(2);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", "--no-first-run", "--disable-quic"],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1300, height: 1000 } });
+  const requests = [];
+  page.on("request", (r) => { if (!r.url().startsWith("file:")) requests.push(r.url()); });
+  const started = Date.now();
+  await page.goto(pathToFileURL(file).href, { waitUntil: "load", timeout: 30000 });
+  const loadMs = Date.now() - started;
+  const seen = await page.evaluate(() => ({
+    sections: [...document.querySelectorAll("section")].map((s) => ({
+      id: s.id,
+      heading: s.querySelector("h2")?.innerText ?? "",
+      charts: s.querySelectorAll("svg.chart").length,
+      tables: s.querySelectorAll("table").length,
+      rows: s.querySelectorAll("tbody tr").length,
+      marks: s.querySelectorAll("svg rect, svg circle").length,
+    })),
+    text: document.body.innerText.slice(0, 20000),
+    domNodes: document.getElementsByTagName("*").length,
+  }));
+  await page.screenshot({ path: screenshot, fullPage: false });
+  console.log(JSON.stringify({ loadMs, requests, ...seen }));
+} finally {
+  await browser.close();
+}

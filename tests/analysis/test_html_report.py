@@ -1,0 +1,144 @@
+"""grounding-eval report --html: one self-contained page, every section, readable at 2,000 rows."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grounding_eval.cli import main
+from tests.analysis.rows import FIXTURES, REPO
+
+SECTIONS = ["rates", "effects", "criteria", "findings", "safety", "docsqa", "calibration", "provenance"]
+
+
+def _report(tmp_path: Path, *files: Path, extra: tuple[str, ...] = ()) -> str:
+    out = tmp_path / "report.html"
+    assert main(["report", *map(str, files), "--html", str(out), *extra]) == 0
+    return out.read_text(encoding="utf-8")
+
+
+def test_sample_rounds_make_a_self_contained_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = _report(
+        tmp_path, FIXTURES / "round3.json", FIXTURES / "round1a.json", FIXTURES / "round3_errors.json"
+    )
+    capsys.readouterr()
+    for sid in SECTIONS:
+        assert f'<section id="{sid}">' in page, sid
+    # Nothing fetched at view time: no scripts, stylesheets, images or fonts by URL.
+    assert not re.search(r"<script|<link|<img|src=|url\(|@import", page)
+    assert page.count('<svg role="img"') >= 4
+    assert "Forest plot of paired condition effects" in page
+    # Provenance: eval ids, config description, rubric versions and provenance, datasets with counts.
+    assert "eval-" in page and "Round 3 — High-Risk Challenge items" in page
+    assert "round3@3.0.0" in page and "round3-p1" in page and "methods-document" in page
+    assert "datasets/sample" in page
+    # The findings and the judge-vs-verifier table come from the real rows.
+    assert "HALLUCINATED_URL" in page and "judge only no" in page and "verifier only no" in page
+
+
+def test_calibration_section_with_a_sheet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sheet = tmp_path / "sheet.csv"
+    assert (
+        main(
+            [
+                "calibrate",
+                "sample",
+                str(FIXTURES / "round3.json"),
+                "--fraction",
+                "0.1",
+                "--seed",
+                "2",
+                "-o",
+                str(sheet),
+            ]
+        )
+        == 0
+    )
+    lines = list(csv.DictReader(sheet.open(encoding="utf-8", newline="")))
+    with sheet.open("w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(lines[0]))
+        writer.writeheader()
+        writer.writerows({**line, "human_verdict": "No"} for line in lines)  # a strict person: No everywhere
+    page = _report(tmp_path, FIXTURES / "round3.json", extra=("--sheet", str(sheet)))
+    capsys.readouterr()
+    section = page.split('<section id="calibration">', 1)[1].split("</section>", 1)[0]
+    assert "units graded by people" in section and "72–85 %" in section and "below it:" in section
+    assert "round3.clear_next_steps" in section
+
+
+def big_results(path: Path, copies: int = 84) -> Path:
+    """The real Round 3 rows, 24 × ``copies`` (2,016 rows for 84), as two models on renamed items."""
+    data = json.loads((FIXTURES / "round3.json").read_text(encoding="utf-8"))
+    rows: list[dict[str, Any]] = []
+    for k in range(copies):
+        for r in data["results"]["results"]:
+            r = copy.deepcopy(r)
+            r["vars"]["query_id"] = f"{r['vars']['query_id']}-{k // 2}"
+            r["provider"] = {"id": "replay", "label": f"model-{'ab'[k % 2]}"}
+            rows.append(r)
+    data["results"]["results"] = rows
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_two_thousand_rows_stay_small_and_fast(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    big = big_results(tmp_path / "big.json")
+    started = time.monotonic()
+    page = _report(tmp_path, big)
+    elapsed = time.monotonic() - started
+    capsys.readouterr()
+    assert "2016 result rows" in page
+    assert len(page) < 1_500_000, len(page)  # aggregates and capped examples, not one line per row
+    assert elapsed < 60, elapsed
+
+
+@pytest.mark.e2e
+def test_report_in_a_real_browser(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if shutil.which("chromium") is None and not os.environ.get("CHROMIUM"):
+        pytest.fail("chromium is not installed: run scripts/install --browser")
+    html = tmp_path / "report.html"
+    assert (
+        main(
+            [
+                "report",
+                str(big_results(tmp_path / "big.json")),
+                str(FIXTURES / "round1a.json"),
+                "--html",
+                str(html),
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    shot = tmp_path / "report.png"
+    check = subprocess.run(
+        ["node", str(REPO / "tests" / "analysis" / "report_check.mjs"), str(html), str(shot)],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert check.returncode == 0, check.stderr[-3000:]
+    seen = json.loads(check.stdout.strip().splitlines()[-1])
+    assert seen["requests"] == []  # no network at view time
+    assert seen["loadMs"] < 2000, seen["loadMs"]
+    sections = {s["id"]: s for s in seen["sections"]}
+    assert list(sections) == SECTIONS
+    assert (
+        sections["rates"]["charts"] == 2 and sections["rates"]["marks"] >= 2 * 8
+    )  # 2 charts × (3 + 3 + 2) bars
+    assert sections["effects"]["charts"] == 1 and sections["effects"]["marks"] >= 9
+    assert sections["criteria"]["charts"] >= 2 and sections["criteria"]["marks"] > 100
+    assert sections["findings"]["rows"] >= 3 and sections["safety"]["tables"] >= 2
+    assert sections["provenance"]["tables"] == 3
+    assert "Pass rate (95 % Wilson interval)" in seen["text"] and "model-a" in seen["text"]
+    assert shot.stat().st_size > 10_000
