@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -175,6 +176,7 @@ _COMMAND_MODULES = (
     "grounding_eval.analysis.cli",
     "grounding_eval.factuality.cli",
     "grounding_eval.docs_qa.cli",
+    "grounding_eval.judge.audit_cli",
 )
 
 
@@ -199,6 +201,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DataError as exc:
         print(f"grounding-eval: error: {exc.one_line()}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # the reader went away (`… | head`): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAIL
 
 
 def _verify(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grounding_eval.encodable import utf8_encodable
+from grounding_eval.judge.audit import read_audit
 from grounding_eval.judge.client import answer_sha256
 from grounding_eval.promptfoo.verifier_assertion import verifier_assertion
 from grounding_eval.verifier.quotes import check_quotes
@@ -96,13 +97,19 @@ class TestEntryFiles:
             "vars": {"jurisdiction": "WV", "question": test["question"], "query_id": test["id"]},
             "prompt": "C0 prompt",
             "test": {"metadata": {**test, "rubric": "round3"}, "description": "surrogate"},
-            "config": {"provider": f"replay:{fixture}", "review_queue": str(tmp_path / "q.jsonl")},
+            "config": {
+                "provider": f"replay:{fixture}",
+                "review_queue": str(tmp_path / "q.jsonl"),
+                "audit_dir": str(tmp_path / "audit"),
+            },
             "metadata": {"recorded_fixture": "surrogate test"},
         }
         result = load_entry_point("judge")(ANSWER, context)
         written = _write_like_promptfoo(result, tmp_path)
         assert written["reason"].startswith("PASS") or written["reason"].startswith("FAIL"), written["reason"]
-        assert "\ufffd" in json.dumps(written["metadata"]["judge"]["rendered_prompt"], ensure_ascii=False)
+        meta = written["metadata"]["judge"]
+        audit = read_audit(tmp_path / "audit", meta["audit_id"])
+        assert "\ufffd" in audit["rendered_prompt"]["user"]
 
     def test_composite(self, tmp_path: Path) -> None:
         round3 = load_entry_point("composite", "round3")

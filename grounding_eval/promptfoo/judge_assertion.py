@@ -166,16 +166,25 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         "condition": condition,
         "fixture_key": key,
         "source_document_ids": list(metadata.get(_ids_key(condition)) or []),
-        "rendered_prompt": {"system": rendered.system, "user": rendered.user},
-        "raw_replies": replies,
         "cached": bool(reply and reply.cached),
         "answer_sha256": answer_hash,
     }
     if isinstance(client, ReplayJudgeClient):
         evidence["replay_answer_check"] = replay_note or "recorded for this very answer (same sha256)"
+    # The bulk stays out of the row: the prompt the judge saw and its replies go to the audit log.
+    bulk = {"rendered_prompt": {"system": rendered.system, "user": rendered.user}, "raw_replies": replies}
+    audit_note = _audit(config, {**evidence, "query_id": query_id, **bulk, "errors": errors}, evidence)
     if parsed is None:
         queue = Path(str(config.get("review_queue") or "results/judge_review_queue.jsonl"))
-        record = {**evidence, "query_id": query_id, "description": test.get("description"), "errors": errors}
+        record = {
+            **evidence,
+            **bulk,
+            "query_id": query_id,
+            "description": test.get("description"),
+            "errors": errors,
+        }
+        record.pop("audit_id", None)
+        record.pop("audit_dir", None)
         record = {"entry_id": review_entry_id(record), **record}
         sent = "sent to" if enqueue_review(queue, record) else "already in"
         return {
@@ -210,7 +219,8 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     reason = (f"{head} {rubric.id} judge {scores.llm_judge_score:.2f} ({client.model}, {condition})"
               + (f"; below half: {', '.join(low)}" if low else "; every criterion at least Partial")
               + (f"; {'; '.join(scores.overrides_applied)}" if scores.overrides_applied else "")
-              + (f"; note: {replay_note}" if replay_note else ""))  # fmt: skip
+              + (f"; note: {replay_note}" if replay_note else "")
+              + (f"; {audit_note}" if audit_note else ""))  # fmt: skip
     return {
         "pass": passed,
         "score": round(scores.llm_judge_score, 4),
@@ -224,10 +234,8 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
                 "parse_mode": parsed.mode,
                 "repairs": list(parsed.repairs),
                 "retried": len(replies) > 1,
-                "verdicts": {
-                    cid: {"verdict": j.verdict, "reasoning": j.reasoning}
-                    for cid, j in parsed.judgments.items()
-                },
+                # Each verdict's reasoning is its criterion's reason (componentResults) and in the audit log.
+                "verdicts": {cid: {"verdict": j.verdict} for cid, j in parsed.judgments.items()},
                 "llm_judge_score": scores.llm_judge_score,
                 "core": [c.id for c in rubric.core_criteria],
                 "core_mean": scores.core_mean,
@@ -236,6 +244,24 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
             }
         },
     }
+
+
+def _audit(config: dict[str, Any], record: dict[str, Any], evidence: dict[str, Any]) -> str:
+    """Write ``record`` to the audit log and name it in ``evidence``; returns a note when it failed.
+
+    A failed write does not change the verdict (the judgment itself is sound), but the row says that its
+    prompt and replies were not kept, and ``audit_id`` is then absent.
+    """
+    from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR, write_audit
+
+    directory = Path(str(config.get("audit_dir") or DEFAULT_AUDIT_DIR))
+    try:
+        evidence["audit_id"] = write_audit(directory, record)
+    except OSError as exc:
+        evidence["audit_error"] = f"{type(exc).__name__}: {exc}"
+        return f"audit record not written to {directory}: {evidence['audit_error']}"
+    evidence["audit_dir"] = str(directory)
+    return ""
 
 
 def _not_run(

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from grounding_eval.judge.audit import read_audit
 from grounding_eval.judge.client import answer_sha256
 from grounding_eval.judge.rubric import load_rubric
 from grounding_eval.promptfoo import judge_assertion as judge_module
@@ -38,11 +39,11 @@ def reply(rubric: Any, **verdicts: str) -> str:
 
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    judge_module._client.cache_clear()
+    judge_module._built_client.cache_clear()
     monkeypatch.delenv(judge_module.JUDGE_PROVIDER_ENV, raising=False)
     monkeypatch.chdir(tmp_path)  # the default cache and review queue land here
     yield
-    judge_module._client.cache_clear()
+    judge_module._built_client.cache_clear()
 
 
 def _record(path: Path, key: str, answer: str | None, *replies: str) -> str:
@@ -88,11 +89,14 @@ class TestWireFormats:
         assert meta["rubric_id"] == "v3" and meta["model"] == wire_case.model and meta["condition"] == "C1"
         assert meta["prompt_version"] == V3.prompt_version and meta["timestamp"].endswith("+00:00")
         assert meta["source_document_ids"] == ["il-org-legalaidchicago"]
+        assert "rendered_prompt" not in meta and "raw_replies" not in meta  # the bulk is in the audit log
+        audit = read_audit(Path(meta["audit_dir"]), meta["audit_id"])
         assert (
-            ANSWER in meta["rendered_prompt"]["user"]
-            and DIRECTORY.splitlines()[0] in meta["rendered_prompt"]["user"]
+            ANSWER in audit["rendered_prompt"]["user"]
+            and DIRECTORY.splitlines()[0] in audit["rendered_prompt"]["user"]
         )
-        assert meta["raw_replies"] == [reply(V3, hallucinations="Partial")]
+        assert audit["raw_replies"] == [reply(V3, hallucinations="Partial")]
+        assert audit["answer_sha256"] == meta["answer_sha256"] and audit["fixture_key"] == meta["fixture_key"]
         assert meta["answer_sha256"] == answer_sha256(ANSWER)  # a live judgment can become a recording
         assert "replay_answer_check" not in meta
         sent = judge_server.requests[0]
@@ -149,7 +153,7 @@ class TestWireFormats:
         _use(wire_case, monkeypatch)
         judge_server.script(Scripted(body=wire_case.ok(reply(V3))))
         first = judge(ANSWER, _context(wire_case.provider_id))
-        judge_module._client.cache_clear()  # a new process, as promptfoo starts for every call
+        judge_module._built_client.cache_clear()  # a new process, as promptfoo starts for every call
         second = judge(ANSWER, _context(wire_case.provider_id))
         assert judge_server.count == 1
         assert first["namedScores"] == second["namedScores"] and second["metadata"]["judge"]["cached"] is True
@@ -169,12 +173,12 @@ class TestRerunAfterInvalidReplies:
             first["reason"].startswith("ERROR (judge unscored)")
             and first["metadata"]["judge"]["cached"] is False
         )
-        judge_module._client.cache_clear()  # a new process, as promptfoo starts for every call
+        judge_module._built_client.cache_clear()  # a new process, as promptfoo starts for every call
         judge_server.script(Scripted(body=wire_case.ok(reply(V3))))
         second = judge(ANSWER, _context(wire_case.provider_id, review_queue=str(tmp_path / "q.jsonl")))
         assert judge_server.count == 3
         assert second["reason"].startswith("PASS v3 judge") and second["metadata"]["judge"]["cached"] is False
-        judge_module._client.cache_clear()
+        judge_module._built_client.cache_clear()
         third = judge(ANSWER, _context(wire_case.provider_id))  # the valid reply is cached
         assert judge_server.count == 3 and third["metadata"]["judge"]["cached"] is True
 
@@ -187,7 +191,7 @@ class TestRerunAfterInvalidReplies:
         replies = [Scripted(body=wire_case.ok("no")), Scripted(body=wire_case.ok("still no"))]
         judge_server.script(*replies)
         first = judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
-        judge_module._client.cache_clear()
+        judge_module._built_client.cache_clear()
         judge_server.script(*replies)
         second = judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
         assert judge_server.count == 4
@@ -210,7 +214,7 @@ class TestRerunAfterInvalidReplies:
         queue = tmp_path / "queue.jsonl"
         judge_server.script(*[Scripted(body=wire_case.ok("no"))] * 2)
         judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
-        judge_module._client.cache_clear()
+        judge_module._built_client.cache_clear()
         judge_server.script(*[Scripted(body=wire_case.ok("other"))] * 2)
         judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
         records = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
@@ -221,7 +225,7 @@ class TestRerunAfterInvalidReplies:
         provider = _record(tmp_path / "replies.json", "v3/q1/C1", ANSWER, "bad", "worse")
         queue = tmp_path / "queue.jsonl"
         for _ in range(2):
-            judge_module._client.cache_clear()  # a fresh replay client: its replies start over
+            judge_module._built_client.cache_clear()  # a fresh replay client: its replies start over
             result = judge(ANSWER, _context(provider, review_queue=str(queue)))
             assert result["reason"].startswith("ERROR (judge unscored)")
         assert len(queue.read_text(encoding="utf-8").splitlines()) == 1
@@ -326,7 +330,8 @@ def test_injection_in_the_answer_does_not_change_the_verdicts(tmp_path: Path) ->
     provider = _record(tmp_path / "replies.yaml", "v3/q1/C1", hostile, reply(V3, hallucinations="Yes"))
     result = judge(hostile, _context(provider))
     assert result["metadata"]["judge"]["verdicts"]["hallucinations"]["verdict"] == "Yes"
-    user = result["metadata"]["judge"]["rendered_prompt"]["user"]
+    meta = result["metadata"]["judge"]
+    user = read_audit(Path(meta["audit_dir"]), meta["audit_id"])["rendered_prompt"]["user"]
     assert "\n</answer_under_review>\nIgnore" not in user
 
 

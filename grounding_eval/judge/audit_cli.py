@@ -1,0 +1,101 @@
+"""``grounding-eval audit``: the judge's prompt and replies behind a results row.
+
+``grounding-eval audit AUDIT_ID`` prints one record of the audit log; ``grounding-eval audit --results
+RESULTS.json ROW`` finds the row (its promptfoo result ``id``, or ``TEST_INDEX:PROMPT_INDEX``) and prints
+every record its judges name. Imports only argparse until a command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["COMMANDS", "add_commands", "run"]
+
+COMMANDS = frozenset({"audit"})
+
+
+def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
+    """Add ``audit`` to the ``grounding-eval`` parser."""
+    a = sub.add_parser("audit", help="print the judge's rendered prompt and raw replies behind a verdict")
+    a.add_argument(
+        "ref", metavar="AUDIT_ID_OR_ROW", help="an audit id, or with --results a row id or TEST:PROMPT"
+    )
+    a.add_argument("--results", metavar="RESULTS_JSON", type=Path, help="find the row in this results file")
+    a.add_argument("--dir", metavar="DIR", type=Path, help="the audit log (default: the one the row names)")
+    a.add_argument("--json", action="store_true", help="print the records as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the audit records asked for; returns the exit status."""
+    from grounding_eval.errors import DataError
+    from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR, read_audit
+
+    if args.results is None:
+        records = [read_audit(args.dir or DEFAULT_AUDIT_DIR, args.ref)]
+    else:
+        refs = _row_audits(args.results, args.ref)
+        if not refs:
+            raise DataError(
+                args.results, f"row {args.ref} names no audit record (no judge ran, or it predates the log)"
+            )
+        records = [read_audit(args.dir or Path(directory), rid) for directory, rid in refs]
+    if args.json:
+        print(json.dumps(records, indent=2, ensure_ascii=False))
+        return 0
+    for record in records:
+        print(_text(record))
+    return 0
+
+
+def _row_audits(results: Path, ref: str) -> list[tuple[str, str]]:
+    """``(audit_dir, audit_id)`` of every judge result in the row ``ref`` of ``results``."""
+    from grounding_eval.errors import DataError
+    from grounding_eval.files import RESULTS, read_text
+
+    try:
+        rows = json.loads(read_text(results, RESULTS))["results"]["results"]
+    except (ValueError, KeyError, TypeError):
+        raise DataError(results, "not a promptfoo results file (no results.results list)") from None
+    if not isinstance(rows, list):
+        raise DataError(results, "not a promptfoo results file (no results.results list)")
+    rows = [r for r in rows if isinstance(r, dict)]
+    if ":" in ref:
+        test, _, prompt = ref.partition(":")
+        found = [
+            r
+            for r in rows
+            if f"{r.get('testIdx')}" == test.strip() and f"{r.get('promptIdx')}" == prompt.strip()
+        ]
+    else:
+        found = [r for r in rows if r.get("id") == ref]
+    if not found:
+        raise DataError(results, f"no row {ref} (give a row id, or TEST_INDEX:PROMPT_INDEX)")
+    refs = []
+    for component in (found[0].get("gradingResult") or {}).get("componentResults") or ():
+        for value in ((component or {}).get("metadata") or {}).values():
+            if isinstance(value, dict) and isinstance(value.get("audit_id"), str):
+                refs.append((str(value.get("audit_dir") or ".cache/grounding-eval/audit"), value["audit_id"]))
+    return refs
+
+
+def _text(record: dict[str, Any]) -> str:
+    prompt = record.get("rendered_prompt") or {}
+    lines = [f"===== audit {record['audit_id']} ====="]
+    for key in ("fixture_key", "rubric_id", "rubric_version", "prompt_version", "provider", "model", "timestamp",
+                "answer_sha256"):  # fmt: skip
+        if record.get(key) is not None:
+            lines.append(f"{key}: {record[key]}")
+    lines += [
+        "----- SYSTEM -----",
+        str(prompt.get("system") or ""),
+        "----- USER -----",
+        str(prompt.get("user") or ""),
+    ]
+    for n, reply in enumerate(record.get("raw_replies") or (), 1):
+        lines += [f"----- REPLY {n} -----", str(reply)]
+    for error in record.get("errors") or ():
+        lines.append(f"error: {error}")
+    return "\n".join(lines)
