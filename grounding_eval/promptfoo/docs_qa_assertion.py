@@ -194,20 +194,20 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         for cid, g in parsed.grades.items()
         if g.score is not None
     ]
-    if coverage.coverage is not None:
-        named[f"{_PREFIX}.must_include_coverage"] = round(coverage.coverage, 4)
-        matched = len(coverage.points) - len(missed)
-        text = f"must_include coverage {matched}/{len(coverage.points)}" + (
-            f"; missed: {'; '.join(missed)}" if missed else "; every point matched"
+    helpers = (
+        ("must_include_coverage", coverage.coverage, len(coverage.points), missed,
+         "must_include coverage", "missed: ", "; ", "every point matched"),
+        ("citation_validity", citations.validity, len(citations.citations), invalid,
+         "citation validity", "not in the docs set: ", ", ", "every cited section exists"),
+    )  # fmt: skip
+    for name, share, n, bad, label, bad_lead, sep, all_good in helpers:
+        if share is None:  # nothing to check: no must-include points, or no citations
+            continue
+        named[f"{_PREFIX}.{name}"] = round(share, 4)
+        detail = f"{bad_lead}{sep.join(bad)}" if bad else all_good
+        components.append(
+            _component(not bad, share, f"{_PREFIX}.{name}", f"{label} {n - len(bad)}/{n}; {detail}")
         )
-        components.append(_component(not missed, coverage.coverage, f"{_PREFIX}.must_include_coverage", text))
-    if citations.validity is not None:
-        named[f"{_PREFIX}.citation_validity"] = round(citations.validity, 4)
-        valid = len(citations.citations) - len(invalid)
-        text = f"citation validity {valid}/{len(citations.citations)}" + (
-            f"; not in the docs set: {', '.join(invalid)}" if invalid else "; every cited section exists"
-        )
-        components.append(_component(not invalid, citations.validity, f"{_PREFIX}.citation_validity", text))
     if flags:
         components.append(_component(False, 0.0, None, "disagreement: " + " | ".join(flags)))
     verdicts = ", ".join(f"{cid} {g.verdict}" for cid, g in parsed.grades.items())
