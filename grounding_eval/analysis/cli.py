@@ -85,6 +85,10 @@ def run(args: argparse.Namespace) -> int:
     from grounding_eval.analysis.summary import format_report, load_results, report_json
 
     by = [k.strip() for k in str(args.by).split(",") if k.strip()]
+    if args.effects or args.html is not None or by == ["question_type"]:
+        _need_analysis(
+            "report " + ("--effects" if args.effects else "--html" if args.html else "--by question_type")
+        )
     loaded = [load_results(path) for path in args.results]
     rows = [row for results in loaded for row in results.rows]
     if args.html is not None:
@@ -110,6 +114,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _need_analysis(command: str) -> None:
+    """NumPy and SciPy are the ``analysis`` extra: without them, one line saying how to install them."""
+    from grounding_eval.errors import DataError
+
+    try:
+        import numpy  # noqa: F401
+        import scipy  # type: ignore[import-untyped]  # noqa: F401
+    except ImportError as exc:
+        raise DataError(
+            None,
+            f"{command} needs the analysis extra ({exc.name or 'numpy/scipy'} is not installed): "
+            "pip install 'grounding-eval[analysis]'",
+        ) from None
+
+
 def _calibrate(args: argparse.Namespace) -> int:
     from grounding_eval.analysis import calibrate
 
@@ -123,6 +142,7 @@ def _calibrate(args: argparse.Namespace) -> int:
             f"to {args.output}; the judge's verdicts to {drawn.key}"
         )
         return 0
+    _need_analysis("calibrate score")
     report = calibrate.score(args.results, args.sheet, threshold=args.threshold)
     print(json.dumps(report, indent=2) if args.json else calibrate.format_score(report))
     return 0

@@ -164,3 +164,35 @@ def test_real_round3_with_errors_and_unscored_rows(capsys: pytest.CaptureFixture
     assert composite[("C0", "C1.5")]["n"] == 6
     for e in composite.values():
         assert e["ci_low"] <= e["mean_diff"] <= e["ci_high"] and 0 < e["p_value"] <= 1
+
+
+def test_the_parser_and_plain_report_stay_light(tmp_path: Path) -> None:
+    """NumPy and SciPy are imported by the commands that need them, never when the parser is built."""
+    import subprocess
+    import sys
+
+    path = write(tmp_path / "r.json", [row("i1", "C0", composite=0.5)])
+    code = (
+        "import sys; from grounding_eval.cli import main; main(['report', sys.argv[1]]); "
+        "assert 'numpy' not in sys.modules and 'scipy' not in sys.modules, 'heavy import'"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_without_the_analysis_extra(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = write(tmp_path / "r.json", [row("i1", "C0", composite=0.5)])
+    code = "import sys; sys.modules['scipy'] = None; from grounding_eval.cli import main; sys.exit(main(['report', sys.argv[1], '--effects']))"
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 2
+    assert done.stderr == (
+        "grounding-eval: error: report --effects needs the analysis extra (scipy is not installed): "
+        "pip install 'grounding-eval[analysis]'\n"
+    )

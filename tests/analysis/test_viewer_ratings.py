@@ -1,0 +1,110 @@
+"""calibrate score on ratings made in promptfoo's viewer: real promptfoo, its own rating API on 127.0.0.1.
+
+Runs configs/round1a.yaml into a private promptfoo database, serves it with ``promptfoo view -n`` on a free
+127.0.0.1 port, posts three 👍/👎 ratings to the viewer's own API the way its web page does
+(``POST /api/eval/:evalId/results/:id/rating`` with the cell's grading result plus a ``human`` component),
+exports the eval as JSON with ``promptfoo export eval`` and scores the people against the judge.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grounding_eval.analysis.summary import load_rows
+from grounding_eval.cli import main
+from tests.analysis.rows import REPO
+
+pytestmark = pytest.mark.e2e
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _rated(grading: dict[str, Any], passed: bool, comment: str) -> dict[str, Any]:
+    """The viewer's own rule (promptfoo 0.121.20's web app): the human component overrides the row."""
+    human = {"pass": passed, "score": float(passed), "reason": "Manual result (overrides all other grading results)",
+             "comment": comment, "assertion": {"type": "human"}}  # fmt: skip
+    components = [
+        c for c in grading.get("componentResults") or [] if (c.get("assertion") or {}).get("type") != "human"
+    ]
+    return {**grading, "pass": passed, "score": float(passed), "reason": human["reason"], "comment": comment,
+            "componentResults": [*components, human]}  # fmt: skip
+
+
+def test_ratings_posted_to_the_viewer_are_scored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    env = {**os.environ, "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"), "NO_COLOR": "1"}
+    results = tmp_path / "round1a.json"
+    run = subprocess.run(
+        ["npx", "promptfoo", "eval", "-c", "configs/round1a.yaml", "-o", str(results), "--no-progress-bar", "--no-table"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert run.returncode in (0, 100), run.stdout[-2000:] + run.stderr[-2000:]
+    data = json.loads(results.read_text(encoding="utf-8"))
+    eval_id, raw_rows = data["evalId"], data["results"]["results"]
+    judged = [
+        (raw, row)
+        for raw, row in zip(raw_rows, load_rows(results), strict=True)
+        if row.judge_pass is not None
+    ]
+    assert len(judged) >= 3
+    # People agree with the judge's component on the first two rows and disagree on the third.
+    ratings = [(raw, row.judge_pass, "agree") for raw, row in judged[:2]]
+    ratings.append((judged[2][0], not judged[2][1].judge_pass, "disagree"))
+    port = _free_port()
+    viewer = subprocess.Popen(
+        ["npx", "promptfoo", "view", "-n", "--port", str(port)],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("promptfoo view did not start within 60 s")
+                time.sleep(0.5)
+        for raw, passed, comment in ratings:
+            body = json.dumps(_rated(raw["gradingResult"], bool(passed), comment)).encode()
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/api/eval/{eval_id}/results/{raw['id']}/rating",
+                data=body, headers={"Content-Type": "application/json"}, method="POST",
+            )  # fmt: skip
+            with urllib.request.urlopen(request, timeout=30) as response:
+                assert response.status == 200
+                assert json.loads(response.read())["success"] is bool(passed)
+    finally:
+        os.killpg(viewer.pid, 15)
+        viewer.wait(timeout=30)
+    export = tmp_path / "export.json"
+    done = subprocess.run(
+        ["npx", "promptfoo", "export", "eval", eval_id, "-o", str(export)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    exported = load_rows(export)
+    rated = [r for r in exported if r.human is not None]
+    assert len(rated) == 3 and {r.human["comment"] for r in rated} == {"agree", "disagree"}
+    # The judge's own components survive the export beside the human one.
+    assert all(r.judge_pass is not None and r.verdicts for r in rated)
+    assert main(["calibrate", "score", str(export), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    (entry,) = report["criteria"]
+    assert entry["criterion"] == "row (viewer rating)"
+    assert (report["graded"], report["ungraded"]) == (3, len(judged) - 3)
+    assert entry["agreement"] == pytest.approx(2 / 3, abs=1e-4)
