@@ -76,17 +76,17 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
             raise ValueError(
                 f"question {question.id}: type {question.type!r} is not a type of rubric {rubric.id}"
             )
-        sources = [(sid, docs.section(sid).text) for sid in question.source_sections if docs.has(sid)]
         unknown = [sid for sid in question.source_sections if not docs.has(sid)]
         if unknown:
             raise ValueError(
                 f"question {question.id}: source section(s) not in {docs.root}: {', '.join(unknown)}"
             )
+        sources = [(sid, docs.section(sid).text) for sid in question.source_sections]
         provider = _provider(config, metadata)
-    except (DataError, ValueError, KeyError, OSError) as exc:
-        if isinstance(exc, OSError):
-            return _error(f"{type(exc).__name__}: {exc}")
+    except (DataError, ValueError, KeyError) as exc:
         return _error(exc.one_line() if isinstance(exc, DataError) else str(exc))
+    except OSError as exc:  # the rubric file named by config.rubric cannot be read
+        return _error(f"{type(exc).__name__}: {exc}")
     answer = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
 
     coverage = check_coverage(
