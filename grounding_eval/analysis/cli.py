@@ -41,6 +41,16 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         help="paired condition effects (C1 − C0, C1.5 − C1, C1.5 − C0) per model with bootstrap CIs and "
         "p-values, and pass rates with Wilson intervals",
     )
+    r.add_argument(
+        "--rates",
+        action="store_true",
+        help="pass rate per round × condition × model over the scored rows, with 95 %% Wilson intervals",
+    )
+    r.add_argument(
+        "--criteria",
+        action="store_true",
+        help="per criterion: the share of Yes / Partial / No (docs-QA: pass / fail / n/a) per condition",
+    )
     r.add_argument("--html", metavar="FILE", type=Path, help="also write a self-contained HTML report here")
     r.add_argument(
         "--sheet",
@@ -85,10 +95,11 @@ def run(args: argparse.Namespace) -> int:
     from grounding_eval.analysis.summary import format_report, load_results, report_json
 
     by = [k.strip() for k in str(args.by).split(",") if k.strip()]
-    if args.effects or args.html is not None or by == ["question_type"]:
-        _need_analysis(
-            "report " + ("--effects" if args.effects else "--html" if args.html else "--by question_type")
-        )
+    flags = (("--effects", args.effects), ("--rates", args.rates), ("--html", args.html is not None),
+             ("--by question_type", by == ["question_type"]))  # fmt: skip
+    needs = [flag for flag, on in flags if on]
+    if needs:
+        _need_analysis(f"report {needs[0]}")
     loaded = [load_results(path) for path in args.results]
     rows = [row for results in loaded for row in results.rows]
     if args.html is not None:
@@ -103,6 +114,18 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps([e.as_dict() for e in effects], indent=2))
         else:
             print(format_effects(effects, pass_rates(rows)))
+        return 0
+    if args.rates:
+        from grounding_eval.analysis.effects import format_rates, pass_rates
+
+        rates = pass_rates(rows)
+        print(json.dumps(rates, indent=2) if args.json else format_rates(rates))
+        return 0
+    if args.criteria:
+        from grounding_eval.analysis.effects import criterion_shares, format_shares
+
+        shares = criterion_shares(rows)
+        print(json.dumps(shares, indent=2) if args.json else format_shares(shares))
         return 0
     if by == ["question_type"]:
         from grounding_eval.analysis.effects import format_question_types, question_type_table

@@ -34,6 +34,8 @@ __all__ = [
     "decisions",
     "format_effects",
     "format_question_types",
+    "format_rates",
+    "format_shares",
     "paired_effects",
     "pass_rates",
     "question_type_table",
@@ -297,8 +299,12 @@ def format_question_types(entries: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join([*lines, "", f"{note}; unscored rows, counted apart: {unscored}."])
 
 
-def format_effects(effects: Sequence[Effect], rates: Sequence[Mapping[str, Any]]) -> str:
-    """Text tables: pass rates with Wilson intervals, then the paired effects."""
+def format_rates(rates: Sequence[Mapping[str, Any]]) -> str:
+    """Text table: pass rate per round, condition and model over the scored rows, with Wilson intervals."""
+    return "\n".join(_rates_lines(rates))
+
+
+def _rates_lines(rates: Sequence[Mapping[str, Any]]) -> list[str]:
     from grounding_eval.analysis.summary import table_lines
 
     body = [
@@ -308,20 +314,30 @@ def format_effects(effects: Sequence[Effect], rates: Sequence[Mapping[str, Any]]
         ci = f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]" if r["ci_low"] is not None else ""
         rate = f"{r['pass_rate']:.0%} {ci}" if r["pass_rate"] is not None else "–"
         comp = f"{r['mean_composite']:.3f}" if r["mean_composite"] is not None else "–"
-        body.append(
-            [
-                r["round"],
-                r["condition"],
-                r["provider"],
-                str(r["n"]),
-                str(r["passed"]),
-                rate,
-                comp,
-                str(r["unscored"]),
-            ]
-        )
+        body.append([r["round"], r["condition"], r["provider"], str(r["n"]), str(r["passed"]), rate, comp,
+                     str(r["unscored"])])  # fmt: skip
+    return ["Pass rate per round, condition and model (over scored rows)", *table_lines(body)]
+
+
+def format_shares(shares: Sequence[Mapping[str, Any]]) -> str:
+    """Text table: per criterion and condition, the count and share of each verdict."""
+    from grounding_eval.analysis.summary import table_lines
+
+    if not shares:
+        return "No judge verdicts per criterion in these rows."
+    body = [["round", "provider", "criterion", "condition", "rows", "verdicts"]]
+    for s in shares:
+        verdicts = "  ".join(f"{v} {n} ({s['shares'][v]:.0%})" for v, n in s["counts"].items())
+        body.append([s["round"], s["provider"], s["criterion"], s["condition"], str(s["rows"]), verdicts])
+    return "\n".join(table_lines(body))
+
+
+def format_effects(effects: Sequence[Effect], rates: Sequence[Mapping[str, Any]]) -> str:
+    """Text tables: pass rates with Wilson intervals, then the paired effects."""
+    from grounding_eval.analysis.summary import table_lines
+
     setup = decisions()["effects"]
-    lines = ["Pass rate per round, condition and model (over scored rows)", *table_lines(body), ""]
+    lines = [*_rates_lines(rates), ""]
     lines.append(
         f"Paired condition effects (to − from, mean over items; {setup['confidence']:.0%} paired bootstrap CI, "
         f"{setup['resamples']} resamples, seed {setup['seed']}; two-sided sign-flip p)"

@@ -305,3 +305,26 @@ class TestViewerRatings:
         path = write(tmp_path / "export.json", [row("i1", "C0", verdicts={"a": "Yes"})])
         assert main(["calibrate", "score", str(path)]) == 2
         assert "no row carries a human rating" in capsys.readouterr().err
+
+
+def test_sample_leaves_out_rows_without_verdicts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A real run with a provider error, a judge ERROR and an unscorable reply: 21 of 24 rows can be graded."""
+    sheet = tmp_path / "s.csv"
+    assert (
+        main(
+            [
+                "calibrate",
+                "sample",
+                str(FIXTURES / "round3_errors.json"),
+                "--fraction",
+                "0.2",
+                "--seed",
+                "1",
+                "-o",
+                str(sheet),
+            ]
+        )
+        == 0
+    )
+    # round(0.2 × 7) = 1 row in each of the three conditions' strata.
+    assert "(3 of 21 rows, 3 strata)" in capsys.readouterr().out

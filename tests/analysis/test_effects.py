@@ -196,3 +196,16 @@ def test_without_the_analysis_extra(tmp_path: Path) -> None:
         "grounding-eval: error: report --effects needs the analysis extra (scipy is not installed): "
         "pip install 'grounding-eval[analysis]'\n"
     )
+
+
+def test_rates_and_criteria_commands(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(results), "--rates", "--json"]) == 0
+    rates = json.loads(capsys.readouterr().out)
+    assert [(r["condition"], r["n"], r["passed"], r["unscored"]) for r in rates] == [
+        ("C0", 4, 1, 0),
+        ("C1", 3, 2, 1),
+        ("C1.5", 3, 3, 0),
+    ]
+    assert main(["report", str(results), "--criteria"]) == 0
+    out = capsys.readouterr().out
+    assert "clear_next_steps  C0         4     Yes 1 (25%)  Partial 1 (25%)  No 2 (50%)" in out
