@@ -59,7 +59,8 @@ SHEET_COLUMNS = (
 SCALES: dict[str, tuple[str, ...]] = {
     "yes_partial_no": ("No", "Partial", "Yes"),
     "pass_fail": ("fail", "pass", "n/a"),
-    "claim": ("contradicted", "partially_supported", "supported", "unverifiable"),
+    # The factual-accuracy seed's verification_result labels, verbatim.
+    "claim": ("Contradicted", "Partially Supported", "Supported", "Unverifiable"),
 }
 _ORDINAL = {"yes_partial_no"}
 
@@ -104,10 +105,12 @@ def _row_units(row: ReportRow) -> list[tuple[str, str, str, str]]:
     for criterion, verdict in row.docs_qa.items():
         if verdict != "n/a":
             out.append((f"docs_qa.{criterion}", "pass_fail", verdict, docs.get(criterion, criterion)))
+    claim_labels = _human_codes("claim")
     for claim in row.claims:
-        if claim.verdict in SCALES["claim"]:
+        verdict = claim_labels.get(claim.verdict.lower())  # the judge's label, read as a person's would be
+        if verdict is not None:
             text = setup["claim_definition"] + claim.claim_text
-            out.append((f"factuality.claim.{claim.claim_id}", "claim", claim.verdict, text))
+            out.append((f"factuality.claim.{claim.claim_id}", "claim", verdict, text))
     if row.factuality_status is not None and not row.claims and row.judge_pass is not None:
         out.append(
             ("factuality.row", "pass_fail", "pass" if row.judge_pass else "fail", setup["row_definition"])

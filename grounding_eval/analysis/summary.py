@@ -539,7 +539,8 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         safety_no=tuple(c for c in ROUND3_SAFETY_CHECKS if c in failed),
         query_id=_label(vars_.get("query_id"), "vars.query_id", "")
         or _label(metadata.get("query_id"), "testCase.metadata.query_id", "")
-        or _label(metadata.get("item_id"), "testCase.metadata.item_id", "-"),
+        or _label(metadata.get("item_id"), "testCase.metadata.item_id", "")
+        or _label(metadata.get("question_id"), "testCase.metadata.question_id", "-"),
         url_score=_num(named.get("url_allowlist_score"), "namedScores.url_allowlist_score"),
         urls=len(urls),
         urls_unchecked=sum(1 for u in urls if u.get("status") == "UNCHECKED"),

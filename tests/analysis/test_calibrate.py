@@ -251,7 +251,7 @@ class TestOtherJudges:
                              "honest_about_gaps": {"verdict": "n/a", "reason": ""}}}  # fmt: skip
         rows = [
             row("q1", "docs", docs_qa=docs, question_type="reworded"),
-            row("f1", "C1", factuality=_claims("supported", "contradicted")),
+            row("f1", "C1", factuality=_claims("Supported", "Contradicted")),
             row("f2", "C1", factuality={**_claims(), "status": "no_claims"}, judge_pass=False),
         ]
         got = [
@@ -260,14 +260,14 @@ class TestOtherJudges:
         ]
         assert got == [
             ("docs_qa.correct", "pass_fail", "pass"), ("docs_qa.complete", "pass_fail", "fail"),  # n/a: not graded
-            ("factuality.claim.c1", "claim", "supported"), ("factuality.claim.c2", "claim", "contradicted"),
+            ("factuality.claim.c1", "claim", "Supported"), ("factuality.claim.c2", "claim", "Contradicted"),
             ("factuality.row", "pass_fail", "fail"),  # no claims to match: the row's verdict
         ]  # fmt: skip
 
     def test_claims_scored_per_claim(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        rows = [row(f"f{i}", "C1", factuality=_claims("supported", "partially_supported")) for i in range(3)]
+        rows = [row(f"f{i}", "C1", factuality=_claims("Supported", "Partially Supported")) for i in range(3)]
         results = write(tmp_path / "r.json", rows)
-        lines = [{"unit_id": u.unit_id, "human_verdict": "Supported" if u.criterion.endswith("c1") else "contradicted",
+        lines = [{"unit_id": u.unit_id, "human_verdict": "supported" if u.criterion.endswith("c1") else "Contradicted",
                   "human_note": ""} for u in units(load_rows(results))]  # fmt: skip
         assert (
             main(["calibrate", "score", str(results), str(_sheet(tmp_path / "s.csv", lines)), "--json"]) == 0
@@ -328,3 +328,23 @@ def test_sample_leaves_out_rows_without_verdicts(tmp_path: Path, capsys: pytest.
     )
     # round(0.2 × 7) = 1 row in each of the three conditions' strata.
     assert "(3 of 21 rows, 3 strata)" in capsys.readouterr().out
+
+
+def test_real_factual_accuracy_claims(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A real configs/factual_accuracy.yaml run: a sheet line per claim, scored per claim and overall."""
+    results = FIXTURES / "factual_accuracy.json"
+    graded = units(load_rows(results))
+    assert len(graded) == 22 and {u.scale for u in graded} == {"claim"}
+    # A person who marks every claim Supported agrees with the judge's 10 Supported of 22.
+    lines = [{"unit_id": u.unit_id, "human_verdict": "Supported", "human_note": ""} for u in graded]
+    assert main(["calibrate", "score", str(results), str(_sheet(tmp_path / "s.csv", lines)), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    (overall,) = report["overall"]
+    assert overall["n"] == 22 and overall["agreement"] == pytest.approx(10 / 22, abs=1e-4)
+    assert overall["confusion"]["labels"] == [
+        "Contradicted",
+        "Partially Supported",
+        "Supported",
+        "Unverifiable",
+    ]
+    assert overall["confusion"]["matrix"][2] == [0, 3, 10, 9] and overall["kappa"] == 0.0
