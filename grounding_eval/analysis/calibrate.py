@@ -107,10 +107,10 @@ def _row_units(row: ReportRow) -> list[tuple[str, str, str, str]]:
             out.append((f"docs_qa.{criterion}", "pass_fail", verdict, docs.get(criterion, criterion)))
     claim_labels = _human_codes("claim")
     for claim in row.claims:
-        verdict = claim_labels.get(claim.verdict.lower())  # the judge's label, read as a person's would be
-        if verdict is not None:
+        label = claim_labels.get(claim.verdict.lower())  # the judge's label, read as a person's would be
+        if label is not None:
             text = setup["claim_definition"] + claim.claim_text
-            out.append((f"factuality.claim.{claim.claim_id}", "claim", verdict, text))
+            out.append((f"factuality.claim.{claim.claim_id}", "claim", label, text))
     if row.factuality_status is not None and not row.claims and row.judge_pass is not None:
         out.append(
             ("factuality.row", "pass_fail", "pass" if row.judge_pass else "fail", setup["row_definition"])
