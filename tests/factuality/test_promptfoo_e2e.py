@@ -93,4 +93,4 @@ def test_offline_config(tmp_path: Path) -> None:
         claims = [c for c in row["gradingResult"]["componentResults"] if c["reason"].startswith("claim ")]
         assert len(claims) == len(meta["claims"]) >= 4, query_id
         assert meta["source_document_ids"] == row["testCase"]["metadata"]["full_content_ids"]
-        assert len(json.dumps(meta)) < 6000, query_id
+        assert len(json.dumps(meta)) < 5000, query_id
