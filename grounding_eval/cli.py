@@ -177,6 +177,7 @@ _COMMAND_MODULES = (
     "grounding_eval.factuality.cli",
     "grounding_eval.docs_qa.cli",
     "grounding_eval.judge.audit_cli",
+    "grounding_eval.promptfoo.rescore",
 )
 
 

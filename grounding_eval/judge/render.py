@@ -34,7 +34,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -325,6 +325,12 @@ def render_judge_prompt(
     )
 
 
+@lru_cache(maxsize=1024)
+def _compiled(env: jinja2.Environment, text: str) -> jinja2.Template:
+    """A criterion's templated text compiled once per environment (rendering stays per call)."""
+    return env.from_string(text)
+
+
 def _criterion_context(
     env: jinja2.Environment, rubric: Rubric, criterion: Criterion, values: Mapping[str, Any]
 ) -> dict[str, str]:
@@ -333,7 +339,7 @@ def _criterion_context(
         text: str = getattr(criterion, key)
         if "{" in text:  # only templated text pays for compiling
             try:
-                text = env.from_string(text).render(values)
+                text = _compiled(env, text).render(values)
             except jinja2.UndefinedError as exc:
                 raise DataError(
                     rubric.path,

@@ -20,6 +20,7 @@ document's text, so scores are never presented as the original study's rubric wh
 
 from __future__ import annotations
 
+import functools
 import re
 import textwrap
 from collections.abc import Callable, Iterable, Mapping
@@ -505,6 +506,30 @@ def load_rubric(path: str | Path) -> Rubric:
         DataError: one line naming the file (and criterion) and the problem.
     """
     return _load(Path(path), ())
+
+
+def load_rubric_cached(path: str | Path) -> Rubric:
+    """:func:`load_rubric`, remembered for the process while the file and the rubrics beside it (the
+    ones ``extends`` can name) keep their size and modification time: a warm worker or a rescore loads
+    each rubric once, and an edited rubric is loaded again."""
+    resolved = Path(path).resolve()
+    return _load_remembered(resolved, _stamps(resolved))
+
+
+def _stamps(path: Path) -> tuple[tuple[str, int, int], ...]:
+    out = []
+    for candidate in sorted({path, *path.parent.glob("*.yaml"), *path.parent.glob("*.yml")}):
+        try:
+            info = candidate.stat()
+        except OSError:
+            continue  # load_rubric says what is wrong with the path itself
+        out.append((candidate.name, info.st_mtime_ns, info.st_size))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _load_remembered(path: Path, stamps: tuple[tuple[str, int, int], ...]) -> Rubric:
+    return load_rubric(path)
 
 
 def _load(path: Path, chain: tuple[Path, ...]) -> Rubric:

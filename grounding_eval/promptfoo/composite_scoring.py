@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from grounding_eval.errors import DataError
-from grounding_eval.judge.rubric import SOURCE_FIDELITY, SourceFidelityGate, load_rubric, rubric_path
+from grounding_eval.judge.rubric import SOURCE_FIDELITY, SourceFidelityGate, load_rubric_cached, rubric_path
 from grounding_eval.scoring.composite import (
     ROUND3_SAFETY_CHECKS,
     Composite,
@@ -57,7 +57,7 @@ def _gate(context: Any, judge: Mapping[str, Any]) -> tuple[SourceFidelityGate | 
     name = config.get("rubric") if isinstance(config, dict) else None
     name = name or judge.get("rubric_id")
     try:
-        rubric = load_rubric(rubric_path(str(name)))
+        rubric = load_rubric_cached(rubric_path(str(name)))
     except DataError as exc:
         return None, f"cannot read the judge's rubric for the source_fidelity gate: {exc.one_line()}"
     used = (judge.get("rubric_id"), judge.get("rubric_version"))

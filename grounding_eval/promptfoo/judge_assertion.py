@@ -324,11 +324,10 @@ def _rubric_path(value: Any, pack_root: Path) -> Path:
     return pack_root / "rubrics" / f"{text}.yaml" if text in _RUBRIC_IDS else Path(text)
 
 
-@cache
 def _rubric(path: Path) -> Any:
-    from grounding_eval.judge.rubric import load_rubric
+    from grounding_eval.judge.rubric import load_rubric_cached
 
-    return load_rubric(path)
+    return load_rubric_cached(path)
 
 
 def _provider_id(config: dict[str, Any], test: dict[str, Any], metadata: dict[str, Any]) -> str:

@@ -1,0 +1,144 @@
+"""grounding-eval rescore: an existing results file graded again, without promptfoo, as promptfoo grades it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grounding_eval.cli import main
+from grounding_eval.promptfoo.rescore import aggregate, rescore_rows
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def main_job(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The main job's results, written by the pinned promptfoo (offline, recorded answers and judge)."""
+    tmp = tmp_path_factory.mktemp("rescore")
+    out = tmp / "main.json"
+    env = {**os.environ, "PROMPTFOO_CONFIG_DIR": str(tmp / ".promptfoo"), "NO_COLOR": "1"}
+    done = subprocess.run(
+        ["npx", "promptfoo", "eval", "-c", "promptfooconfig.yaml", "-o", str(out), "--no-cache",
+         "--no-progress-bar", "--no-table"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode in (0, 100), done.stderr[-3000:]
+    return out
+
+
+def _graded(rows: list[dict[str, Any]]) -> list[Any]:
+    out = []
+    for r in rows:
+        components = []
+        for c in r["gradingResult"]["componentResults"]:
+            metadata = json.loads(json.dumps(c.get("metadata") or {}))
+            (metadata.get("judge") or {}).pop("timestamp", None)
+            assertion = c.get("assertion") or {}
+            components.append((c["pass"], c["score"], c["reason"], assertion.get("value"), metadata))
+        grading = {k: v for k, v in r["gradingResult"].items() if k != "componentResults"}
+        out.append(
+            (r["id"], r["success"], r["score"], r["namedScores"], r["failureReason"], grading, components)
+        )
+    return out
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["results"]["results"]
+    return rows
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_unchanged_results_file_is_graded_exactly_as_promptfoo_graded_it(
+    main_job: Path, tmp_path: Path, jobs: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    new = tmp_path / "new.json"
+    assert main(["rescore", str(main_job), "-o", str(new), "-j", jobs]) == 0
+    line = capsys.readouterr().out
+    assert line.startswith("rescored 24 rows in ") and "12 passed" in line, line
+    before, after = _rows(main_job), _rows(new)
+    assert len(after) == 24
+    assert _graded(after) == _graded(before)
+    data = json.loads(new.read_text(encoding="utf-8"))
+    assert data["evalId"].startswith(
+        json.loads(main_job.read_text(encoding="utf-8"))["evalId"] + "-rescored-"
+    )
+    assert data["results"]["stats"]["successes"] == 12 and data["results"]["stats"]["failures"] == 12
+
+
+@pytest.mark.e2e
+def test_the_viewer_imports_the_rescored_file(main_job: Path, tmp_path: Path) -> None:
+    new = tmp_path / "new.json"
+    assert main(["rescore", str(main_job), "-o", str(new)]) == 0
+    env = {**os.environ, "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"), "NO_COLOR": "1"}
+    done = subprocess.run(
+        ["npx", "promptfoo", "import", str(new)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    listed = subprocess.run(
+        ["npx", "promptfoo", "list", "evals"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert json.loads(new.read_text(encoding="utf-8"))["evalId"][:20] in listed.stdout
+
+
+def test_what_is_not_ours_is_kept_and_counted() -> None:
+    theirs = {"type": "contains", "value": "Legal"}
+    recorded = {
+        "pass": False,
+        "score": 0.0,
+        "reason": "Expected output to contain Legal",
+        "assertion": theirs,
+    }
+    row = {
+        "id": "r1",
+        "vars": {},
+        "prompt": {"raw": "Q"},
+        "response": {"output": "An answer."},
+        "testCase": {"assert": [theirs], "assertScoringFunction": "file://my_scoring.py:score"},
+        "gradingResult": {"componentResults": [recorded]},
+    }
+    errored = {"id": "r2", "failureReason": 2, "error": "provider down", "response": {"output": ""}}
+    rows, kept = rescore_rows([row, errored], None)
+    assert kept == {"rows": 1, "assertions": 1, "scoring": 1}
+    assert rows[1] is errored
+    assert rows[0]["gradingResult"]["componentResults"] == [recorded]
+    assert rows[0]["success"] is False and rows[0]["failureReason"] == 1
+
+
+def test_aggregation_follows_promptfoo() -> None:
+    """Weighted mean score; named scores weight-averaged across assertions; metric named by the config."""
+    results = [
+        {
+            "pass": True,
+            "score": 1.0,
+            "reason": "a",
+            "namedScores": {"x": 1.0},
+            "componentResults": [{"pass": True}],
+        },
+        {"pass": False, "score": 0.5, "reason": "b", "namedScores": {"x": 0.0, "y": 0.5}},
+    ]
+    assertions = [{"type": "python", "weight": 3}, {"type": "python", "metric": "m"}]
+    grading = aggregate(results, assertions)
+    assert grading["score"] == pytest.approx((3 * 1.0 + 0.5) / 4)
+    assert grading["namedScores"] == {"x": pytest.approx(0.75), "m": 0.5, "y": 0.5}
+    assert grading["pass"] is False and grading["reason"] == "b"
+    assert [c.get("reason") for c in grading["componentResults"]] == ["a", None, "b"]
+    assert grading["componentResults"][1]["assertion"] == results[0].get("assertion")
+
+
+@pytest.mark.parametrize("content", ["not json", "[]", '{"results": {}}', '{"results": {"results": 3}}'])
+def test_not_a_results_file_is_one_line(
+    tmp_path: Path, content: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(content, encoding="utf-8")
+    assert main(["rescore", str(bad), "-o", str(tmp_path / "out.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a promptfoo results file" in err
