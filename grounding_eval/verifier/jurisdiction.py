@@ -46,18 +46,24 @@ def check_jurisdiction(
     """
     evidence: dict[str, list[str]] = {}
     orgs: dict[str, Organization] = {}
-    pointers: list[tuple[int, Organization | None, str]] = []
-    pointers += [(m.start, m.org, f"named {m.surface!r}") for m in mentions]
+    # Only pointers to an organization that does not serve the user are kept (and then put in order):
+    # on a wall of URLs that belong to nobody, nothing is formatted or sorted.
+    pointers: list[tuple[int, Organization, str]] = []
+    pointers += [(m.start, m.org, f"named {m.surface!r}") for m in mentions if not m.org.serves(user_state)]
     owners: dict[str, Organization | None] = {}  # a URL repeated a thousand times is looked up once
     for u in urls:
         if u.url not in owners:
             host = url_host(u.url)
-            owners[u.url] = directory.owner_of_host(host) if host else None
-        pointers.append((u.start, owners[u.url], f"URL {u.raw}"))
-    pointers += [(p.start, directory.owner_of_phone(p.e164), f"phone {p.raw}") for p in phones]
+            owner = directory.owner_of_host(host) if host else None
+            owners[u.url] = None if owner is None or owner.serves(user_state) else owner
+        leaked = owners[u.url]
+        if leaked is not None:
+            pointers.append((u.start, leaked, f"URL {u.raw}"))
+    for p in phones:
+        owner = directory.owner_of_phone(p.e164)
+        if owner is not None and not owner.serves(user_state):
+            pointers.append((p.start, owner, f"phone {p.raw}"))
     for _, org, how in sorted(pointers, key=lambda x: x[0]):
-        if org is None or org.serves(user_state):
-            continue
         orgs.setdefault(org.name, org)
         evidence.setdefault(org.name, []).append(how)
     return [JurisdictionLeak(orgs[name], tuple(dict.fromkeys(ev))) for name, ev in evidence.items()]

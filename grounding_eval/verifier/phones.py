@@ -10,15 +10,10 @@ from __future__ import annotations
 
 import enum
 import re
-import sys
-import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import cast
-
-import phonenumbers
 
 from grounding_eval.verifier.directory import Directory, Organization, OrgMention
 from grounding_eval.verifier.sentences import sentence_of
@@ -85,140 +80,23 @@ def find_phones(text: str) -> list[PhoneMention]:
 
     Budget: linear in the text, about 60 µs per distinct candidate number. libphonenumber's matcher
     proposes candidate spans of bounded length and parses each one (and, when the whole fails, its
-    digit groups); :class:`_Matcher` decides each candidate from a bounded window of text and
-    remembers the decision, so a repeated number or a repeated run of digits is parsed once. The
-    matcher is also never allowed to give up: libphonenumber stops after 65,535 rejected candidates
-    by default, which let a wall of digit groups hide the numbers after it.
+    digit groups); :mod:`~grounding_eval.verifier.phone_matcher` decides each candidate from a
+    bounded window of text and remembers the decision, so a repeated number or a repeated run of
+    digits is parsed once. The matcher is also never allowed to give up: libphonenumber stops after
+    65,535 rejected candidates by default, which let a wall of digit groups hide the numbers after it.
+
+    A text without a decimal digit has no number (every candidate libphonenumber proposes starts a
+    block of ``\\d``), and then phonenumbers is not even imported: its import and metadata cost a
+    fresh process (one per promptfoo assertion call) some 20 ms.
     """
-    found = []
-    for match in _Matcher(text):
-        e164 = phonenumbers.format_number(match.number, phonenumbers.PhoneNumberFormat.E164)
-        found.append(PhoneMention(match.raw_string, e164, match.start, match.end))
-    return found
+    if _ANY_DIGIT.search(text) is None:
+        return []
+    from grounding_eval.verifier.phone_matcher import find_numbers
+
+    return [PhoneMention(raw, e164, start, end) for raw, e164, start, end in find_numbers(text)]
 
 
-_UNLIMITED_TRIES = sys.maxsize
-# Characters after a candidate that libphonenumber reads: a time stamp's ":ss" suffix.
-_AFTER_CANDIDATE = 3
-
-
-class _Matcher(phonenumbers.PhoneNumberMatcher):
-    """libphonenumber's matcher (region US, VALID leniency) deciding each candidate once.
-
-    Whether a candidate span is a number depends only on the span, the character before it and the
-    three after it (libphonenumber's :meth:`_extract_match` reads nothing else), so the decision is
-    taken on that window alone and kept for the rest of the text. Reading the window instead of the
-    rest of the text also avoids libphonenumber's copy of everything after a time-stamp-like
-    candidate, which was quadratic over a run of them. Relies on the private ``_extract_match`` of the
-    pinned phonenumbers release; ``tests/verifier/test_linear_equivalence.py`` checks it against the plain
-    matcher.
-    """
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text, "US", leniency=phonenumbers.Leniency.VALID, max_tries=_UNLIMITED_TRIES)
-        self._decided: dict[tuple[str, int, int], tuple[int, str, phonenumbers.PhoneNumber] | None] = {}
-
-    def _extract_match(self, candidate: str, offset: int) -> phonenumbers.PhoneNumberMatch | None:
-        lead = 1 if offset > 0 else 0
-        window = self.text[offset - lead : offset + len(candidate) + _AFTER_CANDIDATE]
-        key = (window, lead, len(candidate))
-        if key not in self._decided:
-            match = phonenumbers.PhoneNumberMatcher._extract_match(_Window(window), candidate, lead)
-            self._decided[key] = (
-                None if match is None else (match.start - lead, match.raw_string, match.number)
-            )
-        decided = self._decided[key]
-        if decided is None:
-            return None
-        return phonenumbers.PhoneNumberMatch(offset + decided[0], decided[1], decided[2])
-
-
-class _Window(phonenumbers.PhoneNumberMatcher):
-    """libphonenumber's matcher over one candidate's window, skipping groups too short to be valid.
-
-    A candidate that fails as a whole is tried group by group ("12 34 56 78" as "12", "34", ...),
-    each parse costing tens of microseconds. Read in region US without a plus sign or the international
-    prefix 011, a number is a NANP number, and a valid one has ten digits after the optional national
-    prefix 1 (letters of a vanity number count as digits). So a group with fewer than ten digits and
-    letters, no plus sign, no RFC 3966 ``tel:``/``;`` syntax and not starting 011 cannot pass VALID
-    leniency, and is rejected without being parsed.
-    ``tests/verifier/test_linear_equivalence.py`` compares the result with libphonenumber's own matcher.
-    """
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text, "US", leniency=phonenumbers.Leniency.VALID, max_tries=_UNLIMITED_TRIES)
-
-    def _parse_and_verify(self, candidate: str, offset: int) -> phonenumbers.PhoneNumberMatch | None:
-        if _PLAIN_NANP.fullmatch(candidate) is None:  # (a plain candidate has ten digits or more)
-            if not candidate or _too_short_for_nanp(candidate) or _too_long_plain(candidate):
-                return None
-            return super()._parse_and_verify(candidate, offset)
-        # A plain all-digit NANP candidate is decided by its shape, its neighbours and its digits
-        # except the last three: every NANP validity pattern is "a prefix of at most seven digits,
-        # then any three or more" (tests/verifier/test_phones_nanp_suffix.py checks this against the
-        # pinned metadata), and nothing else libphonenumber checks here reads the last digits. So a
-        # decision is remembered under that key, for the whole process, and the thousand distinct
-        # numbers of one exchange block cost one parse.
-        end = offset + len(candidate)
-        digits = _NON_DIGIT.sub("", candidate)
-        key = (
-            _DIGIT.sub("d", candidate),
-            self.text[offset - 1 : offset],
-            self.text[end : end + 1],
-            digits[:-_FREE_TAIL_DIGITS],
-        )
-        known = _PLAIN_DECISIONS.get(key, _UNDECIDED)
-        if known is _UNDECIDED:
-            match = super()._parse_and_verify(candidate, offset)
-            known = None if match is None else match.number.country_code
-            if len(_PLAIN_DECISIONS) < _MAX_REMEMBERED:
-                _PLAIN_DECISIONS[key] = known
-            return match
-        if known is None:
-            return None
-        national = digits[1:] if len(digits) == _NANP_DIGITS + 1 else digits
-        number = phonenumbers.PhoneNumber(country_code=cast(int, known), national_number=int(national))
-        return phonenumbers.PhoneNumberMatch(offset, candidate, number)
-
-
-def _too_short_for_nanp(candidate: str) -> bool:
-    # isalnum counts digits, letters and a few other numerals: counting more only skips less.
-    if len(candidate) >= _NANP_DIGITS and sum(map(str.isalnum, candidate)) >= _NANP_DIGITS:
-        return False
-    if _NOT_PLAIN_NATIONAL.search(candidate):
-        return False
-    digits = _DIGITS.findall(candidate)
-    if not digits:
-        return False  # not a number at all: libphonenumber says so
-    if unicodedata.digit(digits[0], 0) == 0:
-        # "011" is the international prefix: then libphonenumber decides.
-        return "".join(str(unicodedata.digit(c, 0)) for c in digits[:3]) != "011"
-    return True
-
-
-def _too_long_plain(candidate: str) -> bool:
-    """A run like "(312) 200-0000 (415) 200-0001": only ASCII digits and ``( ) - .`` and spaces, no plus
-    sign and no extension marker, with more digits than any national number holds (libphonenumber's
-    limit is 17), so parsing it can only fail (too long, or not a valid NANP length)."""
-    return (
-        _PLAIN_RUN.fullmatch(candidate) is not None and sum(map(str.isdigit, candidate)) > _MAX_NSN_DIGITS + 1
-    )
-
-
-_PLAIN_RUN = re.compile(r"[0-9() .-]+")
-_MAX_NSN_DIGITS = 17  # phonenumbers' MAX_LENGTH_FOR_NSN; one more for a national prefix 1
-_NANP_DIGITS = 10
-# "(312) 341-1070", "312-341-1070", "1 312 341 1070", "3123411070": ASCII digits, one optional leading
-# 1, and only the separators a US number is written with.
-_PLAIN_NANP = re.compile(r"(?:1[ .-]?)?\(?[0-9]{3}\)?[ .-]?[0-9]{3}[ .-]?[0-9]{4}")
-_NON_DIGIT = re.compile(r"[^0-9]")
-_DIGIT = re.compile(r"[0-9]")
-_FREE_TAIL_DIGITS = 3  # the shortest run of free final digits in any NANP validity pattern
-_UNDECIDED = object()
-_PLAIN_DECISIONS: dict[tuple[str, str, str, str], object] = {}
-_MAX_REMEMBERED = 200_000  # about 40 MB at most; past it, decisions are simply not remembered
-_NOT_PLAIN_NATIONAL = re.compile("[+\uff0b;:]")
-_DIGITS = re.compile(r"\d")
+_ANY_DIGIT = re.compile(r"\d")
 
 
 def nearest_mention(
@@ -292,6 +170,11 @@ class Pairing:
         self._ordered = len(mention_spans) == len(self._mentions) and not any(
             contact_spans.overlaps(m.start, m.end) for m in self._mentions
         )
+
+    @property
+    def mentions(self) -> int:
+        """How many organization mentions the index holds."""
+        return len(self._mentions)
 
     def nearest(self, start: int, end: int) -> OrgMention | None:
         """The mention ``text[start:end]`` is given for (see :func:`nearest_mention`), or None."""

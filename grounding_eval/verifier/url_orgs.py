@@ -76,7 +76,8 @@ def check_url_orgs(
             host = url_host(url.url)
             owners[url.url] = directory.owner_of_host(host) if host else None
         owner = owners[url.url]
-        paired_org = _attributed_org(directory, url, pairing)
+        # (With no organization named anywhere, nothing can be credited: skip the look.)
+        paired_org = _attributed_org(directory, url, pairing) if url.link_text or pairing.mentions else None
         if owner is None:
             status = UrlOrgStatus.UNOWNED
         elif paired_org is None:

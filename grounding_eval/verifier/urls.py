@@ -71,6 +71,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING, Final
 from urllib.parse import quote, urlsplit
 
@@ -205,6 +206,9 @@ def _extractor() -> tldextract.TLDExtract:
     return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, fallback_to_snapshot=True)
 
 
+_START = attrgetter("start")
+
+
 def extract_urls(text: str) -> list[UrlMention]:
     """Find every http(s) link in ``text``, in order of appearance (repeats are all reported).
 
@@ -236,12 +240,22 @@ def extract_urls(text: str) -> list[UrlMention]:
         _blank(work, m.start(), m.end())
 
     prose = "".join(work)
+    # Each distinct bare match is decided once: its groups, so its verdict, depend on the matched text
+    # alone (the look-ahead after the host reads a character of the match, or the one after it when
+    # the host ends the match, which then passed it). A wall of repeated domains costs a lookup each.
+    bare: dict[str, tuple[str, str] | None] = {}
     for m in _BARE_RE.finditer(prose):
-        raw = _trim(m.group())
-        if _valid_bare(raw, m.group("host"), m.group("port"), raw[len(m.group("host")) :]):
-            mentions.append(UrlMention(raw, "https://" + raw, m.start(), m.start() + len(raw), None))
+        written = m.group()
+        if written not in bare:
+            raw, host = _trim(written), m.group("host")
+            valid = _valid_bare(raw, host, m.group("port"), raw[len(host) :])
+            bare[written] = (raw, "https://" + raw) if valid else None
+        link = bare[written]
+        if link is not None:
+            start = m.start()
+            mentions.append(UrlMention(link[0], link[1], start, start + len(link[0]), None))
 
-    mentions.sort(key=lambda u: u.start)
+    mentions.sort(key=_START)
     return mentions
 
 

@@ -391,6 +391,50 @@ class TestBareDomains:
 _PHONE_ALPHABET = "0123456789 -().+x:/#,;ABCDEFtel"
 
 
+# Runs of numbers written every way, with what libphonenumber's skipped searches look for: slashes
+# ("/ x" second numbers, dates, inner breaks), time stamps at a candidate's end, line breaks.
+_NUMBER_RUN_PIECES = [
+    "(312) 200-0000", "(415) 341-1070", "312-341-1070", "1 617 200 0001", "7132000002", "+1 503 200 0003",
+    "555-0100", "2020-01-01 12", "2020-01-02 13:30", ":45", "3/10/2011", "/", " / x", "\\", " - ", "-",
+    " ", " ", " ", "  ", "\n", "(", ")", ".", "x", "ext. 12", "12", "08", "1",
+]  # fmt: skip
+_number_runs = st.lists(st.sampled_from(_NUMBER_RUN_PIECES), max_size=30).map("".join)
+
+
+class TestPhoneMatcherShortcuts:
+    """The searches the matcher skips could not have matched where it skips them."""
+
+    @SETTINGS
+    @given(text=_number_runs)
+    def test_same_numbers_on_runs_of_numbers(self, text: str) -> None:
+        """Same numbers as libphonenumber's matcher on runs of distinct numbers, slashes and time stamps."""
+        assert [(p.raw, p.start, p.end, p.e164) for p in find_phones(text)] == plain_phones(text)
+
+    @SETTINGS
+    @given(candidate=st.text(alphabet="0123456789 -/:\n()+x\u0663", max_size=30) | _number_runs)
+    def test_skipped_searches_cannot_match(self, candidate: str) -> None:
+        """Without a slash the slash patterns find nothing; not ending like a time stamp, neither does
+        the time-stamp pattern."""
+        from phonenumbers import phonenumbermatcher as lib
+        from phonenumbers import phonenumberutil as util
+
+        from grounding_eval.verifier.phone_matcher import _SLASH_BREAK, _may_end_in_time_stamp
+
+        if "/" not in candidate:
+            assert lib._SLASH_SEPARATED_DATES.search(candidate) is None
+            assert _SLASH_BREAK.search(candidate) is None
+            if "\\" not in candidate:
+                assert util._SECOND_NUMBER_START_PATTERN.search(candidate) is None
+        if not _may_end_in_time_stamp(candidate):
+            assert lib._TIME_STAMPS.search(candidate) is None
+
+    def test_a_thousand_distinct_numbers(self) -> None:
+        """A run of distinct numbers separated by spaces (the degenerate benchmark's phones_distinct)."""
+        areas = (312, 415, 617, 713, 503, 304, 616, 216)
+        text = " ".join(f"({areas[n % 8]}) {200 + n // 100}-{n % 10_000:04d}" for n in range(1000))
+        assert [(p.raw, p.start, p.end, p.e164) for p in find_phones(text)] == plain_phones(text)
+
+
 class TestFindPhones:
     """The remembering, filtering matcher finds exactly what libphonenumber's own matcher finds."""
 

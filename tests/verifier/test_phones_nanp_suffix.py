@@ -1,6 +1,6 @@
 """The premise behind remembering plain NANP decisions: validity never reads a number's last four digits.
 
-``phones._Window`` decides a plain all-digit NANP candidate once per (shape, neighbours, digits but the
+``phone_matcher._Window`` decides a plain all-digit NANP candidate once per (shape, neighbours, digits but the
 last three). That is sound only if, in the pinned phonenumbers metadata, whether a ten-digit NANP number
 is valid (and for which region) depends on its first seven digits alone. Checked here on the metadata
 itself (every national-number pattern of every NANP region ends in a run of at least three free digits)
@@ -16,7 +16,8 @@ import re
 import phonenumbers
 from phonenumbers import PhoneMetadata
 
-from grounding_eval.verifier.phones import _FREE_TAIL_DIGITS, find_phones
+from grounding_eval.verifier.phone_matcher import _FREE_TAIL_DIGITS
+from grounding_eval.verifier.phones import find_phones
 
 NANP_REGIONS = phonenumbers.COUNTRY_CODE_TO_REGION_CODE[1]
 _DESCS = ("fixed_line", "mobile", "toll_free", "premium_rate", "shared_cost", "personal_number", "voip",

@@ -1,0 +1,247 @@
+"""libphonenumber's matcher, made linear and cheaper on long runs of numbers, with the same results.
+
+:func:`find_numbers` is ``phonenumbers.PhoneNumberMatcher(text, "US", leniency=VALID)`` that never gives
+up, and finds exactly what it finds (``tests/verifier/test_linear_equivalence.py`` compares the two on
+generated text, ``tests/verifier/test_phones_nanp_suffix.py`` checks the premise of the NANP shortcut
+against the pinned metadata). What differs is only the work done to decide a candidate:
+
+* each candidate is decided from a bounded window of text, once per distinct window (:class:`_Matcher`);
+* digit groups too short or too long to be a valid number are rejected without being parsed, and a
+  plain NANP number is decided once per shape, neighbours and first digits (:class:`_Window`);
+* libphonenumber's searches for a slash (a second number after ``/ x``, a date like ``3/10/2011``, an
+  inner number after ``/``) and for a time stamp at the candidate's end are skipped when the candidate
+  has no slash, or does not end the way a time stamp ends, because those patterns cannot match there.
+  A run of distinct numbers ("(312) 200-0000 (415) 200-0001 …") makes libphonenumber propose, for
+  each number, a candidate spanning the next seven, so each skipped search was a scan of some hundred
+  characters per number.
+
+This module imports phonenumbers (some 20 ms in a fresh process); :func:`~grounding_eval.verifier.phones.
+find_phones` imports it only for a text with a digit. Relies on private methods and patterns of the
+pinned phonenumbers release (``_find``, ``_extract_match``, ``_extract_inner_match``,
+``_parse_and_verify``), which the equivalence tests check on every run.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from collections.abc import Iterator
+from itertools import islice
+from typing import cast
+
+import phonenumbers
+from phonenumbers import phonenumbermatcher as _lib
+from phonenumbers import phonenumberutil as _util
+
+__all__ = ["find_numbers"]
+
+
+def find_numbers(text: str) -> Iterator[tuple[str, str, int, int]]:
+    """Every valid US-region number in ``text``: ``(as written, E.164, start, end)``, in order."""
+    e164 = phonenumbers.PhoneNumberFormat.E164
+    for match in _Matcher(text):
+        yield match.raw_string, phonenumbers.format_number(match.number, e164), match.start, match.end
+
+
+_UNLIMITED_TRIES = sys.maxsize
+# Characters after a candidate that libphonenumber reads: a time stamp's ":ss" suffix.
+_AFTER_CANDIDATE = 3
+
+
+class _Matcher(phonenumbers.PhoneNumberMatcher):
+    """libphonenumber's matcher (region US, VALID leniency) deciding each candidate once.
+
+    Whether a candidate span is a number depends only on the span, the character before it and the
+    three after it (libphonenumber's :meth:`_extract_match` reads nothing else), so the decision is
+    taken on that window alone and kept for the rest of the text. Reading the window instead of the
+    rest of the text also avoids libphonenumber's copy of everything after a time-stamp-like
+    candidate, which was quadratic over a run of them. Relies on the private ``_extract_match`` of the
+    pinned phonenumbers release; ``tests/verifier/test_linear_equivalence.py`` checks it against the plain
+    matcher.
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text, "US", leniency=phonenumbers.Leniency.VALID, max_tries=_UNLIMITED_TRIES)
+        self._decided: dict[tuple[str, int, int], tuple[int, str, phonenumbers.PhoneNumber] | None] = {}
+
+    def _find(self, index: int) -> phonenumbers.PhoneNumberMatch | None:
+        # libphonenumber's _find, with the trim at a second number ("/ x", _SECOND_NUMBER_START_PATTERN
+        # '[\\/] *x') searched for only in a candidate holding a slash or a backslash.
+        match = _lib._PATTERN.search(self.text, index)
+        while self._max_tries > 0 and match is not None:
+            start = match.start()
+            candidate = self.text[start : match.end()]
+            if "/" in candidate or "\\" in candidate:
+                candidate = self._trim_after_first_match(_util._SECOND_NUMBER_START_PATTERN, candidate)
+            candidate_len = len(candidate)
+            if candidate_len >= self._min_candidate_length:
+                found = self._extract_match(candidate, start)
+                if found is not None:
+                    return found
+                self._max_tries -= 1
+            index = start + candidate_len
+            match = _lib._PATTERN.search(self.text, index)
+        return None
+
+    def _extract_match(self, candidate: str, offset: int) -> phonenumbers.PhoneNumberMatch | None:
+        lead = 1 if offset > 0 else 0
+        window = self.text[offset - lead : offset + len(candidate) + _AFTER_CANDIDATE]
+        key = (window, lead, len(candidate))
+        if key not in self._decided:
+            match = _Window(window)._extract_match(candidate, lead)
+            self._decided[key] = (
+                None if match is None else (match.start - lead, match.raw_string, match.number)
+            )
+        decided = self._decided[key]
+        if decided is None:
+            return None
+        return phonenumbers.PhoneNumberMatch(offset + decided[0], decided[1], decided[2])
+
+
+class _Window(phonenumbers.PhoneNumberMatcher):
+    """libphonenumber's matcher over one candidate's window, skipping groups too short to be valid.
+
+    A candidate that fails as a whole is tried group by group ("12 34 56 78" as "12", "34", ...),
+    each parse costing tens of microseconds. Read in region US without a plus sign or the international
+    prefix 011, a number is a NANP number, and a valid one has ten digits after the optional national
+    prefix 1 (letters of a vanity number count as digits). So a group with fewer than ten digits and
+    letters, no plus sign, no RFC 3966 ``tel:``/``;`` syntax and not starting 011 cannot pass VALID
+    leniency, and is rejected without being parsed.
+    ``tests/verifier/test_linear_equivalence.py`` compares the result with libphonenumber's own matcher.
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text, "US", leniency=phonenumbers.Leniency.VALID, max_tries=_UNLIMITED_TRIES)
+
+    def _extract_match(self, candidate: str, offset: int) -> phonenumbers.PhoneNumberMatch | None:
+        # libphonenumber's _extract_match, with the slash-date search ('…/…/…') only when the candidate
+        # has a slash, and the time-stamp search ('… +[0-2]\\d$') only when it ends like one.
+        if "/" in candidate and _lib._SLASH_SEPARATED_DATES.search(candidate):
+            return None
+        if _may_end_in_time_stamp(candidate) and _lib._TIME_STAMPS.search(candidate):
+            following_text = self.text[offset + len(candidate) :]
+            if _lib._TIME_STAMPS_SUFFIX.match(following_text):
+                return None
+        match = self._parse_and_verify(candidate, offset)
+        if match is not None:
+            return match
+        return self._extract_inner_match(candidate, offset)
+
+    def _extract_inner_match(self, candidate: str, offset: int) -> phonenumbers.PhoneNumberMatch | None:
+        # libphonenumber's _extract_inner_match, without the break on a slash ('/+(.*)') when the
+        # candidate has none (the pattern cannot match: nothing to try).
+        for inner in _lib._INNER_MATCHES:
+            if inner is _SLASH_BREAK and "/" not in candidate:
+                continue
+            group_match = inner.search(candidate)
+            is_first_match = True
+            while group_match and self._max_tries > 0:
+                if is_first_match:
+                    group = self._trim_after_first_match(
+                        _util._UNWANTED_END_CHAR_PATTERN, candidate[: group_match.start()]
+                    )
+                    match = self._parse_and_verify(group, offset)
+                    if match is not None:
+                        return match
+                    self._max_tries -= 1
+                    is_first_match = False
+                group = self._trim_after_first_match(_util._UNWANTED_END_CHAR_PATTERN, group_match.group(1))
+                match = self._parse_and_verify(group, offset + group_match.start(1))
+                if match is not None:
+                    return match
+                self._max_tries -= 1
+                group_match = inner.search(candidate, group_match.start() + 1)
+        return None
+
+    def _parse_and_verify(self, candidate: str, offset: int) -> phonenumbers.PhoneNumberMatch | None:
+        if _PLAIN_NANP.fullmatch(candidate) is None:  # (a plain candidate has ten digits or more)
+            if not candidate or _too_short_for_nanp(candidate) or _too_long_plain(candidate):
+                return None
+            return super()._parse_and_verify(candidate, offset)
+        # A plain all-digit NANP candidate is decided by its shape, its neighbours and its digits
+        # except the last three: every NANP validity pattern is "a prefix of at most seven digits,
+        # then any three or more" (tests/verifier/test_phones_nanp_suffix.py checks this against the
+        # pinned metadata), and nothing else libphonenumber checks here reads the last digits. So a
+        # decision is remembered under that key, for the whole process, and the thousand distinct
+        # numbers of one exchange block cost one parse.
+        end = offset + len(candidate)
+        digits = _NON_DIGIT.sub("", candidate)
+        key = (
+            _DIGIT.sub("d", candidate),
+            self.text[offset - 1 : offset],
+            self.text[end : end + 1],
+            digits[:-_FREE_TAIL_DIGITS],
+        )
+        known = _PLAIN_DECISIONS.get(key, _UNDECIDED)
+        if known is _UNDECIDED:
+            match = super()._parse_and_verify(candidate, offset)
+            known = None if match is None else match.number.country_code
+            if len(_PLAIN_DECISIONS) < _MAX_REMEMBERED:
+                _PLAIN_DECISIONS[key] = known
+            return match
+        if known is None:
+            return None
+        national = digits[1:] if len(digits) == _NANP_DIGITS + 1 else digits
+        number = phonenumbers.PhoneNumber(country_code=cast(int, known), national_number=int(national))
+        return phonenumbers.PhoneNumberMatch(offset, candidate, number)
+
+
+def _too_short_for_nanp(candidate: str) -> bool:
+    # isalnum counts digits, letters and a few other numerals: counting more only skips less.
+    if len(candidate) >= _NANP_DIGITS and _at_least(_NANP_DIGITS, filter(str.isalnum, candidate)):
+        return False
+    if _NOT_PLAIN_NATIONAL.search(candidate):
+        return False
+    digits = _DIGITS.findall(candidate)
+    if not digits:
+        return False  # not a number at all: libphonenumber says so
+    if unicodedata.digit(digits[0], 0) == 0:
+        # "011" is the international prefix: then libphonenumber decides.
+        return "".join(str(unicodedata.digit(c, 0)) for c in digits[:3]) != "011"
+    return True
+
+
+def _too_long_plain(candidate: str) -> bool:
+    """A run like "(312) 200-0000 (415) 200-0001": only ASCII digits and ``( ) - .`` and spaces, no plus
+    sign and no extension marker, with more digits than any national number holds (libphonenumber's
+    limit is 17), so parsing it can only fail (too long, or not a valid NANP length)."""
+    return _PLAIN_RUN.fullmatch(candidate) is not None and _at_least(
+        _MAX_NSN_DIGITS + 2, filter(str.isdigit, candidate)
+    )
+
+
+def _at_least(n: int, items: Iterator[str]) -> bool:
+    """Whether ``items`` yields ``n`` or more items; stops reading at the ``n``-th (a count of digits
+    in a candidate of a hundred characters is decided in its first twenty)."""
+    return next(islice(items, n - 1, None), None) is not None
+
+
+_PLAIN_RUN = re.compile(r"[0-9() .-]+")
+_MAX_NSN_DIGITS = 17  # phonenumbers' MAX_LENGTH_FOR_NSN; one more for a national prefix 1
+_NANP_DIGITS = 10
+# "(312) 341-1070", "312-341-1070", "1 312 341 1070", "3123411070": ASCII digits, one optional leading
+# 1, and only the separators a US number is written with.
+_PLAIN_NANP = re.compile(r"(?:1[ .-]?)?\(?[0-9]{3}\)?[ .-]?[0-9]{3}[ .-]?[0-9]{4}")
+_NON_DIGIT = re.compile(r"[^0-9]")
+_DIGIT = re.compile(r"[0-9]")
+_FREE_TAIL_DIGITS = 3  # the shortest run of free final digits in any NANP validity pattern
+_UNDECIDED = object()
+_PLAIN_DECISIONS: dict[tuple[str, str, str, str], object] = {}
+_MAX_REMEMBERED = 200_000  # about 40 MB at most; past it, decisions are simply not remembered
+_NOT_PLAIN_NATIONAL = re.compile("[+\uff0b;:]")
+_DIGITS = re.compile(r"\d")
+
+
+_SLASH_BREAK = _lib._INNER_MATCHES[0]
+assert _SLASH_BREAK.pattern == "/+(.*)", "phonenumbers changed its inner-match patterns: review this module"
+
+
+def _may_end_in_time_stamp(candidate: str) -> bool:
+    """False when libphonenumber's time-stamp pattern, which ends ``' +[0-2]\\d$'``, cannot match.
+
+    ``$`` also matches before a final line break, so a candidate ending in one is always searched.
+    """
+    return candidate.endswith("\n") or (
+        len(candidate) >= 3 and candidate[-3] == " " and candidate[-2] in "012"
+    )
