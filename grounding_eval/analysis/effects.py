@@ -97,6 +97,7 @@ def _metrics(rows: Sequence[ReportRow]) -> list[str]:
     named = {name for row in rows for name in row.scores}
     listed = [m for m in decisions()["effects"]["metrics"] if m in named]
     judges = sorted(name for name in named if name.endswith(".llm_judge_score"))
+    judges += sorted(name for name in named if ".dimension." in name)
     return [*listed[:1], *judges, *listed[1:]]
 
 

@@ -348,3 +348,15 @@ def test_real_factual_accuracy_claims(tmp_path: Path, capsys: pytest.CaptureFixt
         "Unverifiable",
     ]
     assert overall["confusion"]["matrix"][2] == [0, 3, 10, 9] and overall["kappa"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("fixture", "rubric", "criteria"),
+    [("round1a.json", "v3", 19), ("round2b.json", "v4", 22), ("round3.json", "round3", 27)],
+)
+def test_every_rubric_criterion_has_its_definition(fixture: str, rubric: str, criteria: int) -> None:
+    """Real v3 / v4 / Round 3 runs: each sheet line carries the rubric's own question and verdict definitions."""
+    graded = units(load_rows(FIXTURES / fixture))
+    assert {u.criterion.split(".", 1)[0] for u in graded} == {rubric}
+    assert len({u.criterion for u in graded}) == criteria
+    assert all(" Yes: " in u.definition and " No: " in u.definition for u in graded)

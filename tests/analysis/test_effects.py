@@ -107,15 +107,18 @@ def test_repeats_are_averaged(tmp_path: Path) -> None:
 
 
 def test_every_verifier_check_and_judge_score_is_compared(tmp_path: Path) -> None:
-    scores = {"round3.llm_judge_score": 0.5, "deterministic_verifier_score": 1.0, "url_allowlist_score": 1.0}
+    scores = {"round3.llm_judge_score": 0.5, "deterministic_verifier_score": 1.0, "url_allowlist_score": 1.0,
+              "round3.dimension.Safety": 0.5, "round3.clear_next_steps": 1.0}  # fmt: skip
     rows = [
         row("i1", "C0", composite=0.1, scores=scores),
         row("i1", "C1", composite=0.2, scores={**scores, "url_allowlist_score": 0.5}),
     ]
     metrics = [e.metric for e in paired_effects(load_rows(write(tmp_path / "r.json", rows)))]
+    # Per-criterion scores are read as verdict shares (--criteria), not as effects.
     assert metrics == [
         "composite",
         "round3.llm_judge_score",
+        "round3.dimension.Safety",
         "deterministic_verifier_score",
         "url_allowlist_score",
     ]
