@@ -379,21 +379,30 @@ def _human_record(
             "judge_rationale": v.judge_rationale,
         })  # fmt: skip
     return {
-        "kind": "factuality_human_verification",
+        **_record_head("factuality_human_verification", result, run, item),
+        "risk_level": result.risk_level,
+        "target_text": run.target_text,
+        "source_document_ids": result.source_document_ids,
+        "score": result.score,
+        "findings": findings,
+        "timestamp": result.timestamp,
+    }
+
+
+def _record_head(
+    kind: str, result: FactualityResult, run: _Run, item: dict[str, Any] | None
+) -> dict[str, Any]:
+    """What identifies a queue entry: the item, the rubric and prompt, the judge, the judged text's hash."""
+    return {
+        "kind": kind,
         "fixture_key": result.fixture_key,
         "item": item or {},
-        "risk_level": result.risk_level,
         "rubric_id": run.rubric.id,
         "rubric_version": result.rubric_version,
         "prompt_version": result.prompt_version,
         "provider": result.provider,
         "model": result.model_id,
         "answer_sha256": result.answer_sha256,
-        "target_text": run.target_text,
-        "source_document_ids": result.source_document_ids,
-        "score": result.score,
-        "findings": findings,
-        "timestamp": result.timestamp,
     }
 
 
@@ -414,15 +423,7 @@ def _review(
     from grounding_eval.promptfoo.judge_assertion import enqueue_review, review_entry_id
 
     record: dict[str, Any] = {
-        "kind": "factuality_invalid_reply",
-        "fixture_key": result.fixture_key,
-        "item": item or {},
-        "rubric_id": run.rubric.id,
-        "rubric_version": result.rubric_version,
-        "prompt_version": result.prompt_version,
-        "provider": result.provider,
-        "model": result.model_id,
-        "answer_sha256": result.answer_sha256,
+        **_record_head("factuality_invalid_reply", result, run, item),
         "rendered_prompt": {"system": run.rendered.system, "user": run.rendered.user},
         "raw_replies": replies,
         "errors": errors,

@@ -196,24 +196,15 @@ def _scan(text: str) -> _Found:
 
 
 @dataclass
-class _Checked:
+class _Checked(judge_parse._Validation):
+    """The rubric judge's validation record (``repairs``, ``problems``), plus the scorecard's fields."""
+
     card: dict[str, Any] | None = None
-    repairs: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
 
 
 def _keys(obj: dict[str, Any], where: str, out: _Checked) -> dict[str, Any]:
-    for key in getattr(obj, "duplicates", ()):
-        out.problems.append(f"key {_quote(key)} appears more than once in {where}")
-    cleaned: dict[str, Any] = {}
-    for key, value in obj.items():
-        clean = _clean_key(key)
-        if clean != key:
-            out.repairs.append(f"removed invisible characters or spaces from {where} key {_quote(key)}")
-        if clean in cleaned:
-            out.problems.append(f"{where} key {_quote(clean)} appears more than once")
-        cleaned[clean] = value
-    return cleaned
+    judge_parse._note_duplicates(obj, where, out)
+    return judge_parse._clean_keys(obj, where, out)
 
 
 def _canonical(value: str) -> str:

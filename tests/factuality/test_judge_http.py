@@ -7,8 +7,11 @@ judge's scriptable test server, which records what it was sent.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from grounding_eval.factuality.evidence import Document
 from grounding_eval.factuality.judge import judge_factuality
@@ -35,31 +38,32 @@ def _sent_prompt(seen: Any, case: WireCase) -> str:
     return str(body["messages"][-1]["content"])
 
 
-def _judge(
-    case: WireCase, rubric: FactualityRubric, documents: list[Document], tmp_path: Path, **kw: Any
-) -> Any:
-    return judge_factuality(
-        TARGET, documents, rubric, capable=_client(case), fixture_key="t/1",
-        review_queue=tmp_path / "review.jsonl", human_queue=tmp_path / "human.jsonl", **kw,
-    )  # fmt: skip
+@pytest.fixture
+def judge(
+    wire_case: WireCase, rubric: FactualityRubric, documents: list[Document], tmp_path: Path
+) -> Callable[..., Any]:
+    """Judge TARGET with this wire format's client as the capable judge; queues in ``tmp_path``."""
+
+    def run(**kw: Any) -> Any:
+        return judge_factuality(
+            TARGET, documents, rubric, capable=_client(wire_case), fixture_key="t/1",
+            review_queue=tmp_path / "review.jsonl", human_queue=tmp_path / "human.jsonl", **kw,
+        )  # fmt: skip
+
+    return run
 
 
 class TestRetry:
     """An invalid reply is retried once with its errors in the constraints; a second failure is queued."""
 
     def test_invalid_then_valid(
-        self,
-        wire_case: WireCase,
-        judge_server: JudgeServer,
-        rubric: FactualityRubric,
-        documents: list[Document],
-        tmp_path: Path,
+        self, wire_case: WireCase, judge_server: JudgeServer, judge: Callable[..., Any], tmp_path: Path
     ) -> None:
         bad = reply({**SUPPORTED, "score": 0.5})  # inconsistent with Supported
         judge_server.script(
             Scripted(body=wire_case.ok(bad)), Scripted(body=wire_case.ok(reply(SUPPORTED, CONTRADICTED)))
         )
-        result = _judge(wire_case, rubric, documents, tmp_path)
+        result = judge()
         assert result.status == "scored"
         assert result.score == 0.5
         assert [a["outcome"] for a in result.attempts] == ["invalid reply", "parsed"]
@@ -72,17 +76,12 @@ class TestRetry:
         assert not (tmp_path / "review.jsonl").exists()
 
     def test_invalid_twice_goes_to_the_review_queue(
-        self,
-        wire_case: WireCase,
-        judge_server: JudgeServer,
-        rubric: FactualityRubric,
-        documents: list[Document],
-        tmp_path: Path,
+        self, wire_case: WireCase, judge_server: JudgeServer, judge: Callable[..., Any], tmp_path: Path
     ) -> None:
         judge_server.script(
             Scripted(body=wire_case.ok("not json")), Scripted(body=wire_case.ok('{"claim_verifications": 3}'))
         )
-        result = _judge(wire_case, rubric, documents, tmp_path)
+        result = judge()
         assert result.status == "error"
         assert result.score is None
         assert result.reason.startswith(
@@ -97,15 +96,10 @@ class TestRetry:
         assert result.to_json()["status"] == "error" and result.to_json()["claims"] == []
 
     def test_http_failure_is_an_error_not_a_score(
-        self,
-        wire_case: WireCase,
-        judge_server: JudgeServer,
-        rubric: FactualityRubric,
-        documents: list[Document],
-        tmp_path: Path,
+        self, wire_case: WireCase, judge_server: JudgeServer, judge: Callable[..., Any], tmp_path: Path
     ) -> None:
         judge_server.script(Scripted(status=401, body={"error": "bad key"}))
-        result = _judge(wire_case, rubric, documents, tmp_path)
+        result = judge()
         assert result.status == "error" and result.score is None
         assert "HTTP 401" in result.reason
         assert wire_case.key not in result.reason
@@ -115,65 +109,43 @@ class TestTwoStage:
     """A cheap model first; only clean all-Supported verdicts are accepted from it."""
 
     def test_cheap_accepted(
-        self,
-        wire_case: WireCase,
-        judge_server: JudgeServer,
-        rubric: FactualityRubric,
-        documents: list[Document],
-        tmp_path: Path,
+        self, wire_case: WireCase, judge_server: JudgeServer, judge: Callable[..., Any], tmp_path: Path
     ) -> None:
         judge_server.script(Scripted(body=wire_case.ok(reply(SUPPORTED))))
-        result = _judge(wire_case, rubric, documents, tmp_path, cheap=_client(wire_case, "cheap-1"))
+        result = judge(cheap=_client(wire_case, "cheap-1"))
         assert (result.stage, result.status, result.score) == ("cheap", "scored", 1.0)
         assert result.model_id == result.cheap_model_id == "cheap-1"
         assert judge_server.count == 1
         assert [a["outcome"] for a in result.attempts] == ["accepted"]
 
     def test_cheap_flags_a_claim_and_the_capable_model_decides(
-        self,
-        wire_case: WireCase,
-        judge_server: JudgeServer,
-        rubric: FactualityRubric,
-        documents: list[Document],
-        tmp_path: Path,
+        self, wire_case: WireCase, judge_server: JudgeServer, judge: Callable[..., Any], tmp_path: Path
     ) -> None:
         judge_server.script(
             Scripted(body=wire_case.ok(reply(SUPPORTED, CONTRADICTED))),
             Scripted(body=wire_case.ok(reply(SUPPORTED, {**CONTRADICTED, "verification_result": "Partially Supported", "score": 0.5, "severity": "Minor"}))),
         )  # fmt: skip
-        result = _judge(wire_case, rubric, documents, tmp_path, cheap=_client(wire_case, "cheap-1"))
+        result = judge(cheap=_client(wire_case, "cheap-1"))
         assert (result.stage, result.score) == ("capable", 0.75)
         assert (result.model_id, result.cheap_model_id) == (wire_case.model, "cheap-1")
         assert [a["outcome"] for a in result.attempts] == ["escalated: claim(s) below 1: c2", "parsed"]
         assert judge_server.count == 2
 
     def test_cheap_invalid_reply_is_not_retried_but_escalated(
-        self,
-        wire_case: WireCase,
-        judge_server: JudgeServer,
-        rubric: FactualityRubric,
-        documents: list[Document],
-        tmp_path: Path,
+        self, wire_case: WireCase, judge_server: JudgeServer, judge: Callable[..., Any], tmp_path: Path
     ) -> None:
         judge_server.script(
             Scripted(body=wire_case.ok("{oops")), Scripted(body=wire_case.ok(reply(SUPPORTED)))
         )
-        result = _judge(wire_case, rubric, documents, tmp_path, cheap=_client(wire_case, "cheap-1"))
+        result = judge(cheap=_client(wire_case, "cheap-1"))
         assert (result.stage, result.status, result.score) == ("capable", "scored", 1.0)
         assert [a["outcome"] for a in result.attempts] == ["escalated: invalid reply", "parsed"]
 
     def test_high_risk_skips_the_cheap_model_and_needs_a_human(
-        self,
-        wire_case: WireCase,
-        judge_server: JudgeServer,
-        rubric: FactualityRubric,
-        documents: list[Document],
-        tmp_path: Path,
+        self, wire_case: WireCase, judge_server: JudgeServer, judge: Callable[..., Any], tmp_path: Path
     ) -> None:
         judge_server.script(Scripted(body=wire_case.ok(reply(SUPPORTED, CONTRADICTED))))
-        result = _judge(
-            wire_case, rubric, documents, tmp_path, cheap=_client(wire_case, "cheap-1"), risk_level="high"
-        )
+        result = judge(cheap=_client(wire_case, "cheap-1"), risk_level="high")
         assert judge_server.count == 1
         assert (result.stage, result.status) == ("capable", "needs_human_verification")
         assert result.attempts[0] == {
