@@ -31,11 +31,16 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import jinja2
 
 from grounding_eval.analysis.effects import decisions
 from grounding_eval.analysis.summary import GROUP_KEYS, ReportRow, load_results
 from grounding_eval.errors import DataError, clip
+
+if TYPE_CHECKING:
+    from grounding_eval.judge.rubric import Rubric
 
 __all__ = ["SHEET_COLUMNS", "Drawn", "Unit", "format_score", "score", "units", "write_sample"]
 
@@ -97,7 +102,7 @@ def _row_units(row: ReportRow) -> list[tuple[str, str, str, str]]:
     out = []
     if row.verdicts and row.rubric:
         rubric_id = row.rubric.split("@", 1)[0]
-        definitions = _rubric_definitions(rubric_id)
+        definitions = _rubric_definitions(rubric_id, row.test_metadata)
         for criterion, verdict in row.verdicts.items():
             text = definitions.get(criterion, f"(criterion {criterion} is not in rubric {rubric_id})")
             out.append((f"{rubric_id}.{criterion}", "yes_partial_no", verdict, text))
@@ -119,12 +124,36 @@ def _row_units(row: ReportRow) -> list[tuple[str, str, str, str]]:
 
 
 @functools.cache
-def _rubric_definitions(rubric_id: str) -> dict[str, str]:
-    """Criterion id → its question and verdict definitions, from the shipped rubric of that id."""
+def _rubric(rubric_id: str) -> Rubric:
     from grounding_eval.judge.rubric import load_rubric, rubric_path
 
-    rubric = load_rubric(rubric_path(rubric_id))
-    return {c.id: f"{c.question} Yes: {c.yes} Partial: {c.partial} No: {c.no}" for c in rubric.criteria}
+    return load_rubric(rubric_path(rubric_id))
+
+
+def _rubric_definitions(rubric_id: str, item: Mapping[str, Any]) -> dict[str, str]:
+    """Criterion id → its question and verdict definitions, from the shipped rubric of that id.
+
+    A criterion written as a template (Round 3's scenario criteria) is rendered with the item's fields
+    from the test's metadata, as the judge saw it; when a field is missing the template text stays, with
+    the error after it, so the grader sees that something is missing.
+    """
+    from grounding_eval.judge.render import judge_environment
+
+    rubric = _rubric(rubric_id)
+    values = {k: v for k, v in item.items() if k in rubric.item_variables}
+    env = judge_environment()
+    out = {}
+    for c in rubric.criteria:
+        parts = []
+        for label, text in (("", c.question), ("Yes: ", c.yes), ("Partial: ", c.partial), ("No: ", c.no)):
+            if "{" in text:
+                try:
+                    text = env.from_string(text).render(values)
+                except jinja2.UndefinedError as exc:
+                    text = f"{text} (not rendered: {exc.message}; the test's metadata lacks it)"
+            parts.append(label + text.strip())
+        out[c.id] = " ".join(parts)
+    return out
 
 
 @dataclass(frozen=True)

@@ -182,6 +182,7 @@ class ReportRow:
         human: a reviewer's rating in promptfoo's viewer (the ``human`` component), if any.
         judge_pass: the pass of the row's first judge component (rubric, docs-QA or factual-accuracy).
         dataset: the test's ``metadata.dataset`` (the dataset folder the generator read), or ``"-"``.
+        test_metadata: the test's whole ``metadata`` (a Round 3 item's SME fields render its criteria).
     """
 
     keys: Mapping[str, str]
@@ -214,6 +215,7 @@ class ReportRow:
     human: Mapping[str, Any] | None = None
     judge_pass: bool | None = None
     dataset: str = "-"
+    test_metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def item(self) -> dict[str, str]:
         """The row's id in the agreement listings: query id, condition and provider label."""
@@ -567,6 +569,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         human=human,
         judge_pass=judge_pass,
         dataset=_label(metadata.get("dataset"), "testCase.metadata.dataset", "-"),
+        test_metadata=metadata,
     )
 
 

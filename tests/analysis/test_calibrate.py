@@ -359,4 +359,6 @@ def test_every_rubric_criterion_has_its_definition(fixture: str, rubric: str, cr
     graded = units(load_rows(FIXTURES / fixture))
     assert {u.criterion.split(".", 1)[0] for u in graded} == {rubric}
     assert len({u.criterion for u in graded}) == criteria
-    assert all(" Yes: " in u.definition and " No: " in u.definition for u in graded)
+    assert all(
+        " Yes: " in u.definition and " No: " in u.definition and "{{" not in u.definition for u in graded
+    )
