@@ -56,7 +56,8 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         "--sheet",
         metavar="CSV",
         type=Path,
-        help="a graded calibration sheet, for the HTML report's calibration section",
+        help="a graded calibration sheet, for the HTML report's calibration section "
+        "(scored against the first RESULTS_JSON)",
     )
     r.add_argument("--json", action="store_true", help="print JSON")
 
@@ -73,7 +74,7 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         metavar="CSV",
         type=Path,
         required=True,
-        help="the grading sheet; the judge's verdicts go to <name>.key.csv beside it",
+        help="the grading sheet; the judge's verdicts go to <name>.key.json beside it",
     )
     sc = csub.add_parser("score", help="agreement, kappa and confusion of people versus the judge")
     sc.add_argument("results", metavar="RESULTS_JSON", type=Path)
