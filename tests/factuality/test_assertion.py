@@ -228,3 +228,25 @@ class TestLiveSwitch:
         meta = result["metadata"]["factuality"]
         assert (meta["stage"], meta["model_id"], meta["cheap_model_id"]) == ("capable", case.model, None)
         assert judge_server.count == 1 and result["pass"] is True
+
+
+def test_repeated_calls_in_one_process_give_the_same_result(tmp_path: Path) -> None:
+    """A persistent worker may call the assertion many times: nothing is used up between calls."""
+    provider = _record(tmp_path / "r.json", "factual_accuracy/q1/C0", ANSWER, reply(SUPPORTED, CONTRADICTED))
+    first, second = (get_assert(ANSWER, _context(provider)) for _ in range(2))
+    assert (
+        (first["score"], first["namedScores"])
+        == (second["score"], second["namedScores"])
+        == (0.5, first["namedScores"])
+    )
+    assert [c["reason"] for c in first["componentResults"]] == [
+        c["reason"] for c in second["componentResults"]
+    ]
+
+
+def test_output_marked_partial_in_metadata_is_refused(tmp_path: Path) -> None:
+    provider = _record(tmp_path / "r.json", "factual_accuracy/q1/C0", ANSWER, reply(SUPPORTED))
+    result = get_assert(ANSWER, {**_context(provider), "metadata": {"partial": True}})
+    assert result["reason"] == (
+        "ERROR (factuality unscored): refused a partial output (marked partial): only complete, finalized responses are scored"
+    )

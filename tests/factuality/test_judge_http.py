@@ -161,3 +161,33 @@ class TestTwoStage:
         assert CONTRADICTED["evidence_quote"] in finding["evidence_chunks"][0]["text"]
         assert finding["evidence_chunks"][0]["source_document_id"] == "avoid"
         assert entry["target_text"] == TARGET
+
+
+class TestCache:
+    """Only replies that parse are cached; a cached one is served without a call."""
+
+    def test_valid_reply_cached_invalid_not(
+        self,
+        wire_case: WireCase,
+        judge_server: JudgeServer,
+        rubric: FactualityRubric,
+        documents: list[Document],
+        tmp_path: Path,
+    ) -> None:
+        client = make_client(wire_case.provider_id, env=wire_case.env, cache_dir=tmp_path / "cache", **FAST)
+        judge_server.script(
+            Scripted(body=wire_case.ok("not json")),
+            Scripted(body=wire_case.ok(reply(SUPPORTED))),
+            Scripted(body=wire_case.ok("still not json")),
+        )
+        first = judge_factuality(TARGET, documents, rubric, capable=client, fixture_key="k")
+        again = judge_factuality(TARGET, documents, rubric, capable=client, fixture_key="k")
+        # The invalid reply to the first prompt was not cached, so it is asked again; the valid reply to
+        # the retry prompt was, so the retry costs no call.
+        assert judge_server.count == 3
+        assert [a["cached"] for a in first.attempts] == [False, False]
+        assert [(a["outcome"], a["cached"]) for a in again.attempts] == [
+            ("invalid reply", False),
+            ("parsed", True),
+        ]
+        assert first.score == again.score == 1.0
