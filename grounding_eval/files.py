@@ -18,6 +18,7 @@ wherever they come from — and so the rules for what may be read are enforced i
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -26,8 +27,6 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from grounding_eval.errors import EXCERPT_CHARS, DataError, clip
 
@@ -276,51 +275,62 @@ def read_json(path: str | Path, kind: FileKind = DATA, *, inside: str | Path | N
         raise DataError(path, exc.message()) from None
 
 
-# libyaml's safe loader when the wheel has it: several times faster, and every promptfoo call reloads.
-_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _QUOTED = re.compile(rf"'([^'\n]{{{EXCERPT_CHARS + 1},}})'")
 
 
-class _DuplicateKey(yaml.YAMLError):
-    def __init__(self, key: Any, line: int, first: int) -> None:
-        super().__init__(f"duplicate key {clip(key)} (first at line {first})")
-        self.line = line
+@functools.cache
+def _yaml() -> tuple[Any, type[Any], type[Exception]]:
+    """PyYAML, the loader and its duplicate-key error, built on first use.
 
-
-class _UniqueKeyLoader(_SAFE_LOADER):  # type: ignore[valid-type,misc]
-    """The safe loader, refusing a mapping that writes one key twice (PyYAML keeps the last one).
-
-    Keys merged in with ``<<: *anchor`` may be overridden, as YAML intends; only the keys written in
-    the mapping itself must be unique.
+    Importing PyYAML costs a fresh process some 10 ms, and promptfoo starts one per assertion call,
+    most of which read no YAML at all (the verifier's compiled resources are cached).
     """
+    import yaml
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        if isinstance(node, yaml.MappingNode):
-            seen: dict[Any, int] = {}
-            for key_node, _ in node.value:
-                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
-                    continue
-                key = self.construct_object(key_node, deep=False)
-                line = key_node.start_mark.line + 1
-                try:
-                    if key in seen:
-                        raise _DuplicateKey(key, line, seen[key])
-                    seen[key] = line
-                except TypeError:  # unhashable: the base constructor says so
-                    continue
-        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+    # libyaml's safe loader when the wheel has it: several times faster, and every promptfoo call reloads.
+    safe_loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
-        # A scalar that does not convert to its type (``2024-13-45``, ``!!int abc``) escapes PyYAML as a
-        # bare ValueError; give it the node's line like every other YAML problem.
-        try:
-            return super().construct_object(node, deep=deep)
-        except (ValueError, TypeError, AttributeError, OverflowError):
-            kind = str(node.tag).rsplit(":", 1)[-1]
-            raise yaml.constructor.ConstructorError(
-                None, None, f"not a valid {clip(kind, 20)[1:-1]} value", node.start_mark
-            ) from None
+    class DuplicateKey(yaml.YAMLError):
+        def __init__(self, key: Any, line: int, first: int) -> None:
+            super().__init__(f"duplicate key {clip(key)} (first at line {first})")
+            self.line = line
+
+    class UniqueKeyLoader(safe_loader):  # type: ignore[valid-type,misc]
+        """The safe loader, refusing a mapping that writes one key twice (PyYAML keeps the last one).
+
+        Keys merged in with ``<<: *anchor`` may be overridden, as YAML intends; only the keys written
+        in the mapping itself must be unique.
+        """
+
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[Any, int] = {}
+                for key_node, _ in node.value:
+                    if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
+                        continue
+                    key = self.construct_object(key_node, deep=False)
+                    line = key_node.start_mark.line + 1
+                    try:
+                        if key in seen:
+                            raise DuplicateKey(key, line, seen[key])
+                        seen[key] = line
+                    except TypeError:  # unhashable: the base constructor says so
+                        continue
+            return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+
+        def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+            # A scalar that does not convert to its type (``2024-13-45``, ``!!int abc``) escapes PyYAML
+            # as a bare ValueError; give it the node's line like every other YAML problem.
+            try:
+                return super().construct_object(node, deep=deep)
+            except (ValueError, TypeError, AttributeError, OverflowError):
+                kind = str(node.tag).rsplit(":", 1)[-1]
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"not a valid {clip(kind, 20)[1:-1]} value", node.start_mark
+                ) from None
+
+    return yaml, UniqueKeyLoader, DuplicateKey
 
 
 def read_yaml(path: str | Path, kind: FileKind = DATA, *, inside: str | Path | None = None) -> Any:
@@ -332,10 +342,11 @@ def read_yaml(path: str | Path, kind: FileKind = DATA, *, inside: str | Path | N
         readable: nested too deeply``.
     """
     text = read_text(path, kind, inside=inside)
+    yaml, loader, duplicate_key = _yaml()
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass: safe
-    except _DuplicateKey as exc:
-        raise DataError(path, f"line {exc.line}: {exc}") from None
+        return yaml.load(text, Loader=loader)  # a SafeLoader subclass: safe
+    except duplicate_key as exc:
+        raise DataError(path, f"line {getattr(exc, 'line', '?')}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

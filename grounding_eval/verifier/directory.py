@@ -17,10 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import phonenumbers
-
 from grounding_eval.errors import DataError
-from grounding_eval.files import read_yaml
 from grounding_eval.states import NATIONAL, parse_state
 from grounding_eval.verifier.spans import SpanSet
 from grounding_eval.verifier.urls import registered_domain, url_host
@@ -34,6 +31,8 @@ _DOMAIN = re.compile(r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+
 
 def phone_to_e164(raw: str, region: str = "US") -> str | None:
     """Return the E.164 form of a written phone number, or None if it is not a possible number."""
+    import phonenumbers  # (imported when a directory is parsed, not when a cached one is loaded)
+
     try:
         number = phonenumbers.parse(raw, region)
     except phonenumbers.NumberParseException:
@@ -342,6 +341,8 @@ def load_directory(path: str | Path) -> Directory:
     Raises:
         DataError: one line naming the file, the entry and the problem.
     """
+    from grounding_eval.files import read_yaml
+
     path = Path(path)
     data = read_yaml(path)
     if not isinstance(data, list) or not data:

@@ -99,10 +99,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import accumulate
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from rapidfuzz import fuzz
-from rapidfuzz.distance import Indel
+if TYPE_CHECKING:  # rapidfuzz (~10 ms in a fresh process) is imported by the first fuzzy match
+    pass
+
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
@@ -655,6 +656,8 @@ def _fuzzy(folded: list[str], source: _Source) -> _Window | None:
     """Best word-level alignment of the quote's folded words in ``source`` (see the module docstring)."""
     if not folded or not source.word_ids:
         return None
+    from rapidfuzz import fuzz
+
     ids = _word_ids(folded, source)
     if len(ids) >= len(source.word_ids):
         return _Window(fuzz.ratio(ids, source.word_ids), 0, len(source.word_ids))
@@ -880,6 +883,12 @@ def _forgiven(quote: list[_Tok], folded: list[str], source: _Source) -> _Window 
     Such a quote differs from that excerpt only by forgiven differences. Its similarity is the Indel
     similarity of the quote's words and the excerpt's (so "5" for "five" still costs a word).
     """
+    # A plain word the source never uses rules the quote out before the source's tokens are built
+    # (as costly as normalizing the source: most of a fresh process's quotation check). A plain
+    # token's key is a folded word, and the source's are folded words of its vocabulary, so a key
+    # outside the vocabulary is outside the source's tokens: the test below would say None too.
+    if any(t.number is None and t.key not in source.vocab for t in quote):
+        return None
     canon = _canonical(source.original)
     if not quote or not canon.encoded or any(t.key not in canon.ids for t in quote):
         return None
@@ -892,6 +901,8 @@ def _forgiven(quote: list[_Tok], folded: list[str], source: _Source) -> _Window 
         first -= 1
     if folded[-1] in _ARTICLES and last < len(source.word_ids) and _source_word(source, last) in _ARTICLES:
         last += 1
+    from rapidfuzz import fuzz
+
     return _Window(fuzz.ratio(_word_ids(folded, source), source.word_ids[first:last]), first, last)
 
 
@@ -900,6 +911,8 @@ _Block = tuple[int, int, int, int]  # a run of differences: window tokens [i1, i
 
 def _blocks(window: list[int], quote: list[int]) -> list[_Block]:
     """The runs of differences of a shortest insert/delete script (adjacent edits merged)."""
+    from rapidfuzz.distance import Indel
+
     blocks: list[_Block] = []
     for op in Indel.opcodes(window, quote):
         if op.tag == "equal":

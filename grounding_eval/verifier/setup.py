@@ -12,7 +12,7 @@ from pathlib import Path
 
 from grounding_eval.errors import DataError
 from grounding_eval.verifier.allowlist import Allowlist, load_allowlist
-from grounding_eval.verifier.directory import load_directory
+from grounding_eval.verifier.directory import Directory, load_directory
 from grounding_eval.verifier.liveness import (
     DEFAULT_ANSWER_BUDGET,
     DEFAULT_MAX_URLS_CHECKED,
@@ -41,6 +41,7 @@ def load_resources(
     max_urls_checked: int = DEFAULT_MAX_URLS_CHECKED,
     quote_near: float | None = None,
     quote_partial: float | None = None,
+    cache_dir: Path | None = None,
 ) -> VerifierResources:
     """Load and validate the allowlist, directory, liveness checker and quote thresholds.
 
@@ -54,6 +55,10 @@ def load_resources(
     over DNS, connections and every redirect; default 10), ``answer_budget`` (seconds of checks one
     answer may spend; default 30) and ``max_urls_checked`` (network checks per answer; default 50).
     Past a limit a URL is UNCHECKED with the reason; snapshot and cache hits are free.
+
+    ``cache_dir`` (e.g. ``.cache/grounding-eval``): keep the loaded allowlist and directory there,
+    keyed by their files' content, and read them back in the next process instead of parsing the
+    files again (:mod:`~grounding_eval.verifier.resource_cache`); ``None`` parses them every time.
 
     Raises:
         DataError: one line naming the file (or option) and the problem.
@@ -69,8 +74,8 @@ def load_resources(
     except ValueError as exc:
         raise DataError("quote thresholds", str(exc)) from None
     return VerifierResources(
-        allowlist=allowlist if isinstance(allowlist, Allowlist) else load_allowlist(allowlist),
-        directory=load_directory(orgs),
+        allowlist=allowlist if isinstance(allowlist, Allowlist) else _allowlist(allowlist, cache_dir),
+        directory=_directory(orgs, cache_dir),
         liveness=LivenessChecker(
             offline=liveness == "offline",
             cache_path=cache_path,
@@ -84,3 +89,19 @@ def load_resources(
         liveness_mode=liveness,
         quote_thresholds=thresholds,
     )
+
+
+def _allowlist(path: Path, cache_dir: Path | None) -> Allowlist:
+    if cache_dir is None:
+        return load_allowlist(path)
+    from grounding_eval.verifier.resource_cache import cached_allowlist
+
+    return cached_allowlist(Path(path), cache_dir)
+
+
+def _directory(path: Path, cache_dir: Path | None) -> Directory:
+    if cache_dir is None:
+        return load_directory(path)
+    from grounding_eval.verifier.resource_cache import cached_directory
+
+    return cached_directory(Path(path), cache_dir)

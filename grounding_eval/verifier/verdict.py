@@ -30,12 +30,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from statistics import fmean
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grounding_eval.verifier.allowlist import Allowlist, UrlFinding, UrlStatus, classify_url
 from grounding_eval.verifier.directory import Directory
 from grounding_eval.verifier.jurisdiction import JurisdictionLeak, check_jurisdiction
-from grounding_eval.verifier.liveness import LivenessChecker
+
+if TYPE_CHECKING:
+    from grounding_eval.verifier.liveness import LivenessChecker
 from grounding_eval.verifier.phones import Pairing, PhoneFinding, PhoneStatus, check_phones, find_phones
 from grounding_eval.verifier.quotes import (
     DEFAULT_THRESHOLDS,

@@ -1,0 +1,160 @@
+"""The allowlist and directory, compiled once and kept on disk, keyed by what they were built from.
+
+promptfoo runs the verifier in a fresh Python process for every row, and parsing the directory (YAML,
+every phone number through libphonenumber, every domain against the public suffix list) and the
+allowlist (every URL extracted and normalized) cost each process tens of milliseconds. Here the
+result of a load is kept as JSON under a cache folder (the promptfoo adapter uses
+``.cache/grounding-eval/``) and read back instead.
+
+Keyed, never trusted: the key is the SHA-256 of the file's bytes, its path, the kind of resource, this
+cache's format number, the source of every module whose rules decide the result (URL normalization,
+the directory's validation and phone reading, state codes, this module) and the installed
+phonenumbers and tldextract (their version files). Edit the file, move it, upgrade either library or
+change a rule, and the key changes, so the entry is not used. An entry that cannot be read, is not
+JSON, does not name its own key or does not have the expected shape is ignored and rebuilt — a bad
+entry costs a rebuild, never a wrong answer. Entries are written to a temporary file and renamed into
+place, so concurrent promptfoo workers never read half an entry; a cache folder that cannot be
+written is simply not used. JSON rather than pickle: reading an entry runs no code.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from grounding_eval.files import read_bytes
+from grounding_eval.verifier.allowlist import Allowlist, load_allowlist
+from grounding_eval.verifier.directory import Directory, Organization, load_directory
+
+__all__ = ["cached_allowlist", "cached_directory"]
+
+_FORMAT = 1
+# Modules whose rules decide what a loaded allowlist or directory holds.
+_RULE_MODULES = ("allowlist.py", "directory.py", "urls.py", "resource_cache.py", "../states.py")
+# Files that change with the installed version of a library the loaders use.
+_LIBRARY_FILES = (("phonenumbers", "__init__.py"), ("tldextract", "_version.py"))
+_TUPLE_FIELDS = ("states", "aliases", "domains", "phones", "phones_e164", "unverified")
+_ORG_FIELDS = ("name", *_TUPLE_FIELDS, "source", "note")
+_T = TypeVar("_T")
+
+
+def cached_allowlist(path: Path, cache_dir: Path) -> Allowlist:
+    """:func:`~grounding_eval.verifier.allowlist.load_allowlist`, through the cache in ``cache_dir``."""
+    return _cached("allowlist", path, cache_dir, load_allowlist, _allowlist_to_json, _allowlist_from_json)
+
+
+def cached_directory(path: Path, cache_dir: Path) -> Directory:
+    """:func:`~grounding_eval.verifier.directory.load_directory`, through the cache in ``cache_dir``."""
+    return _cached("directory", path, cache_dir, load_directory, _directory_to_json, _directory_from_json)
+
+
+def _cached(
+    kind: str,
+    path: Path,
+    cache_dir: Path,
+    load: Callable[[Path], _T],
+    to_json: Callable[[_T], Any],
+    from_json: Callable[[Any, str], _T],
+) -> _T:
+    data = read_bytes(path)  # the same checks as the loader: a regular file within the size limit
+    key = _key(kind, path, data)
+    entry = cache_dir / f"{kind}-{key[:40]}.json"
+    try:
+        stored = json.loads(entry.read_bytes())
+        if stored["format"] == _FORMAT and stored["key"] == key:
+            return from_json(stored["value"], str(path))
+    except Exception:
+        pass
+    value = load(path)
+    if read_bytes(path) == data:  # (not if the file changed while it was being loaded)
+        _write(entry, {"format": _FORMAT, "key": key, "value": to_json(value)})
+    return value
+
+
+def _key(kind: str, path: Path, data: bytes) -> str:
+    digest = hashlib.sha256()
+    for part in (str(_FORMAT), kind, _rules_fingerprint(), str(path)):
+        digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    digest.update(data)
+    return digest.hexdigest()
+
+
+@functools.cache
+def _rules_fingerprint() -> str:
+    """SHA-256 of the rule modules' source and the libraries' version files (once per process)."""
+    digest = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    files = [here / name for name in _RULE_MODULES]
+    for package, name in _LIBRARY_FILES:
+        spec = importlib.util.find_spec(package)  # finds the package without importing it
+        folders = spec.submodule_search_locations if spec else None
+        files.append(Path(next(iter(folders))) / name if folders else Path(package))
+    for file in files:
+        try:
+            digest.update(file.read_bytes())
+        except OSError:
+            digest.update(f"missing {file.name}".encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _write(entry: Path, stored: dict[str, Any]) -> None:
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=entry.name, suffix=".tmp", dir=entry.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(stored, handle, ensure_ascii=False)
+            os.replace(tmp, entry)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        pass  # a cache that cannot be written is not used; the answer is the same
+
+
+def _allowlist_to_json(allowlist: Allowlist) -> Any:
+    return sorted(allowlist.urls)
+
+
+def _allowlist_from_json(value: Any, path: str) -> Allowlist:
+    if not isinstance(value, list) or not all(isinstance(url, str) for url in value):
+        raise ValueError("not a list of URLs")
+    return Allowlist(path=path, urls=frozenset(value))
+
+
+def _directory_to_json(directory: Directory) -> Any:
+    return [{name: getattr(org, name) for name in _ORG_FIELDS} for org in directory.organizations]
+
+
+def _directory_from_json(value: Any, path: str) -> Directory:
+    organizations = []
+    for fields in value:
+        read: dict[str, Any] = {
+            name: tuple(fields[name]) if isinstance(fields[name], list) else fields[name]
+            for name in _ORG_FIELDS
+        }
+        if not (
+            isinstance(read["name"], str)
+            and all(_strings(read[name]) for name in _TUPLE_FIELDS)
+            and all(read[name] is None or isinstance(read[name], str) for name in ("source", "note"))
+        ):
+            raise ValueError("not an organization")
+        organizations.append(Organization(**read))
+    # The entry was written from a directory that passed every check of from_organizations (unique
+    # names, phones and domains; no public suffix), and its key says the file and the rules are the
+    # same: the lookups are rebuilt without checking again (the suffix check reads the suffix list).
+    by_phone = {e164: org for org in organizations for e164 in org.phones_e164}
+    by_domain = {domain: org for org in organizations for domain in org.domains}
+    return Directory(path, tuple(organizations), by_phone, by_domain)
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, tuple) and all(isinstance(v, str) for v in value)
