@@ -16,6 +16,13 @@ It prints each wall time, the marginal time per row over the baseline, and the g
 marginal(round3 worker) / marginal(trivial python), which should be at most 2. It also checks that the
 two Round 3 set-ups gave every row the same pass, score and named scores.
 
+Goal 4: the size of this pack's metadata per row (what the verifier, judge and composite put in the
+row's component results), largest and mean, over the Round 3 worker run (should be at most 5 kB).
+
+Goal 5: ``grounding-eval rescore`` over the Round 3 worker results repeated to ``--rescore-rows`` rows
+(default 1,200): its grading rate in rows/s with one process per CPU (should be at least 100), as the
+command itself reports it, and the whole command's wall time (reading and writing included).
+
 Run from the repository root after ``scripts/install``::
 
     .venv/bin/python benchmarks/eval_speed.py [--repeat 5] [--runs 1]
@@ -63,15 +70,23 @@ def variants(tmp: Path) -> dict[str, Path]:
     trivial = tmp / "trivial.py"
     trivial.write_text(TRIVIAL, encoding="utf-8")
     entry = f"file://{REPO}/assertions/grounding.cjs"
-    worker_asserts = []
+    python_asserts, worker_asserts = [], []
     for assertion in default["assert"]:
-        name = "verifier" if "verifier.py" in assertion["value"] else "judge"
+        name = (
+            "verifier"
+            if str(assertion["value"]).endswith("verifier") or "verifier.py" in assertion["value"]
+            else "judge"
+        )
+        python_asserts.append(
+            {**assertion, "type": "python", "value": f"file://{REPO}/assertions/{name}.py:get_assert"}
+        )
         worker_asserts.append({**assertion, "type": "javascript", "value": f"{entry}:{name}"})
+    assert {a["value"].rsplit(":", 1)[-1] for a in worker_asserts} == {"verifier", "judge"}, default["assert"]
     setups: dict[str, dict[str, Any]] = {
         "contains": {"assert": [{"type": "not-contains", "value": "\u0000"}]},
         "trivial python": {"assert": [{"type": "python", "value": f"file://{trivial}:get_assert"}]},
         "round3 python": {
-            "assert": [a for a in default["assert"] if a["type"] == "python"],
+            "assert": python_asserts,
             "assertScoringFunction": f"file://{REPO}/assertions/composite.py:round3",
         },
         "round3 worker": {"assert": worker_asserts, "assertScoringFunction": f"{entry}:round3"},
@@ -117,6 +132,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="promptfoo --repeat (default 5: 120 rows)")
     parser.add_argument("--runs", type=int, default=1, help="runs per set-up; the median is used")
+    parser.add_argument("--rescore-rows", type=int, default=1200, help="rows for the rescore measurement")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="eval-speed-") as name:
         tmp = Path(name)
@@ -129,6 +145,8 @@ def main() -> int:
             times[setup] = statistics.median(samples)
         rows = len(json.loads((tmp / "contains.json").read_text(encoding="utf-8"))["results"]["results"])
         same = _verdicts(tmp / "round3_python.json") == _verdicts(tmp / "round3_worker.json")
+        sizes = _metadata_sizes(tmp / "round3_worker.json")
+        rescore = _rescore(tmp / "round3_worker.json", tmp, args.rescore_rows)
     base = times["contains"]
     print(f"{rows} rows, concurrency as in {MAIN.name}, median of {args.runs} run(s)")
     for setup, seconds in times.items():
@@ -140,7 +158,43 @@ def main() -> int:
             f"goal 1 ratio, {setup}: {(times[setup] - base) / trivial:.2f}x the trivial Python assertion (goal <= 2)"
         )
     print(f"round3 python and round3 worker verdicts identical: {'yes' if same else 'NO'}")
+    largest, mean = max(sizes) / 1000, statistics.mean(sizes) / 1000
+    print(f"goal 4, our metadata per row: largest {largest:.1f} kB, mean {mean:.1f} kB (goal <= 5 kB)")
+    print(f"goal 5, {rescore}")
     return 0
+
+
+def _metadata_sizes(path: Path) -> list[int]:
+    rows = json.loads(path.read_text(encoding="utf-8"))["results"]["results"]
+    return [
+        sum(
+            len(json.dumps(c.get("metadata") or {}, ensure_ascii=False))
+            for c in r["gradingResult"]["componentResults"]
+        )
+        + len(json.dumps(r["gradingResult"].get("metadata") or {}, ensure_ascii=False))
+        for r in rows
+    ]
+
+
+def _rescore(results: Path, tmp: Path, rows: int) -> str:
+    data = json.loads(results.read_text(encoding="utf-8"))
+    have = data["results"]["results"]
+    data["results"]["results"] = (have * (rows // len(have) + 1))[:rows]
+    big = tmp / "rescore_in.json"
+    big.write_text(json.dumps(data), encoding="utf-8")
+    cmd = [
+        str(REPO / ".venv" / "bin" / "grounding-eval"),
+        "rescore",
+        str(big),
+        "-o",
+        str(tmp / "rescore_out.json"),
+    ]
+    started = time.perf_counter()
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"rescore failed: {done.stderr[-2000:]}")
+    return f"rescore: {done.stdout.strip()} [command wall time {seconds:.1f} s] (goal >= 100 rows/s grading)"
 
 
 if __name__ == "__main__":
