@@ -64,6 +64,10 @@ class _Matcher(phonenumbers.PhoneNumberMatcher):
     def __init__(self, text: str) -> None:
         super().__init__(text, "US", leniency=phonenumbers.Leniency.VALID, max_tries=_UNLIMITED_TRIES)
         self._decided: dict[tuple[str, int, int], tuple[int, str, phonenumbers.PhoneNumber] | None] = {}
+        # One window matcher, pointed at each window in turn: it keeps no state between candidates but
+        # its text (and a count of tries that starts at sys.maxsize), so building one per candidate
+        # was pure overhead.
+        self._window = _Window("")
 
     def _find(self, index: int) -> phonenumbers.PhoneNumberMatch | None:
         # libphonenumber's _find, with the trim at a second number ("/ x", _SECOND_NUMBER_START_PATTERN
@@ -89,7 +93,8 @@ class _Matcher(phonenumbers.PhoneNumberMatcher):
         window = self.text[offset - lead : offset + len(candidate) + _AFTER_CANDIDATE]
         key = (window, lead, len(candidate))
         if key not in self._decided:
-            match = _Window(window)._extract_match(candidate, lead)
+            self._window.text = window
+            match = self._window._extract_match(candidate, lead)
             self._decided[key] = (
                 None if match is None else (match.start - lead, match.raw_string, match.number)
             )
