@@ -3,10 +3,7 @@
 All the work is in :mod:`grounding_eval.promptfoo.docs_qa_assertion`; this file only tells it where the pack lives.
 """
 
-from pathlib import Path
 from typing import Any
-
-PACK_ROOT = Path(__file__).resolve().parent.parent
 
 
 def get_assert(output: Any, context: Any) -> dict[str, Any]:
@@ -14,6 +11,9 @@ def get_assert(output: Any, context: Any) -> dict[str, Any]:
     try:
         from grounding_eval.encodable import utf8_encodable
         from grounding_eval.promptfoo.docs_qa_assertion import docs_qa_assertion
+        from grounding_eval.resources import pack_root
+
+        root = pack_root()  # the checkout's data, or the installed package's
     except Exception as exc:
         return {
             "pass": False,
@@ -21,4 +21,4 @@ def get_assert(output: Any, context: Any) -> dict[str, Any]:
             "reason": f"ERROR (docs-qa unscored): cannot import grounding_eval: {exc}",
         }
     # Every string we return must be UTF-8 encodable for promptfoo to write it (lone surrogates).
-    return utf8_encodable(docs_qa_assertion(output, context, pack_root=PACK_ROOT))
+    return utf8_encodable(docs_qa_assertion(output, context, pack_root=root))

@@ -17,11 +17,32 @@
 // (`--once`), and its reason says so: never a silent change of what graded the row.
 'use strict';
 
-const { spawn } = require('node:child_process');
+const { execFileSync, spawn } = require('node:child_process');
+const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const PACK_ROOT = path.resolve(__dirname, '..');
+// Where the pack's data is: this file's repository when it sits in a checkout (assertions/ beside
+// grounding_eval/), else the grounding-eval installed in that Python (a study made by
+// `grounding-eval init`), asked once: grounding_eval.resources.pack_root().
+const CHECKOUT = path.resolve(__dirname, '..');
+const IN_CHECKOUT = fs.existsSync(path.join(CHECKOUT, 'grounding_eval', '__init__.py'));
+let installedRoot;
+
+function packRoot() {
+  if (IN_CHECKOUT) return CHECKOUT;
+  if (installedRoot === undefined) {
+    const ask = 'from grounding_eval.resources import pack_root; print(pack_root())';
+    try {
+      installedRoot = execFileSync(python(), ['-c', ask], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+    } catch (err) {
+      const said = `${err.stderr || err.message}`.trim().split('\n').pop();
+      installedRoot = new Error(`grounding-eval is not installed in ${python()}: ${said}`);
+    }
+  }
+  if (installedRoot instanceof Error) throw installedRoot;
+  return installedRoot;
+}
 const READY_TIMEOUT_MS = 60000;
 const STATE_KEY = Symbol.for('grounding-eval.worker-pool');
 
@@ -37,8 +58,9 @@ function poolSize() {
 }
 
 function workerEnv() {
-  // The pack itself is importable even when the package is not installed into that Python.
-  const parts = [PACK_ROOT];
+  // In a checkout the pack itself is importable even when the package is not installed into that Python.
+  if (!IN_CHECKOUT) return { ...process.env, PYTHONUNBUFFERED: '1' };
+  const parts = [CHECKOUT];
   if (process.env.PYTHONPATH) parts.push(process.env.PYTHONPATH);
   return { ...process.env, PYTHONPATH: parts.join(path.delimiter), PYTHONUNBUFFERED: '1' };
 }
@@ -210,7 +232,13 @@ const FAILED = {
 async function grade(call, value, context) {
   const state = pool();
   const id = state.nextId++;
-  const line = `${stringify({ id, call, args: [value, context], pack_root: PACK_ROOT })}\n`;
+  let root;
+  try {
+    root = packRoot();
+  } catch (err) {
+    return { pass: false, score: 0, reason: `${FAILED[call]}: ${err.message}` };
+  }
+  const line = `${stringify({ id, call, args: [value, context], pack_root: root })}\n`;
   let workerError;
   // A worker can end between two calls (its idle limit); a second worker gets one more try.
   for (let attempt = 0; attempt < 2; attempt += 1) {

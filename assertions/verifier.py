@@ -4,10 +4,7 @@ All the work is in :mod:`grounding_eval.promptfoo.verifier_assertion`; this file
 the default allowlist and directory are found wherever promptfoo is launched from.
 """
 
-from pathlib import Path
 from typing import Any
-
-PACK_ROOT = Path(__file__).resolve().parent.parent
 
 
 def get_assert(output: Any, context: Any) -> dict[str, Any]:
@@ -15,6 +12,9 @@ def get_assert(output: Any, context: Any) -> dict[str, Any]:
     try:
         from grounding_eval.encodable import utf8_encodable
         from grounding_eval.promptfoo.verifier_assertion import verifier_assertion
+        from grounding_eval.resources import pack_root
+
+        root = pack_root()  # the checkout's data, or the installed package's
     except Exception as exc:
         return {
             "pass": False,
@@ -22,4 +22,4 @@ def get_assert(output: Any, context: Any) -> dict[str, Any]:
             "reason": f"ERROR (verifier not run): cannot import grounding_eval: {exc}",
         }
     # Every string we return must be UTF-8 encodable for promptfoo to write it (lone surrogates).
-    return utf8_encodable(verifier_assertion(output, context, pack_root=PACK_ROOT))
+    return utf8_encodable(verifier_assertion(output, context, pack_root=root))

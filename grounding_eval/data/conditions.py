@@ -16,10 +16,11 @@ import jinja2
 from grounding_eval.data.dataset import Dataset
 from grounding_eval.data.records import Query
 from grounding_eval.data.select import Selection, approx_tokens, rank, select_directory, select_full_content
+from grounding_eval.resources import pack_root
 
 __all__ = ["CONDITION_PROMPTS", "ConditionVars", "condition_vars", "render_prompt"]
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+PROMPTS_DIR = pack_root() / "prompts"  # the repository's in a checkout, the package data's when installed
 CONDITION_PROMPTS = {"C0": "c0.txt", "C1": "c1.txt", "C1.5": "c1_5.txt"}
 """The generation prompt file of each condition, verbatim from the methods document."""
 

@@ -34,6 +34,7 @@ import jinja2.meta
 
 from grounding_eval.errors import DataError
 from grounding_eval.files import read_yaml
+from grounding_eval.resources import pack_root
 
 __all__ = [
     "AGGREGATION_OVER",
@@ -99,8 +100,8 @@ PROVENANCE_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 # The v4 criterion whose No decides the row (:class:`SourceFidelityGate`).
 SOURCE_FIDELITY = "source_fidelity"
 
-# The repository's rubrics/ folder (the package is installed editable from the repository root).
-RUBRICS_DIR = Path(__file__).resolve().parents[2] / "rubrics"
+# The pack's rubrics/ folder: the repository's in a checkout, the package data's when installed.
+RUBRICS_DIR = pack_root() / "rubrics"
 
 ROUND_RUBRICS: Mapping[str, str] = MappingProxyType(
     {"1a": "v3.yaml", "1b": "v3.yaml", "2": "v3.yaml", "2b": "v4.yaml", "3": "round3.yaml"}

@@ -91,7 +91,8 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     if not isinstance(config, dict) or not isinstance(vars_, dict):
         return _error("assertion config and test vars must be mappings")
     try:
-        rubric = _rubric(_rubric_path(config.get("rubric") or metadata.get("rubric"), pack_root))
+        rubric_file = _rubric_path(config.get("rubric") or metadata.get("rubric"), pack_root)
+        rubric = _rubric(rubric_file)
         provider = _provider_id(config, test, metadata)
         client = _client(
             provider,
@@ -171,6 +172,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     }
     if isinstance(client, ReplayJudgeClient):
         evidence["replay_answer_check"] = replay_note or "recorded for this very answer (same sha256)"
+    provenance = _provenance(rubric, rubric_file, metadata, config)
     # The bulk stays out of the row: the prompt the judge saw and its replies go to the audit log.
     bulk = {"rendered_prompt": {"system": rendered.system, "user": rendered.user}, "raw_replies": replies}
     audit_note = _audit(config, {**evidence, "query_id": query_id, **bulk, "errors": errors}, evidence)
@@ -199,7 +201,8 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
                     "status": "unscored",
                     "errors": errors,
                     "review_entry_id": record["entry_id"],
-                }
+                },
+                "provenance": provenance,
             },
         }
     scores = judge_scores(rubric, parsed)
@@ -241,9 +244,25 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
                 "core_mean": scores.core_mean,
                 "judge_safety_no": list(scores.judge_safety_no),
                 "overrides_applied": list(scores.overrides_applied),
-            }
+            },
+            "provenance": provenance,
         },
     }
+
+
+def _provenance(
+    rubric: Any, rubric_file: Path, metadata: dict[str, Any], config: dict[str, Any]
+) -> dict[str, Any]:
+    """What produced this judgment (issue 10): pack version, rubric id/version/file hash, prompt, dataset."""
+    from grounding_eval.share.provenance import row_provenance
+
+    return row_provenance(
+        dataset=metadata.get("dataset") or config.get("dataset") or os.environ.get("GROUNDING_EVAL_DATASET"),
+        rubric_path=rubric_file,
+        rubric_id=rubric.id,
+        rubric_version=rubric.version,
+        prompt_version=rubric.prompt_version,
+    )
 
 
 def _audit(config: dict[str, Any], record: dict[str, Any], evidence: dict[str, Any]) -> str:

@@ -160,7 +160,12 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         quotation_scored=quotation == "scored",
         source_labels=labels,
     )
-    return _grading_result(report, resources)
+    from grounding_eval.share.provenance import row_provenance
+
+    result = _grading_result(report, resources)
+    if "metadata" in result:  # what produced this verdict (issue 10): pack version and dataset
+        result["metadata"]["provenance"] = row_provenance(dataset=dataset)
+    return result
 
 
 def _grading_result(report: Any, resources: _Resources) -> dict[str, Any]:

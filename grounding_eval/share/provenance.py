@@ -1,0 +1,130 @@
+"""What produced a score, in every result row: ``metadata.provenance``.
+
+A partner comparing their numbers with ours needs to know, per row, which grounding-eval, which rubric
+(id, version and the SHA-256 of its file: an edited rubric with an unchanged version still shows), which
+judge-prompt version and which dataset graded it. The verifier and the judge each add this small
+mapping (a few hundred bytes) to their GradingResult's metadata; :func:`results_provenance` gathers it
+back from a promptfoo results file for ``grounding-eval report`` and ``grounding-eval share``.
+
+Imports stay light: this runs inside every assertion call.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["dataset_name", "format_provenance", "results_provenance", "row_provenance"]
+
+
+def dataset_name(dataset: Any) -> str:
+    """The dataset's name: its folder's name (``sample`` for the pack's own), or ``-`` when none."""
+    if not dataset:
+        return "-"
+    return Path(str(dataset)).name or str(dataset)
+
+
+@cache
+def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
+    from grounding_eval.resources import sha256_file
+
+    return sha256_file(path)
+
+
+def _sha256(path: Path) -> str | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return _file_sha256(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+def row_provenance(
+    *,
+    dataset: Any,
+    rubric_path: Path | None = None,
+    rubric_id: str | None = None,
+    rubric_version: str | None = None,
+    prompt_version: str | None = None,
+) -> dict[str, Any]:
+    """The ``metadata.provenance`` of one GradingResult (only the keys that apply)."""
+    from grounding_eval.resources import pack_version
+
+    out: dict[str, Any] = {"grounding_eval": pack_version(), "dataset": dataset_name(dataset)}
+    if rubric_id is not None:
+        out["rubric"] = {
+            "id": rubric_id,
+            "version": rubric_version,
+            "sha256": _sha256(rubric_path) if rubric_path is not None else None,
+        }
+    if prompt_version is not None:
+        out["prompt_version"] = prompt_version
+    return out
+
+
+def _row_entries(row: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
+    grading = row.get("gradingResult")
+    if not isinstance(grading, Mapping):
+        return
+    for component in grading.get("componentResults") or ():
+        meta = component.get("metadata") if isinstance(component, Mapping) else None
+        entry = meta.get("provenance") if isinstance(meta, Mapping) else None
+        if isinstance(entry, Mapping):
+            yield entry
+
+
+def results_provenance(results: Mapping[str, Any]) -> dict[str, Any]:
+    """Count what produced the rows of a promptfoo results file (``-o results.json``).
+
+    Returns ``{"rows", "rows_with_provenance", "grounding_eval": {version: rows}, "rubrics":
+    {"id@version sha256:…": rows}, "prompt_versions": {…}, "datasets": {…}}``. A row counts once per
+    distinct value it names.
+    """
+    body = results.get("results")
+    rows = body.get("results") if isinstance(body, Mapping) else None
+    rows = rows if isinstance(rows, list) else []
+    counters: dict[str, Counter[str]] = {
+        k: Counter() for k in ("grounding_eval", "rubrics", "prompt_versions", "datasets")
+    }
+    with_provenance = 0
+    for row in rows:
+        if not isinstance(row, Mapping):
+            continue
+        seen: dict[str, set[str]] = {k: set() for k in counters}
+        for entry in _row_entries(row):
+            seen["grounding_eval"].add(str(entry.get("grounding_eval")))
+            seen["datasets"].add(str(entry.get("dataset")))
+            rubric = entry.get("rubric")
+            if isinstance(rubric, Mapping):
+                digest = str(rubric.get("sha256") or "-")[:12]
+                seen["rubrics"].add(f"{rubric.get('id')}@{rubric.get('version')} sha256:{digest}")
+            if entry.get("prompt_version") is not None:
+                seen["prompt_versions"].add(str(entry["prompt_version"]))
+        if seen["grounding_eval"]:
+            with_provenance += 1
+        for key, values in seen.items():
+            counters[key].update(values)
+    return {
+        "rows": len(rows),
+        "rows_with_provenance": with_provenance,
+        **{key: dict(sorted(counter.items())) for key, counter in counters.items()},
+    }
+
+
+def format_provenance(summary: Mapping[str, Any]) -> list[str]:
+    """The report's provenance lines for one results file (see :func:`results_provenance`)."""
+
+    def counted(values: Mapping[str, int]) -> str:
+        return ", ".join(f"{value} ({n} rows)" for value, n in values.items()) or "-"
+
+    return [
+        f"rows with provenance: {summary['rows_with_provenance']} of {summary['rows']}",
+        f"grounding-eval: {counted(summary['grounding_eval'])}",
+        f"rubrics: {counted(summary['rubrics'])}",
+        f"judge prompt versions: {counted(summary['prompt_versions'])}",
+        f"datasets: {counted(summary['datasets'])}",
+    ]
