@@ -9,26 +9,20 @@ verdict, severity, quote and evidence check, and the chips include ``factual_acc
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
-import time
-import urllib.request
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from tests.browser.viewer import REPO, browse, private_env, require_chromium, served_viewer
 from tests.factuality.test_promptfoo_e2e import run_config
-from tests.test_viewer_browser import REPO, _free_port
 
 pytestmark = pytest.mark.e2e
 
 
 def test_viewer_lists_one_component_per_claim(tmp_path: Path) -> None:
-    if shutil.which("chromium") is None and not os.environ.get("CHROMIUM"):
-        pytest.fail("chromium is not installed: run scripts/install --browser")
+    require_chromium()
     out = tmp_path / "out.json"
     run = run_config(tmp_path, out)
     assert run.returncode == 100, run.stdout[-2000:] + run.stderr[-2000:]
@@ -37,33 +31,10 @@ def test_viewer_lists_one_component_per_claim(tmp_path: Path) -> None:
         sum(c["reason"].startswith("claim ") for c in row["gradingResult"]["componentResults"])
         for row in rows
     )
-    env = {**os.environ, "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"), "NO_COLOR": "1"}
-    port = _free_port()
-    viewer = subprocess.Popen(
-        ["npx", "promptfoo", "view", "-n", "--port", str(port)],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("promptfoo view did not start within 60 s")
-                time.sleep(0.5)
-        shot = tmp_path / "viewer.png"
-        check = subprocess.run(
-            ["node", str(REPO / "tests" / "factuality" / "viewer_factuality.mjs"), f"http://127.0.0.1:{port}/eval", str(shot)],
-            cwd=REPO, capture_output=True, text=True, timeout=240, check=False,
-        )  # fmt: skip
-        assert check.returncode == 0, check.stderr[-3000:]
-        seen = json.loads(check.stdout.strip().splitlines()[-1])
-    finally:
-        os.killpg(viewer.pid, 15)
-        viewer.wait(timeout=30)
+    shot = tmp_path / "viewer.png"
+    with served_viewer(private_env(tmp_path)) as base:
+        script = REPO / "tests" / "factuality" / "viewer_factuality.mjs"
+        seen = browse(script, f"{base}/eval", shot, timeout=240)
     cells = "\n".join(seen["cells"])
     for chip in ("factual_accuracy", "factuality.ungrounded_verdicts", "factuality.severity.major"):
         assert chip in cells or chip in seen["body"], chip

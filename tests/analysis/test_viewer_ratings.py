@@ -9,10 +9,7 @@ exports the eval as JSON with ``promptfoo export eval`` and scores the people ag
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -22,15 +19,9 @@ import pytest
 from grounding_eval.analysis.summary import load_rows
 from grounding_eval.cli import main
 from tests.analysis.rows import REPO
+from tests.browser.viewer import private_env, served_viewer
 
 pytestmark = pytest.mark.e2e
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _rated(grading: dict[str, Any], passed: bool, comment: str) -> dict[str, Any]:
@@ -45,7 +36,7 @@ def _rated(grading: dict[str, Any], passed: bool, comment: str) -> dict[str, Any
 
 
 def test_ratings_posted_to_the_viewer_are_scored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    env = {**os.environ, "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"), "NO_COLOR": "1"}
+    env = private_env(tmp_path)
     results = tmp_path / "round1a.json"
     run = subprocess.run(
         ["npx", "promptfoo", "eval", "-c", "configs/round1a.yaml", "-o", str(results), "--no-progress-bar", "--no-table"],
@@ -63,34 +54,16 @@ def test_ratings_posted_to_the_viewer_are_scored(tmp_path: Path, capsys: pytest.
     # People agree with the judge's component on the first two rows and disagree on the third.
     ratings = [(raw, row.judge_pass, "agree") for raw, row in judged[:2]]
     ratings.append((judged[2][0], not judged[2][1].judge_pass, "disagree"))
-    port = _free_port()
-    viewer = subprocess.Popen(
-        ["npx", "promptfoo", "view", "-n", "--port", str(port)],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("promptfoo view did not start within 60 s")
-                time.sleep(0.5)
+    with served_viewer(env) as base:
         for raw, passed, comment in ratings:
             body = json.dumps(_rated(raw["gradingResult"], bool(passed), comment)).encode()
             request = urllib.request.Request(
-                f"http://127.0.0.1:{port}/api/eval/{eval_id}/results/{raw['id']}/rating",
+                f"{base}/api/eval/{eval_id}/results/{raw['id']}/rating",
                 data=body, headers={"Content-Type": "application/json"}, method="POST",
             )  # fmt: skip
             with urllib.request.urlopen(request, timeout=30) as response:
                 assert response.status == 200
                 assert json.loads(response.read())["success"] is bool(passed)
-    finally:
-        os.killpg(viewer.pid, 15)
-        viewer.wait(timeout=30)
     export = tmp_path / "export.json"
     done = subprocess.run(
         ["npx", "promptfoo", "export", "eval", eval_id, "-o", str(export)],
