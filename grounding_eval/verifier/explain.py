@@ -12,14 +12,13 @@ Budget: linear in the number of findings (each is counted once, only the listed 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import TypeVar
 
 from grounding_eval.verifier.limits import MAX_LISTED_FINDINGS
 from grounding_eval.verifier.quotes import QuoteFinding
-from grounding_eval.verifier.verdict import CHECKS, VerifierReport
+from grounding_eval.verifier.verdict import CHECKS, VerifierReport, status_counts
 
 __all__ = ["MAX_ITEM_CHARS", "check_lines", "summary_line"]
 
@@ -93,8 +92,8 @@ def _with(
 ) -> str:
     if not findings:
         return f"{head} ({empty})"
-    counts = Counter(map(_STATUS, findings))  # (the enum members; their values only for the few keys)
-    tally = ", ".join(f"{n} {status.value}" for status, n in counts.items())
+    counts = status_counts(list(map(_STATUS, findings)))  # (Counter's items, counted in C)
+    tally = ", ".join(f"{n} {status.value}" for status, n in counts)
     return f"{head} [{tally}] " + _listed(findings, item)
 
 

@@ -1085,7 +1085,9 @@ def _best_match(
         i = _find_exact(needle, source)
         if i >= 0:
             return _segment_match(raw, index, source, _Hit(100.0, i, i + len(needle)), QuoteStatus.EXACT)
-    folded = [_fold_word(w) for w in _WORD.findall(needle)]
+    words = _WORD.findall(needle)
+    fold = {w: _fold_word(w) for w in set(words)}  # each distinct word folded once
+    folded = [fold[w] for w in words]
     if not folded:  # pragma: no cover - segments without a word are dropped before matching
         return _segment_match(raw, None, None, None, QuoteStatus.NO_MATCH)
     quote = _quote_tokens(needle)

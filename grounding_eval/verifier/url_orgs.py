@@ -70,14 +70,14 @@ def check_url_orgs(
     """
     pairing = pairing or Pairing(text, mentions, sentences, contacts)  # (verify() shares one)
     owners: dict[str, Organization | None] = {}  # a URL repeated a thousand times is looked up once
+    named = pairing.mentions > 0  # with no organization named anywhere, only link text can credit one
     findings = []
     for url in urls:
         if url.url not in owners:
             host = url_host(url.url)
             owners[url.url] = directory.owner_of_host(host) if host else None
         owner = owners[url.url]
-        # (With no organization named anywhere, nothing can be credited: skip the look.)
-        paired_org = _attributed_org(directory, url, pairing) if url.link_text or pairing.mentions else None
+        paired_org = _attributed_org(directory, url, pairing) if url.link_text or named else None
         if owner is None:
             status = UrlOrgStatus.UNOWNED
         elif paired_org is None:

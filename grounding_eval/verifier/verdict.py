@@ -26,11 +26,14 @@ This is the only place the verifier's scoring rules live:
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from math import fsum
+from operator import attrgetter
 from statistics import fmean
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from grounding_eval.verifier.allowlist import Allowlist, UrlFinding, UrlStatus, classify_url
 from grounding_eval.verifier.directory import Directory
@@ -127,9 +130,9 @@ class VerifierReport:
     def check_scores(self) -> dict[str, float | None]:
         """Each check's score in [0, 1], or None where the check had nothing to score."""
         return {
-            "url_allowlist": _mean(_URL_SCORE.get(f.status) for f in self.urls),
-            "phone_org": _mean(_PHONE_SCORE[f.status] for f in self.phones),
-            "url_org": _mean(_URL_ORG_SCORE.get(f.status) for f in self.url_orgs),
+            "url_allowlist": _mean_score(self.urls, _URL_SCORE),
+            "phone_org": _mean_score(self.phones, _PHONE_SCORE),
+            "url_org": _mean_score(self.url_orgs, _URL_ORG_SCORE),
             "jurisdiction": None if self.jurisdiction is None else (0.0 if self.leaks else 1.0),
             "quotation": quote_score(self.quotes) if self.quotation_scored else None,
         }
@@ -291,6 +294,35 @@ def _classify_urls(urls: Sequence[UrlMention], allowlist: Allowlist, liveness: A
         else:
             findings.append(UrlFinding(mention, known.normalized, known.status, known.detail))
     return tuple(findings)
+
+
+_STATUS = attrgetter("status")
+_E = TypeVar("_E", bound=enum.Enum)
+
+
+def status_counts(statuses: Sequence[_E]) -> list[tuple[_E, int]]:
+    """Each status with its count, in order of first appearance: ``Counter(statuses).items()``.
+
+    An enum member hashes in Python (``Enum.__hash__``), so counting the findings of a degenerate
+    answer (a hundred thousand URLs) that way cost a noticeable share of its time. Members are
+    singletons: here they are told apart by ``id`` and counted with ``list.count``, both in C.
+    """
+    if not statuses:
+        return []
+    members = {id(member): member for member in type(statuses[0])}
+    return [(members[i], statuses.count(members[i])) for i in dict.fromkeys(map(id, statuses))]
+
+
+def _mean_score(findings: Sequence[Any], table: dict[Any, float]) -> float | None:
+    """``_mean(table.get(f.status) for f in findings)``, counting statuses instead of looking each up.
+
+    The same float: fmean is ``fsum(values) / n``, and with scores of 0, 0.5 and 1 each count × score
+    is exact, so fsum over those products is fsum over the values one by one (both round the same
+    exact sum once).
+    """
+    present = [(table[s], n) for s, n in status_counts(list(map(_STATUS, findings))) if s in table]
+    total = sum(n for _, n in present)
+    return fsum(score * n for score, n in present) / total if total else None
 
 
 def _mean(values: Any) -> float | None:

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import re
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from itertools import pairwise
 from pathlib import Path
+from types import SimpleNamespace
 
 import phonenumbers
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from grounding_eval.verifier.allowlist import UrlStatus
 from grounding_eval.verifier.directory import (
     Directory,
     OrgMention,
@@ -27,10 +30,19 @@ from grounding_eval.verifier.directory import (
     _surface_regex,
     load_directory,
 )
-from grounding_eval.verifier.phones import Pairing, find_phones, nearest_mention, pairs_across
+from grounding_eval.verifier.phones import Pairing, PhoneStatus, find_phones, nearest_mention, pairs_across
 from grounding_eval.verifier.sentences import _ABBREVIATIONS, sentence_of, sentence_spans
 from grounding_eval.verifier.spans import SpanSet
+from grounding_eval.verifier.url_orgs import UrlOrgStatus
 from grounding_eval.verifier.urls import _BARE_RE, extract_urls
+from grounding_eval.verifier.verdict import (
+    _PHONE_SCORE,
+    _URL_ORG_SCORE,
+    _URL_SCORE,
+    _mean,
+    _mean_score,
+    status_counts,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 DIRECTORY = load_directory(FIXTURES / "verifier" / "orgs.yaml")
@@ -473,3 +485,29 @@ class TestFindPhones:
         """
         text = "12 " * 70_000 + "Legal Aid Chicago (815) 965-2134"
         assert [p.raw for p in find_phones(text)] == ["(815) 965-2134"]
+
+
+class TestStatusCounting:
+    """Scores and tallies counted by identity equal the per-finding lookups they replaced."""
+
+    @SETTINGS
+    @given(data=st.data(), kind=st.sampled_from([UrlStatus, PhoneStatus, UrlOrgStatus]))
+    def test_status_counts_is_counter(self, data: st.DataObject, kind: type) -> None:
+        """Same statuses, counts and order of first appearance as Counter."""
+        statuses = data.draw(st.lists(st.sampled_from(list(kind)), max_size=200))
+        assert status_counts(statuses) == list(Counter(statuses).items())
+
+    @SETTINGS
+    @given(data=st.data())
+    def test_mean_score_is_mean_of_lookups(self, data: st.DataObject) -> None:
+        """The same float, to the last bit, as fmean over each finding's score (None when none is scored)."""
+        for kind, table in (
+            (UrlStatus, _URL_SCORE),
+            (PhoneStatus, _PHONE_SCORE),
+            (UrlOrgStatus, _URL_ORG_SCORE),
+        ):
+            findings = [
+                SimpleNamespace(status=s)
+                for s in data.draw(st.lists(st.sampled_from(list(kind)), max_size=300))
+            ]
+            assert _mean_score(findings, table) == _mean(table.get(f.status) for f in findings)
