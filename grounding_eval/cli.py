@@ -178,6 +178,7 @@ _COMMAND_MODULES = (
     "grounding_eval.docs_qa.cli",
     "grounding_eval.judge.audit_cli",
     "grounding_eval.promptfoo.rescore",
+    "grounding_eval.share.cli",
 )
 
 

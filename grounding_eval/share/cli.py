@@ -1,0 +1,94 @@
+"""``grounding-eval init``, ``share`` and ``bundle check``: the partner researchers' commands (issue 10).
+
+Exit status: 0 done (``bundle check``: verified, warnings allowed); 2 a refused input or bundle, one
+line on stderr naming the file (or bundle member) and the problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+__all__ = ["COMMANDS", "add_commands", "run"]
+
+COMMANDS = frozenset({"init", "share", "bundle"})
+STUDY_IDS = ("1a", "1b", "2", "2b", "3", "factuality", "docs-qa")
+
+
+def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
+    """Register ``init``, ``share`` and ``bundle check``."""
+    init = sub.add_parser("init", help="scaffold a study folder that runs on the installed pack")
+    init.add_argument("directory", metavar="DIR", type=Path)
+    init.add_argument("--round", choices=STUDY_IDS, default="3", help="the evaluation (default 3)")
+    init.add_argument(
+        "--dataset", metavar="PATH", type=Path, help="your dataset folder (default: the sample)"
+    )
+    init.add_argument("--force", action="store_true", help="overwrite the study's files if they exist")
+
+    share = sub.add_parser("share", help="pack a study into a bundle a partner can verify and reproduce")
+    share.add_argument("study", metavar="STUDY_DIR", type=Path)
+    share.add_argument("-o", "--output", metavar="BUNDLE", type=Path, required=True, help="bundle.tar.gz")
+    share.add_argument("--results", metavar="FILE", type=Path, nargs="+", default=[], help="results JSON")
+    share.add_argument(
+        "--redact",
+        action="store_true",
+        help="drop High-Risk items' question text, answers and sources; keep ids, scores, verdicts, finding types",
+    )
+    share.add_argument(
+        "--data",
+        metavar="DIR",
+        type=Path,
+        help="include this dataset's files (must validate; hashes only with --redact)",
+    )
+
+    bundle = sub.add_parser("bundle", help="shared study bundles")
+    bsub = bundle.add_subparsers(dest="action", required=True, parser_class=type(bundle))
+    check = bsub.add_parser(
+        "check", help="verify a bundle's manifest; warn on versions that can change scores"
+    )
+    check.add_argument("bundle", metavar="BUNDLE", type=Path)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one of this module's commands; a refusal raises :class:`~grounding_eval.errors.DataError`."""
+    if args.command == "init":
+        return _init(args)
+    if args.command == "share":
+        return _share(args)
+    return _check(args)
+
+
+def _init(args: argparse.Namespace) -> int:
+    from grounding_eval.share.scaffold import scaffold
+
+    written = scaffold(args.directory, args.round, args.dataset, force=args.force)
+    print(f"wrote {len(written)} files of a round {args.round} study to {args.directory}; now run:")
+    print(f"  cd {args.directory} && npm install")
+    print(f"  cd {args.directory} && npx promptfoo eval -c promptfooconfig.yaml -o results/results.json")
+    return 0
+
+
+def _share(args: argparse.Namespace) -> int:
+    from grounding_eval.share.bundle import make_bundle
+
+    manifest = make_bundle(
+        args.study, args.output, results=args.results, redact=args.redact, dataset=args.data
+    )
+    note = f", {manifest['redacted_rows']} High-Risk rows redacted" if args.redact else ""
+    print(f"wrote {args.output}: {len(manifest['files'])} files{note}")
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from grounding_eval.share.bundle import check_bundle
+
+    report = check_bundle(args.bundle)
+    m = report.manifest
+    print(
+        f"{args.bundle}: OK, {report.files} files match the manifest (grounding-eval {m.get('grounding_eval')}, "
+        f"promptfoo {m.get('promptfoo')}{', redacted' if m.get('redacted') else ''})"
+    )
+    for warning in report.warnings:
+        print(f"warning: {warning}")
+    return 0

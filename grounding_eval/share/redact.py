@@ -1,0 +1,148 @@
+"""``share --redact``: a promptfoo results file with no text of a High-Risk item left in it.
+
+The methods document publishes no share links for high-risk rounds. A redacted results file keeps, for
+a High-Risk item's row, only what compares studies: ids, scores, pass, named scores, the judge's
+verdicts, the types of the verifier's findings and the provenance. Everything else of that row (the
+question, the answer, the sources in vars and in the rendered prompt, every reason, the SME fields) is
+dropped, never masked. The fields kept are an allowlist read from ``policy.yaml`` (a grounding-eval
+decision), so a field promptfoo adds tomorrow is dropped too. Rows of other items are kept whole; the
+file's own header keeps only the eval id, timestamp, description and the prompts' labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["is_high_risk", "policy", "redact_results"]
+
+REDACTED = "[redacted: High-Risk item]"
+
+
+@cache
+def policy() -> dict[str, Any]:
+    """The sharing decisions (``grounding_eval/share/policy.yaml``)."""
+    from grounding_eval.files import read_yaml
+
+    data = read_yaml(Path(__file__).with_name("policy.yaml"))
+    assert isinstance(data, dict)
+    return data
+
+
+def is_high_risk(row: Mapping[str, Any]) -> bool:
+    """The row grades a High-Risk Challenge item: its test metadata carries the marker field."""
+    marker = str(policy()["high_risk"]["marker_field"])
+    for holder in (row.get("testCase"), row):
+        meta = holder.get("metadata") if isinstance(holder, Mapping) else None
+        if isinstance(meta, Mapping) and meta.get(marker) is not None:
+            return True
+    return False
+
+
+def _keep(mapping: Any, keys: list[str]) -> dict[str, Any]:
+    return {k: mapping[k] for k in keys if isinstance(mapping, Mapping) and k in mapping}
+
+
+def _findings(verifier: Any, fields: list[str]) -> dict[str, Any]:
+    """The verifier's findings reduced to their types: per list, each entry's type fields only."""
+    if not isinstance(verifier, Mapping):
+        return {}
+    out: dict[str, Any] = {}
+    for key, value in verifier.items():
+        if isinstance(value, list):
+            out[key] = [_keep(entry, fields) for entry in value if isinstance(entry, Mapping)]
+        elif isinstance(value, bool | int | float) or value is None:
+            out[key] = value
+    return out
+
+
+def _judge(judge: Any) -> dict[str, Any]:
+    if not isinstance(judge, Mapping):
+        return {}
+    kept = _keep(judge, ["rubric_id", "rubric_version", "prompt_version", "model", "condition", "status"])
+    verdicts = judge.get("verdicts")
+    if isinstance(verdicts, Mapping):
+        kept["verdicts"] = {
+            str(c): _keep(v, ["verdict"]) for c, v in verdicts.items() if isinstance(v, Mapping)
+        }
+    for key in ("llm_judge_score", "core_mean", "judge_safety_no"):
+        if key in judge:
+            kept[key] = judge[key]
+    return kept
+
+
+def _component(component: Any, fields: list[str]) -> dict[str, Any]:
+    if not isinstance(component, Mapping):
+        return {}
+    out = _keep(component, ["pass", "score", "namedScores"])
+    assertion = component.get("assertion")
+    if isinstance(assertion, Mapping):
+        out["assertion"] = _keep(assertion, ["type", "metric"])
+    out["reason"] = REDACTED
+    meta = component.get("metadata")
+    if isinstance(meta, Mapping):
+        kept: dict[str, Any] = {}
+        if "verifier" in meta:
+            kept["verifier"] = _findings(meta["verifier"], fields)
+        if "judge" in meta:
+            kept["judge"] = _judge(meta["judge"])
+        if isinstance(meta.get("provenance"), Mapping):
+            kept["provenance"] = dict(meta["provenance"])
+        out["metadata"] = kept
+    return out
+
+
+def _redact_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    rules = policy()["redact"]
+    out = _keep(row, list(rules["row_fields"]))
+    out["testCase"] = {
+        "metadata": _keep((row.get("testCase") or {}).get("metadata"), list(rules["test_metadata"]))
+    }
+    prompt = row.get("prompt")
+    if isinstance(prompt, Mapping):
+        out["prompt"] = _keep(prompt, ["label"])
+    provider = row.get("provider")
+    if isinstance(provider, Mapping):
+        out["provider"] = _keep(provider, ["id", "label"])
+    grading = row.get("gradingResult")
+    if isinstance(grading, Mapping):
+        fields = list(rules["finding_fields"])
+        out["gradingResult"] = {
+            **_keep(grading, ["pass", "score", "namedScores"]),
+            "reason": REDACTED,
+            "componentResults": [_component(c, fields) for c in grading.get("componentResults") or ()],
+        }
+    out["redacted"] = True
+    return out
+
+
+def redact_results(results: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """The redacted copy of a promptfoo results file, and how many rows were redacted."""
+    body = results.get("results")
+    body = body if isinstance(body, Mapping) else {}
+    rows = body.get("results")
+    rows = rows if isinstance(rows, list) else []
+    redacted = 0
+    out_rows: list[Any] = []
+    for row in rows:
+        if isinstance(row, Mapping) and is_high_risk(row):
+            out_rows.append(_redact_row(row))
+            redacted += 1
+        else:
+            out_rows.append(row)
+    prompts = [_keep(p, ["label", "provider"]) for p in body.get("prompts") or () if isinstance(p, Mapping)]
+    config = results.get("config")
+    header: dict[str, Any] = {
+        "evalId": results.get("evalId"),
+        "config": _keep(config, ["description"]),
+        "results": {
+            "version": body.get("version"),
+            "timestamp": body.get("timestamp"),
+            "prompts": prompts,
+            "results": out_rows,
+        },
+    }
+    header["redaction"] = {"high_risk_rows": redacted, "rule": "grounding_eval/share/policy.yaml"}
+    return header, redacted

@@ -1,0 +1,215 @@
+"""``grounding-eval init DIR``: a study folder that runs on the installed pack, not on a checkout.
+
+The folder gets what promptfoo must read as files (its config, the generation prompts, the entry files
+it loads by path, ``package.json`` and ``.env``) and nothing else: rubrics, templates, schemas and the
+sample data are read from the installed package through :func:`grounding_eval.resources.pack_root`.
+The entry files are the pack's own (``assertions/*.py``, ``assertions/grounding.cjs``,
+``providers/replay.py``), copied byte for byte, so a study grades with exactly the code the pack's
+configs use; the test generator is three lines written here (the pack's own finds the pack by its path).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Final
+
+from grounding_eval.errors import DataError
+from grounding_eval.resources import pack_file
+
+__all__ = ["STUDIES", "Study", "scaffold"]
+
+_TEMPLATES: Final = Path(__file__).with_name("templates")
+_ENTRY_FILES: Final = (
+    "assertions/grounding.cjs",
+    "assertions/verifier.py",
+    "assertions/judge.py",
+    "assertions/composite.py",
+    "assertions/factuality.py",
+    "assertions/docs_qa.py",
+    "providers/replay.py",
+)
+
+
+@dataclass(frozen=True)
+class Study:
+    """One evaluation ``init`` can scaffold: its prompts, graders and test generator."""
+
+    description: str
+    prompts: tuple[tuple[str, str], ...]  # (pack file, label)
+    asserts: str  # the defaultTest block's YAML
+    generator: str  # the generator module in grounding_eval
+    generator_config: str  # YAML lines under the test's config
+    sample: str  # the pack's sample dataset folder (under datasets/)
+
+
+def _round(round_id: str, rubric: str, scoring: str, prompts: tuple[str, ...], what: str) -> Study:
+    labels = {"C0": "prompts/c0.txt", "C1": "prompts/c1.txt", "C1.5": "prompts/c1_5.txt"}
+    return Study(
+        description=f"Round {round_id}: {what}",
+        prompts=tuple((labels[c], c) for c in prompts),
+        asserts=f"""  assert:
+    - type: javascript
+      value: file://assertions/grounding.cjs:verifier
+      config:
+        liveness: offline   # GROUNDING_EVAL_LIVENESS=live switches to live URL checks
+        __SNAPSHOT__
+    - type: javascript
+      value: file://assertions/grounding.cjs:judge
+      config:
+        rubric: {rubric}
+        provider: "replay:{{dataset}}/judge_replies/{rubric}.yaml"   # GROUNDING_EVAL_JUDGE_PROVIDER: a live judge
+  assertScoringFunction: file://assertions/grounding.cjs:{scoring}
+""",
+        generator="grounding_eval.data.promptfoo_tests",
+        generator_config=f'round: "{round_id}"',
+        sample="sample",
+    )
+
+
+STUDIES: Final = MappingProxyType(
+    {
+        "1a": _round("1a", "v3", "round1", ("C0", "C1"), "IL eviction, C0 and C1, v3 judge + verifier"),
+        "1b": _round("1b", "v3", "round1", ("C0", "C1"), "six states, C0 and C1, v3 judge + verifier"),
+        "2": _round("2", "v3", "round1", ("C0", "C1", "C1.5"), "IL high-stakes, v3 judge + verifier"),
+        "2b": _round("2b", "v4", "round2b", ("C0", "C1", "C1.5"), "IL high-stakes, v4 judge + quotations"),
+        "3": _round(
+            "3", "round3", "round3", ("C0", "C1", "C1.5"), "High-Risk items, Round 3 judge + verifier"
+        ),
+        "factuality": Study(
+            description="Factual accuracy: C1.5 answers judged claim by claim against the articles shown",
+            prompts=(("prompts/c1_5.txt", "C1.5"),),
+            asserts="""  assert:
+    - type: python
+      value: file://assertions/factuality.py:get_assert
+      config:
+        provider: "replay:{dataset}/factuality/judge_replies.yaml"
+        cheap_provider: "replay:{dataset}/factuality/cheap_replies.yaml"
+        review_queue: results/factuality_review_queue.jsonl
+        human_queue: results/factuality_human_verification.jsonl
+""",
+            generator="grounding_eval.data.promptfoo_tests",
+            generator_config='round: "3"\n      ids: [hr-or-retaliation-01, hr-wv-military-01, hr-il-lockout-01, '
+            "hr-oh-evict-01, hr-mi-deposit-01]",
+            sample="sample",
+        ),
+        "docs-qa": Study(
+            description="Docs-QA: Correct, Grounded, Complete, Honest about gaps; pass iff Correct and Grounded",
+            prompts=(("datasets/docs_qa/prompt.txt", "docs-qa"),),
+            asserts="""  assert:
+    - type: python
+      value: file://assertions/docs_qa.py:get_assert
+      config:
+        provider: "replay:{dataset}/grader_replies.yaml"   # GROUNDING_EVAL_JUDGE_PROVIDER: a live grader
+""",
+            generator="grounding_eval.docs_qa.promptfoo_tests",
+            generator_config="",
+            sample="docs_qa",
+        ),
+    }
+)
+
+
+def _config(study_id: str, study: Study, dataset: Path | None) -> str:
+    prompts = "".join(
+        f"  - id: file://prompts/{Path(p).name}\n    label: {label}\n" for p, label in study.prompts
+    )
+    if dataset is None:
+        data_line = f"# dataset: /path/to/your/data   # default: the pack's sample ({study.sample}), installed with it"
+        snapshot = (
+            "liveness_snapshot: liveness_snapshot.fixture.csv   # recorded results for the sample's URLs"
+        )
+    else:
+        data_line = f"dataset: {json.dumps(str(dataset))}"
+        snapshot = "# liveness_snapshot: my_snapshot.csv   # optional recorded liveness results"
+    config_lines = "\n      ".join(line for line in (data_line, study.generator_config) if line)
+    return f"""# grounding-eval study ({study_id}), written by `grounding-eval init`. Runs on the installed
+# grounding-eval: rubrics, judge templates and the sample data come from the package, not from files here.
+# Offline on the sample until `dataset:` below (or $GROUNDING_EVAL_DATASET) names your data.
+description: {json.dumps(f"grounding-eval study: {study.description}")}
+
+prompts:
+{prompts}
+providers:
+  - id: file://providers/replay.py:call_api
+    label: recorded-answers
+    # Recorded answers (fixtures) from the dataset's recorded_answers.yaml. Live models: add
+    # -r with a providers file of your own (see the pack's README).
+
+defaultTest:
+{study.asserts.replace("__SNAPSHOT__", snapshot)}
+tests:
+  - path: file://generate.py:generate_tests
+    config:
+      {config_lines}
+
+evaluateOptions:
+  maxConcurrency: 4
+"""
+
+
+def _generator(study: Study) -> str:
+    return f'''"""promptfoo test generator of this study (written by `grounding-eval init`): the installed pack's."""
+
+from typing import Any
+
+
+def generate_tests(config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One promptfoo test per selected item of the study's dataset (the pack's sample by default)."""
+    from {study.generator} import generate_tests as generate
+    from grounding_eval.resources import pack_root
+
+    return generate(config, pack_root=pack_root())
+'''
+
+
+def _template(name: str) -> str:
+    return (_TEMPLATES / name).read_text(encoding="utf-8")
+
+
+def scaffold(directory: Path, study_id: str, dataset: Path | None, *, force: bool) -> list[Path]:
+    """Write the study folder; returns the files written.
+
+    Raises:
+        DataError: an unknown study, a dataset that is not a folder, or a file that exists (without
+            ``force``): nothing is written then.
+    """
+    if study_id not in STUDIES:
+        raise DataError("--round", f"unknown study {study_id!r} (one of {', '.join(STUDIES)})")
+    study = STUDIES[study_id]
+    if dataset is not None and not dataset.is_dir():
+        raise DataError(dataset, "not a dataset folder")
+    files: dict[str, bytes] = {
+        "promptfooconfig.yaml": _config(study_id, study, dataset.resolve() if dataset else None).encode(),
+        "generate.py": _generator(study).encode(),
+        ".env": _template("env").replace("__PYTHON__", sys.executable).encode(),
+        "package.json": _template("package.json").encode(),
+        "README.md": _template("README.md").replace("__STUDY__", study_id).encode(),
+        ".gitignore": b"node_modules/\n.promptfoo/\n.cache/\nresults/\n",
+    }
+    for pack_path, _label in study.prompts:
+        files[f"prompts/{Path(pack_path).name}"] = pack_file(*pack_path.split("/")).read_bytes()
+    for entry in _ENTRY_FILES:
+        files[entry] = pack_file(*entry.split("/")).read_bytes()
+    if dataset is None and study.sample == "sample":
+        files["liveness_snapshot.fixture.csv"] = pack_file(
+            "datasets", "sample", "liveness_snapshot.fixture.csv"
+        ).read_bytes()
+    existing = [name for name in files if (directory / name).exists() or (directory / name).is_symlink()]
+    if existing and not force:
+        raise DataError(
+            directory / existing[0],
+            f"exists ({len(existing)} of the study's files do): use --force to overwrite",
+        )
+    written = []
+    for name, content in files.items():
+        path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink():
+            path.unlink()  # --force replaces a link itself, never the file it points to
+        path.write_bytes(content)
+        written.append(path)
+    return written

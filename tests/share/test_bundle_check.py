@@ -1,0 +1,231 @@
+"""``grounding-eval share`` and ``bundle check``: a bundle verifies, and any tampering is refused in one line."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from grounding_eval.cli import main
+from grounding_eval.share.bundle import check_bundle, make_bundle
+from grounding_eval.share.scaffold import scaffold
+
+
+@pytest.fixture
+def bundle(tmp_path: Path) -> Path:
+    study = tmp_path / "study"
+    scaffold(study, "1a", None, force=False)
+    out = tmp_path / "bundle.tar.gz"
+    make_bundle(study, out, results=[], redact=False)
+    return out
+
+
+def _members(path: Path) -> list[tuple[tarfile.TarInfo, bytes | None]]:
+    with tarfile.open(path, "r:gz") as tar:
+        return [(info, tar.extractfile(info).read() if info.isfile() else None) for info in tar]  # type: ignore[union-attr]
+
+
+def _rewrite(
+    src: Path, dst: Path, extra: list[tuple[tarfile.TarInfo, bytes | None]], change: str = ""
+) -> Path:
+    """Copy ``src`` to ``dst`` with ``change`` appended to that member and ``extra`` members added."""
+    with tarfile.open(dst, "w:gz") as tar:
+        for info, data in [*_members(src), *extra]:
+            if data is not None and info.name == change:
+                data += b"\n# edited\n"
+                info.size = len(data)
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    return dst
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+class TestCheck:
+    def test_a_fresh_bundle_verifies(self, bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """Every member's hash matches; no version warning against the environment that made it."""
+        code, out, err = _run(capsys, "bundle", "check", str(bundle))
+        assert (code, err) == (0, "")
+        manifest = json.loads(dict((i.name, d) for i, d in _members(bundle))["manifest.json"])  # type: ignore[arg-type]
+        assert out.splitlines()[0].startswith(
+            f"{bundle}: OK, {len(manifest['files'])} files match the manifest"
+        )
+        assert "warning" not in out
+        assert {
+            "study/promptfooconfig.yaml",
+            "pack/rubrics/v3.yaml",
+            "pack/rubrics/templates/judge.j2",
+            "pack/schemas/query.schema.json",
+            "study/package.json",
+        } <= set(manifest["files"])
+        assert manifest["promptfoo_pinned"] == "0.121.20" and manifest["packages"]["rapidfuzz"]
+        v3 = next(r for r in manifest["rubrics"] if r.get("id") == "v3")
+        assert v3["sha256"] == manifest["files"]["pack/rubrics/v3.yaml"]["sha256"]
+
+    def test_tampered_file_refused(
+        self, bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        bad = _rewrite(bundle, tmp_path / "bad.tar.gz", [], change="study/promptfooconfig.yaml")
+        code, _, err = _run(capsys, "bundle", "check", str(bad))
+        assert code == 2
+        assert err == (
+            f"grounding-eval: error: {bad}: member 'study/promptfooconfig.yaml': SHA-256 "
+            f"{err.split('SHA-256 ')[1].split('…')[0]}… differs from the manifest's (tampered)\n"
+        )
+
+    @pytest.mark.parametrize(
+        ("name", "kind", "problem"),
+        [
+            ("../evil.txt", tarfile.REGTYPE, "member '../evil.txt': path leaves the bundle ('..')"),
+            (
+                "study/../../evil.txt",
+                tarfile.REGTYPE,
+                "member 'study/../../evil.txt': path leaves the bundle ('..')",
+            ),
+            ("/etc/evil.txt", tarfile.REGTYPE, "member '/etc/evil.txt': absolute path"),
+            (
+                "study/link",
+                tarfile.SYMTYPE,
+                "member 'study/link': a link (to '/etc/passwd'); bundles hold files only",
+            ),
+            (
+                "study/hard",
+                tarfile.LNKTYPE,
+                "member 'study/hard': a link (to '/etc/passwd'); bundles hold files only",
+            ),
+            ("study/fifo", tarfile.FIFOTYPE, "member 'study/fifo': not a regular file"),
+        ],
+        ids=["dotdot", "nested-dotdot", "absolute", "symlink", "hardlink", "fifo"],
+    )
+    def test_unsafe_member_refused(
+        self,
+        bundle: Path,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        name: str,
+        kind: bytes,
+        problem: str,
+    ) -> None:
+        """Refused before any content is read, with one line naming the member."""
+        info = tarfile.TarInfo(name)
+        info.type = kind
+        data: bytes | None = None
+        if kind == tarfile.REGTYPE:
+            data = b"x"
+            info.size = 1
+        else:
+            info.linkname = "/etc/passwd"
+        bad = _rewrite(bundle, tmp_path / "bad.tar.gz", [(info, data)])
+        code, out, err = _run(capsys, "bundle", "check", str(bad))
+        assert (code, out) == (2, "")
+        assert err == f"grounding-eval: error: {bad}: {problem}\n"
+
+    def test_unlisted_member_refused(self, bundle: Path, tmp_path: Path) -> None:
+        info = tarfile.TarInfo("study/extra.py")
+        info.size = 1
+        bad = _rewrite(bundle, tmp_path / "bad.tar.gz", [(info, b"x")])
+        with pytest.raises(Exception, match=r"member 'study/extra.py': not in the manifest"):
+            check_bundle(bad)
+
+    def test_missing_member_refused(self, bundle: Path, tmp_path: Path) -> None:
+        dst = tmp_path / "bad.tar.gz"
+        with tarfile.open(dst, "w:gz") as tar:
+            for info, data in _members(bundle):
+                if info.name != "study/generate.py":
+                    tar.addfile(info, io.BytesIO(data or b""))
+        with pytest.raises(
+            Exception, match=r"member 'study/generate.py': listed in the manifest but missing"
+        ):
+            check_bundle(dst)
+
+    def test_not_a_bundle(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        junk = tmp_path / "junk.tar.gz"
+        junk.write_bytes(b"not a tar")
+        code, _, err = _run(capsys, "bundle", "check", str(junk))
+        assert code == 2 and err.startswith(f"grounding-eval: error: {junk}: not a readable tar.gz bundle")
+        assert err.count("\n") == 1
+
+
+class TestVersionWarnings:
+    def _with_manifest(self, bundle: Path, dst: Path, edit: dict[str, object]) -> Path:
+        """A bundle whose manifest says other versions (its hashes still match: a consistent bundle)."""
+        with tarfile.open(dst, "w:gz") as tar:
+            for info, data in _members(bundle):
+                if info.name == "manifest.json":
+                    manifest = json.loads(data or b"{}")
+                    manifest.update(edit)
+                    data = json.dumps(manifest).encode()
+                    info.size = len(data)
+                tar.addfile(info, io.BytesIO(data or b""))
+        return dst
+
+    def test_score_changing_versions_are_warned(
+        self, bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        manifest = json.loads(dict((i.name, d) for i, d in _members(bundle))["manifest.json"])  # type: ignore[arg-type]
+        packages = {
+            **manifest["packages"],
+            "rapidfuzz": "0.0.1",
+            "phonenumbers": "0.0.2",
+            "tldextract": "0.0.3",
+        }
+        rubrics = [dict(r, sha256="0" * 64) if r.get("id") == "v3" else r for r in manifest["rubrics"]]
+        edited = self._with_manifest(
+            bundle,
+            tmp_path / "old.tar.gz",
+            {
+                "grounding_eval": "0.0.9",
+                "promptfoo": "0.100.0",
+                "packages": packages,
+                "rubrics": rubrics,
+            },
+        )
+        code, out, _ = _run(capsys, "bundle", "check", str(edited))
+        assert code == 0
+        warnings = [line for line in out.splitlines() if line.startswith("warning: ")]
+        assert any(w.startswith("warning: grounding-eval: bundle 0.0.9, here ") for w in warnings)
+        assert any(w.startswith("warning: rapidfuzz: bundle 0.0.1, here ") for w in warnings)
+        assert any(w.startswith("warning: phonenumbers: bundle 0.0.2") for w in warnings)
+        assert any(w.startswith("warning: tldextract: bundle 0.0.3") for w in warnings)
+        assert any(w.startswith("warning: rubric v3@") and "differs" in w for w in warnings)
+        # promptfoo "here" is what the current folder's node_modules holds (the repository's when run from it)
+        assert len(warnings) in (5, 6)
+
+
+class TestShare:
+    def test_results_and_hashes(self, tmp_path: Path) -> None:
+        study = tmp_path / "s"
+        scaffold(study, "3", None, force=False)
+        results = tmp_path / "r.json"
+        results.write_text(json.dumps({"results": {"results": []}}))
+        out = tmp_path / "b.tar.gz"
+        manifest = make_bundle(study, out, results=[results], redact=False)
+        members = dict((i.name, d) for i, d in _members(out))
+        assert members["results/r.json"] == results.read_bytes()
+        for name, entry in manifest["files"].items():
+            assert hashlib.sha256(members[name] or b"").hexdigest() == entry["sha256"]
+
+    def test_not_a_study(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        code, _, err = _run(capsys, "share", str(tmp_path), "-o", str(tmp_path / "b.tar.gz"))
+        assert code == 2
+        assert (
+            err
+            == f"grounding-eval: error: {tmp_path}: not a study folder (no promptfooconfig.yaml; make one with grounding-eval init)\n"
+        )
+
+    def test_study_skips_installed_and_private_folders(self, tmp_path: Path) -> None:
+        study = tmp_path / "s"
+        scaffold(study, "3", None, force=False)
+        for folder in ("node_modules/promptfoo", ".promptfoo", ".cache/grounding-eval", "results"):
+            (study / folder).mkdir(parents=True)
+            (study / folder / "x.json").write_text("{}")
+        (study / "elsewhere").symlink_to("/etc")
+        manifest = make_bundle(study, tmp_path / "b.tar.gz", results=[], redact=False)
+        assert not [n for n in manifest["files"] if "x.json" in n or "elsewhere" in n]
