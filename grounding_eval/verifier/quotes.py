@@ -661,10 +661,29 @@ def _fuzzy(folded: list[str], source: _Source) -> _Window | None:
     ids = _word_ids(folded, source)
     if len(ids) >= len(source.word_ids):
         return _Window(fuzz.ratio(ids, source.word_ids), 0, len(source.word_ids))
-    aligned = fuzz.partial_ratio_alignment(ids, source.word_ids)
+    words = _encoded_words(source.original)
+    if words is not None and len(source.vocab) + len(ids) <= _MAX_KEYS:
+        # The same alignment on one character per word id: rapidfuzz reads a str in place but converts
+        # a list element by element on every call (half of a quote's alignment time against a long
+        # source). Unknown words (negative ids) get characters past every source id, so the encoding
+        # is one-to-one, and the alignment reads nothing but which words are equal.
+        base = len(source.vocab) - 1
+        query = "".join(_key_char(i if i >= 0 else base - i) for i in ids)
+        aligned = fuzz.partial_ratio_alignment(query, words)
+    else:
+        aligned = fuzz.partial_ratio_alignment(ids, source.word_ids)
     if aligned is None or aligned.dest_end <= aligned.dest_start:  # pragma: no cover - defensive
         return None
     return _Window(aligned.score, aligned.dest_start, aligned.dest_end)
+
+
+@lru_cache(maxsize=32)
+def _encoded_words(source: str) -> str | None:
+    """The source's word ids, one character each (:func:`_key_char`); None past the characters there are."""
+    prepared = _prepare(source)
+    if len(prepared.vocab) > _MAX_KEYS:
+        return None
+    return "".join(map(_key_char, prepared.word_ids))
 
 
 def _hit(source: _Source, window: _Window, similarity: float) -> _Hit:

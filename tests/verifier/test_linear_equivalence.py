@@ -11,16 +11,18 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import pairwise
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import phonenumbers
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from grounding_eval.verifier import quotes
 from grounding_eval.verifier.allowlist import UrlStatus
 from grounding_eval.verifier.directory import (
     Directory,
@@ -511,3 +513,46 @@ class TestStatusCounting:
                 for s in data.draw(st.lists(st.sampled_from(list(kind)), max_size=300))
             ]
             assert _mean_score(findings, table) == _mean(table.get(f.status) for f in findings)
+
+
+_QUOTE_WORDS = [
+    "the",
+    "landlord",
+    "shall",
+    "return",
+    "deposit",
+    "tenant",
+    "not",
+    "within",
+    "30",
+    "days",
+    "of",
+]
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module() -> Iterator[pytest.MonkeyPatch]:
+    """A MonkeyPatch usable inside a Hypothesis test (the function-scoped fixture is not)."""
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
+
+
+class TestFuzzyAlignmentEncoding:
+    """Aligning words encoded one character each finds what aligning the lists of word ids found."""
+
+    @SETTINGS
+    @given(
+        source=st.lists(st.sampled_from(_QUOTE_WORDS), min_size=1, max_size=80).map(" ".join),
+        quote=st.lists(
+            st.sampled_from([*_QUOTE_WORDS, "invented", "words", "here"]), min_size=1, max_size=20
+        ),
+    )
+    def test_same_window_and_score(self, source: str, quote: list[str], monkeypatch_module: Any) -> None:
+        """Same similarity and window as rapidfuzz on the lists (unknown words included)."""
+        prepared = quotes._prepare(source)
+        folded = [quotes._fold_word(w) for w in quote]
+        encoded = quotes._fuzzy(folded, prepared)
+        with monkeypatch_module.context() as patch:
+            patch.setattr(quotes, "_encoded_words", lambda _source: None)
+            plain = quotes._fuzzy(folded, prepared)
+        assert encoded == plain
