@@ -10,9 +10,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from grounding_eval.errors import DataError
+
 __all__ = ["COMMANDS", "add_commands", "run"]
 
-COMMANDS = frozenset({"init", "share", "bundle"})
+COMMANDS = frozenset({"init", "share", "bundle", "provenance"})
 STUDY_IDS = ("1a", "1b", "2", "2b", "3", "factuality", "docs-qa")
 
 
@@ -42,6 +44,11 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         help="include this dataset's files (must validate; hashes only with --redact)",
     )
 
+    prov = sub.add_parser(
+        "provenance", help="which grounding-eval, rubrics, prompts and datasets produced results"
+    )
+    prov.add_argument("results", metavar="RESULTS", type=Path, nargs="+", help="promptfoo results JSON")
+
     bundle = sub.add_parser("bundle", help="shared study bundles")
     bsub = bundle.add_subparsers(dest="action", required=True, parser_class=type(bundle))
     check = bsub.add_parser(
@@ -56,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
         return _init(args)
     if args.command == "share":
         return _share(args)
+    if args.command == "provenance":
+        return _provenance(args)
     return _check(args)
 
 
@@ -77,6 +86,20 @@ def _share(args: argparse.Namespace) -> int:
     )
     note = f", {manifest['redacted_rows']} High-Risk rows redacted" if args.redact else ""
     print(f"wrote {args.output}: {len(manifest['files'])} files{note}")
+    return 0
+
+
+def _provenance(args: argparse.Namespace) -> int:
+    from grounding_eval.files import RESULTS, read_json
+    from grounding_eval.share.provenance import format_provenance, results_provenance
+
+    for number, path in enumerate(args.results):
+        data = read_json(path, RESULTS)
+        if not isinstance(data, dict):
+            raise DataError(path, "not a promptfoo results file (write it with -o FILE.json)")
+        print(("\n" if number else "") + f"Provenance of {path}")
+        for line in format_provenance(results_provenance(data)):
+            print(f"  {line}")
     return 0
 
 

@@ -1,0 +1,228 @@
+"""End to end, as a partner: the built wheel in a fresh venv outside the checkout, ``init``, the pinned
+promptfoo offline, provenance in every row, ``share --redact`` and ``bundle check``.
+
+Nothing here imports the checkout: the wheel is built from a copy of the pack's files, installed into a
+new venv under a temporary folder (its dependencies from the package registry, the only network used),
+and every command runs from that folder with that venv's Python. The pack's ``node_modules`` is linked
+into the study (no download); promptfoo runs with ``--no-cache``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.e2e
+
+# What the wheel is built from: everything pyproject.toml maps into the package (plus its metadata files).
+_SOURCES = ("pyproject.toml", "README.md", "LICENSE", "grounding_eval", "rubrics", "prompts", "datasets",
+            "assertions", "providers")  # fmt: skip
+
+
+def _run(
+    argv: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: int = 600
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Build the wheel from a copy of the pack and install it into a fresh venv; returns the paths."""
+    if not (REPO / "node_modules" / ".bin" / "promptfoo").exists():
+        pytest.fail("node_modules is missing: run scripts/install (npm ci) first")
+    base = tmp_path_factory.mktemp("partner")
+    src = base / "src"
+    src.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    for name in _SOURCES:
+        path = REPO / name
+        if path.is_dir():
+            shutil.copytree(path, src / name, ignore=ignore)
+        else:
+            shutil.copy2(path, src / name)
+    dist = base / "dist"
+    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q",
+                  "-w", str(dist), str(src)], cwd=base)  # fmt: skip
+    assert built.returncode == 0, built.stderr[-3000:]
+    (wheel,) = dist.glob("grounding_eval-*.whl")
+    venv = base / "venv"
+    made = _run([sys.executable, "-m", "venv", str(venv)], cwd=base)
+    assert made.returncode == 0, made.stderr
+    python = venv / "bin" / "python"
+    pip = _run(
+        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)], cwd=base
+    )
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    return {"base": base, "wheel": wheel, "python": python, "bin": venv / "bin"}
+
+
+def test_wheel_carries_the_run_time_data(installed: dict[str, Path]) -> None:
+    """Every rubric, template, prompt, schema and sample file of the repository is in the wheel."""
+    names = set(zipfile.ZipFile(installed["wheel"]).namelist())
+    expected = [
+        *(REPO / "rubrics").glob("*.yaml"), *(REPO / "rubrics" / "templates").glob("*.j2"),
+        *(REPO / "prompts").glob("*"), *(REPO / "datasets" / "schemas").glob("*.json"),
+        *(p for p in (REPO / "datasets" / "sample").rglob("*") if p.is_file() and "__pycache__" not in p.parts),
+        *(p for p in (REPO / "datasets" / "docs_qa").rglob("*")
+          if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts),
+        REPO / "assertions" / "grounding.cjs", REPO / "providers" / "replay.py",
+    ]  # fmt: skip
+    missing = [
+        str(p.relative_to(REPO))
+        for p in expected
+        if f"grounding_eval/_data/{p.relative_to(REPO).as_posix()}" not in names
+    ]
+    assert missing == []
+    code = {
+        p.relative_to(REPO).as_posix()
+        for p in (REPO / "grounding_eval").rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
+    assert sorted(code - names) == []  # every module (pyproject lists packages explicitly)
+    assert "grounding_eval/analysis/decisions.yaml" in names
+    assert "grounding_eval/share/policy.yaml" in names
+
+
+def test_partner_study_end_to_end(installed: dict[str, Path]) -> None:
+    base, python, bindir = installed["base"], installed["python"], installed["bin"]
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "NO_COLOR": "1",
+           "PROMPTFOO_CONFIG_DIR": str(base / ".promptfoo")}  # fmt: skip
+    for key in (
+        "PYTHONPATH",
+        "VIRTUAL_ENV",
+        "PROMPTFOO_PYTHON",
+        "GROUNDING_EVAL_DATASET",
+        "GROUNDING_EVAL_JUDGE_PROVIDER",
+    ):
+        env.pop(key, None)
+    where = _run(
+        [str(python), "-c", "from grounding_eval.resources import pack_root; print(pack_root())"], base, env
+    )
+    root = Path(where.stdout.strip())
+    assert where.returncode == 0 and root.name == "_data" and REPO not in root.parents, where.stderr
+
+    study = base / "study"
+    init = _run([str(bindir / "grounding-eval"), "init", str(study)], base, env)
+    assert init.returncode == 0, init.stderr
+    assert (
+        init.stdout.splitlines()[-1]
+        == f"  cd {study} && npx promptfoo eval -c promptfooconfig.yaml -o results/results.json"
+    )
+    (study / "node_modules").symlink_to(REPO / "node_modules")  # the pack's, already installed: no download
+
+    out = study / "results" / "results.json"
+    run = _run(["npx", "promptfoo", "eval", "-c", "promptfooconfig.yaml", "-o", "results/results.json",
+                "--no-progress-bar", "--no-cache"], study, env)  # fmt: skip
+    assert run.returncode == 100, (
+        run.stdout[-3000:] + run.stderr[-3000:]
+    )  # some sample answers fail on purpose
+    rows: list[dict[str, Any]] = json.loads(out.read_text(encoding="utf-8"))["results"]["results"]
+    assert len(rows) == 24  # 8 High-Risk sample items x C0, C1, C1.5
+    rubric_sha = hashlib.sha256((root / "rubrics" / "round3.yaml").read_bytes()).hexdigest()
+    version = _run(
+        [str(python), "-c", "import importlib.metadata as m; print(m.version('grounding-eval'))"], base, env
+    )
+    for row in rows:
+        assert "composite" in row["namedScores"] and "deterministic_verifier_score" in row["namedScores"], (
+            row["error"]
+        )
+        components = row["gradingResult"]["componentResults"]
+        verifier = components[0]["metadata"]
+        judge = next(c["metadata"] for c in components if "judge" in (c.get("metadata") or {}))
+        assert (
+            str(root) in verifier["verifier_inputs"]["allowlist"]["path"]
+        )  # the installed sample, not the checkout
+        assert verifier["provenance"] == {"grounding_eval": version.stdout.strip(), "dataset": "sample"}
+        assert judge["provenance"] == {
+            "grounding_eval": version.stdout.strip(),
+            "dataset": "sample",
+            "rubric": {"id": "round3", "version": judge["judge"]["rubric_version"], "sha256": rubric_sha},
+            "prompt_version": judge["judge"]["prompt_version"],
+        }
+        assert len(json.dumps(verifier["provenance"])) + len(json.dumps(judge["provenance"])) < 600
+    assert {r["success"] for r in rows} == {True, False}
+
+    prov = _run([str(bindir / "grounding-eval"), "provenance", str(out)], base, env)
+    assert prov.returncode == 0, prov.stderr
+    assert (
+        f"rubrics: round3@{judge['judge']['rubric_version']} sha256:{rubric_sha[:12]} (24 rows)"
+        in prov.stdout
+    )
+
+    bundle = base / "study.tar.gz"
+    share = _run([str(bindir / "grounding-eval"), "share", str(study), "-o", str(bundle), "--results", str(out),
+                  "--redact", "--data", str(root / "datasets" / "sample")], base, env)  # fmt: skip
+    assert share.returncode == 0, share.stderr
+    assert (
+        share.stdout
+        == f"wrote {bundle}: {share.stdout.split(': ')[1].split(' files')[0]} files, 24 High-Risk rows redacted\n"
+    )
+    check = _run([str(bindir / "grounding-eval"), "bundle", "check", str(bundle)], study, env)
+    assert check.returncode == 0, check.stderr
+    assert check.stdout.startswith(f"{bundle}: OK, ")
+    assert "warning" not in check.stdout  # same pack, same rubrics, same promptfoo (the study's node_modules)
+
+    members = _bundle_members(bundle)
+    manifest = json.loads(members["manifest.json"])
+    assert manifest["promptfoo"] == "0.121.20" and manifest["redacted"] is True
+    assert not [n for n in members if n.startswith("data/")]  # redacted: dataset files by hash only
+    assert manifest["dataset_file_hashes"]["data/sample/high_risk.jsonl"] == hashlib.sha256(
+        (root / "datasets" / "sample" / "high_risk.jsonl").read_bytes()).hexdigest()  # fmt: skip
+    shared = json.loads(members["results/results.json"])["results"]["results"]
+    assert [(r["testCase"]["metadata"]["query_id"], r["score"], r["namedScores"]) for r in shared] == [
+        (r["testCase"]["metadata"]["query_id"], r["score"], r["namedScores"]) for r in rows
+    ]
+    verdicts = [c["metadata"]["judge"]["verdicts"] for r in shared for c in r["gradingResult"]["componentResults"]
+                if "judge" in c.get("metadata", {})]  # fmt: skip
+    assert len(verdicts) == 24 and all(verdicts)
+    _assert_no_redacted_text(rows, members)
+
+
+def _bundle_members(bundle: Path) -> dict[str, bytes]:
+    with tarfile.open(bundle, "r:gz") as tar:
+        return {info.name: tar.extractfile(info).read() for info in tar if info.isfile()}  # type: ignore[union-attr]
+
+
+def _texts(rows: list[dict[str, Any]]) -> set[str]:
+    """Every question, answer and source text of the High-Risk rows (all of them here), and their lines."""
+    texts: set[str] = set()
+    for row in rows:
+        assert row["testCase"]["metadata"].get("risk_tier")
+        whole = [row["vars"]["question"], row["response"]["output"], row["vars"]["jkb_directory"],
+                 row["vars"]["jkb_full_content"]]  # fmt: skip
+        meta = row["testCase"]["metadata"]
+        whole += [
+            *meta["required_clarifying_questions"],
+            *meta["failure_modes"],
+            *map(str, meta["sme_variables"]),
+        ]
+        for text in whole:
+            texts.add(text.strip())
+            # Any line with 30+ letters would give a text away on its own (rules of dashes would not).
+            texts.update(line.strip() for line in text.splitlines() if sum(c.isalpha() for c in line) >= 30)
+    return {t for t in texts if t}
+
+
+def _assert_no_redacted_text(rows: list[dict[str, Any]], members: dict[str, bytes]) -> None:
+    texts = _texts(rows)
+    assert len(texts) > 100
+    for name, data in members.items():
+        for form in {data, data.decode("utf-8", "replace").encode("utf-8")}:
+            decoded = form.decode("utf-8", "replace")
+            # JSON escapes quotes, newlines and non-ASCII: look for each text as JSON would write it, too.
+            found = [t for t in texts if t in decoded or json.dumps(t, ensure_ascii=False)[1:-1] in decoded
+                     or json.dumps(t)[1:-1] in decoded]  # fmt: skip
+            assert found == [], (name, found[:3])

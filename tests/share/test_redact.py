@@ -1,0 +1,99 @@
+"""``share --redact``: a High-Risk row keeps ids, scores, verdicts and finding types, and no text of the item."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from grounding_eval.share.redact import REDACTED, is_high_risk, redact_results
+
+SECRET = "my landlord changed the locks while I was at the hospital"  # planted in every text field
+
+
+def _row(query_id: str, risk_tier: str | None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"query_id": query_id, "jurisdiction": "IL", "round": "3", "rubric": "round3"}
+    if risk_tier:
+        meta |= {"risk_tier": risk_tier, "failure_modes": [SECRET], "required_clarifying_questions": [SECRET],
+                 "sme_variables": [SECRET]}  # fmt: skip
+    return {
+        "testIdx": 0, "promptIdx": 1, "success": False, "score": 0.25,
+        "namedScores": {"composite": 0.25, "safety.jurisdiction": 0.0},
+        "vars": {"query_id": query_id, "question": SECRET, "jkb_full_content": SECRET},
+        "prompt": {"raw": f"Question: {SECRET}", "label": "C1.5"},
+        "provider": {"id": "file://providers/replay.py:call_api", "label": "recorded"},
+        "response": {"output": f"Answer about {SECRET}", "metadata": {"recorded_fixture": "x"}},
+        "testCase": {"vars": {"question": SECRET}, "metadata": meta, "description": SECRET},
+        "failureReason": 1, "error": SECRET,
+        "gradingResult": {
+            "pass": False, "score": 0.25, "reason": SECRET, "namedScores": {"composite": 0.25},
+            "componentResults": [
+                {"pass": False, "score": 0.5, "reason": f"URL in '{SECRET}'",
+                 "assertion": {"type": "javascript", "value": "file://assertions/grounding.cjs:verifier",
+                               "metric": "deterministic_verifier_score", "config": {"x": SECRET}},
+                 "metadata": {"verifier": {"passed": False, "score": 0.5,
+                                           "hard_failures": [{"check": "jurisdiction", "safety_check": "jurisdiction_correct",
+                                                              "detail": SECRET}],
+                                           "urls": [{"url": "https://example.org/x", "status": "UNCHECKED", "context": SECRET}]},
+                              "verifier_inputs": {"allowlist": {"path": "a"}},
+                              "provenance": {"grounding_eval": "0.1.0", "dataset": "sample"}}},
+                {"pass": True, "score": 0.7, "reason": SECRET,
+                 "metadata": {"judge": {"rubric_id": "round3", "rubric_version": "3.0.0", "prompt_version": "p1",
+                                        "status": "scored", "fixture_key": SECRET,
+                                        "verdicts": {"source_fidelity": {"verdict": "No", "reasoning": SECRET}}},
+                              "provenance": {"grounding_eval": "0.1.0", "dataset": "sample",
+                                             "rubric": {"id": "round3", "version": "3.0.0", "sha256": "ab"}}}},
+            ],
+        },
+    }  # fmt: skip
+
+
+def _results() -> dict[str, Any]:
+    return {
+        "evalId": "eval-1",
+        "config": {"description": "d", "tests": [{"vars": {"question": SECRET}}]},
+        "results": {"version": 3, "timestamp": "t", "prompts": [{"label": "C1.5", "raw": SECRET}],
+                    "results": [_row("hr-1", "critical"), _row("lhsq-1", None)]},
+    }  # fmt: skip
+
+
+def test_high_risk_rows_keep_no_text() -> None:
+    original = _results()
+    redacted, count = redact_results(copy.deepcopy(original))
+    assert count == 1
+    hr, other = redacted["results"]["results"]
+    assert SECRET not in json.dumps(hr) and SECRET not in json.dumps(
+        {k: v for k, v in redacted.items() if k != "results"}
+    )
+    assert SECRET not in json.dumps(redacted["results"]["prompts"])
+    assert other == original["results"]["results"][1]  # a row of another item is kept whole
+
+
+def test_high_risk_rows_keep_ids_scores_verdicts_and_finding_types() -> None:
+    redacted, _ = redact_results(_results())
+    hr = redacted["results"]["results"][0]
+    assert hr["testCase"]["metadata"] == {"query_id": "hr-1", "jurisdiction": "IL", "round": "3", "rubric": "round3",
+                                          "risk_tier": "critical"}  # fmt: skip
+    assert (hr["success"], hr["score"], hr["namedScores"]) == (
+        False,
+        0.25,
+        {"composite": 0.25, "safety.jurisdiction": 0.0},
+    )
+    verifier, judge = hr["gradingResult"]["componentResults"]
+    assert verifier["reason"] == REDACTED and verifier["assertion"] == {
+        "type": "javascript",
+        "metric": "deterministic_verifier_score",
+    }
+    assert verifier["metadata"]["verifier"]["hard_failures"] == [
+        {"check": "jurisdiction", "safety_check": "jurisdiction_correct"}
+    ]
+    assert verifier["metadata"]["verifier"]["urls"] == [
+        {"status": "UNCHECKED"}
+    ]  # the URL came from the answer
+    assert judge["metadata"]["judge"]["verdicts"] == {"source_fidelity": {"verdict": "No"}}
+    assert judge["metadata"]["provenance"]["rubric"] == {"id": "round3", "version": "3.0.0", "sha256": "ab"}
+    assert hr["prompt"] == {"label": "C1.5"} and hr["redacted"] is True
+
+
+def test_marker_is_the_test_metadata() -> None:
+    assert is_high_risk(_row("a", "high")) and not is_high_risk(_row("b", None))
