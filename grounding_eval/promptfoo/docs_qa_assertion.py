@@ -70,7 +70,8 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         return _error("assertion config and test metadata must be mappings")
     try:
         question = _question(metadata)
-        rubric = _rubric(Path(str(config.get("rubric") or pack_root / "rubrics" / "docs_qa.yaml")))
+        rubric_file = Path(str(config.get("rubric") or pack_root / "rubrics" / "docs_qa.yaml"))
+        rubric = _rubric(rubric_file)
         docs = load_docs_set(str(metadata.get("docs") or ""))
         if question.type not in {t.id for t in rubric.question_types}:
             raise ValueError(
@@ -244,9 +245,18 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
                 "invalid_citations": invalid,
                 "external_urls": list(citations.external_urls),
                 "disagreements": flags,
-            }
+            },
+            "provenance": _provenance(rubric, rubric_file, metadata),
         },
     }
+
+
+def _provenance(rubric: DocsQaRubric, rubric_file: Path, metadata: dict[str, Any]) -> dict[str, Any]:
+    """What produced this grade (issue 10): pack version, rubric id/version/file hash, prompt, dataset."""
+    from grounding_eval.share.provenance import row_provenance
+
+    return row_provenance(dataset=metadata.get("dataset"), rubric_path=rubric_file, rubric_id=rubric.id,
+                          rubric_version=rubric.version, prompt_version=rubric.prompt_version)  # fmt: skip
 
 
 def _component(passed: bool, score: float, metric: str | None, reason: str) -> dict[str, Any]:

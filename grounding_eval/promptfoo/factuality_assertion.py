@@ -75,8 +75,9 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
     prompt_text = str(context.get("prompt") or "")
     condition = condition_of(prompt_text, vars_)
     try:
-        rubric = load_rubric(Path(str(config["rubric"])) if config.get("rubric") else
-                             pack_root / "rubrics" / "factual_accuracy.yaml")  # fmt: skip
+        rubric_file = Path(str(config["rubric"])) if config.get("rubric") else (
+            pack_root / "rubrics" / "factual_accuracy.yaml")  # fmt: skip
+        rubric = load_rubric(rubric_file)
         documents = _evidence(config, vars_, metadata, prompt_text, rubric.chunk_chars)
         risk = rubric.risk_level(
             vars_.get("risk_level") or config.get("risk_level"), tier=metadata.get("risk_tier")
@@ -125,7 +126,13 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
     passed, reason = decide(
         result, pass_threshold=threshold, no_claims_pass=rubric.no_verifiable_claims_passes
     )
-    meta = {"factuality": result.metadata()}
+    from grounding_eval.share.provenance import row_provenance
+
+    meta = {
+        "factuality": result.metadata(),
+        "provenance": row_provenance(dataset=metadata.get("dataset"), rubric_path=rubric_file, rubric_id=rubric.id,
+                                     rubric_version=rubric.version, prompt_version=rubric.prompt_version),
+    }  # fmt: skip
     if result.status == "error" or result.assessment is None:
         return {"pass": False, "score": 0.0, "reason": reason, "namedScores": {}, "metadata": meta}
     a = result.assessment
