@@ -216,10 +216,7 @@ class Directory:
         patterns = []
         for keys, flags in ((folded, re.IGNORECASE), (exact, 0)):
             if keys:
-                # When every name starts with a word character, say so first: a run of punctuation
-                # or spaces is then passed over without trying each name at each position.
-                lead = r"(?=\w)" if all(re.match(r"\w", k) for k in keys) else ""
-                patterns.append(re.compile(rf"{lead}(?<![\w]){_names_regex(keys, flags)}(?![\w])", flags))
+                patterns.append(re.compile(_names_pattern(keys, flags), flags))
         return tuple(patterns)
 
 
@@ -288,7 +285,23 @@ def _surface_regex(surface: str) -> str:
 _END_OF_NAME = ""  # the trie's mark for "a name ends here" (never a character of a name)
 
 
-def _names_regex(keys: Sequence[str], flags: int) -> str:
+def _names_pattern(keys: Sequence[str], flags: int) -> str:
+    """The pattern of a mention of any of ``keys``: a name not glued to a word character either side.
+
+    When every name starts with a word character, that is said first (``(?=\\w)``), so a run of
+    punctuation or spaces is passed over without trying each name at each position. Matched
+    case-sensitively (acronyms), the names' first characters go first instead, each followed by the
+    look-behind "the character before this one is not a word character" (``L(?<![\\w]L)``: the same
+    test as ``(?<![\\w])`` before it), so that the regex engine can skip, in C, every position whose
+    character begins no name.
+    """
+    if not flags & re.IGNORECASE and all(re.match(r"\w", k) for k in keys):
+        return rf"{_names_regex(keys, flags, first_looks_back=True)}(?![\w])"
+    lead = r"(?=\w)" if all(re.match(r"\w", k) for k in keys) else ""
+    return rf"{lead}(?<![\w]){_names_regex(keys, flags)}(?![\w])"
+
+
+def _names_regex(keys: Sequence[str], flags: int, *, first_looks_back: bool = False) -> str:
     """A group matching what ``(?:k1|k2|...)`` matches (``keys`` longest first), as a trie of names.
 
     The plain alternation tries every name at every word start (most of find_mentions' time); here
@@ -317,12 +330,14 @@ def _names_regex(keys: Sequence[str], flags: int) -> str:
             for token in [" "] * (i > 0) + list(part):  # " " stands for a run of white space
                 node = node.setdefault(token, {})
         node[_END_OF_NAME] = {}
-    return _trie_regex(trie)
+    return _trie_regex(trie, first_looks_back)
 
 
-def _trie_regex(node: dict[str, Any]) -> str:
+def _trie_regex(node: dict[str, Any], looks_back: bool = False) -> str:
     alternatives = [
-        (r"\s+" if token == " " else re.escape(token)) + _trie_regex(child)
+        (r"\s+" if token == " " else re.escape(token))
+        + (rf"(?<![\w]{re.escape(token)})" if looks_back else "")
+        + _trie_regex(child)
         for token, child in node.items()
         if token != _END_OF_NAME
     ]

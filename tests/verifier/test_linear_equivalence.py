@@ -28,7 +28,7 @@ from grounding_eval.verifier.directory import (
     Directory,
     OrgMention,
     _is_acronym,
-    _names_regex,
+    _names_pattern,
     _surface_regex,
     load_directory,
 )
@@ -36,7 +36,7 @@ from grounding_eval.verifier.phones import Pairing, PhoneStatus, find_phones, ne
 from grounding_eval.verifier.sentences import _ABBREVIATIONS, sentence_of, sentence_spans
 from grounding_eval.verifier.spans import SpanSet
 from grounding_eval.verifier.url_orgs import UrlOrgStatus
-from grounding_eval.verifier.urls import _BARE_RE, extract_urls
+from grounding_eval.verifier.urls import _BARE_RE, _SCHEME_RE, _URL_CHAR, extract_urls
 from grounding_eval.verifier.verdict import (
     _PHONE_SCORE,
     _URL_ORG_SCORE,
@@ -337,8 +337,7 @@ class TestNamesTrie:
         pieces = names + [n[: len(n) // 2] for n in names] + list(_NAME_ALPHABET) + ["\n", "\t", "1", "_"]
         text = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=12)))
         keys = sorted({n.casefold() if flags else n for n in names}, key=len, reverse=True)
-        lead = r"(?=\w)" if all(re.match(r"\w", k) for k in keys) else ""
-        trie = re.compile(rf"{lead}(?<![\w]){_names_regex(keys, flags)}(?![\w])", flags)
+        trie = re.compile(_names_pattern(keys, flags), flags)
         plain = plain_names_pattern(keys, flags)
         assert [m.span() for m in trie.finditer(text)] == [m.span() for m in plain.finditer(text)]
 
@@ -357,7 +356,7 @@ class TestNamesTrie:
     def test_names_inside_longer_names(self, names: list[str], text: str, flags: int) -> None:
         """A name that begins a longer one: the longest that ends on a word boundary wins."""
         keys = sorted(set(names), key=len, reverse=True)
-        trie = re.compile(rf"(?=\w)(?<![\w]){_names_regex(keys, flags)}(?![\w])", flags)
+        trie = re.compile(_names_pattern(keys, flags), flags)
         plain = plain_names_pattern(keys, flags)
         assert [m.span() for m in trie.finditer(text)] == [m.span() for m in plain.finditer(text)]
 
@@ -373,6 +372,29 @@ class TestNamesTrie:
 
 
 _PLAIN_BARE_RE = re.compile(_BARE_RE.pattern.replace(r"(?=[\w-]*\.)", "", 1))
+
+
+_PLAIN_SCHEME_RE = re.compile(rf"(?<!\w)(?i:https?)://{_URL_CHAR}*")
+
+
+class TestSchemeUrls:
+    """URLs with a scheme are found as by the pattern that tried the look-behind at every position."""
+
+    @SETTINGS
+    @given(
+        text=st.lists(
+            st.sampled_from(
+                ["http", "HTTPS", "hTtP", "h", "H", "s", "\u017f", "://", ":/", "a", "_", "1", " ", "\n"]
+            ),
+            max_size=16,
+        ).map("".join)
+    )
+    def test_same_matches(self, text: str) -> None:
+        """Same matches with finditer and fullmatch (a Markdown destination is fullmatched)."""
+        assert [m.span() for m in _SCHEME_RE.finditer(text)] == [
+            m.span() for m in _PLAIN_SCHEME_RE.finditer(text)
+        ]
+        assert (_SCHEME_RE.fullmatch(text) is None) == (_PLAIN_SCHEME_RE.fullmatch(text) is None)
 
 
 class TestBareDomains:
