@@ -64,10 +64,8 @@ def openai_judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tu
     monkeypatch.delenv(judge_module.JUDGE_PROVIDER_ENV, raising=False)
     monkeypatch.chdir(tmp_path)
     judge_module._built_client.cache_clear()
-    judge_module._rubric.cache_clear()
     yield server, case
     judge_module._built_client.cache_clear()
-    judge_module._rubric.cache_clear()
     server.stop()
 
 
