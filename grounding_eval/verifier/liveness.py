@@ -73,7 +73,6 @@ import ipaddress
 import math
 import re
 import socket
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -88,6 +87,7 @@ from grounding_eval.verifier.urls import is_address_host, is_localhost_name, nor
 if TYPE_CHECKING:  # dnspython (~70 ms) and the TLS and HTTP modules are imported by a live check only
     import http.client
     import http.cookiejar
+    import sqlite3  # (the cache: live checks only)
     import ssl
 
     import dns.resolver
@@ -428,6 +428,8 @@ class LivenessChecker:
         Args:
             offline: Never touch the network; URLs not in the snapshot are UNKNOWN.
             cache_path: SQLite file for LIVE/DEAD results (created if missing), or ``None`` for no cache.
+                Offline, it is not opened at all (an offline result never depends on it), which also
+                spares each of promptfoo's fresh processes opening a database.
             snapshot_path: Recorded results (CSV ``url,status,http_status,checked_at``) consulted first.
             allow_hosts: Hosts or IP literals exempt from the private-address refusal and from the DNS
                 question (the operator vouches for them; they may exist only in ``/etc/hosts``). An
@@ -442,7 +444,7 @@ class LivenessChecker:
             max_urls_checked: Network checks one answer may make, via :meth:`for_answer` (≥ 1).
 
         Raises:
-            DataError: The snapshot is missing or malformed, the cache is not a usable SQLite file,
+            DataError: The snapshot is missing or malformed, the cache is not a usable SQLite file (live),
                 ``dns_resolver`` is a string that is not an IP address with an optional port, or a
                 limit is out of range (one line naming the option).
         """
@@ -464,7 +466,7 @@ class LivenessChecker:
         self._snapshot = _load_snapshot(snapshot_path) if snapshot_path is not None else {}
         self._shared = _Shared()
         self._answer: _AnswerBudget | None = None
-        if cache_path is not None:
+        if cache_path is not None and not offline:  # (offline never reads or writes the cache)
             self._init_cache(cache_path)
 
     def for_answer(self) -> LivenessChecker:
@@ -745,6 +747,8 @@ class LivenessChecker:
     # --- cache -----------------------------------------------------------------------------------------
 
     def _init_cache(self, path: Path) -> None:
+        import sqlite3
+
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -963,6 +967,8 @@ def _with_db(path: Path, action: Callable[[sqlite3.Connection], _T]) -> _T:
     A connection per call (not one per checker) keeps the checker safe to use from several threads and
     keeps no file handle open between checks.
     """
+    import sqlite3
+
     for attempt in range(_SQLITE_RETRIES):
         try:
             db = sqlite3.connect(path, timeout=_SQLITE_TIMEOUT)
