@@ -1,12 +1,12 @@
 // promptfoo entry points that grade in a warm Python: `type: javascript` assertions
-// (file://assertions/grounding.cjs:verifier, :judge) and scoring functions
+// (file://assertions/grounding.cjs:verifier, :judge, :factuality, :docs_qa) and scoring functions
 // (assertScoringFunction: file://assertions/grounding.cjs:round1, :round2b, :round3).
 //
 // promptfoo starts a fresh Python process for every `type: python` call (about 50 ms each before any
 // of our code runs); JavaScript entries run inside promptfoo's Node process. These forward each call,
 // with promptfoo's own arguments, to a pool of long-lived Python workers
 // (`python -m grounding_eval.promptfoo.worker`), which grade with exactly the functions the Python
-// entry files (assertions/verifier.py, judge.py, composite.py) call. Same GradingResult either way.
+// entry files (assertions/verifier.py, judge.py, composite.py, factuality.py, docs_qa.py) call. Same GradingResult either way.
 //
 // Lifetime: workers are started on first use, read requests from a pipe this process holds, and exit
 // when it closes (promptfoo ended, crashed or was killed) or after GROUNDING_EVAL_WORKER_IDLE seconds
@@ -224,6 +224,8 @@ function once(line) {
 const FAILED = {
   verifier: 'ERROR (verifier not run)',
   judge: 'ERROR (judge unscored)',
+  factuality: 'ERROR (factuality unscored)',
+  docs_qa: 'ERROR (docs-qa unscored)',
   round1: 'UNSCORED: composite not computed',
   round2b: 'UNSCORED: composite not computed',
   round3: 'UNSCORED: composite not computed',
@@ -264,6 +266,8 @@ async function grade(call, value, context) {
 module.exports = {
   verifier: (output, context) => grade('verifier', output, context),
   judge: (output, context) => grade('judge', output, context),
+  factuality: (output, context) => grade('factuality', output, context),
+  docs_qa: (output, context) => grade('docs_qa', output, context),
   round1: (namedScores, context) => grade('round1', namedScores, context),
   round2b: (namedScores, context) => grade('round2b', namedScores, context),
   round3: (namedScores, context) => grade('round3', namedScores, context),

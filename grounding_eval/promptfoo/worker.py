@@ -51,6 +51,18 @@ def _judge(args: list[Any], pack_root: Path) -> dict[str, Any]:
     return judge_assertion(args[0], args[1], pack_root=pack_root)
 
 
+def _factuality(args: list[Any], pack_root: Path) -> dict[str, Any]:
+    from grounding_eval.promptfoo.factuality_assertion import factuality_assertion
+
+    return factuality_assertion(args[0], args[1], pack_root=pack_root)
+
+
+def _docs_qa(args: list[Any], pack_root: Path) -> dict[str, Any]:
+    from grounding_eval.promptfoo.docs_qa_assertion import docs_qa_assertion
+
+    return docs_qa_assertion(args[0], args[1], pack_root=pack_root)
+
+
 def _composite(name: str) -> Callable[[list[Any], Path], dict[str, Any]]:
     def score(args: list[Any], pack_root: Path) -> dict[str, Any]:
         from grounding_eval.promptfoo import composite_scoring
@@ -66,6 +78,8 @@ def _composite(name: str) -> Callable[[list[Any], Path], dict[str, Any]]:
 CALLS: Mapping[str, Callable[[list[Any], Path], dict[str, Any]]] = {
     "verifier": _verifier,
     "judge": _judge,
+    "factuality": _factuality,
+    "docs_qa": _docs_qa,
     "round1": _composite("round1"),
     "round2b": _composite("round2b"),
     "round3": _composite("round3"),
@@ -75,6 +89,8 @@ CALLS: Mapping[str, Callable[[list[Any], Path], dict[str, Any]]] = {
 _FAILED = {
     "verifier": "ERROR (verifier not run)",
     "judge": "ERROR (judge unscored)",
+    "factuality": "ERROR (factuality unscored)",
+    "docs_qa": "ERROR (docs-qa unscored)",
     "round1": "UNSCORED: composite not computed",
     "round2b": "UNSCORED: composite not computed",
     "round3": "UNSCORED: composite not computed",
