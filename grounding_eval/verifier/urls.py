@@ -130,6 +130,15 @@ _ESTABLISHED_TLDS: Final = frozenset({"com", "edu", "gov", "info", "mil", "net",
 
 Almost every link in a US legal-aid answer ends in one of these; loading ``tldextract`` and parsing its
 snapshot costs ~300 ms in a fresh process, which promptfoo pays once per assertion call."""
+_SINGLE_RULE_TLDS: Final = _ESTABLISHED_TLDS - {"us"}
+"""Top-level domains whose only ICANN rule in the snapshot is themselves (a test checks each).
+
+For an ASCII host ending in one of them the ICANN public suffix is that label and the registered
+domain the label before it, so a bare domain such as ``lawhelp.org/texas`` is decided without
+``tldextract`` (whose import and suffix list cost a fresh process ~100 ms); ``us`` has hundreds of
+rules (``ak.us``, ``k12.ak.us``) and goes to the list. Likewise no top-level domain is one character
+or all digits (checked too), so ``e.g.``, ``U.S.C.`` and ``Sec.5`` are not links without asking it."""
+
 
 # Characters that end a link: a browser would percent-encode every one of them, and in prose they are
 # delimiters. Whitespace is handled by \s. Zero-width spaces end a link so that an invisible character
@@ -511,13 +520,20 @@ def _bare_suffix(host: str) -> str | None:
     if _canonical_host(host) is None:
         return None
     labels = host.split(".")
-    result = _extractor().extract_str(host.lower())
-    if not result.suffix or not result.domain:
-        return None
-    written_suffix = ".".join(labels[-(result.suffix.count(".") + 1) :])
+    last = labels[-1].lower()
+    if len(last) == 1 or last.isdigit():
+        return None  # "e.g", "U.S.C", "Sec.5": no top-level domain is one character or a number
+    if host.isascii() and last in _SINGLE_RULE_TLDS:
+        suffix = last  # (what the suffix list says, without loading it: see _SINGLE_RULE_TLDS)
+    else:
+        result = _extractor().extract_str(host.lower())
+        if not result.suffix or not result.domain:
+            return None
+        suffix = str(result.suffix)
+    written_suffix = ".".join(labels[-(suffix.count(".") + 1) :])
     if written_suffix not in (written_suffix.lower(), written_suffix.upper()):
         return None  # "Cal.App", "Pa.St": a citation or a missing space after a full stop
-    return str(result.suffix)
+    return suffix
 
 
 # --- parsing and normalization helpers ----------------------------------------------------------------

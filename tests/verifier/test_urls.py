@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grounding_eval.verifier import urls
@@ -349,6 +349,34 @@ class TestSuffixProblem:
         for tld in urls._ESTABLISHED_TLDS:
             assert urls._extractor().extract_str(f"x.{tld}", include_psl_private_domains=False).suffix == tld
 
+    def test_single_rule_tlds_have_no_other_icann_rule(self) -> None:
+        """The bare-domain shortcut's premise, on the bundled snapshot: each of these top-level domains
+        is its own only ICANN rule, and no ICANN top-level domain is one character or a number."""
+        rules = _icann_rules()
+        for tld in urls._SINGLE_RULE_TLDS:
+            assert [r for r in rules if r == tld or r.endswith("." + tld)] == [tld]
+        last_labels = {r.rsplit(".", 1)[-1] for r in rules}
+        assert not [t for t in last_labels if len(t) == 1 or t.isdigit()]
+
+    @pytest.mark.parametrize(
+        "host",
+        ["lawhelp.org", "LAWHELP.ORG", "LawHelp.Org", "www.x.gov", "a.b.c.net", "e.g", "U.S.C", "Sec.5", "x.1",
+         "a.us", "k12.ak.us", "x.github.io", "Cal.App", "a.b", "x.co.uk", "\u00e9cole.org", "a.info", "x.MIL"],
+    )  # fmt: skip
+    def test_bare_suffix_shortcuts_agree_with_the_list(self, host: str) -> None:
+        """Deciding without the suffix list gives what asking it gave."""
+        urls._bare_suffix.cache_clear()
+        assert urls._bare_suffix(host) == _bare_suffix_from_the_list(host)
+
+    @settings(max_examples=300, deadline=None)
+    @given(labels=st.lists(st.sampled_from(["a", "B", "x1", "9", "org", "ORG", "Org", "gov", "us", "io", "uk", "co",
+                                            "github", "ck", "com", "\u00e9"]), min_size=2, max_size=4))  # fmt: skip
+    def test_bare_suffix_shortcuts_on_generated_hosts(self, labels: list[str]) -> None:
+        """The same on generated hosts."""
+        host = ".".join(labels)
+        urls._bare_suffix.cache_clear()
+        assert urls._bare_suffix(host) == _bare_suffix_from_the_list(host)
+
     def test_no_network(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """Deciding needs no socket: the bundled snapshot only."""
 
@@ -413,3 +441,28 @@ class TestHostKinds:
     def test_is_localhost_name(self, host: str, expected: bool) -> None:
         """localhost and names under it (RFC 6761), nothing else."""
         assert is_localhost_name(host) is expected
+
+
+def _icann_rules() -> list[str]:
+    """The ICANN section of the bundled public suffix snapshot (wildcards and exceptions as written)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("tldextract")
+    assert spec is not None and spec.submodule_search_locations
+    text = (Path(next(iter(spec.submodule_search_locations))) / ".tld_set_snapshot").read_text(
+        encoding="utf-8"
+    )
+    icann = text.split("===BEGIN ICANN DOMAINS===", 1)[1].split("===END ICANN DOMAINS===", 1)[0]
+    return [line.lstrip("*.!") for line in icann.splitlines() if line and not line.startswith("//")]
+
+
+def _bare_suffix_from_the_list(host: str) -> str | None:
+    """``urls._bare_suffix`` as written before its shortcuts: always asking tldextract."""
+    if urls._canonical_host(host) is None:
+        return None
+    labels = host.split(".")
+    result = urls._extractor().extract_str(host.lower())
+    if not result.suffix or not result.domain:
+        return None
+    written = ".".join(labels[-(result.suffix.count(".") + 1) :])
+    return str(result.suffix) if written in (written.lower(), written.upper()) else None
