@@ -260,7 +260,19 @@ def _verify(args: argparse.Namespace) -> int:
 def _rubric_show(args: argparse.Namespace) -> int:
     from grounding_eval.judge.rubric import format_rubric, load_rubric, rubric_path
 
-    sys.stdout.write(format_rubric(load_rubric(rubric_path(args.rubric))))
+    path = rubric_path(args.rubric)
+    # The docs-QA and factual-accuracy rubrics have formats of their own (pass/fail/n-a; claim verdicts).
+    if path.stem == "docs_qa":
+        from grounding_eval.docs_qa.rubric import format_docs_qa_rubric, load_docs_qa_rubric
+
+        sys.stdout.write(format_docs_qa_rubric(load_docs_qa_rubric(path)))
+    elif path.stem == "factual_accuracy":
+        from grounding_eval.factuality.rubric import format_rubric as format_factuality
+        from grounding_eval.factuality.rubric import load_rubric as load_factuality
+
+        sys.stdout.write(format_factuality(load_factuality(path)))
+    else:
+        sys.stdout.write(format_rubric(load_rubric(path)))
     return EXIT_PASS
 
 

@@ -142,3 +142,18 @@ class TestRubricShowErrors:
         assert info.value.code == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "RUBRIC_ID_OR_PATH" in err
+
+
+@pytest.mark.parametrize(
+    ("name", "marks"),
+    [("docs_qa", ("[seed]", "[grounding-eval]")), ("factual_accuracy", ("[seed]", "[grounding-eval]"))],
+)
+def test_the_other_rubric_formats_are_shown_with_their_marks(
+    capsys: pytest.CaptureFixture[str], name: str, marks: tuple[str, ...]
+) -> None:
+    """docs_qa (pass/fail/n-a) and factual_accuracy (claim verdicts) have loaders of their own."""
+    code, out, err = _show(capsys, name)
+    assert (code, err) == (0, "")
+    assert name in out.splitlines()[0] or name in out[:300]
+    for mark in marks:
+        assert mark in out, mark
