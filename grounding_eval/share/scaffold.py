@@ -106,7 +106,7 @@ STUDIES: Final = MappingProxyType(
         provider: "replay:{dataset}/grader_replies.yaml"   # GROUNDING_EVAL_JUDGE_PROVIDER: a live grader
 """,
             generator="grounding_eval.docs_qa.promptfoo_tests",
-            generator_config="",
+            generator_config="",  # the docs-QA generator needs a dataset: the pack's sample below
             sample="docs_qa",
         ),
     }
@@ -117,7 +117,10 @@ def _config(study_id: str, study: Study, dataset: Path | None) -> str:
     prompts = "".join(
         f"  - id: file://prompts/{Path(p).name}\n    label: {label}\n" for p, label in study.prompts
     )
-    if dataset is None:
+    if dataset is None and study.sample == "docs_qa":  # a relative folder is the installed pack's
+        data_line = "dataset: datasets/docs_qa   # the pack's sample; your data: /path/to/your/docs-qa-data"
+        snapshot = ""
+    elif dataset is None:
         data_line = f"# dataset: /path/to/your/data   # default: the pack's sample ({study.sample}), installed with it"
         snapshot = (
             "liveness_snapshot: liveness_snapshot.fixture.csv   # recorded results for the sample's URLs"

@@ -154,6 +154,12 @@ def test_partner_study_end_to_end(installed: dict[str, Path]) -> None:
         }
         assert len(json.dumps(verifier["provenance"])) + len(json.dumps(judge["provenance"])) < 600
     assert {r["success"] for r in rows} == {True, False}
+    # The installed pack grades exactly as the checkout's main job does (recorded by tests/test_promptfoo_e2e.py).
+    recorded = json.loads((REPO / "tests" / "fixtures" / "sample_rounds" / "named_scores.json").read_text())
+    now = sorted(({"item_id": r["vars"]["query_id"], "condition": r["prompt"]["label"].split(":")[0], "success": r["success"],
+                   "score": r["score"], "namedScores": r["namedScores"]} for r in rows),
+                 key=lambda x: (x["item_id"], x["condition"]))  # fmt: skip
+    assert now == recorded["promptfooconfig.yaml"]
 
     prov = _run([str(bindir / "grounding-eval"), "provenance", str(out)], base, env)
     assert prov.returncode == 0, prov.stderr
