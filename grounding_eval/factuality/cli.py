@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         domain_constraints=args.constraint,
         review_queue=args.review_queue,
         human_queue=args.human_queue,
-        audit_dir=None if args.no_cache else Path(".cache/grounding-eval/factuality/audit"),
+        audit_dir=None if args.no_cache else Path(".cache/grounding-eval/audit"),
         item={"target_file": str(args.target), "evidence_files": [str(p) for p in args.evidence]},
     )
     _, line = decide(

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +73,8 @@ class FactualityResult:
     review_entry_id: str | None = None
     human_entry_id: str | None = None
     audit_file: str | None = None
+    audit_id: str | None = None
+    audit_dir: str | None = None
 
     def claims_json(self, *, with_sources: bool) -> list[dict[str, Any]]:
         """The claims as the CLI's ``--json`` (and, with sources, the result metadata) lists them."""
@@ -140,6 +141,8 @@ class FactualityResult:
             "review_entry_id": self.review_entry_id,
             "human_entry_id": self.human_entry_id,
             "audit_file": self.audit_file,
+            "audit_id": self.audit_id,
+            "audit_dir": self.audit_dir,
             "reason": self.reason,
         }
 
@@ -439,26 +442,25 @@ def _review(
 
 
 def _audit(result: FactualityResult, run: _Run, replies: list[str], audit_dir: Path | None) -> None:
-    """Write the rendered prompt and every raw reply to ``audit_dir/<sha256>.json`` (content-keyed)."""
+    """Write the rendered prompt and every raw reply to the judges' audit log (``audit_id`` in the row)."""
+    from grounding_eval.judge.audit import audit_path, write_audit
+
     if audit_dir is None:
         return
     record = {
+        "kind": "factual_accuracy",
         "fixture_key": result.fixture_key,
         "prompt_version": result.prompt_version,
+        "answer_sha256": result.answer_sha256,
         "rendered_prompt": {"system": run.rendered.system, "user": run.rendered.user},
         "raw_replies": replies,
         "attempts": result.attempts,
     }
-    data = json.dumps(record, ensure_ascii=False, sort_keys=True).encode("utf-8", "backslashreplace")
-    path = Path(audit_dir) / f"{hashlib.sha256(data).hexdigest()}.json"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists():
-            tmp = path.with_suffix(f".{dt.datetime.now().timestamp()}.tmp")
-            tmp.write_bytes(data)
-            tmp.replace(path)
-        result.audit_file = str(path)
-    except OSError as exc:  # the audit copy is extra: the result still carries the raw reply
+        result.audit_id = write_audit(Path(audit_dir), record)
+        result.audit_dir = str(audit_dir)
+        result.audit_file = str(audit_path(Path(audit_dir), result.audit_id))
+    except OSError as exc:  # the audit copy is extra: the result still carries the start of the raw reply
         result.audit_file = f"not written: {exc.strerror or exc}"
 
 

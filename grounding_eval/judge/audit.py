@@ -23,7 +23,7 @@ from typing import Any
 
 from grounding_eval.errors import DataError
 
-__all__ = ["DEFAULT_AUDIT_DIR", "audit_id", "read_audit", "write_audit"]
+__all__ = ["DEFAULT_AUDIT_DIR", "audit_id", "audit_path", "read_audit", "write_audit"]
 
 DEFAULT_AUDIT_DIR = Path(".cache/grounding-eval/audit")
 _NOT_HASHED = ("timestamp",)  # when a judgment was made does not make it a different judgment
@@ -34,6 +34,11 @@ def audit_id(record: Mapping[str, Any]) -> str:
     body = {k: v for k, v in record.items() if k not in _NOT_HASHED}
     canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode("utf-8", "replace")).hexdigest()
+
+
+def audit_path(directory: Path, record_id: str) -> Path:
+    """Where the record ``record_id`` is (or would be) stored under ``directory``."""
+    return _path(directory, record_id)
 
 
 def _path(directory: Path, record_id: str) -> Path:

@@ -103,7 +103,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         return _error(str(exc))
     key = f"{rubric.id}/{question.id}"
     answer_hash = answer_sha256(answer)
-    prompt_hash = _audit(config, rendered.system, rendered.user)
+    prompt_hash = _prompt_sha256(rendered.system, rendered.user)
     evidence: dict[str, Any] = {
         "rubric_id": rubric.id,
         "rubric_version": rubric.version,
@@ -154,8 +154,8 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
             break
         errors.append(result.error)
         user = f"{rendered.user}\n\n{result.error}"
-    evidence["raw_replies"] = replies
     evidence["retried"] = len(replies) > 1
+    _audit(config, evidence, {"system": rendered.system, "user": rendered.user}, replies, errors)
     if parsed is None:
         queue = Path(str(config.get("review_queue") or "results/docs_qa_review_queue.jsonl"))
         record = {
@@ -338,18 +338,37 @@ def _client(provider: str, config: dict[str, Any]) -> Any:
     )
 
 
-def _audit(config: dict[str, Any], system: str, user: str) -> str:
-    """Write the rendered prompt to the audit folder once (keyed by its hash); return the hash."""
+def _prompt_sha256(system: str, user: str) -> str:
     text = json.dumps({"system": system, "user": user}, ensure_ascii=False, sort_keys=True)
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    folder = Path(str(config.get("audit_dir") or ".cache/grounding-eval/docs_qa/prompts"))
-    target = folder / f"{digest}.json"
-    if not target.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        temp = folder / f".{digest}.{os.getpid()}.tmp"
-        temp.write_text(text, encoding="utf-8", errors="surrogatepass")
-        os.replace(temp, target)
-    return digest
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _audit(
+    config: dict[str, Any],
+    evidence: dict[str, Any],
+    prompt: dict[str, str],
+    replies: list[str],
+    errors: list[str],
+) -> None:
+    """The rendered prompt and raw replies to the judges' audit log; ``audit_id`` and ``audit_dir`` in the row.
+
+    A failed write changes no verdict; the row then carries ``audit_error`` instead.
+    """
+    from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR, write_audit
+
+    directory = Path(str(config.get("audit_dir") or DEFAULT_AUDIT_DIR))
+    record = {
+        "kind": "docs_qa",
+        **evidence,
+        "rendered_prompt": prompt,
+        "raw_replies": replies,
+        "errors": errors,
+    }
+    try:
+        evidence["audit_id"] = write_audit(directory, record)
+        evidence["audit_dir"] = str(directory)
+    except OSError as exc:
+        evidence["audit_error"] = f"{type(exc).__name__}: {exc}"
 
 
 def _error(message: str) -> dict[str, Any]:

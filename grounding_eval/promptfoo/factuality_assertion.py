@@ -36,7 +36,7 @@ __all__ = ["CHEAP_PROVIDER_ENV", "factuality_assertion"]
 CHEAP_PROVIDER_ENV = "GROUNDING_EVAL_FACTUALITY_CHEAP_PROVIDER"
 _DEFAULT_QUEUE = "results/factuality_review_queue.jsonl"
 _DEFAULT_HUMAN_QUEUE = "results/factuality_human_verification.jsonl"
-_DEFAULT_AUDIT = ".cache/grounding-eval/factuality/audit"
+_DEFAULT_AUDIT = ".cache/grounding-eval/audit"  # the judges' one audit log (grounding-eval audit)
 _DEFAULT_CACHE = ".cache/grounding-eval/judge"
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from grounding_eval.docs_qa.promptfoo_tests import generate_tests
+from grounding_eval.judge.audit import read_audit
 from grounding_eval.judge.client import answer_sha256
 from tests.entry_points import load_entry_point
 from tests.judge.conftest import FAKE_KEYS, JudgeServer, Scripted, _openai_ok
@@ -56,10 +57,8 @@ def test_live_grader_retries_once_then_scores_and_caches(
     assert meta["provider"] == "openai:chat:grader-test" and meta["retried"] is False
     assert meta["answer_sha256"] == answer_sha256(answer)
     assert answer in server.requests[0].body["messages"][-1]["content"]
-    audit = json.loads(
-        (tmp_path / ".cache/grounding-eval/docs_qa/prompts" / f"{meta['prompt_sha256']}.json").read_text()
-    )
-    assert answer in audit["user"]
+    audit = read_audit(tmp_path / ".cache/grounding-eval/audit", meta["audit_id"])
+    assert answer in audit["rendered_prompt"]["user"] and audit["fixture_key"] == meta["fixture_key"]
     again = get_assert(answer, context)  # the valid reply was cached: no second request
     assert again["pass"] is True and server.count == 1
 
