@@ -20,9 +20,9 @@ One call per row. The flow, and what can come back:
    ``missed_points``, ``invalid_citations``, ``disagreements``, evidence). The helpers never change the
    grader's verdicts; a disagreement is flagged in the reason and the metadata.
 
-The rendered prompt is not put in the row (it is several kilobytes); it is written once to
-``config.audit_dir`` (default ``.cache/grounding-eval/docs_qa/prompts``) as ``<prompt_sha256>.json``,
-and the row carries the hash.
+The rendered prompt and the raw replies are not put in the row (several kilobytes); they go to the
+judges' audit log (``config.audit_dir``, default ``.cache/grounding-eval/audit``), and the row carries
+``audit_id``, ``audit_dir`` and the prompt's ``prompt_sha256`` (``grounding-eval audit`` prints them).
 """
 
 from __future__ import annotations
