@@ -355,7 +355,7 @@ def _finish(
     _audit(result, run, replies, audit_dir)
     if assessed.human_findings and human_queue is not None:
         record = _human_record(result, run, assessed, item)
-        from grounding_eval.promptfoo.judge_assertion import enqueue_review, review_entry_id
+        from grounding_eval.judge.review_queue import enqueue_review, review_entry_id
 
         record = {"entry_id": review_entry_id(record), **record}
         result.human_entry_id = record["entry_id"]
@@ -423,7 +423,7 @@ def _review(
     result.raw_reply = replies[-1]
     if queue is None:
         return f"ERROR (factuality unscored): the judge reply was invalid twice. Last error: {last}"
-    from grounding_eval.promptfoo.judge_assertion import enqueue_review, review_entry_id
+    from grounding_eval.judge.review_queue import enqueue_review, review_entry_id
 
     record: dict[str, Any] = {
         **_record_head("factuality_invalid_reply", result, run, item),

@@ -61,7 +61,8 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     from grounding_eval.docs_qa.scoring import disagreements, score_answer
     from grounding_eval.errors import DataError
     from grounding_eval.judge.client import JudgeConfigError, JudgeError, ReplayJudgeClient, answer_sha256
-    from grounding_eval.promptfoo.judge_assertion import _answer_recording, enqueue_review, review_entry_id
+    from grounding_eval.judge.review_queue import enqueue_review, review_entry_id
+    from grounding_eval.promptfoo.judge_assertion import answer_recording
 
     config = context.get("config") or {}
     test = context.get("test") or {}
@@ -117,7 +118,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         "question_type": question.type,
     }
     if isinstance(client, ReplayJudgeClient):
-        recording = _answer_recording(context)
+        recording = answer_recording(context)
         try:
             check = client.check_answer(key, answer, answer_is_recorded=recording is not None)
         except JudgeError as exc:
@@ -310,20 +311,20 @@ def _load_rubric(path: str, size: int, mtime: int) -> DocsQaRubric:
 
 
 def _provider(config: dict[str, Any], metadata: dict[str, Any]) -> str:
-    from grounding_eval.promptfoo.judge_assertion import JUDGE_PROVIDER_ENV, _provider_id
+    from grounding_eval.promptfoo.judge_assertion import JUDGE_PROVIDER_ENV, judge_provider_id
 
     if not (os.environ.get(JUDGE_PROVIDER_ENV) or config.get("provider")):
         raise ValueError(
             f"no grader: set ${JUDGE_PROVIDER_ENV} or the assertion's config.provider "
             "(e.g. replay:{dataset}/grader_replies.yaml, or anthropic:messages:claude-sonnet-4-5-20250929)"
         )
-    provider: str = _provider_id(config, {}, metadata)
+    provider: str = judge_provider_id(config, {}, metadata)
     return provider
 
 
 def _client(provider: str, config: dict[str, Any]) -> Any:
     from grounding_eval.judge.client import make_client
-    from grounding_eval.promptfoo.judge_assertion import _client as cached_client
+    from grounding_eval.promptfoo.judge_assertion import judge_client as cached_client
 
     if provider.startswith("replay:"):
         # A fresh replay client per row: its position in a key's replies (reply 1, then the retry's reply

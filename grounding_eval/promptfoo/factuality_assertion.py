@@ -55,9 +55,9 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
     from grounding_eval.judge.client import JudgeConfigError, make_client
     from grounding_eval.promptfoo.judge_assertion import (
         JUDGE_PROVIDER_ENV,
-        _answer_recording,
-        _provider_id,
+        answer_recording,
         condition_of,
+        judge_provider_id,
     )
 
     config = context.get("config") or {}
@@ -82,7 +82,7 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
         risk = rubric.risk_level(
             vars_.get("risk_level") or config.get("risk_level"), tier=metadata.get("risk_tier")
         )
-        capable_id = _provider_id(config, test, metadata)
+        capable_id = judge_provider_id(config, test, metadata)
         cheap_id = _cheap_provider(config, metadata, live_judge=bool(os.environ.get(JUDGE_PROVIDER_ENV)))
         cache_dir = Path(str(config.get("cache_dir") or _DEFAULT_CACHE))
         timeout = float(config.get("timeout", 120.0))
@@ -114,7 +114,7 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
             fixture_key=f"{rubric.id}/{query_id}/{condition}",
             risk_level=risk,
             domain_constraints=constraints,
-            answer_is_recorded=_answer_recording(context) is not None,
+            answer_is_recorded=answer_recording(context) is not None,
             downgrade_ungrounded=downgrade,
             review_queue=Path(str(config.get("review_queue") or _DEFAULT_QUEUE)),
             human_queue=Path(str(config.get("human_queue") or _DEFAULT_HUMAN_QUEUE)),

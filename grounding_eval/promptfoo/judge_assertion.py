@@ -36,22 +36,25 @@ The assertion passes when ``llm_judge_score`` ≥ 0.5 and no dimension was force
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import os
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
-try:
-    import fcntl
-except ImportError:  # Windows: the review queue is appended without a lock (see enqueue_review)
-    fcntl = None  # type: ignore[assignment]
+from grounding_eval.judge.review_queue import enqueue_review, review_entry_id
 
 if TYPE_CHECKING:
     from grounding_eval.judge.client import AnswerCheck
 
-__all__ = ["JUDGE_PROVIDER_ENV", "condition_of", "enqueue_review", "judge_assertion", "review_entry_id"]
+__all__ = [
+    "JUDGE_PROVIDER_ENV",
+    "answer_recording",
+    "condition_of",
+    "judge_assertion",
+    "judge_client",
+    "judge_provider_id",
+]
 
 JUDGE_PROVIDER_ENV = "GROUNDING_EVAL_JUDGE_PROVIDER"
 _LIVE_JUDGE_EXAMPLE = "anthropic:messages:claude-sonnet-4-5-20250929"
@@ -93,8 +96,8 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     try:
         rubric_file = _rubric_path(config.get("rubric") or metadata.get("rubric"), pack_root)
         rubric = _rubric(rubric_file)
-        provider = _provider_id(config, test, metadata)
-        client = _client(
+        provider = judge_provider_id(config, test, metadata)
+        client = judge_client(
             provider,
             str(config.get("cache_dir") or ".cache/grounding-eval/judge"),
             str(config["base_url"]) if config.get("base_url") else None,
@@ -126,7 +129,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     answer_hash = answer_sha256(answer)
     replay_note = ""
     if isinstance(client, ReplayJudgeClient):
-        recording = _answer_recording(context)
+        recording = answer_recording(context)
         try:
             check = client.check_answer(key, answer, answer_is_recorded=recording is not None)
         except JudgeError as exc:
@@ -315,7 +318,7 @@ def _not_run(
     }
 
 
-def _answer_recording(context: dict[str, Any]) -> str | None:
+def answer_recording(context: dict[str, Any]) -> str | None:
     """The recorded-answers file the answer was replayed from, or ``None`` if a live provider gave it.
 
     promptfoo passes the provider response's metadata both as ``context["metadata"]`` and inside
@@ -349,7 +352,7 @@ def _rubric(path: Path) -> Any:
     return load_rubric_cached(path)
 
 
-def _provider_id(config: dict[str, Any], test: dict[str, Any], metadata: dict[str, Any]) -> str:
+def judge_provider_id(config: dict[str, Any], test: dict[str, Any], metadata: dict[str, Any]) -> str:
     chosen = os.environ.get(JUDGE_PROVIDER_ENV) or config.get("provider")
     if not chosen:
         option = (test.get("options") or {}).get("provider")
@@ -375,7 +378,9 @@ def _provider_id(config: dict[str, Any], test: dict[str, Any], metadata: dict[st
     return provider
 
 
-def _client(provider: str, cache_dir: str, base_url: str | None, timeout: float, max_retries: int) -> Any:
+def judge_client(
+    provider: str, cache_dir: str, base_url: str | None, timeout: float, max_retries: int
+) -> Any:
     """The judge client for one row: built once per process, a replay client restarted per row."""
     from grounding_eval.judge.client import ReplayJudgeClient
 
@@ -392,80 +397,6 @@ def _built_client(
     return make_client(
         provider, cache_dir=Path(cache_dir), base_url=base_url, timeout=timeout, max_retries=max_retries
     )
-
-
-# What makes two review-queue entries the same: the item, the rubric and prompt it was judged with, the
-# judge, and what the judge replied. Not the timestamp, nor whether a reply came from the cache.
-_ENTRY_FIELDS = (
-    "fixture_key", "rubric_id", "rubric_version", "prompt_version", "provider", "model",
-    "answer_sha256", "rendered_prompt", "raw_replies", "errors",
-)  # fmt: skip
-
-
-def review_entry_id(record: dict[str, Any]) -> str:
-    """The review-queue key of ``record``: SHA-256 of its identifying fields (:data:`_ENTRY_FIELDS`)."""
-    fields = {name: record.get(name) for name in _ENTRY_FIELDS}
-    canonical = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def enqueue_review(path: Path, record: dict[str, Any]) -> bool:
-    """Append ``record`` (which carries its ``entry_id``) to the JSONL queue unless it is there already.
-
-    Returns whether it was appended.
-
-    promptfoo runs assertions in parallel processes, so two may queue the same item at once. The check
-    and the append happen under an exclusive ``flock`` on the queue file, so processes on one machine
-    never append the same ``entry_id`` twice, and lines never interleave. A line cut short by a crash is
-    closed with a newline before the next one is written, so it spoils only itself. Limits: the lock is
-    advisory (another program appending without it is not excluded), may not hold across machines on a
-    network file system, and where ``fcntl`` does not exist (Windows) is skipped: there two racing
-    processes can each append the entry once. Budget: one read of the queue per unscored item (the
-    queue holds only unscored items).
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # A lone surrogate (possible in model output) can only sit inside a JSON string, where
-    # backslashreplace writes it as the JSON escape "\udc80": valid UTF-8 that reads back the same.
-    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
-    # json.dumps escapes every quote inside a string, so this exact text occurs only as the key itself.
-    marker = json.dumps({"entry_id": record["entry_id"]})[1:-1].encode("utf-8")
-    with path.open("ab+") as handle:  # append mode: every write lands at the end, whatever was read
-        _lock(handle)
-        try:
-            handle.seek(0)
-            if _contains(handle, marker):
-                return False
-            end = handle.seek(0, os.SEEK_END)
-            if end:
-                handle.seek(end - 1)
-                if handle.read(1) != b"\n":
-                    line = b"\n" + line
-            handle.write(line)
-            handle.flush()
-        finally:
-            _unlock(handle)
-    return True
-
-
-def _contains(handle: BinaryIO, marker: bytes, chunk: int = 1 << 20) -> bool:
-    """Whether the file holds ``marker``, read in chunks that overlap by the marker's length."""
-    tail = b""
-    while block := handle.read(chunk):
-        window = tail + block
-        if marker in window:
-            return True
-        tail = window[-(len(marker) - 1) :] if len(marker) > 1 else b""
-    return False
-
-
-def _lock(handle: BinaryIO) -> None:
-    if fcntl is not None:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-
-
-def _unlock(handle: BinaryIO) -> None:
-    if fcntl is not None:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _error(message: str) -> dict[str, Any]:
