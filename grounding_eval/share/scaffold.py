@@ -17,6 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
+from grounding_eval.data.rounds import ROUNDS
 from grounding_eval.errors import DataError
 from grounding_eval.resources import pack_file
 
@@ -46,11 +47,17 @@ class Study:
     sample: str  # the pack's sample dataset folder (under datasets/)
 
 
-def _round(round_id: str, rubric: str, scoring: str, prompts: tuple[str, ...], what: str) -> Study:
-    labels = {"C0": "prompts/c0.txt", "C1": "prompts/c1.txt", "C1.5": "prompts/c1_5.txt"}
+# The composite of each judge rubric (the methods document's round formulas, grounding_eval.scoring).
+_SCORING: Final = {"v3": "round1", "v4": "round2b", "round3": "round3"}
+_PROMPTS: Final = {"C0": "prompts/c0.txt", "C1": "prompts/c1.txt", "C1.5": "prompts/c1_5.txt"}
+
+
+def _round(round_id: str) -> Study:
+    """A round as the pack's configs/round*.yaml run it: its conditions, rubric and composite."""
+    spec = ROUNDS[round_id]
     return Study(
-        description=f"Round {round_id}: {what}",
-        prompts=tuple((labels[c], c) for c in prompts),
+        description=spec.description,
+        prompts=tuple((_PROMPTS[c], c) for c in spec.conditions),
         asserts=f"""  assert:
     - type: javascript
       value: file://assertions/grounding.cjs:verifier
@@ -60,9 +67,9 @@ def _round(round_id: str, rubric: str, scoring: str, prompts: tuple[str, ...], w
     - type: javascript
       value: file://assertions/grounding.cjs:judge
       config:
-        rubric: {rubric}
-        provider: "replay:{{dataset}}/judge_replies/{rubric}.yaml"   # GROUNDING_EVAL_JUDGE_PROVIDER: a live judge
-  assertScoringFunction: file://assertions/grounding.cjs:{scoring}
+        rubric: {spec.rubric}
+        provider: "replay:{{dataset}}/judge_replies/{spec.rubric}.yaml"   # GROUNDING_EVAL_JUDGE_PROVIDER: a live judge
+  assertScoringFunction: file://assertions/grounding.cjs:{_SCORING[spec.rubric]}
 """,
         generator="grounding_eval.data.promptfoo_tests",
         generator_config=f'round: "{round_id}"',
@@ -70,27 +77,23 @@ def _round(round_id: str, rubric: str, scoring: str, prompts: tuple[str, ...], w
     )
 
 
+def _python_assert(entry: str, config: dict[str, str]) -> str:
+    lines = "".join(f"        {key}: {value}\n" for key, value in config.items())
+    return f"  assert:\n    - type: python\n      value: file://assertions/{entry}:get_assert\n      config:\n{lines}"
+
+
 STUDIES: Final = MappingProxyType(
     {
-        "1a": _round("1a", "v3", "round1", ("C0", "C1"), "IL eviction, C0 and C1, v3 judge + verifier"),
-        "1b": _round("1b", "v3", "round1", ("C0", "C1"), "six states, C0 and C1, v3 judge + verifier"),
-        "2": _round("2", "v3", "round1", ("C0", "C1", "C1.5"), "IL high-stakes, v3 judge + verifier"),
-        "2b": _round("2b", "v4", "round2b", ("C0", "C1", "C1.5"), "IL high-stakes, v4 judge + quotations"),
-        "3": _round(
-            "3", "round3", "round3", ("C0", "C1", "C1.5"), "High-Risk items, Round 3 judge + verifier"
-        ),
+        **{round_id: _round(round_id) for round_id in ROUNDS},
         "factuality": Study(
             description="Factual accuracy: C1.5 answers judged claim by claim against the articles shown",
             prompts=(("prompts/c1_5.txt", "C1.5"),),
-            asserts="""  assert:
-    - type: python
-      value: file://assertions/factuality.py:get_assert
-      config:
-        provider: "replay:{dataset}/factuality/judge_replies.yaml"
-        cheap_provider: "replay:{dataset}/factuality/cheap_replies.yaml"
-        review_queue: results/factuality_review_queue.jsonl
-        human_queue: results/factuality_human_verification.jsonl
-""",
+            asserts=_python_assert("factuality.py", {
+                "provider": '"replay:{dataset}/factuality/judge_replies.yaml"',
+                "cheap_provider": '"replay:{dataset}/factuality/cheap_replies.yaml"',
+                "review_queue": "results/factuality_review_queue.jsonl",
+                "human_queue": "results/factuality_human_verification.jsonl",
+            }),
             generator="grounding_eval.data.promptfoo_tests",
             generator_config='round: "3"\n      ids: [hr-or-retaliation-01, hr-wv-military-01, hr-il-lockout-01, '
             "hr-oh-evict-01, hr-mi-deposit-01]",
@@ -99,18 +102,15 @@ STUDIES: Final = MappingProxyType(
         "docs-qa": Study(
             description="Docs-QA: Correct, Grounded, Complete, Honest about gaps; pass iff Correct and Grounded",
             prompts=(("datasets/docs_qa/prompt.txt", "docs-qa"),),
-            asserts="""  assert:
-    - type: python
-      value: file://assertions/docs_qa.py:get_assert
-      config:
-        provider: "replay:{dataset}/grader_replies.yaml"   # GROUNDING_EVAL_JUDGE_PROVIDER: a live grader
-""",
+            asserts=_python_assert("docs_qa.py", {
+                "provider": '"replay:{dataset}/grader_replies.yaml"   # GROUNDING_EVAL_JUDGE_PROVIDER: a live grader'
+            }),
             generator="grounding_eval.docs_qa.promptfoo_tests",
             generator_config="",  # the docs-QA generator needs a dataset: the pack's sample below
             sample="docs_qa",
         ),
     }
-)
+)  # fmt: skip
 
 
 def _config(study_id: str, study: Study, dataset: Path | None) -> str:
