@@ -28,6 +28,7 @@ import json
 import os
 import platform
 import tarfile
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -84,15 +85,17 @@ def _promptfoo_versions(study: Path) -> dict[str, str | None]:
 def _rubrics() -> list[dict[str, Any]]:
     from grounding_eval.judge.rubric import load_rubric
 
-    out = []
+    out: list[dict[str, Any]] = []
     for path in sorted((pack_root() / "rubrics").glob("*.yaml")):
         try:
             rubric = load_rubric(path)
         except DataError:  # not a judge rubric (docs-QA and factual-accuracy have their own formats)
             out.append({"file": f"pack/rubrics/{path.name}", "sha256": sha256_file(path)})
             continue
+        marks = Counter(str(p) for c in rubric.criteria for p in c.provenance.values())
         out.append({
             "file": f"pack/rubrics/{path.name}",
+            "provenance": dict(sorted(marks.items())),  # texts marked methods-document / grounding-eval
             "id": rubric.id,
             "version": rubric.version,
             "prompt_version": rubric.prompt_version,
@@ -100,6 +103,24 @@ def _rubrics() -> list[dict[str, Any]]:
             "sha256": sha256_file(path),
         })  # fmt: skip
     return out
+
+
+def _shareable_env(data: bytes) -> tuple[bytes, list[str]]:
+    """The study's ``.env`` with only the settings that are the same on every machine.
+
+    A ``.env`` is where API keys are kept; it also names this machine's Python. Only the settings in
+    ``policy.yaml`` (``bundle.shareable_env``) go into the bundle; the names of the others (never their
+    values) are listed in the manifest.
+    """
+    keep = set(policy()["bundle"]["shareable_env"])
+    lines, dropped = [], []
+    for line in data.decode("utf-8", "replace").splitlines():
+        name = line.split("=", 1)[0].strip().removeprefix("export ").strip()
+        if not line.strip() or line.lstrip().startswith("#") or name in keep:
+            lines.append(line)
+        else:
+            dropped.append(name if "=" in line else "(a line that is not NAME=value)")
+    return ("\n".join(lines) + "\n").encode(), dropped
 
 
 def _study_files(study: Path) -> Iterable[tuple[str, Path]]:
@@ -162,8 +183,11 @@ def make_bundle(
             study, "not a study folder (no promptfooconfig.yaml; make one with grounding-eval init)"
         )
     members: dict[str, bytes] = {}
+    env_dropped: list[str] = []
     for name, path in [*_study_files(study), *_pack_files()]:
         members[name] = path.read_bytes()
+        if name == "study/.env":
+            members[name], env_dropped = _shareable_env(members[name])
     dataset_hashes: dict[str, str] = {}
     if dataset is not None:
         for name, path in _data_files(dataset):
@@ -194,6 +218,7 @@ def make_bundle(
         "redacted": redact,
         "redacted_rows": redacted_rows,
         "dataset_file_hashes": dataset_hashes,
+        "env_dropped": env_dropped,
         "files": {name: {"sha256": _sha(data), "size": len(data)} for name, data in sorted(members.items())},
     }
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -310,8 +335,13 @@ def _version_warnings(manifest: dict[str, Any], members: dict[str, bytes]) -> li
         if name in theirs and theirs[name] != mine:
             warnings.append(f"{name}: bundle {theirs[name]}, here {mine} (can change scores)")
     pinned = manifest.get("promptfoo")
-    here = _promptfoo_versions(Path.cwd()).get("promptfoo")
-    if pinned and here and pinned != here:
+    here = (
+        _promptfoo_versions(Path.cwd()).get("promptfoo") if (Path.cwd() / "node_modules").is_dir() else None
+    )
+    if pinned and here is None:
+        warnings.append(f"promptfoo: bundle {pinned}, here not known (no node_modules in this folder; "
+                        "run bundle check from your study folder)")  # fmt: skip
+    elif pinned and pinned != here:
         warnings.append(f"promptfoo: bundle {pinned}, here {here} (can change scores)")
     for rubric in manifest.get("rubrics") or ():
         if not isinstance(rubric, dict):

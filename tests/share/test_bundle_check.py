@@ -229,3 +229,27 @@ class TestShare:
         (study / "elsewhere").symlink_to("/etc")
         manifest = make_bundle(study, tmp_path / "b.tar.gz", results=[], redact=False)
         assert not [n for n in manifest["files"] if "x.json" in n or "elsewhere" in n]
+
+
+class TestEnv:
+    def test_keys_and_local_python_never_reach_the_bundle(self, tmp_path: Path) -> None:
+        """Only the machine-independent promptfoo settings of .env are shared; the rest by name only."""
+        study = tmp_path / "s"
+        scaffold(study, "3", None, force=False)
+        with (study / ".env").open("a") as env:
+            env.write("OPENAI_API_KEY=sk-proj-abcdefghijklmnop1234\nexport ANTHROPIC_API_KEY=sk-ant-zyx987\n")
+        out = tmp_path / "b.tar.gz"
+        manifest = make_bundle(study, out, results=[], redact=False)
+        shared = dict((i.name, d) for i, d in _members(out))["study/.env"] or b""
+        assert b"sk-proj-abcdefghijklmnop1234" not in shared and b"sk-ant-zyx987" not in shared
+        assert b"PROMPTFOO_DISABLE_TELEMETRY=1" in shared and b"PROMPTFOO_PYTHON" not in shared
+        assert manifest["env_dropped"] == ["PROMPTFOO_PYTHON", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"]
+        assert check_bundle(out).files == len(manifest["files"])  # the filtered file is what is hashed
+
+
+def test_rubric_provenance_in_the_manifest(bundle: Path) -> None:
+    manifest = json.loads(dict((i.name, d) for i, d in _members(bundle))["manifest.json"])  # type: ignore[arg-type]
+    round3 = next(r for r in manifest["rubrics"] if r.get("id") == "round3")
+    assert set(round3["provenance"]) <= {"methods-document", "grounding-eval"}
+    assert round3["provenance"]["methods-document"] > 0 and round3["provenance"]["grounding-eval"] > 0
+    assert round3["source"] and round3["version"] and round3["prompt_version"]
