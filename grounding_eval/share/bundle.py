@@ -185,6 +185,8 @@ def make_bundle(
     members: dict[str, bytes] = {}
     env_dropped: list[str] = []
     for name, path in [*_study_files(study), *_pack_files()]:
+        if path.resolve() == output.resolve():
+            continue  # a bundle written into the study folder is not part of the next one
         members[name] = path.read_bytes()
         if name == "study/.env":
             members[name], env_dropped = _shareable_env(members[name])

@@ -253,3 +253,13 @@ def test_rubric_provenance_in_the_manifest(bundle: Path) -> None:
     assert set(round3["provenance"]) <= {"methods-document", "grounding-eval"}
     assert round3["provenance"]["methods-document"] > 0 and round3["provenance"]["grounding-eval"] > 0
     assert round3["source"] and round3["version"] and round3["prompt_version"]
+
+
+def test_a_bundle_inside_the_study_is_not_shared_again(tmp_path: Path) -> None:
+    study = tmp_path / "s"
+    scaffold(study, "3", None, force=False)
+    out = study / "study.tar.gz"
+    make_bundle(study, out, results=[], redact=False)
+    manifest = make_bundle(study, out, results=[], redact=False)
+    assert "study/study.tar.gz" not in manifest["files"]
+    assert check_bundle(out).files == len(manifest["files"])
