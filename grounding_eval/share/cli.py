@@ -72,9 +72,11 @@ def _init(args: argparse.Namespace) -> int:
     from grounding_eval.share.scaffold import scaffold
 
     written = scaffold(args.directory, args.round, args.dataset, force=args.force)
-    print(f"wrote {len(written)} files of a round {args.round} study to {args.directory}; now run:")
-    print(f"  cd {args.directory} && npm install")
-    print(f"  cd {args.directory} && npx promptfoo eval -c promptfooconfig.yaml -o results/results.json")
+    print(
+        f"wrote {len(written)} files of a {args.round} study to {args.directory}; now run, in {args.directory}:"
+    )
+    print("  npm install")
+    print("  npx promptfoo eval -c promptfooconfig.yaml -o results/results.json")
     return 0
 
 

@@ -28,9 +28,10 @@ def test_every_study_scaffolds(tmp_path: Path, capsys: pytest.CaptureFixture[str
     target = tmp_path / "study"
     code, out, err = _run(capsys, "init", str(target), "--round", study)
     assert (code, err) == (0, "")
-    assert out.splitlines()[1:] == [
-        f"  cd {target} && npm install",
-        f"  cd {target} && npx promptfoo eval -c promptfooconfig.yaml -o results/results.json",
+    assert out.splitlines() == [
+        f"wrote {len(list(p for p in target.rglob('*') if p.is_file()))} files of a {study} study to {target}; now run, in {target}:",
+        "  npm install",
+        "  npx promptfoo eval -c promptfooconfig.yaml -o results/results.json",
     ]
     config = yaml.safe_load((target / "promptfooconfig.yaml").read_text())
     files = [p["id"] for p in config["prompts"]] + [config["providers"][0]["id"], config["tests"][0]["path"]]

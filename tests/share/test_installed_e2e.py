@@ -118,8 +118,7 @@ def test_partner_study_end_to_end(installed: dict[str, Path]) -> None:
     init = _run([str(bindir / "grounding-eval"), "init", str(study)], base, env)
     assert init.returncode == 0, init.stderr
     assert (
-        init.stdout.splitlines()[-1]
-        == f"  cd {study} && npx promptfoo eval -c promptfooconfig.yaml -o results/results.json"
+        init.stdout.splitlines()[-1] == "  npx promptfoo eval -c promptfooconfig.yaml -o results/results.json"
     )
     (study / "node_modules").symlink_to(REPO / "node_modules")  # the pack's, already installed: no download
 
