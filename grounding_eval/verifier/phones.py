@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from grounding_eval.verifier.directory import Directory, Organization, OrgMention
-from grounding_eval.verifier.sentences import sentence_of
 from grounding_eval.verifier.spans import SpanSet
 
 __all__ = [
@@ -149,6 +148,7 @@ class Pairing:
         self._m_starts = [m.start for m in self._mentions]
         self._m_ends = [m.end for m in self._mentions]
         self._sentences = sentences
+        self._s_starts = [s_start for s_start, _ in sentences]  # (sentence_of without its key function)
         starts: list[int] = []
         ends: list[int] = []
         for c_start, c_end in sorted(contacts):
@@ -180,7 +180,8 @@ class Pairing:
         """The mention ``text[start:end]`` is given for (see :func:`nearest_mention`), or None."""
         if not self._mentions:  # no organization named anywhere: nothing to pair with
             return None
-        s_start, s_end = sentence_of(self._sentences, start)
+        i = bisect_right(self._s_starts, start) - 1  # sentence_of(self._sentences, start)
+        s_start, s_end = self._sentences[i] if i >= 0 else (0, 0)
         if not self._ordered:
             return self._nearest_any_order(start, end, s_start, s_end)
         before: tuple[int, OrgMention] | None = None

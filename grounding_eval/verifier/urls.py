@@ -468,6 +468,10 @@ def _trim(raw: str) -> str:
 
 
 def _valid_scheme_url(raw: str) -> bool:
+    return _valid_scheme_memo(raw) if len(raw) <= _MEMO_MAX_CHARS else _scheme_url_ok(raw)
+
+
+def _scheme_url_ok(raw: str) -> bool:
     rest = raw.split("://", 1)[1]
     authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
     hostport = authority.rpartition("@")[2]
@@ -539,8 +543,9 @@ def _bare_suffix(host: str) -> str | None:
 # --- parsing and normalization helpers ----------------------------------------------------------------
 
 # A URL is parsed and normalized several times per answer (allowlist, liveness, owner, jurisdiction),
-# and the same few URLs recur across answers; both are pure functions of the text, so results are
-# remembered — for URLs up to this length only, so the memory holds no hostile megabyte.
+# and the same few URLs recur across answers; parsing, normalizing and checking a link as written are
+# pure functions of the text, so results are remembered — for URLs up to this length only, so the
+# memory holds no hostile megabyte.
 _MEMO_MAX_CHARS: Final = 2048
 
 
@@ -681,3 +686,4 @@ def _normalize_query(query: str) -> str:
 
 _split_memo = functools.lru_cache(maxsize=4096)(_parse)
 _normalized = functools.lru_cache(maxsize=4096)(_normalize)
+_valid_scheme_memo = functools.lru_cache(maxsize=4096)(_scheme_url_ok)
