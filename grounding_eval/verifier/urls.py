@@ -432,8 +432,8 @@ def suffix_problem(host: str) -> str | None:
 
 
 def _blank(work: list[str], start: int, end: int) -> None:
-    for i in range(start, end):
-        work[i] = " "
+    if end > start:
+        work[start:end] = " " * (end - start)  # (one space per character: the length is kept)
 
 
 def _as_link(dest: str) -> str | None:
