@@ -194,6 +194,12 @@ def test_partner_study_end_to_end(installed: dict[str, Path]) -> None:
                 if "judge" in c.get("metadata", {})]  # fmt: skip
     assert len(verdicts) == 24 and all(verdicts)
     _assert_no_redacted_text(rows, members)
+    # What is kept is what the report reads: the redacted results give the very same report.
+    redacted = base / "redacted.json"
+    redacted.write_bytes(members["results/results.json"])
+    reports = [_run([str(bindir / "grounding-eval"), "report", str(p)], base, env) for p in (out, redacted)]
+    assert reports[0].returncode == 0 and reports[0].stdout.count("\n") > 20, reports[0].stderr
+    assert reports[1].stdout == reports[0].stdout
 
 
 def _bundle_members(bundle: Path) -> dict[str, bytes]:
