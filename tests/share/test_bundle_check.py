@@ -263,3 +263,45 @@ def test_a_bundle_inside_the_study_is_not_shared_again(tmp_path: Path) -> None:
     manifest = make_bundle(study, out, results=[], redact=False)
     assert "study/study.tar.gz" not in manifest["files"]
     assert check_bundle(out).files == len(manifest["files"])
+
+
+class TestData:
+    def _dataset(self, tmp_path: Path) -> Path:
+        import shutil
+
+        from grounding_eval.resources import pack_root
+
+        data = tmp_path / "my-data"
+        shutil.copytree(pack_root() / "datasets" / "sample", data)
+        return data
+
+    def test_a_valid_dataset_is_shared_whole_or_by_hash(self, tmp_path: Path) -> None:
+        study, data = tmp_path / "s", self._dataset(tmp_path)
+        scaffold(study, "3", data, force=False)
+        plain = make_bundle(study, tmp_path / "a.tar.gz", results=[], redact=False, dataset=data)
+        assert (
+            plain["files"]["data/my-data/high_risk.jsonl"]["sha256"]
+            == hashlib.sha256((data / "high_risk.jsonl").read_bytes()).hexdigest()
+        )
+        redacted = make_bundle(study, tmp_path / "b.tar.gz", results=[], redact=True, dataset=data)
+        assert not [n for n in redacted["files"] if n.startswith("data/")]
+        assert (
+            redacted["dataset_file_hashes"]["data/my-data/high_risk.jsonl"]
+            == (plain["files"]["data/my-data/high_risk.jsonl"]["sha256"])
+        )
+
+    def test_an_invalid_dataset_is_refused(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        study, data = tmp_path / "s", self._dataset(tmp_path)
+        scaffold(study, "3", None, force=False)
+        line = len((data / "queries.jsonl").read_text().splitlines()) + 1
+        with (data / "queries.jsonl").open("a") as queries:
+            queries.write('{"id": ""}\n')
+        code, _, err = _run(
+            capsys, "share", str(study), "-o", str(tmp_path / "b.tar.gz"), "--data", str(data)
+        )
+        assert code == 2
+        assert (
+            err
+            == f"grounding-eval: error: {data}/queries.jsonl: line {line}: field 'id': must be non-empty text\n"
+        )
+        assert not (tmp_path / "b.tar.gz").exists()
