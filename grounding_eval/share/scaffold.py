@@ -77,9 +77,11 @@ def _round(round_id: str) -> Study:
     )
 
 
-def _python_assert(entry: str, config: dict[str, str]) -> str:
+def _worker_assert(call: str, config: dict[str, str]) -> str:
+    """One assertion graded by the warm workers of assertions/grounding.cjs, as the pack's configs do."""
     lines = "".join(f"        {key}: {value}\n" for key, value in config.items())
-    return f"  assert:\n    - type: python\n      value: file://assertions/{entry}:get_assert\n      config:\n{lines}"
+    head = f"  assert:\n    - type: javascript\n      value: file://assertions/grounding.cjs:{call}\n"
+    return f"{head}      config:\n{lines}"
 
 
 STUDIES: Final = MappingProxyType(
@@ -88,7 +90,7 @@ STUDIES: Final = MappingProxyType(
         "factuality": Study(
             description="Factual accuracy: C1.5 answers judged claim by claim against the articles shown",
             prompts=(("prompts/c1_5.txt", "C1.5"),),
-            asserts=_python_assert("factuality.py", {
+            asserts=_worker_assert("factuality", {
                 "provider": '"replay:{dataset}/factuality/judge_replies.yaml"',
                 "cheap_provider": '"replay:{dataset}/factuality/cheap_replies.yaml"',
                 "review_queue": "results/factuality_review_queue.jsonl",
@@ -102,7 +104,7 @@ STUDIES: Final = MappingProxyType(
         "docs-qa": Study(
             description="Docs-QA: Correct, Grounded, Complete, Honest about gaps; pass iff Correct and Grounded",
             prompts=(("datasets/docs_qa/prompt.txt", "docs-qa"),),
-            asserts=_python_assert("docs_qa.py", {
+            asserts=_worker_assert("docs_qa", {
                 "provider": '"replay:{dataset}/grader_replies.yaml"   # GROUNDING_EVAL_JUDGE_PROVIDER: a live grader'
             }),
             generator="grounding_eval.docs_qa.promptfoo_tests",
