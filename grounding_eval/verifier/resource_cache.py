@@ -24,7 +24,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -108,6 +107,8 @@ def _rules_fingerprint() -> str:
 def _write(entry: Path, stored: dict[str, Any]) -> None:
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # (only when an entry is written)
+
         fd, tmp = tempfile.mkstemp(prefix=entry.name, suffix=".tmp", dir=entry.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from math import fsum
 from operator import attrgetter
-from statistics import fmean
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from grounding_eval.verifier.allowlist import Allowlist, UrlFinding, UrlStatus, classify_url
@@ -316,7 +315,7 @@ def status_counts(statuses: Sequence[_E]) -> list[tuple[_E, int]]:
 def _mean_score(findings: Sequence[Any], table: dict[Any, float]) -> float | None:
     """``_mean(table.get(f.status) for f in findings)``, counting statuses instead of looking each up.
 
-    The same float: fmean is ``fsum(values) / n``, and with scores of 0, 0.5 and 1 each count × score
+    The same float: the mean is ``fsum(values) / n``, and with scores of 0, 0.5 and 1 each count × score
     is exact, so fsum over those products is fsum over the values one by one (both round the same
     exact sum once).
     """
@@ -327,7 +326,7 @@ def _mean_score(findings: Sequence[Any], table: dict[Any, float]) -> float | Non
 
 def _mean(values: Any) -> float | None:
     present = [v for v in values if v is not None]
-    return fmean(present) if present else None
+    return fsum(present) / len(present) if present else None  # (statistics.fmean, without importing it)
 
 
 def _clip(text: str, limit: int = 80) -> str:

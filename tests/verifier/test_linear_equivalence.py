@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import pairwise
 from pathlib import Path
+from statistics import fmean
 from types import SimpleNamespace
 from typing import Any
 
@@ -520,6 +521,13 @@ class TestStatusCounting:
         """Same statuses, counts and order of first appearance as Counter."""
         statuses = data.draw(st.lists(st.sampled_from(list(kind)), max_size=200))
         assert status_counts(statuses) == list(Counter(statuses).items())
+
+    @SETTINGS
+    @given(values=st.lists(st.none() | st.floats(0, 1) | st.sampled_from([0.0, 0.5, 1.0]), max_size=50))
+    def test_mean_is_fmean(self, values: list[float | None]) -> None:
+        """The check-score mean is statistics.fmean over the present values, to the last bit."""
+        present = [v for v in values if v is not None]
+        assert _mean(values) == (fmean(present) if present else None)
 
     @SETTINGS
     @given(data=st.data())
