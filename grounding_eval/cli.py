@@ -45,15 +45,15 @@ def _build_parser() -> argparse.ArgumentParser:
         "--allowlist",
         metavar="FILE",
         type=Path,
-        default=Path("datasets/sample/allowlist.txt"),
-        help="URL allowlist: text (one URL per line) or CSV with a url column",
+        default=None,
+        help="URL allowlist: text (one URL per line) or CSV with a url column (default: the sample's)",
     )
     v.add_argument(
         "--orgs",
         metavar="FILE",
         type=Path,
-        default=Path("datasets/sample/organizations.yaml"),
-        help="organization directory YAML",
+        default=None,
+        help="organization directory YAML (default: the sample's)",
     )
     v.add_argument(
         "--offline",
@@ -136,7 +136,11 @@ def _add_data_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     osub = o.add_subparsers(dest="action", required=True, parser_class=_Parser)
     check = osub.add_parser("check", help="cross-check a directory against a content index")
     check.add_argument(
-        "--orgs", metavar="FILE", type=Path, default=Path("datasets/sample/organizations.yaml")
+        "--orgs",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="organization directory (default: the sample's)",
     )
     check.add_argument("--index", metavar="FILE", type=Path, required=True)
 
@@ -228,8 +232,8 @@ def _verify(args: argparse.Namespace) -> int:
         raise DataError(args.answer, too_large)
     sources = [read_text(p) for p in args.source]
     resources = load_resources(
-        allowlist=args.allowlist,
-        orgs=args.orgs,
+        allowlist=args.allowlist or _sample("allowlist.txt"),
+        orgs=args.orgs or _sample("organizations.yaml"),
         liveness="offline" if args.offline else "live",
         snapshot=args.liveness_snapshot,
         cache_path=args.liveness_cache,
@@ -255,6 +259,13 @@ def _verify(args: argparse.Namespace) -> int:
         for line in check_lines(report).values():
             print("  " + line)
     return EXIT_PASS if report.passed else EXIT_FAIL
+
+
+def _sample(name: str) -> Path:
+    """A file of the pack's sample dataset (the repository's, or the installed package's)."""
+    from grounding_eval.resources import pack_root
+
+    return pack_root() / "datasets" / "sample" / name
 
 
 def _rubric_show(args: argparse.Namespace) -> int:

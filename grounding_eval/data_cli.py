@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grounding_eval.errors import DataError
+from grounding_eval.resources import pack_root
 
 if TYPE_CHECKING:
     from grounding_eval.data.dataset import Dataset
 
 __all__ = ["run"]
-
-PACK_ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
 def _dataset(args: argparse.Namespace) -> Dataset:
     from grounding_eval.data.dataset import load_dataset, resolve_dataset_dir
 
-    return load_dataset(resolve_dataset_dir(args.dataset, PACK_ROOT / "datasets" / "sample"))
+    return load_dataset(resolve_dataset_dir(args.dataset, pack_root() / "datasets" / "sample"))
 
 
 def _stats(args: argparse.Namespace) -> int:
@@ -107,7 +106,8 @@ def _orgs_check(args: argparse.Namespace) -> int:
     from grounding_eval.verifier.directory import load_directory
     from grounding_eval.verifier.urls import url_host
 
-    directory = load_directory(args.orgs)
+    orgs = args.orgs or pack_root() / "datasets" / "sample" / "organizations.yaml"
+    directory = load_directory(orgs)
     index = load_index(args.index)
     unowned: dict[str, list[str]] = {}
     for record in index.values():
@@ -115,7 +115,7 @@ def _orgs_check(args: argparse.Namespace) -> int:
         if host is None or directory.owner_of_host(host) is None:
             unowned.setdefault(host or record.url, []).append(record.id)
     owned = len(index) - sum(len(v) for v in unowned.values())
-    print(f"{owned} of {len(index)} index URLs belong to an organization in {args.orgs}")
+    print(f"{owned} of {len(index)} index URLs belong to an organization in {orgs}")
     for host, ids in sorted(unowned.items()):
         print(f"  no organization owns {host}: {len(ids)} record(s), e.g. {', '.join(ids[:3])}")
     return 0 if not unowned else 1
@@ -206,7 +206,7 @@ def _judge_prompt(args: argparse.Namespace) -> int:
         if recorded is None:
             raise DataError(recordings, f"no recorded answer for {item.id!r} under {args.condition}")
         answer = recorded.answer
-    rubric = load_rubric(PACK_ROOT / "rubrics" / f"{ROUNDS[args.round].rubric}.yaml")
+    rubric = load_rubric(pack_root() / "rubrics" / f"{ROUNDS[args.round].rubric}.yaml")
     grounding = condition_vars(item, dataset)
     sources = {"C0": [], "C1": [grounding.jkb_directory], "C1.5": [grounding.jkb_full_content]}[
         args.condition

@@ -142,3 +142,13 @@ def test_not_a_results_file_is_one_line(
     assert main(["rescore", str(bad), "-o", str(tmp_path / "out.json")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a promptfoo results file" in err
+
+
+@pytest.mark.e2e
+def test_report_prints_what_produced_the_rows(main_job: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The report ends with each file's provenance: pack version, rubric id@version and hash, dataset."""
+    assert main(["report", str(main_job)]) == 0
+    out = capsys.readouterr().out
+    tail = out[out.index(f"Provenance of {main_job}") :]
+    assert "rows with provenance: 24 of 24" in tail
+    assert "rubrics: round3@3.0.0 sha256:" in tail and "datasets: sample (24 rows)" in tail

@@ -134,8 +134,24 @@ def run(args: argparse.Namespace) -> int:
         entries = question_type_table(rows)
         print(json.dumps(entries, indent=2) if args.json else format_question_types(entries))
         return 0
-    print(json.dumps(report_json(rows, by), indent=2) if args.json else format_report(rows, by))
+    if args.json:
+        print(json.dumps(report_json(rows, by), indent=2))
+        return 0
+    print(format_report(rows, by))
+    _print_provenance(args.results)
     return 0
+
+
+def _print_provenance(paths: list[Path]) -> None:
+    """What produced each results file: grounding-eval version, rubrics (id, version, SHA-256), prompt
+    versions and datasets, as the rows' ``metadata.provenance`` records them."""
+    from grounding_eval.files import RESULTS, read_json
+    from grounding_eval.share.provenance import format_provenance, results_provenance
+
+    for path in paths:
+        print(f"\nProvenance of {path}")
+        for line in format_provenance(results_provenance(read_json(path, RESULTS))):
+            print(f"  {line}")
 
 
 def _need_analysis(command: str) -> None:

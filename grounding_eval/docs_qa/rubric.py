@@ -16,6 +16,7 @@ from typing import Any, Final, Literal
 
 from grounding_eval.errors import DataError
 from grounding_eval.files import read_yaml
+from grounding_eval.resources import pack_root
 
 __all__ = [
     "APPLIES",
@@ -28,7 +29,7 @@ __all__ = [
     "load_docs_qa_rubric",
 ]
 
-RUBRIC_PATH: Final = Path(__file__).resolve().parents[2] / "rubrics" / "docs_qa.yaml"
+RUBRIC_PATH: Final = pack_root() / "rubrics" / "docs_qa.yaml"
 """The shipped rubric."""
 
 Applies = Literal["required", "n/a", "grader"]

@@ -26,6 +26,7 @@ from typing import Any, Final
 from grounding_eval.docs_qa.docs_set import DocsSet
 from grounding_eval.docs_qa.rubric import DocsQaRubric
 from grounding_eval.errors import DataError, clip
+from grounding_eval.resources import pack_root
 
 __all__ = [
     "DOCS_DIR",
@@ -39,9 +40,7 @@ __all__ = [
     "type_mix",
 ]
 
-SCHEMA_PATH: Final = (
-    Path(__file__).resolve().parents[2] / "datasets" / "schemas" / "docs_qa_question.schema.json"
-)
+SCHEMA_PATH: Final = pack_root() / "datasets" / "schemas" / "docs_qa_question.schema.json"
 QUESTION_FILES: Final = ("questions.jsonl", "questions.yaml")
 DOCS_DIR: Final = "docs"
 _PLAIN_ID: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from grounding_eval.errors import DataError
 from grounding_eval.files import read_yaml
+from grounding_eval.resources import pack_root
 
 __all__ = [
     "DEFAULT_RUBRIC",
@@ -29,7 +30,7 @@ __all__ = [
     "load_rubric",
 ]
 
-DEFAULT_RUBRIC: Final = Path(__file__).resolve().parents[2] / "rubrics" / "factual_accuracy.yaml"
+DEFAULT_RUBRIC: Final = pack_root() / "rubrics" / "factual_accuracy.yaml"
 
 SEED_RESULTS: Final = MappingProxyType(
     {"Supported": 1.0, "Partially Supported": 0.5, "Contradicted": 0.0, "Unverifiable": None}

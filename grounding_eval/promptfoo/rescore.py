@@ -37,7 +37,6 @@ __all__ = ["COMMANDS", "add_commands", "rescore_rows", "run"]
 
 COMMANDS = frozenset({"rescore"})
 
-PACK_ROOT = Path(__file__).resolve().parents[2]
 _ERROR = 2  # promptfoo's failureReason: 0 none, 1 an assertion failed, 2 an error (no output to grade)
 _TOKEN_FIELDS = ("total", "prompt", "completion", "cached", "numRequests")
 
@@ -155,6 +154,7 @@ def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
         counts["rows"] = 1
         return row, counts
     from grounding_eval.promptfoo.worker import handle
+    from grounding_eval.resources import pack_root
 
     new = dict(row)  # only the grading fields are replaced, with new objects
     recorded = list((row.get("gradingResult") or {}).get("componentResults") or ())
@@ -175,7 +175,7 @@ def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
             continue
         ctx = {**context, **({"config": assertion["config"]} if assertion.get("config") else {})}
         reply = handle(
-            {"id": index, "call": call, "args": [response["output"], ctx], "pack_root": str(PACK_ROOT)}
+            {"id": index, "call": call, "args": [response["output"], ctx], "pack_root": str(pack_root())}
         )
         results.append({**reply["result"], "assertion": assertion})
     grading = aggregate(results, test.get("assert") or ())
@@ -186,7 +186,7 @@ def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
             counts["scoring"] += 1
         else:
             args = [grading["namedScores"], {"componentResults": grading["componentResults"]}]
-            scored = handle({"id": 0, "call": name, "args": args, "pack_root": str(PACK_ROOT)})["result"]
+            scored = handle({"id": 0, "call": name, "args": args, "pack_root": str(pack_root())})["result"]
             metadata = {**(scored.get("metadata") or {}), **(grading.get("metadata") or {})} or None
             grading = {**grading, **scored}
             if metadata:
