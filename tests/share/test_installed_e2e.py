@@ -239,3 +239,32 @@ def _assert_no_redacted_text(rows: list[dict[str, Any]], members: dict[str, byte
             found = [t for t in texts if t in decoded or json.dumps(t, ensure_ascii=False)[1:-1] in decoded
                      or json.dumps(t)[1:-1] in decoded]  # fmt: skip
             assert found == [], (name, found[:3])
+
+
+@pytest.mark.parametrize(
+    ("round_", "rows", "chip"), [("docs-qa", 24, "docs_qa.correct"), ("factuality", 5, "factual_accuracy")]
+)
+def test_the_other_evaluations_run_from_the_wheel(
+    installed: dict[str, Path], round_: str, rows: int, chip: str
+) -> None:
+    """docs-QA and factual accuracy read their rubric, schema and sample data from the installed package."""
+    base, bindir = installed["base"], installed["bin"]
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "NO_COLOR": "1",
+           "PROMPTFOO_CONFIG_DIR": str(base / f".promptfoo-{round_}")}  # fmt: skip
+    for key in ("PYTHONPATH", "VIRTUAL_ENV", "PROMPTFOO_PYTHON", "GROUNDING_EVAL_DATASET",
+                "GROUNDING_EVAL_JUDGE_PROVIDER", "GROUNDING_EVAL_DOCS_QA_DATASET"):  # fmt: skip
+        env.pop(key, None)
+    study = base / f"study-{round_}"
+    init = _run([str(bindir / "grounding-eval"), "init", str(study), "--round", round_], base, env)
+    assert init.returncode == 0, init.stderr
+    (study / "node_modules").symlink_to(REPO / "node_modules")
+    run = _run(["npx", "promptfoo", "eval", "-c", "promptfooconfig.yaml", "-o", "results/results.json",
+                "--no-progress-bar", "--no-cache"], study, env)  # fmt: skip
+    assert run.returncode == 100, run.stdout[-3000:] + run.stderr[-3000:]  # sample answers fail on purpose
+    results = json.loads((study / "results" / "results.json").read_text(encoding="utf-8"))["results"][
+        "results"
+    ]
+    assert len(results) == rows
+    assert all(r["failureReason"] in (0, 1) for r in results), [r.get("error") for r in results][:3]
+    assert all(chip in r["namedScores"] or r["success"] is False for r in results)
+    assert sum(chip in r["namedScores"] for r in results) >= rows - 2
