@@ -331,7 +331,6 @@ _SPACES = re.compile(r" {2,}")
 _SPACE_BEFORE_PUNCT = re.compile(r" (?=[,.;:!?)])")
 _SPACE_AFTER_PAREN = re.compile(r"\( ")
 _ELLIPSIS = re.compile(r"\.{3,}")
-_HYPHEN_TO_SPACE = str.maketrans("-", " ")
 
 
 @dataclass(frozen=True)
@@ -393,7 +392,8 @@ def _sub(pattern: re.Pattern[str], repl: str, mapped: _Mapped) -> _Mapped:
 def _normalize_mapped(text: str) -> _Mapped:
     mapped = _fold(text)
     mapped = _sub(_MARKUP, "", mapped)
-    mapped = _Mapped(mapped.text.translate(_HYPHEN_TO_SPACE), mapped.starts)
+    # (str.replace, not translate: translate looks every character of a non-ASCII text up in its table)
+    mapped = _Mapped(mapped.text.replace("-", " "), mapped.starts)
     mapped = _sub(_LOOSE_QUOTE, "", mapped)
     mapped = _sub(_SPACES, " ", mapped)
     mapped = _tidy_punctuation(mapped)
