@@ -160,8 +160,10 @@ class _Window(phonenumbers.PhoneNumberMatcher):
         return None
 
     def _parse_and_verify(self, candidate: str, offset: int) -> phonenumbers.PhoneNumberMatch | None:
+        if not candidate:
+            return None  # (the group before a first inner match is often empty)
         if _PLAIN_NANP.fullmatch(candidate) is None:  # (a plain candidate has ten digits or more)
-            if not candidate or _too_short_for_nanp(candidate) or _too_long_plain(candidate):
+            if _too_short_for_nanp(candidate) or _too_long_plain(candidate):
                 return None
             return super()._parse_and_verify(candidate, offset)
         # A plain all-digit NANP candidate is decided by its shape, its neighbours and its digits
