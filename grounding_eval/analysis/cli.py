@@ -149,8 +149,11 @@ def _print_provenance(paths: list[Path]) -> None:
     from grounding_eval.share.provenance import format_provenance, results_provenance
 
     for path in paths:
+        summary = results_provenance(read_json(path, RESULTS))
+        if not summary["rows_with_provenance"]:
+            continue  # made before rows recorded it (or by other assertions): nothing to print
         print(f"\nProvenance of {path}")
-        for line in format_provenance(results_provenance(read_json(path, RESULTS))):
+        for line in format_provenance(summary):
             print(f"  {line}")
 
 

@@ -287,22 +287,25 @@ def _resources(
     thresholds: tuple[float | None, float | None],
 ) -> _Resources:
     """Load the verifier's resources once per process; the dataset's own files win over the pack's."""
-    from grounding_eval.data.dataset import find_allowlist, find_directory, find_index, index_allowlist
     from grounding_eval.verifier.allowlist import Allowlist
     from grounding_eval.verifier.setup import load_resources
 
     sample = pack_root / "datasets" / "sample"
     chosen: Path | Allowlist | None = allowlist
-    if chosen is None and dataset is not None:
-        chosen = find_allowlist(dataset) or index_allowlist(find_index(dataset), inside=dataset)
-    if orgs is None and dataset is not None:
-        orgs = find_directory(dataset)
+    if dataset is not None:  # the dataset module (and what it imports) only when a dataset is named
+        from grounding_eval.data.dataset import find_allowlist, find_directory, find_index, index_allowlist
+
+        if chosen is None:
+            chosen = find_allowlist(dataset) or index_allowlist(find_index(dataset), inside=dataset)
+        if orgs is None:
+            orgs = find_directory(dataset)
     loaded = load_resources(
         allowlist=chosen or sample / "allowlist.txt",
         orgs=orgs or sample / "organizations.yaml",
         liveness=liveness,
         snapshot=snapshot,
         cache_path=cache_path,
+        cache_dir=cache_path.parent,  # the compiled allowlist and directory, beside the liveness cache
         allow_hosts=allow_hosts,
         quote_near=thresholds[0],
         quote_partial=thresholds[1],
