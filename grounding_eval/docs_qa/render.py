@@ -13,18 +13,16 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-import jinja2
-
 from grounding_eval.docs_qa.reply import grading_schema
 from grounding_eval.docs_qa.rubric import DocsQaRubric
 from grounding_eval.docs_qa.testset import Question
-from grounding_eval.errors import DataError
 from grounding_eval.judge.render import (
     TEMPLATES_DIR,
     RenderedPrompt,
     answer_nonce,
     judge_environment,
     neutralize,
+    render_blocks,
 )
 
 __all__ = ["TEMPLATE_NAME", "render_grader_prompt"]
@@ -87,19 +85,7 @@ def render_grader_prompt(
         "answer_id": nonce,
         "reply_schema": json.dumps(grading_schema(rubric, out_of_scope=oos), indent=2, ensure_ascii=False),
     }
-    template = env.get_template(TEMPLATE_NAME)
-    try:
-        parts = {
-            name: "".join(template.blocks[name](template.new_context(context))).strip() + "\n"
-            for name in ("system", "user")
-        }
-    except jinja2.UndefinedError as exc:
-        raise DataError(template.filename, f"template variable undefined: {exc.message}") from exc
-    return RenderedPrompt(
-        system=parts["system"],
-        user=parts["user"],
-        prompt_version=rubric.prompt_version,
-        rubric_id=rubric.id,
-        rubric_version=rubric.version,
-        answer_id=nonce,
-    )
+    return render_blocks(
+        env.get_template(TEMPLATE_NAME), context,
+        prompt_version=rubric.prompt_version, rubric_id=rubric.id, rubric_version=rubric.version, answer_id=nonce,
+    )  # fmt: skip

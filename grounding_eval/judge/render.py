@@ -52,6 +52,7 @@ __all__ = [
     "answer_nonce",
     "judge_environment",
     "neutralize",
+    "render_blocks",
     "render_judge_prompt",
 ]
 
@@ -307,10 +308,24 @@ def render_judge_prompt(
         "answer_id": nonce,
         "reply_schema": json.dumps(reply_schema(rubric), indent=2, ensure_ascii=False),
     }
-    template = env.get_template(TEMPLATE_NAME)
+    return render_blocks(
+        env.get_template(TEMPLATE_NAME), context,
+        prompt_version=rubric.prompt_version, rubric_id=rubric.id, rubric_version=rubric.version, answer_id=nonce,
+    )  # fmt: skip
+
+
+def render_blocks(
+    template: jinja2.Template, context: Mapping[str, Any], *, prompt_version: str, rubric_id: str,
+    rubric_version: str, answer_id: str,
+) -> RenderedPrompt:  # fmt: skip
+    """A judge template's ``system`` and ``user`` blocks rendered with ``context`` (StrictUndefined).
+
+    Raises:
+        DataError: the template uses a variable the context does not have (one line naming the file).
+    """
     try:
         parts = {
-            name: "".join(template.blocks[name](template.new_context(context))).strip() + "\n"
+            name: "".join(template.blocks[name](template.new_context(dict(context)))).strip() + "\n"
             for name in ("system", "user")
         }
     except jinja2.UndefinedError as exc:
@@ -318,10 +333,10 @@ def render_judge_prompt(
     return RenderedPrompt(
         system=parts["system"],
         user=parts["user"],
-        prompt_version=rubric.prompt_version,
-        rubric_id=rubric.id,
-        rubric_version=rubric.version,
-        answer_id=nonce,
+        prompt_version=prompt_version,
+        rubric_id=rubric_id,
+        rubric_version=rubric_version,
+        answer_id=answer_id,
     )
 
 

@@ -191,20 +191,9 @@ def _cheap_provider(config: dict[str, Any], metadata: dict[str, Any], *, live_ju
     chosen = os.environ.get(CHEAP_PROVIDER_ENV) or (None if live_judge else config.get("cheap_provider"))
     if not chosen:
         return None
-    provider = str(chosen)
-    if "{dataset}" in provider:
-        if not metadata.get("dataset"):
-            raise ValueError(
-                f"cheap provider {provider!r} names {{dataset}}, but the test has no metadata.dataset"
-            )
-        dataset = str(metadata["dataset"])
-        provider = provider.replace("{dataset}", dataset)
-        kind, _, path = provider.partition(":")
-        if kind == "replay" and Path(path).exists():  # the dataset's recordings never come from elsewhere
-            from grounding_eval.files import check_inside
+    from grounding_eval.promptfoo.judge_assertion import with_dataset
 
-            check_inside(path, dataset)
-    return provider
+    return with_dataset(str(chosen), metadata, "cheap provider")
 
 
 def _partial(context: dict[str, Any]) -> str | None:

@@ -54,6 +54,7 @@ __all__ = [
     "judge_assertion",
     "judge_client",
     "judge_provider_id",
+    "with_dataset",
 ]
 
 JUDGE_PROVIDER_ENV = "GROUNDING_EVAL_JUDGE_PROVIDER"
@@ -362,19 +363,28 @@ def judge_provider_id(config: dict[str, Any], test: dict[str, Any], metadata: di
             f"no judge provider: set ${JUDGE_PROVIDER_ENV}, the assertion's config.provider, or "
             "defaultTest.options.provider (e.g. anthropic:messages:claude-sonnet-4-5-20250929)"
         )
-    provider = str(chosen)
-    if "{dataset}" in provider:  # recorded judge replies that travel with the dataset, like its answers
-        if not metadata.get("dataset"):
-            raise ValueError(
-                f"judge provider {provider!r} names {{dataset}}, but the test has no metadata.dataset"
-            )
-        dataset = str(metadata["dataset"])
-        provider = provider.replace("{dataset}", dataset)
-        kind, _, path = provider.partition(":")
-        if kind == "replay" and Path(path).exists():  # the dataset's recordings never come from elsewhere
-            from grounding_eval.files import check_inside
+    return with_dataset(str(chosen), metadata, "judge provider")
 
-            check_inside(path, dataset)
+
+def with_dataset(provider: str, metadata: dict[str, Any], what: str) -> str:
+    """``provider`` with ``{dataset}`` replaced by the test's ``metadata.dataset``: recorded replies that
+    travel with the dataset, like its answers, and are read only from inside it.
+
+    Raises:
+        ValueError: ``{dataset}`` is named but the test has no dataset.
+        DataError: a replay file resolves outside the dataset folder.
+    """
+    if "{dataset}" not in provider:
+        return provider
+    if not metadata.get("dataset"):
+        raise ValueError(f"{what} {provider!r} names {{dataset}}, but the test has no metadata.dataset")
+    dataset = str(metadata["dataset"])
+    provider = provider.replace("{dataset}", dataset)
+    kind, _, path = provider.partition(":")
+    if kind == "replay" and Path(path).exists():  # the dataset's recordings never come from elsewhere
+        from grounding_eval.files import check_inside
+
+        check_inside(path, dataset)
     return provider
 
 
