@@ -140,11 +140,11 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _validate_docs_qa(root: Path) -> int:
     """A docs-QA dataset: docs set, test set (schema + sections), fixtures; the type mix against the seed's."""
+    from grounding_eval.data.recorded_answers import load_recorded_answers
     from grounding_eval.docs_qa.docs_set import load_docs_set
     from grounding_eval.docs_qa.rubric import load_docs_qa_rubric
     from grounding_eval.docs_qa.testset import DOCS_DIR, find_questions, load_questions, type_mix
     from grounding_eval.judge.client import load_replay_fixtures
-    from grounding_eval.replay import load_recorded_answers
 
     docs = load_docs_set(root / DOCS_DIR)
     questions = load_questions(find_questions(root), docs)
@@ -186,12 +186,12 @@ def _judge_prompt(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from grounding_eval.data.conditions import condition_vars
+    from grounding_eval.data.recorded_answers import load_recorded_answers
     from grounding_eval.data.records import HighRiskItem
     from grounding_eval.data.rounds import ROUNDS
     from grounding_eval.files import read_text
     from grounding_eval.judge.render import render_judge_prompt
     from grounding_eval.judge.rubric import load_rubric
-    from grounding_eval.replay import load_recorded_answers
 
     dataset = _dataset(args)
     try:

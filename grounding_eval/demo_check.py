@@ -54,7 +54,7 @@ def problems(results: dict[str, Any], *, pack_root: Path) -> list[str]:
 
 
 def _expected_tests(config: dict[str, Any], pack_root: Path) -> int:
-    from grounding_eval.data.promptfoo_tests import generate_tests
+    from grounding_eval.promptfoo.round_tests import generate_tests
 
     tests = config.get("tests") or []
     if not isinstance(tests, list):

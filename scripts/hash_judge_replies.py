@@ -31,9 +31,9 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from grounding_eval.data.recorded_answers import RecordedAnswer, load_recorded_answers
 from grounding_eval.errors import DataError
 from grounding_eval.judge.client import answer_sha256, load_replay_fixtures
-from grounding_eval.replay import RecordedAnswer, load_recorded_answers
 
 _FIELD = "answer_sha256"
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from grounding_eval.data.promptfoo_tests import generate_tests
-from grounding_eval.replay import call_replay
+from grounding_eval.promptfoo.replay_provider import call_replay
+from grounding_eval.promptfoo.round_tests import generate_tests
 from tests.entry_points import REPO, load_entry_point
 
 TINY = REPO / "tests" / "fixtures" / "data" / "tiny"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from grounding_eval.data.recorded_answers import load_recorded_answers
 from grounding_eval.judge.client import answer_sha256, load_replay_fixtures
-from grounding_eval.replay import load_recorded_answers
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "fixtures" / "data" / "tiny"

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from grounding_eval.data.dataset import load_dataset
+from grounding_eval.data.recorded_answers import load_recorded_answers
 from grounding_eval.data.rounds import ROUNDS, select_items
 from grounding_eval.judge.client import answer_sha256, load_replay_fixtures
 from grounding_eval.judge.parse import ParseFailure, parse_reply
 from grounding_eval.judge.rubric import load_rubric
-from grounding_eval.replay import load_recorded_answers
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = load_dataset(REPO / "datasets" / "sample")

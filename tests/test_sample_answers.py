@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from grounding_eval.data.promptfoo_tests import generate_tests
-from grounding_eval.replay import load_recorded_answers
+from grounding_eval.data.recorded_answers import load_recorded_answers
+from grounding_eval.promptfoo.round_tests import generate_tests
 from tests.entry_points import load_entry_point
 
 REPO = Path(__file__).resolve().parents[1]

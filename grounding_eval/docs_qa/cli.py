@@ -52,6 +52,7 @@ def _rubric(args: argparse.Namespace) -> int:
 
 
 def _prompt(args: argparse.Namespace) -> int:
+    from grounding_eval.data.recorded_answers import load_recorded_answers
     from grounding_eval.docs_qa.docs_set import load_docs_set
     from grounding_eval.docs_qa.render import render_grader_prompt
     from grounding_eval.docs_qa.rubric import load_docs_qa_rubric
@@ -59,7 +60,6 @@ def _prompt(args: argparse.Namespace) -> int:
     from grounding_eval.errors import DataError
     from grounding_eval.files import read_text
     from grounding_eval.judge.client import answer_sha256
-    from grounding_eval.replay import load_recorded_answers
 
     docs = load_docs_set(args.dataset / DOCS_DIR)
     path = find_questions(args.dataset)

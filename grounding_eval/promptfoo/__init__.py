@@ -7,5 +7,10 @@ reads promptfoo's shapes and writes GradingResults; the checks (``grounding_eval
 
 * ``verifier_assertion`` — the deterministic verifier as one assertion per row;
 * ``judge_assertion`` — the rubric judge;
-* ``composite_scoring`` — the round composites as ``assertScoringFunction``.
+* ``factuality_assertion`` — the factual-accuracy judge; ``docs_qa_assertion`` — the docs-QA grader;
+* ``composite_scoring`` — the round composites as ``assertScoringFunction``;
+* ``replay_provider`` — recorded answers (fixtures) as a promptfoo provider;
+* ``round_tests``, ``docs_qa_tests`` — promptfoo test generators over a dataset;
+* ``worker`` — the warm Python behind ``assertions/grounding.cjs``; ``rescore`` — grading a results
+  file again without promptfoo, rebuilding rows as promptfoo does.
 """

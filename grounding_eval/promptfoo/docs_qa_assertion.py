@@ -3,7 +3,7 @@
 One call per row. The flow, and what can come back:
 
 1. The question's record travels in the test's metadata (set by
-   :func:`grounding_eval.docs_qa.promptfoo_tests.generate_tests`): ``question_type``, ``question_id``,
+   :func:`grounding_eval.promptfoo.docs_qa_tests.generate_tests`): ``question_type``, ``question_id``,
    ``reference_answer``, ``must_include``, ``source_sections``, and the folders ``dataset`` and ``docs``.
 2. The helpers run first, on the answer alone: must-include coverage
    (:mod:`grounding_eval.docs_qa.coverage`) and citation validity (:mod:`grounding_eval.docs_qa.citations`).

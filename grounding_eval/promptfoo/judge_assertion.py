@@ -323,8 +323,9 @@ def answer_recording(context: dict[str, Any]) -> str | None:
     """The recorded-answers file the answer was replayed from, or ``None`` if a live provider gave it.
 
     promptfoo passes the provider response's metadata both as ``context["metadata"]`` and inside
-    ``context["providerResponse"]``; the replay provider (:func:`grounding_eval.replay.call_replay`) puts
-    the file it read in ``recorded_fixture``.
+    ``context["providerResponse"]``; the replay provider
+    (:func:`grounding_eval.promptfoo.replay_provider.call_replay`) puts the file it read in
+    ``recorded_fixture``.
     """
     response = context.get("providerResponse")
     for metadata in (

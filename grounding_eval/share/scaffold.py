@@ -71,7 +71,7 @@ def _round(round_id: str) -> Study:
         provider: "replay:{{dataset}}/judge_replies/{spec.rubric}.yaml"   # GROUNDING_EVAL_JUDGE_PROVIDER: a live judge
   assertScoringFunction: file://assertions/grounding.cjs:{_SCORING[spec.rubric]}
 """,
-        generator="grounding_eval.data.promptfoo_tests",
+        generator="grounding_eval.promptfoo.round_tests",
         generator_config=f'round: "{round_id}"',
         sample="sample",
     )
@@ -96,7 +96,7 @@ STUDIES: Final = MappingProxyType(
                 "review_queue": "results/factuality_review_queue.jsonl",
                 "human_queue": "results/factuality_human_verification.jsonl",
             }),
-            generator="grounding_eval.data.promptfoo_tests",
+            generator="grounding_eval.promptfoo.round_tests",
             generator_config='round: "3"\n      ids: [hr-or-retaliation-01, hr-wv-military-01, hr-il-lockout-01, '
             "hr-oh-evict-01, hr-mi-deposit-01]",
             sample="sample",
@@ -107,7 +107,7 @@ STUDIES: Final = MappingProxyType(
             asserts=_worker_assert("docs_qa", {
                 "provider": '"replay:{dataset}/grader_replies.yaml"   # GROUNDING_EVAL_JUDGE_PROVIDER: a live grader'
             }),
-            generator="grounding_eval.docs_qa.promptfoo_tests",
+            generator="grounding_eval.promptfoo.docs_qa_tests",
             generator_config="",  # the docs-QA generator needs a dataset: the pack's sample below
             sample="docs_qa",
         ),

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from grounding_eval.docs_qa.promptfoo_tests import generate_tests
+from grounding_eval.data.recorded_answers import load_recorded_answers
 from grounding_eval.judge.audit import read_audit
 from grounding_eval.judge.client import load_replay_fixtures
-from grounding_eval.replay import load_recorded_answers
+from grounding_eval.promptfoo.docs_qa_tests import generate_tests
 from tests.entry_points import load_entry_point
 
 REPO = Path(__file__).resolve().parents[2]

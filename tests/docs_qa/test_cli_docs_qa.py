@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from grounding_eval.cli import main
-from grounding_eval.replay import load_recorded_answers
+from grounding_eval.data.recorded_answers import load_recorded_answers
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "tests" / "fixtures" / "docs_qa" / "tiny"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from grounding_eval.docs_qa.promptfoo_tests import DATASET_ENV, generate_tests
 from grounding_eval.errors import DataError
+from grounding_eval.promptfoo.docs_qa_tests import DATASET_ENV, generate_tests
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "tests" / "fixtures" / "docs_qa" / "tiny"

@@ -103,7 +103,7 @@ def test_generated_generator_uses_the_installed_pack(tmp_path: Path) -> None:
     """The study's generate.py gives the same tests as the pack's own generator on the sample."""
     import importlib.util
 
-    from grounding_eval.data.promptfoo_tests import generate_tests
+    from grounding_eval.promptfoo.round_tests import generate_tests
 
     main(["init", str(tmp_path / "s")])
     spec = importlib.util.spec_from_file_location("study_generate", tmp_path / "s" / "generate.py")
