@@ -12,14 +12,13 @@
 // when it closes (promptfoo ended, crashed or was killed) or after GROUNDING_EVAL_WORKER_IDLE seconds
 // without a request (default 120). No socket, no file.
 // Python: $PROMPTFOO_PYTHON (as promptfoo itself uses), else `python3`.
-// Pool size: $GROUNDING_EVAL_WORKERS (default: the number of CPUs, at most 4), each one call at a time.
+// Pool size: $GROUNDING_EVAL_WORKERS (default 4, promptfoo's default concurrency), each one call at a time.
 // If no worker can be started or kept, a call is graded in a one-off Python process
 // (`--once`), and its reason says so: never a silent change of what graded the row.
 'use strict';
 
 const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 
 // Where the pack's data is: this file's repository when it sits in a checkout (assertions/ beside
@@ -50,11 +49,13 @@ function python() {
   return process.env.PROMPTFOO_PYTHON || 'python3';
 }
 
+// promptfoo's default concurrency: a live judge call waits on the network, so a worker per concurrent
+// call, not per CPU (measured with recorded replies on 2 cores: 4 workers no slower than 2).
+const DEFAULT_WORKERS = 4;
+
 function poolSize() {
   const wanted = Number.parseInt(process.env.GROUNDING_EVAL_WORKERS || '', 10);
-  if (Number.isInteger(wanted) && wanted > 0) return wanted;
-  const cpus = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
-  return Math.max(1, Math.min(4, cpus));
+  return Number.isInteger(wanted) && wanted > 0 ? wanted : DEFAULT_WORKERS;
 }
 
 function workerEnv() {
