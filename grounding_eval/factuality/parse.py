@@ -119,18 +119,18 @@ def parse_scorecard(text: str, rubric: FactualityRubric) -> Scorecard | ParseFai
     if body.startswith("\ufeff"):
         body = body.lstrip("\ufeff")
         repairs.append("removed a leading byte-order mark")
-    found = _scan(body)
+    found = judge_parse._objects(body, reply_key=REPLY_KEY)
     if found.gave_up:
         return _failure([f"the reply starts more than {MAX_BAD_OBJECTS} JSON objects that are not valid JSON "
                          f"(first: {found.first_error}); send exactly one valid JSON object"], text)  # fmt: skip
-    if len(found.replies) > 1:
-        if any(obj != found.replies[0][1] for _, obj in found.replies[1:]):
-            return _failure([f"the reply contains {len(found.replies)} different JSON objects with a "
+    if found.replies > 1:
+        if found.replies_differ:
+            return _failure([f"the reply contains {found.replies} different JSON objects with a "
                              f"'{REPLY_KEY}' key; send exactly one"], text)  # fmt: skip
-        repairs.append(f"the same JSON object appears {len(found.replies)} times; read it once")
-    if found.replies:
-        span, chosen = found.replies[0]
-    elif judge_parse._unbalanced(body):
+        repairs.append(f"the same JSON object appears {found.replies} times; read it once")
+    if found.first_reply is not None:
+        span, chosen = found.first_reply
+    elif found.truncated:
         return _failure(["the reply ends inside an unfinished JSON object (was it cut off?)"], text)
     elif found.first_error is not None:
         return _failure(
@@ -149,47 +149,6 @@ def parse_scorecard(text: str, rubric: FactualityRubric) -> Scorecard | ParseFai
     if checked.problems or checked.card is None:
         return _failure(checked.problems, text)
     return Scorecard(**checked.card, mode="lenient", repairs=(*repairs, *checked.repairs), raw=text)
-
-
-# --- finding the object (the rubric judge's scan, keyed on claim_verifications) --------------------------
-
-
-@dataclass
-class _Found:
-    objects: int = 0
-    replies: list[tuple[tuple[int, int], Any]] = field(default_factory=list)
-    first_error: str | None = None
-    gave_up: bool = False
-
-
-def _scan(text: str) -> _Found:
-    """Every top-level JSON object in ``text`` (linear: see :func:`grounding_eval.judge.parse._objects`)."""
-    found = _Found()
-    failed = 0
-    i = 0
-    while True:
-        candidate = judge_parse._CAN_OPEN.search(text, i)
-        if found.first_error is None:
-            brace = text.find("{", i, candidate.start() if candidate else len(text))
-            if brace >= 0:
-                found.first_error = judge_parse._decode_error(text, brace)
-        if candidate is None:
-            return found
-        start = candidate.start()
-        try:
-            obj, end = judge_parse._DECODER.raw_decode(text, start)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            found.first_error = found.first_error or judge_parse._describe(exc)
-            failed += 1
-            if failed > MAX_BAD_OBJECTS:
-                found.gave_up = True
-                return found
-            i = start + 1
-            continue
-        found.objects += 1
-        if isinstance(obj, dict) and any(_clean_key(k) == REPLY_KEY for k in obj):
-            found.replies.append(((start, end), obj))
-        i = end
 
 
 # --- validation ------------------------------------------------------------------------------------------

@@ -277,11 +277,11 @@ class _Found:
     truncated: bool = False
     gave_up: bool = False
 
-    def add(self, span: tuple[int, int], obj: Any) -> None:
+    def add(self, span: tuple[int, int], obj: Any, reply_key: str) -> None:
         self.objects += 1
         if self.first_object is None:
             self.first_object = (span, obj)
-        if _reply_like(obj):
+        if _reply_like(obj, reply_key):
             self.replies += 1
             if self.first_reply is None:
                 self.first_reply = (span, obj)
@@ -295,8 +295,11 @@ class _Found:
 _CAN_OPEN = re.compile(r'\{[ \t\n\r]*+["}]')
 
 
-def _objects(text: str) -> _Found:
+def _objects(text: str, reply_key: str = "criteria") -> _Found:
     """Every top-level JSON object in ``text``: decode at each ``{`` not inside an object already read.
+
+    An object with a ``reply_key`` key is reply-like (the rubric judge's ``criteria``; other judges
+    built on this parser pass their own).
 
     Only the first decoding error is kept: it is where the judge's object began, while later ones are
     usually the same object's insides.
@@ -330,7 +333,7 @@ def _objects(text: str) -> _Found:
                 break
             i = start + 1
             continue
-        found.add((start, end), obj)
+        found.add((start, end), obj, reply_key)
         i = end
     found.truncated = _unbalanced(text)
     return found
@@ -372,8 +375,8 @@ def _unbalanced(text: str) -> bool:
     return depth > 0
 
 
-def _reply_like(obj: Any) -> bool:
-    return isinstance(obj, dict) and any(_clean_key(k) == "criteria" for k in obj)
+def _reply_like(obj: Any, reply_key: str) -> bool:
+    return isinstance(obj, dict) and any(_clean_key(k) == reply_key for k in obj)
 
 
 # ---------------------------------------------------------------------------------------------------
