@@ -138,22 +138,20 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report_json(rows, by), indent=2))
         return 0
     print(format_report(rows, by))
-    _print_provenance(args.results)
+    _print_provenance(loaded)
     return 0
 
 
-def _print_provenance(paths: list[Path]) -> None:
+def _print_provenance(loaded: list[Any]) -> None:
     """What produced each results file: grounding-eval version, rubrics (id, version, SHA-256), prompt
     versions and datasets, as the rows' ``metadata.provenance`` records them."""
-    from grounding_eval.files import RESULTS, read_json
-    from grounding_eval.share.provenance import format_provenance, results_provenance
+    from grounding_eval.share.provenance import format_provenance
 
-    for path in paths:
-        summary = results_provenance(read_json(path, RESULTS))
-        if not summary["rows_with_provenance"]:
+    for results in loaded:
+        if not results.provenance.get("rows_with_provenance"):
             continue  # made before rows recorded it (or by other assertions): nothing to print
-        print(f"\nProvenance of {path}")
-        for line in format_provenance(summary):
+        print(f"\nProvenance of {results.path}")
+        for line in format_provenance(results.provenance):
             print(f"  {line}")
 
 

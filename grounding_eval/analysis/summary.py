@@ -318,6 +318,8 @@ class Results:
         description: the config's ``description``, or ``""``.
         prompts: ``(label, id)`` of each prompt of the eval (``results.prompts``).
         providers: the provider ids and labels of the eval, as ``label (id)``.
+        provenance: what produced the rows, as their ``metadata.provenance`` records it
+            (:func:`grounding_eval.share.provenance.results_provenance`).
     """
 
     path: str
@@ -327,6 +329,7 @@ class Results:
     description: str = ""
     prompts: tuple[tuple[str, str], ...] = ()
     providers: tuple[str, ...] = ()
+    provenance: dict[str, Any] = field(default_factory=dict)
 
 
 def load_rows(path: str | Path) -> list[ReportRow]:
@@ -344,6 +347,8 @@ def load_results(path: str | Path) -> Results:
         DataError: the file is missing, not a regular file, over 256 MiB, not JSON (or nested too
             deeply), not a promptfoo results file, or a row has a field of the wrong type.
     """
+    from grounding_eval.share.provenance import results_provenance
+
     data = read_json(path, RESULTS)
     results = data.get("results") if isinstance(data, dict) else None
     rows = results.get("results") if isinstance(results, dict) else None
@@ -388,6 +393,7 @@ def load_results(path: str | Path) -> Results:
             description=_label(config.get("description"), "config.description", ""),
             prompts=prompts,
             providers=tuple(providers),
+            provenance=results_provenance(data),
         )
     except _Shape as exc:
         raise DataError(path, str(exc)) from None
