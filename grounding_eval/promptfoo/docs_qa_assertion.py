@@ -62,7 +62,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     from grounding_eval.errors import DataError
     from grounding_eval.judge.client import JudgeConfigError, JudgeError, ReplayJudgeClient, answer_sha256
     from grounding_eval.judge.review_queue import enqueue_review, review_entry_id
-    from grounding_eval.promptfoo.judge_assertion import answer_recording
+    from grounding_eval.promptfoo.judge_assertion import answer_recording, audit_into
 
     config = context.get("config") or {}
     test = context.get("test") or {}
@@ -156,7 +156,15 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         errors.append(result.error)
         user = f"{rendered.user}\n\n{result.error}"
     evidence["retried"] = len(replies) > 1
-    _audit(config, evidence, {"system": rendered.system, "user": rendered.user}, replies, errors)
+    prompt = {"system": rendered.system, "user": rendered.user}
+    record = {
+        "kind": "docs_qa",
+        **evidence,
+        "rendered_prompt": prompt,
+        "raw_replies": replies,
+        "errors": errors,
+    }
+    audit_into(config, record, evidence)  # a failed write leaves audit_error in the row, no verdict changes
     if parsed is None:
         queue = Path(str(config.get("review_queue") or "results/docs_qa_review_queue.jsonl"))
         record = {
@@ -342,34 +350,6 @@ def _client(provider: str, config: dict[str, Any]) -> Any:
 def _prompt_sha256(system: str, user: str) -> str:
     text = json.dumps({"system": system, "user": user}, ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _audit(
-    config: dict[str, Any],
-    evidence: dict[str, Any],
-    prompt: dict[str, str],
-    replies: list[str],
-    errors: list[str],
-) -> None:
-    """The rendered prompt and raw replies to the judges' audit log; ``audit_id`` and ``audit_dir`` in the row.
-
-    A failed write changes no verdict; the row then carries ``audit_error`` instead.
-    """
-    from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR, write_audit
-
-    directory = Path(str(config.get("audit_dir") or DEFAULT_AUDIT_DIR))
-    record = {
-        "kind": "docs_qa",
-        **evidence,
-        "rendered_prompt": prompt,
-        "raw_replies": replies,
-        "errors": errors,
-    }
-    try:
-        evidence["audit_id"] = write_audit(directory, record)
-        evidence["audit_dir"] = str(directory)
-    except OSError as exc:
-        evidence["audit_error"] = f"{type(exc).__name__}: {exc}"
 
 
 def _error(message: str) -> dict[str, Any]:

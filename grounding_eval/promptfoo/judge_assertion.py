@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 __all__ = [
     "JUDGE_PROVIDER_ENV",
     "answer_recording",
+    "audit_into",
     "condition_of",
     "judge_assertion",
     "judge_client",
@@ -179,7 +180,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     provenance = _provenance(rubric, rubric_file, metadata, config)
     # The bulk stays out of the row: the prompt the judge saw and its replies go to the audit log.
     bulk = {"rendered_prompt": {"system": rendered.system, "user": rendered.user}, "raw_replies": replies}
-    audit_note = _audit(config, {**evidence, "query_id": query_id, **bulk, "errors": errors}, evidence)
+    audit_note = audit_into(config, {**evidence, "query_id": query_id, **bulk, "errors": errors}, evidence)
     if parsed is None:
         queue = Path(str(config.get("review_queue") or "results/judge_review_queue.jsonl"))
         record = {
@@ -269,8 +270,9 @@ def _provenance(
     )
 
 
-def _audit(config: dict[str, Any], record: dict[str, Any], evidence: dict[str, Any]) -> str:
-    """Write ``record`` to the audit log and name it in ``evidence``; returns a note when it failed.
+def audit_into(config: dict[str, Any], record: dict[str, Any], evidence: dict[str, Any]) -> str:
+    """Write ``record`` to the judges' audit log (``config.audit_dir``) and name it in ``evidence``
+    (``audit_id``, ``audit_dir``); returns a note for the reason when it failed (``audit_error``).
 
     A failed write does not change the verdict (the judgment itself is sound), but the row says that its
     prompt and replies were not kept, and ``audit_id`` is then absent.
