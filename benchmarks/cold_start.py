@@ -10,7 +10,12 @@ the same interpreter:
 * promptfoo's wrapper calling a trivial assertion — the floor every Python assertion pays: the wrapper
   itself imports ``asyncio``, ``inspect`` and ``json``;
 * promptfoo's wrapper calling the verifier — what a row costs;
-* the verifier without the wrapper — the same import, call and JSON dump in a bare process.
+* the verifier without the wrapper — the same import, call and JSON dump in a bare process;
+* the floor — ``python -c "import json, re, ..."`` with the third-party libraries the verifier's call on
+  this answer imported (found by running it once: ``phonenumbers`` for its phone numbers, ``rapidfuzz``
+  for its near quotes), and the same plus the standard-library modules our code cannot reasonably do
+  without (``dataclasses``, ``enum``, ``hashlib`` for the resource cache's keys, ``pathlib``, ``typing``).
+  A cold call imports at least these, so it cannot be below them.
 
 Goal 2 of issue 9 is the ratio *cold verifier call / python -c pass*; it prints that ratio for the
 wrapper run, and for the verifier's own share (the wrapper run minus the trivial one, plus the
@@ -82,6 +87,13 @@ with open(sys.argv[3], "w", encoding="utf-8") as fp:
     json.dump({"type": "final_result", "data": result}, fp, ensure_ascii=False)
 """
 TRIVIAL = 'def get_assert(output, context):\n    return {"pass": True, "score": 1.0, "reason": "trivial"}\n'
+# The third-party libraries a verifier call may import, and the standard-library modules our code cannot
+# reasonably do without (the dataclasses of every report, enums of every status, paths, type hints, the
+# resource cache's SHA-256 keys). ``re`` and ``json`` are in every floor: every check and the wrapper use them.
+LIBRARIES = ("phonenumbers", "rapidfuzz")
+STDLIB = ("dataclasses", "enum", "hashlib", "pathlib", "typing")
+# Run once, untimed: which of LIBRARIES the bare verifier call imported.
+PROBE = BARE_CALL + f"print(' '.join(name for name in {LIBRARIES!r} if name in sys.modules))\n"
 
 
 def row_input(answer: str, source: str) -> list[object]:
@@ -99,7 +111,8 @@ def measure(runs: int = 21, assertion: Path = REPO / "assertions" / "verifier.py
     """Seconds per process of each kind, ``runs`` rounds (interleaved), after a warm-up round.
 
     Also returns the very first verifier call (before bytecode and the resource cache) under
-    ``"first verifier call"``.
+    ``"first verifier call"``. The floor is named after what it imports (``"floor: import json, ..."``);
+    ``"floor + stdlib"`` imports that and :data:`STDLIB`.
     """
     answer = build_answer()
     source = "\n\n".join((ARTICLES / f).read_text(encoding="utf-8") for f in SOURCE_FILES)
@@ -134,6 +147,13 @@ def measure(runs: int = 21, assertion: Path = REPO / "assertions" / "verifier.py
         result = json.loads(Path(out).read_text(encoding="utf-8"))["data"]
         if not {"pass", "score", "reason"} <= set(result) or result["reason"].startswith("ERROR"):
             raise SystemExit(f"the verifier did not grade the row: {result.get('reason', result)!r}")
+        probe = [py, "-c", PROBE, str(assertion), str(tmp / "input.json"), out]
+        imported = subprocess.run(
+            probe, cwd=work, env=env, capture_output=True, text=True, check=True
+        ).stdout.split()
+        floor = f"import {', '.join(['json', 're', *imported])}"
+        commands[f"floor: {floor}"] = [py, "-c", floor]
+        commands["floor + stdlib"] = [py, "-c", f"{floor}, {', '.join(STDLIB)}"]
         for cmd in commands.values():
             run(cmd)
         times: dict[str, list[float]] = {name: [] for name in commands}
@@ -148,9 +168,12 @@ def report(times: dict[str, list[float]]) -> None:
     """Print each kind's median and minimum, and goal 2's ratios."""
     runs = len(times["python -c pass"])
     print(f"cold process ({runs} rounds, the benchmark answer; median and min):")
+    width = max(map(len, times))
     for name, ts in times.items():
         if name != "first verifier call":
-            print(f"  {name:28} median {statistics.median(ts) * 1000:6.1f} ms   min {min(ts) * 1000:6.1f} ms")
+            print(
+                f"  {name:{width}} median {statistics.median(ts) * 1000:6.1f} ms   min {min(ts) * 1000:6.1f} ms"
+            )
     first = times["first verifier call"][0]
     print(f"  (first verifier call, before bytecode and resource cache: {first * 1000:.0f} ms)")
 
@@ -178,6 +201,17 @@ def report(times: dict[str, list[float]]) -> None:
         f"        the verifier's own share, (wrapper + verifier - wrapper + trivial + pass) / pass: {own[0]:.2f}x "
         f"(minimums {own[1]:.2f}x); without the wrapper: {bare[0]:.2f}x (minimums {bare[1]:.2f}x)"
     )
+    floor = next((name for name in times if name.startswith("floor: ")), None)
+    if floor is not None:
+        statement = floor.removeprefix("floor: ")
+        libraries = [name for name in statement.removeprefix("import ").split(", ") if name in LIBRARIES]
+        print(
+            "        the floor, which a cold call cannot be below: importing what it cannot avoid — "
+            f"on this answer {' and '.join(libraries) or 'no library'} (of {', '.join(LIBRARIES)})"
+        )
+        for name, imports in ((floor, statement), ("floor + stdlib", f"{statement}, {', '.join(STDLIB)}")):
+            median, of_minimums = ratio(name)
+            print(f"          {median:.2f}x (minimums {of_minimums:.2f}x)  python -c {imports!r}")
     print("        (ratios are medians of each round's ratio)")
 
 
