@@ -65,15 +65,12 @@ from __future__ import annotations
 
 import copy
 import csv
-import datetime as dt
 import enum
 import functools
 import io
 import ipaddress
 import math
 import re
-import socket
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -84,9 +81,10 @@ from urllib.parse import quote, urljoin, urlsplit
 from grounding_eval.errors import DataError
 from grounding_eval.verifier.urls import is_address_host, is_localhost_name, normalize_url, url_host
 
-if TYPE_CHECKING:  # dnspython (~70 ms) and the TLS and HTTP modules are imported by a live check only
+if TYPE_CHECKING:  # dnspython (~70 ms), sockets, threads, TLS and HTTP are imported by a live check only
     import http.client
     import http.cookiejar
+    import socket
     import sqlite3  # (the cache: live checks only)
     import ssl
 
@@ -587,6 +585,8 @@ class LivenessChecker:
 
         These are the only addresses the request may use: see "Connect to exactly what was checked".
         """
+        import socket
+
         try:
             infos = _run_within(clock, lambda: socket.getaddrinfo(target.host, None, type=socket.SOCK_STREAM))
         except (OSError, UnicodeError):
@@ -661,6 +661,8 @@ class LivenessChecker:
 
         The TLS server name and the certificate check use the host name, not the address.
         """
+        import socket
+
         failure: OSError | None = None
         for family, sockaddr in addresses:
             wait = self._wait(clock)
@@ -783,6 +785,8 @@ class LivenessChecker:
     def _cache_put(self, key: str, result: LivenessResult) -> None:
         if self._cache_path is None:
             return
+        import datetime as dt
+
         checked_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
         def write(db: sqlite3.Connection) -> None:
@@ -860,6 +864,8 @@ def _run_within(clock: _Clock, work: Callable[[], _T]) -> _T:
     stops and the thread is left to end on its own (their own timeouts bound it). An exception is
     raised again here.
     """
+    import threading
+
     box: list[tuple[bool, Any]] = []
     done = threading.Event()
 
