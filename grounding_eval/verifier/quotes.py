@@ -325,12 +325,16 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _MARKUP = re.compile(r"\]\([^()\s]*\)|[\[\]*_`]")
 # A quote mark inside a word is an apostrophe ("tenant's") and stays; any other quote mark goes, so
 # that 'covered dwelling', "covered dwelling" and “covered dwelling” inside a quotation all agree.
-_LOOSE_QUOTE = re.compile(r"(?<!\w)['\"]|['\"](?!\w)")
-_SPACES = re.compile(r" {2,}")
+# (A quote mark with no word character before it, or none after it.) These patterns start with a
+# literal where they can ("  +", not " {2,}"): the regex engine then skips in C to the places where one
+# may match instead of trying every position, 5-20 times faster on a long source (~2 ms of the ~11 ms
+# a 46,000-character source takes to prepare).
+_LOOSE_QUOTE = re.compile(r"['\"](?:(?<!\w['\"])|(?!\w))")
+_SPACES = re.compile(r"  +")
 # The chunker's stray spaces ("February 1, 2020 ,", "title 34 )"), and "( a )" written either way.
 _SPACE_BEFORE_PUNCT = re.compile(r" (?=[,.;:!?)])")
 _SPACE_AFTER_PAREN = re.compile(r"\( ")
-_ELLIPSIS = re.compile(r"\.{3,}")
+_ELLIPSIS = re.compile(r"\.\.\.+")
 
 
 @dataclass(frozen=True)
