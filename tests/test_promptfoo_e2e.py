@@ -6,10 +6,13 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.promptfoo_runs import EvalRun, shared_group
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.e2e
@@ -92,14 +95,14 @@ def test_small_config(tmp_path: Path) -> None:
     assert "no recorded answer for query 'e2e-missing' under 'C0'" in (missing.get("error") or "")
 
 
-def test_verifier_demo_every_row_has_verifier_scores(tmp_path: Path) -> None:
+@pytest.mark.xdist_group(shared_group("configs/verifier_demo.yaml"))
+def test_verifier_demo_every_row_has_verifier_scores(shared_eval: Callable[[str], EvalRun]) -> None:
     """The verifier demo: 6 sample questions × C0/C1/C1.5, every row graded with named scores."""
     if shutil.which("npx") is None:
         pytest.fail("npx is not on PATH")
-    out = tmp_path / "sample.json"
-    result = _promptfoo(REPO / "configs" / "verifier_demo.yaml", out, tmp_path)
-    assert result.returncode == 100, result.stdout[-3000:] + result.stderr[-3000:]
-    rows = _rows(out)
+    run = shared_eval("configs/verifier_demo.yaml")
+    assert run.returncode == 100, run.tail()
+    rows = run.rows()
     assert len(rows) == 18
     assert {row["prompt"]["label"].split(":")[0] for row in rows} == {"C0", "C1", "C1.5"}
     for row in rows:
@@ -167,15 +170,17 @@ ROUNDS = {  # config → (rubric, items, conditions)
 }
 
 
-@pytest.mark.parametrize("config", list(ROUNDS))
-def test_round_config_offline(config: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "config", [pytest.param(config, marks=pytest.mark.xdist_group(shared_group(config))) for config in ROUNDS]
+)
+def test_round_config_offline(config: str, shared_eval: Callable[[str], EvalRun]) -> None:
     """Each round runs offline end to end: every row has the judge's per-criterion scores, the verifier's
     scores and the round's composite."""
     rubric, items, conditions = ROUNDS[config]
-    out = tmp_path / "round.json"
-    result = _promptfoo(REPO / config, out, tmp_path)
-    assert result.returncode in (0, 100), result.stdout[-3000:] + result.stderr[-3000:]
-    rows = _rows(out)
+    run = shared_eval(config)
+    assert run.returncode in (0, 100), run.tail()
+    rows = run.rows()
+    out = run.out
     assert len(rows) == items * conditions
     _same_verdicts_as_before(config, rows)
     for row in rows:

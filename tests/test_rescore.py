@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,23 +13,18 @@ import pytest
 
 from grounding_eval.cli import main
 from grounding_eval.promptfoo.rescore import aggregate, rescore_rows
+from tests.promptfoo_runs import EvalRun, shared_group
 
 REPO = Path(__file__).resolve().parents[1]
+MAIN_JOB_GROUP = shared_group("promptfooconfig.yaml")
 
 
-@pytest.fixture(scope="module")
-def main_job(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture
+def main_job(shared_eval: Callable[[str], EvalRun]) -> Path:
     """The main job's results, written by the pinned promptfoo (offline, recorded answers and judge)."""
-    tmp = tmp_path_factory.mktemp("rescore")
-    out = tmp / "main.json"
-    env = {**os.environ, "PROMPTFOO_CONFIG_DIR": str(tmp / ".promptfoo"), "NO_COLOR": "1"}
-    done = subprocess.run(
-        ["npx", "promptfoo", "eval", "-c", "promptfooconfig.yaml", "-o", str(out), "--no-cache",
-         "--no-progress-bar", "--no-table"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert done.returncode in (0, 100), done.stderr[-3000:]
-    return out
+    run = shared_eval("promptfooconfig.yaml")
+    assert run.returncode in (0, 100), run.tail()
+    return run.out
 
 
 def _graded(rows: list[dict[str, Any]]) -> list[Any]:
@@ -53,6 +49,7 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.e2e
+@pytest.mark.xdist_group(MAIN_JOB_GROUP)
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_an_unchanged_results_file_is_graded_exactly_as_promptfoo_graded_it(
     main_job: Path, tmp_path: Path, jobs: str, capsys: pytest.CaptureFixture[str]
@@ -72,6 +69,7 @@ def test_an_unchanged_results_file_is_graded_exactly_as_promptfoo_graded_it(
 
 
 @pytest.mark.e2e
+@pytest.mark.xdist_group(MAIN_JOB_GROUP)
 def test_the_viewer_imports_the_rescored_file(main_job: Path, tmp_path: Path) -> None:
     new = tmp_path / "new.json"
     assert main(["rescore", str(main_job), "-o", str(new)]) == 0
@@ -145,6 +143,7 @@ def test_not_a_results_file_is_one_line(
 
 
 @pytest.mark.e2e
+@pytest.mark.xdist_group(MAIN_JOB_GROUP)
 def test_report_prints_what_produced_the_rows(main_job: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The report ends with each file's provenance: pack version, rubric id@version and hash, dataset."""
     assert main(["report", str(main_job)]) == 0

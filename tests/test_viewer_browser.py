@@ -1,31 +1,32 @@
 """What a person sees: promptfoo's viewer, in a real headless Chromium, shows our scores and findings.
 
-Runs the verifier demo into a private promptfoo database, serves it with ``promptfoo view -n`` on a free
-127.0.0.1 port, and reads the rendered table through playwright-core driving Debian's Chromium.
+Reads the session's offline run of the verifier demo (its own promptfoo database), serves it with
+``promptfoo view -n`` on a free 127.0.0.1 port, and reads the rendered table through playwright-core
+driving Debian's Chromium.
 """
 
 from __future__ import annotations
 
-import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.browser.viewer import REPO, browse, private_env, require_chromium, served_viewer
+from tests.browser.viewer import REPO, browse, require_chromium, served_viewer
+from tests.promptfoo_runs import EvalRun, shared_group
 
 pytestmark = pytest.mark.e2e
 
 
-def test_viewer_shows_named_scores_and_findings(tmp_path: Path) -> None:
+@pytest.mark.xdist_group(shared_group("configs/verifier_demo.yaml"))
+def test_viewer_shows_named_scores_and_findings(
+    tmp_path: Path, shared_eval: Callable[[str], EvalRun]
+) -> None:
     require_chromium()
-    env = private_env(tmp_path)
-    run = subprocess.run(
-        ["npx", "promptfoo", "eval", "-c", "configs/verifier_demo.yaml", "--no-progress-bar", "--no-table"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert run.returncode == 100, run.stdout[-2000:] + run.stderr[-2000:]
+    run = shared_eval("configs/verifier_demo.yaml")
+    assert run.returncode == 100, run.tail()
     shot = tmp_path / "viewer.png"
-    with served_viewer(env) as base:
+    with served_viewer(run.env) as base:
         seen = browse(REPO / "tests" / "browser" / "viewer_check.mjs", f"{base}/eval", shot)
     text = "\n".join(seen["cells"])
     assert "Verifier demo: every deterministic-verifier outcome" in seen["body"]

@@ -1,32 +1,33 @@
 """What a person sees of the docs-QA evaluation: promptfoo's viewer, in a real headless Chromium, shows the
 four criterion chips, the two helper chips, and the reasons (a missed point, an invented citation).
 
-Runs ``configs/docs_qa.yaml`` (offline) into a private promptfoo database, serves it with ``promptfoo view
--n`` on a free 127.0.0.1 port, and reads the rendered table through playwright-core driving Chromium.
+Reads the session's offline run of ``configs/docs_qa.yaml`` (its own promptfoo database), serves it with
+``promptfoo view -n`` on a free 127.0.0.1 port, and reads the rendered table through playwright-core
+driving Chromium.
 """
 
 from __future__ import annotations
 
-import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.browser.viewer import REPO, browse, private_env, require_chromium, served_viewer
+from tests.browser.viewer import REPO, browse, require_chromium, served_viewer
+from tests.promptfoo_runs import EvalRun, shared_group
 
 pytestmark = pytest.mark.e2e
 
 
-def test_viewer_shows_docs_qa_chips_and_reasons(tmp_path: Path) -> None:
+@pytest.mark.xdist_group(shared_group("configs/docs_qa.yaml"))
+def test_viewer_shows_docs_qa_chips_and_reasons(
+    tmp_path: Path, shared_eval: Callable[[str], EvalRun]
+) -> None:
     require_chromium()
-    env = private_env(tmp_path)
-    run = subprocess.run(
-        ["npx", "promptfoo", "eval", "-c", "configs/docs_qa.yaml", "--no-progress-bar", "--no-table", "--no-cache"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert run.returncode == 100, run.stdout[-2000:] + run.stderr[-2000:]
+    run = shared_eval("configs/docs_qa.yaml")
+    assert run.returncode == 100, run.tail()
     shot = tmp_path / "viewer.png"
-    with served_viewer(env) as base:
+    with served_viewer(run.env) as base:
         seen = browse(
             REPO / "tests" / "browser" / "viewer_check.mjs", f"{base}/eval", shot, "docs_qa.correct"
         )

@@ -1,6 +1,6 @@
 """What a person sees of the factual-accuracy judge: promptfoo's viewer, in a real headless Chromium.
 
-Runs the shipped offline config (``configs/factual_accuracy.yaml``) into a private promptfoo database,
+Reads the session's offline run of the shipped config (``configs/factual_accuracy.yaml``, its own database),
 serves it with ``promptfoo view -n`` on a free 127.0.0.1 port, and opens every result cell's details
 dialog through playwright-core driving Debian's Chromium: each cell lists one component per claim, with its
 verdict, severity, quote and evidence check, and the chips include ``factual_accuracy``.
@@ -8,31 +8,31 @@ verdict, severity, quote and evidence check, and the chips include ``factual_acc
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.browser.viewer import REPO, browse, private_env, require_chromium, served_viewer
-from tests.factuality.test_promptfoo_e2e import run_config
+from tests.browser.viewer import REPO, browse, require_chromium, served_viewer
+from tests.promptfoo_runs import EvalRun, shared_group
 
 pytestmark = pytest.mark.e2e
 
 
-def test_viewer_lists_one_component_per_claim(tmp_path: Path) -> None:
+@pytest.mark.xdist_group(shared_group("configs/factual_accuracy.yaml"))
+def test_viewer_lists_one_component_per_claim(tmp_path: Path, shared_eval: Callable[[str], EvalRun]) -> None:
     require_chromium()
-    out = tmp_path / "out.json"
-    run = run_config(tmp_path, out)
-    assert run.returncode == 100, run.stdout[-2000:] + run.stderr[-2000:]
-    rows = json.loads(out.read_text(encoding="utf-8"))["results"]["results"]
+    run = shared_eval("configs/factual_accuracy.yaml")
+    assert run.returncode == 100, run.tail()
+    rows = run.rows()
     claims_per_row = Counter(
         sum(c["reason"].startswith("claim ") for c in row["gradingResult"]["componentResults"])
         for row in rows
     )
     shot = tmp_path / "viewer.png"
-    with served_viewer(private_env(tmp_path)) as base:
+    with served_viewer(run.env) as base:
         script = REPO / "tests" / "factuality" / "viewer_factuality.mjs"
         seen = browse(script, f"{base}/eval", shot, timeout=240)
     cells = "\n".join(seen["cells"])

@@ -1,9 +1,10 @@
 """calibrate score on ratings made in promptfoo's viewer: real promptfoo, its own rating API on 127.0.0.1.
 
-Runs configs/round1a.yaml into a private promptfoo database, serves it with ``promptfoo view -n`` on a free
-127.0.0.1 port, posts three 👍/👎 ratings to the viewer's own API the way its web page does
-(``POST /api/eval/:evalId/results/:id/rating`` with the cell's grading result plus a ``human`` component),
-exports the eval as JSON with ``promptfoo export eval`` and scores the people against the judge.
+Reads the session's offline run of configs/round1a.yaml (its own promptfoo database), serves it with
+``promptfoo view -n`` on a free 127.0.0.1 port, posts three 👍/👎 ratings to the viewer's own API the way
+its web page does (``POST /api/eval/:evalId/results/:id/rating`` with the cell's grading result plus a
+``human`` component), exports the eval as JSON with ``promptfoo export eval`` and scores the people
+against the judge.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,8 @@ import pytest
 from grounding_eval.analysis.summary import load_rows
 from grounding_eval.cli import main
 from tests.analysis.rows import REPO
-from tests.browser.viewer import private_env, served_viewer
+from tests.browser.viewer import served_viewer
+from tests.promptfoo_runs import EvalRun, shared_group
 
 pytestmark = pytest.mark.e2e
 
@@ -35,14 +38,13 @@ def _rated(grading: dict[str, Any], passed: bool, comment: str) -> dict[str, Any
             "componentResults": [*components, human]}  # fmt: skip
 
 
-def test_ratings_posted_to_the_viewer_are_scored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    env = private_env(tmp_path)
-    results = tmp_path / "round1a.json"
-    run = subprocess.run(
-        ["npx", "promptfoo", "eval", "-c", "configs/round1a.yaml", "-o", str(results), "--no-progress-bar", "--no-table"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert run.returncode in (0, 100), run.stdout[-2000:] + run.stderr[-2000:]
+@pytest.mark.xdist_group(shared_group("configs/round1a.yaml"))
+def test_ratings_posted_to_the_viewer_are_scored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], shared_eval: Callable[[str], EvalRun]
+) -> None:
+    run = shared_eval("configs/round1a.yaml")  # the ratings go to this run's own database
+    assert run.returncode in (0, 100), run.tail()
+    env, results = run.env, run.out
     data = json.loads(results.read_text(encoding="utf-8"))
     eval_id, raw_rows = data["evalId"], data["results"]["results"]
     judged = [

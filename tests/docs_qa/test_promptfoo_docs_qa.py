@@ -8,10 +8,13 @@ import json
 import os
 import subprocess
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.promptfoo_runs import EvalRun, shared_group
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.e2e
@@ -37,10 +40,12 @@ def _docs_qa(row: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
-def test_sample_config_offline(tmp_path: Path) -> None:
+@pytest.mark.xdist_group(shared_group("configs/docs_qa.yaml"))
+def test_sample_config_offline(shared_eval: Callable[[str], EvalRun]) -> None:
     """24 rows, each scored, typed and carrying the shared names; failures exit 100 (promptfoo's code)."""
-    run, rows = _eval(REPO / "configs" / "docs_qa.yaml", tmp_path)
-    assert run.returncode == 100, run.stdout[-3000:] + run.stderr[-3000:]
+    run = shared_eval("configs/docs_qa.yaml")
+    assert run.returncode == 100, run.tail()
+    rows = run.rows()
     assert len(rows) == 24
     types = Counter(row["testCase"]["metadata"]["question_type"] for row in rows)
     assert types == {"direct-lookup": 10, "multi-section": 6, "reworded": 5, "out-of-scope": 3}

@@ -7,29 +7,14 @@ Recorded C1.5 answers, judged against the articles they were shown by recorded t
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.promptfoo_runs import EvalRun, shared_group
+
 pytestmark = pytest.mark.e2e
-
-
-def run_config(tmp_path: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    """``npx promptfoo eval -c configs/factual_accuracy.yaml -o OUT`` from the repository root, with a private database."""
-    if not (REPO / "node_modules" / ".bin" / "promptfoo").exists():
-        pytest.fail("node_modules is missing: run scripts/install (npm ci) first")
-    env = {**os.environ, "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"), "NO_COLOR": "1"}
-    env.pop("GROUNDING_EVAL_JUDGE_PROVIDER", None)
-    env.pop("GROUNDING_EVAL_FACTUALITY_CHEAP_PROVIDER", None)
-    return subprocess.run(
-        ["npx", "promptfoo", "eval", "-c", "configs/factual_accuracy.yaml", "-o", str(out), "--no-progress-bar",
-         "--no-table", "--no-cache"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
 
 
 def _factuality(row: dict[str, Any]) -> dict[str, Any]:
@@ -40,14 +25,11 @@ def _factuality(row: dict[str, Any]) -> dict[str, Any]:
     raise AssertionError("no metadata.factuality in the row")
 
 
-def test_offline_config(tmp_path: Path) -> None:
-    out = tmp_path / "out.json"
-    run = run_config(tmp_path, out)
-    assert run.returncode == 100, run.stdout[-3000:] + run.stderr[-3000:]
-    rows = {
-        row["testCase"]["metadata"]["query_id"]: row
-        for row in json.loads(out.read_text())["results"]["results"]
-    }
+@pytest.mark.xdist_group(shared_group("configs/factual_accuracy.yaml"))
+def test_offline_config(shared_eval: Callable[[str], EvalRun]) -> None:
+    run = shared_eval("configs/factual_accuracy.yaml")
+    assert run.returncode == 100, run.tail()
+    rows = {row["testCase"]["metadata"]["query_id"]: row for row in run.rows()}
     assert set(rows) == {
         "hr-or-retaliation-01",
         "hr-wv-military-01",

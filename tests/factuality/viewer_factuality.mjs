@@ -20,7 +20,7 @@ try {
   for (let i = 0; i < count; i++) {
     if (i > 0) {
       // A fresh page per cell: after a details sheet closes, the next one does not always open.
-      await page.goto(url, { waitUntil: "networkidle", timeout: 60000 });
+      await page.goto(url, { waitUntil: "domcontentloaded", timeout: 60000 });
       await page.getByText("factual_accuracy").first().waitFor({ timeout: 60000 });
     }
     const button = page.getByLabel("View output and test details").nth(i);

@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.e2e
+# The wheel and its venv are built once per pytest worker: --dist loadgroup keeps these tests on one.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("installed-wheel")]
 
 # What the wheel is built from: everything pyproject.toml maps into the package (plus its metadata files).
 _SOURCES = ("pyproject.toml", "README.md", "LICENSE", "grounding_eval", "rubrics", "prompts", "datasets",
