@@ -33,11 +33,6 @@ def free_port() -> int:
         return port
 
 
-def private_env(tmp_path: Path) -> dict[str, str]:
-    """The environment of a promptfoo run with its own database under ``tmp_path``."""
-    return {**os.environ, "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"), "NO_COLOR": "1"}
-
-
 def require_chromium() -> None:
     if shutil.which("chromium") is None and not os.environ.get("CHROMIUM"):
         pytest.fail("chromium is not installed: run scripts/install --browser")
