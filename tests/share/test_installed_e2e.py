@@ -34,6 +34,8 @@ _SOURCES = ("pyproject.toml", "README.md", "LICENSE", "grounding_eval", "rubrics
 def _run(
     argv: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: int = 600
 ) -> subprocess.CompletedProcess[str]:
+    # The venv is installed without bytecode (below): its first process writes what it imports, once.
+    env = {k: v for k, v in (os.environ if env is None else env).items() if k != "PYTHONDONTWRITEBYTECODE"}
     return subprocess.run(
         argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
@@ -60,12 +62,13 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = dist.glob("grounding_eval-*.whl")
     venv = base / "venv"
-    made = _run([sys.executable, "-m", "venv", str(venv)], cwd=base)
+    made = _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=base)
     assert made.returncode == 0, made.stderr
     python = venv / "bin" / "python"
-    pip = _run(
-        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)], cwd=base
-    )
+    # This checkout's pip installs into the new venv (no pip of its own to bootstrap), and compiles no
+    # bytecode up front: most of the dependencies' modules (phonenumbers' data, say) are never imported.
+    pip = _run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-compile",
+                "--disable-pip-version-check", str(wheel)], cwd=base)  # fmt: skip
     assert pip.returncode == 0, pip.stderr[-3000:]
     return {"base": base, "wheel": wheel, "python": python, "bin": venv / "bin"}
 
