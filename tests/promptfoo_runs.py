@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,20 +53,21 @@ def shared_group(config: str) -> str:
     return f"promptfoo-eval:{config}"
 
 
-def offline_env(database: Path) -> dict[str, str]:
-    """The environment of an offline run with its own promptfoo database under ``database``."""
+def offline_env(database: Path, extra_env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of an offline run with its own promptfoo database under ``database``: none of the
+    caller's ``GROUNDING_EVAL_*`` variables, only those in ``extra_env``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDING_EVAL_")}
-    return {**env, "PROMPTFOO_CONFIG_DIR": str(database / ".promptfoo"), "NO_COLOR": "1"}
+    return {**env, "PROMPTFOO_CONFIG_DIR": str(database / ".promptfoo"), "NO_COLOR": "1", **(extra_env or {})}
 
 
-def run_eval(config: str, folder: Path) -> EvalRun:
-    """``promptfoo eval`` of ``config`` (relative to the repository root) into ``folder``."""
+def run_eval(config: str | Path, folder: Path, extra_env: Mapping[str, str] | None = None) -> EvalRun:
+    """``promptfoo eval`` of ``config`` (absolute, or relative to the repository root) into ``folder``."""
     if not (REPO / "node_modules" / ".bin" / "promptfoo").exists():
         pytest.fail("node_modules is missing: run scripts/install (npm ci) first")
     out = folder / "out.json"
-    env = offline_env(folder)
+    env = offline_env(folder, extra_env)
     done = subprocess.run(
-        ["npx", "promptfoo", "eval", "-c", config, "-o", str(out), "--no-progress-bar", "--no-table", "--no-cache"],
+        ["npx", "promptfoo", "eval", "-c", str(config), "-o", str(out), "--no-progress-bar", "--no-table", "--no-cache"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
-    return EvalRun(config, done.returncode, done.stdout, done.stderr, out, env)
+    return EvalRun(str(config), done.returncode, done.stdout, done.stderr, out, env)

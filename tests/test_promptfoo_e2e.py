@@ -12,32 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.promptfoo_runs import EvalRun, shared_group
+from tests.promptfoo_runs import EvalRun, run_eval, shared_group
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.e2e
-
-
-def _promptfoo(
-    config: Path, out: Path, tmp_path: Path, extra_env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    if not (REPO / "node_modules" / ".bin" / "promptfoo").exists():
-        pytest.fail("node_modules is missing: run scripts/install (npm ci) first")
-    env = {
-        **os.environ,
-        "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"),
-        "NO_COLOR": "1",
-        **(extra_env or {}),
-    }
-    return subprocess.run(
-        ["npx", "promptfoo", "eval", "-c", str(config), "-o", str(out), "--no-progress-bar", "--no-cache"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-
-
-def _rows(out: Path) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = json.loads(out.read_text(encoding="utf-8"))["results"]["results"]
-    return rows
 
 
 # Every sample round's rows as graded by the Python entry files (assertions/verifier.py, judge.py,
@@ -69,10 +47,9 @@ def _same_verdicts_as_before(config: str, rows: list[dict[str, Any]]) -> None:
 
 def test_small_config(tmp_path: Path) -> None:
     """A passing row, a failing row and a missing recording: exit 100, each row as promptfoo reports it."""
-    out = tmp_path / "out.json"
-    result = _promptfoo(REPO / "tests" / "fixtures" / "e2e" / "promptfooconfig.yaml", out, tmp_path)
-    assert result.returncode == 100, result.stdout[-3000:] + result.stderr[-3000:]
-    rows = {row["vars"]["query_id"]: row for row in _rows(out)}
+    run = run_eval(REPO / "tests" / "fixtures" / "e2e" / "promptfooconfig.yaml", tmp_path)
+    assert run.returncode == 100, run.tail()
+    rows = {row["vars"]["query_id"]: row for row in run.rows()}
     passing, failing, missing = rows["e2e-pass"], rows["e2e-fail"], rows["e2e-missing"]
 
     assert passing["success"] is True
@@ -121,12 +98,9 @@ def test_swapping_the_dataset_needs_no_code_change(tmp_path: Path) -> None:
     from grounding_eval.data.dataset import load_dataset
 
     tiny = "tests/fixtures/data/tiny"
-    out = tmp_path / "tiny.json"
-    result = _promptfoo(
-        REPO / "configs" / "verifier_demo.yaml", out, tmp_path, {"GROUNDING_EVAL_DATASET": tiny}
-    )
-    assert result.returncode in (0, 100), result.stdout[-3000:] + result.stderr[-3000:]
-    rows = _rows(out)
+    run = run_eval("configs/verifier_demo.yaml", tmp_path, {"GROUNDING_EVAL_DATASET": tiny})
+    assert run.returncode in (0, 100), run.tail()
+    rows = run.rows()
     assert sorted((r["vars"]["query_id"], r["prompt"]["label"].split(":")[0]) for r in rows) == [
         (q, c) for q in ("tiny-oh-01", "tiny-wv-01") for c in ("C0", "C1", "C1.5")
     ]
@@ -233,10 +207,9 @@ def test_main_job_on_a_swapped_dataset(tmp_path: Path) -> None:
     """promptfooconfig.yaml on the tiny dataset, chosen by $GROUNDING_EVAL_DATASET alone: its items, its
     recorded answers and its recorded judge replies, with no change to code or config."""
     tiny = "tests/fixtures/data/tiny"
-    out = tmp_path / "main-tiny.json"
-    result = _promptfoo(REPO / "promptfooconfig.yaml", out, tmp_path, {"GROUNDING_EVAL_DATASET": tiny})
-    assert result.returncode in (0, 100), result.stdout[-3000:] + result.stderr[-3000:]
-    rows = _rows(out)
+    run = run_eval("promptfooconfig.yaml", tmp_path, {"GROUNDING_EVAL_DATASET": tiny})
+    assert run.returncode in (0, 100), run.tail()
+    rows = run.rows()
     assert sorted(r["prompt"]["label"].split(":")[0] for r in rows) == ["C0", "C1", "C1.5"]
     for row in rows:
         assert row["vars"]["query_id"] == "tiny-hr-wv-01"

@@ -4,9 +4,6 @@ swapped in by a config change only (``tests/fixtures/docs_qa/swap_config.yaml`` 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -14,25 +11,10 @@ from typing import Any
 
 import pytest
 
-from tests.promptfoo_runs import EvalRun, shared_group
+from tests.promptfoo_runs import EvalRun, run_eval, shared_group
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.e2e
-
-
-def _eval(config: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
-    if not (REPO / "node_modules" / ".bin" / "promptfoo").exists():
-        pytest.fail("node_modules is missing: run scripts/install (npm ci) first")
-    out = tmp_path / "out.json"
-    env = {**os.environ, "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"), "NO_COLOR": "1"}
-    env.pop("GROUNDING_EVAL_JUDGE_PROVIDER", None)
-    env.pop("GROUNDING_EVAL_DOCS_QA_DATASET", None)
-    run = subprocess.run(
-        ["npx", "promptfoo", "eval", "-c", str(config), "-o", str(out), "--no-progress-bar", "--no-cache"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    rows = json.loads(out.read_text(encoding="utf-8"))["results"]["results"] if out.exists() else []
-    return run, rows
 
 
 def _docs_qa(row: dict[str, Any]) -> dict[str, Any]:
@@ -79,8 +61,9 @@ def test_swap_docs_set_and_test_set_by_config_only(tmp_path: Path) -> None:
         if not a.startswith("#")
     } ^ {b.strip() for b in config.read_text(encoding="utf-8").splitlines() if not b.startswith("#")}
     assert all("file://" in line or line.startswith("dataset:") for line in differing), differing
-    run, rows = _eval(config, tmp_path)
-    assert run.returncode == 100, run.stdout[-3000:] + run.stderr[-3000:]
+    run = run_eval(config, tmp_path)
+    assert run.returncode == 100, run.tail()
+    rows = run.rows()
     by_id = {row["vars"]["query_id"]: row for row in rows}
     assert set(by_id) == {"T01", "Q07", "T03"}
     q07 = _docs_qa(by_id["Q07"])
