@@ -10,9 +10,11 @@ The flow (the seed's integration paragraphs; our decisions are in ``rubrics/fact
 3. **Capable stage**: a reply that fails validation is retried once with the errors appended to the
    constraints section; a second failure writes the item (rendered prompt, raw replies, errors) to the
    review queue and the result is ``error``, never a score.
-4. The scorecard is assessed in code (:func:`~.score.assess`). At risk level high a Major or Critical
-   finding makes the result ``needs_human_verification`` and writes one entry per row to the
-   human-verification queue with, per finding, the claim, its quote, the evidence chunk and the rationale.
+4. The scorecard is assessed in code (:func:`~.score.assess`; a verdict whose evidence cannot be verified
+   never makes the answer look better). At risk level high a Major or Critical finding, or a finding whose
+   quote is not in the evidence, makes the result ``needs_human_verification`` and writes one entry per
+   row to the human-verification queue with, per finding, the claim, its quote, the evidence chunk and
+   the rationale.
 
 A recorded judge (``replay:``) grades only the target text it was recorded for (the rubric judge's
 ``answer_sha256`` rule, :meth:`~grounding_eval.judge.client.ReplayJudgeClient.check_answer`).
@@ -119,6 +121,7 @@ class FactualityResult:
             "status": self.status,
             "score": self.score,
             "judge_reported_score": self.judge_reported_score,
+            "verdict_score": a.verdict_score if a else None,
             "claims": self.claims_json(with_sources=True),
             "ungrounded_verdicts": a.ungrounded if a else 0,
             "model_id": self.model_id,
@@ -468,8 +471,23 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _evidence_effect(a: Assessment) -> str:
+    """What the evidence check did to the score, for the reason line (empty when nothing moved)."""
+    dropped = [c.verdict.claim_id for c in a.claims if c.downgraded]
+    if not dropped:
+        return ""
+    ids = ", ".join(dropped[:10]) + (", …" if len(dropped) > 10 else "")
+    before = "none" if a.verdict_score is None else f"{a.verdict_score:.2f}"
+    return f" ({ids} scored as Unverifiable; {before} by the judge's verdicts)"
+
+
 def decide(result: FactualityResult, *, pass_threshold: float, no_claims_pass: bool) -> tuple[bool, str]:
-    """Whether the row passes, and its reason line (``PASS``/``FAIL``/``NEEDS_HUMAN_VERIFICATION``/…)."""
+    """Whether the row passes, and its reason line (``PASS``/``FAIL``/``NEEDS_HUMAN_VERIFICATION``/…).
+
+    Never a pass the judge's own verdicts would not give: the computed score is at most the verdicts'
+    (:func:`~.score.counted_score`), and "no verifiable claims" passes (``no_claims_pass``) only when the
+    judge itself found none — not when the evidence check took every verifiable claim out.
+    """
     a = result.assessment
     if result.status == "error" or a is None:
         return False, result.reason or "ERROR (factuality unscored)"
@@ -477,15 +495,21 @@ def decide(result: FactualityResult, *, pass_threshold: float, no_claims_pass: b
     counts = ", ".join(f"{n} {k}" for k, n in a.counts.items() if n)
     notes = []
     if a.ungrounded:
-        notes.append(f"{a.ungrounded} UNGROUNDED_VERDICT")
+        notes.append(f"{a.ungrounded} UNGROUNDED_VERDICT{_evidence_effect(a)}")
     notes.extend(f"MISMATCH: {m}" for m in a.mismatches)
     tail = f"; {'; '.join(notes)}" if notes else ""
     if result.status == "needs_human_verification":
-        ids = ", ".join(f"{c.verdict.claim_id} ({c.verdict.severity})" for c in a.human_findings)
+        ids = ", ".join(
+            f"{c.verdict.claim_id} ({c.verdict.severity}{', UNGROUNDED_VERDICT' if c.ungrounded else ''})"
+            for c in a.human_findings
+        )
         shown = "none" if result.score is None else f"{result.score:.2f}"
         return False, (f"NEEDS_HUMAN_VERIFICATION: risk level high and {ids}; factual accuracy {shown} "
                        f"({counts}; {where}){tail}")  # fmt: skip
     if result.status == "no_verifiable_claims" or result.score is None:
+        if a.verdict_verifiable:  # the evidence check emptied it: never a pass the judge's verdicts lack
+            return False, (f"FAIL NO VERIFIABLE CLAIMS: no score, every verifiable verdict's quote is missing "
+                           f"from the evidence ({counts}; {where}){tail}")  # fmt: skip
         head = "PASS" if no_claims_pass else "FAIL"
         return (
             no_claims_pass,

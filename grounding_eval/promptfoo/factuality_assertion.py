@@ -22,6 +22,8 @@ Streaming: only finalized outputs are scored. An output promptfoo marks partial 
 Result: ``namedScores`` ``factual_accuracy`` (absent with no verifiable claims or on error),
 ``factuality.<verification result>`` counts, ``factuality.severity.<level>`` counts,
 ``factuality.ungrounded_verdicts``; one ``componentResult`` per claim; ``metadata.factuality``.
+``config.downgrade_ungrounded`` (default the rubric's, true) only decides whether an ungrounded Supported
+claim counts as Unverifiable or keeps its 1: no setting lets an ungrounded verdict raise the score.
 """
 
 from __future__ import annotations
@@ -158,9 +160,9 @@ def _component(claim: Any) -> dict[str, Any]:
     v = claim.verdict
     severity = f" [{v.severity}]" if v.severity else ""
     check = claim.evidence_check
-    if claim.ungrounded:
+    if claim.ungrounded:  # a verdict whose evidence cannot be verified never lifts the score
         check += (
-            ", UNGROUNDED_VERDICT: scored as Unverifiable" if claim.score is None else ", UNGROUNDED_VERDICT"
+            ", UNGROUNDED_VERDICT: scored as Unverifiable" if claim.downgraded else ", UNGROUNDED_VERDICT"
         )
     where = f" in {', '.join(claim.chunk_ids)}" if claim.chunk_ids else ""
     quote = f' — quote "{_short(v.evidence_quote)}" ({check}{where})' if v.evidence_quote else ""

@@ -93,14 +93,40 @@ class TestResult:
         result = get_assert(ANSWER, _context(provider))
         assert result["namedScores"]["factuality.ungrounded_verdicts"] == 1
         assert result["namedScores"]["factual_accuracy"] == 1.0  # c3 scored as Unverifiable
-        assert "1 UNGROUNDED_VERDICT" in result["reason"]
-        assert "MISMATCH: judge reported total_verifiable_claims 2, computed 1" in result["reason"]
+        assert (
+            "1 UNGROUNDED_VERDICT (c3 scored as Unverifiable; 1.00 by the judge's verdicts)"
+            in result["reason"]
+        )
+        assert "MISMATCH" not in result["reason"]  # the judge's 1 over 2 is right for its own verdicts
         assert "UNGROUNDED_VERDICT: scored as Unverifiable" in result["componentResults"][1]["reason"]
+        assert result["metadata"]["factuality"]["verdict_score"] == 1.0
         result = get_assert(ANSWER, _context(provider, downgrade_ungrounded=False))
         assert (
             result["namedScores"]["factual_accuracy"] == 1.0
             and result["namedScores"]["factuality.ungrounded_verdicts"] == 1
         )
+
+    def test_ungrounded_critical_contradiction_keeps_its_zero(self, tmp_path: Path) -> None:
+        """Issue 18 §2, as measured: three Supported and one Contradicted (Critical) claim whose quote is not
+        in the evidence scored 1.00 and passed; Step 5 over the judge's verdicts is 3 / 4 = 0.75."""
+        found = [
+            SUPPORTED,
+            {**SUPPORTED, "claim_id": "c2", "evidence_quote": "for which the monthly rent does not exceed $2,400"},
+            {**SUPPORTED, "claim_id": "c3", "evidence_quote": "You may qualify for free legal aid based on your income."},
+        ]  # fmt: skip
+        invented = {**CONTRADICTED, "claim_id": "c4", "severity": "Critical",
+                    "evidence_quote": "servicemembers are protected from every eviction in every state forever"}  # fmt: skip
+        provider = _record(tmp_path / "r.json", "factual_accuracy/q1/C0", ANSWER, reply(*found, invented))
+        for downgrade in (True, False):  # no setting lets the ungrounded 0 drop out
+            result = get_assert(ANSWER, _context(provider, downgrade_ungrounded=downgrade))
+            assert (result["pass"], result["score"]) == (False, 0.75)
+            assert result["namedScores"]["factual_accuracy"] == 0.75
+            assert result["reason"].startswith("FAIL factual accuracy 0.75 over 4 verifiable claim(s)")
+            assert result["reason"].endswith("; 1 UNGROUNDED_VERDICT")
+            assert result["componentResults"][3]["reason"].startswith(
+                "claim c4: Contradicted [Critical] (score 0)"
+            )
+            assert "NOT_FOUND, UNGROUNDED_VERDICT)" in result["componentResults"][3]["reason"]
 
     def test_no_verifiable_claims_has_no_score_chip(self, tmp_path: Path) -> None:
         unverifiable = {
