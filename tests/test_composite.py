@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
+from grounding_eval.promptfoo.composite_scoring import score_round1, score_round2b, score_round3
 from grounding_eval.scoring.composite import (
     Composite,
+    SafetySource,
     SourceFidelityGate,
     round1_composite,
     round2b_composite,
     round3_composite,
+    safety_source,
+    safety_split,
     verdict_value,
 )
 
@@ -198,3 +204,203 @@ class TestRound3SourceFidelityGate:
         core = [c for c in CORE if c != "source_fidelity"]
         result = round3_composite(dict.fromkeys(core, "Yes"), [], core=core, gate=GATE)
         assert not result.scored and "no source_fidelity verdict" in result.reason
+
+
+CHECKS = ("hallucinated_citation", "jurisdiction_correct", "org_attribution_correct")
+HALL, JUR, ORG = CHECKS
+
+
+class TestSafetySplit:
+    """Both sides' answers on the three checks, and which side's No counts, by hand."""
+
+    @pytest.mark.parametrize(
+        ("verifier_no", "judge", "source", "decided", "judge_only", "verifier_only"),
+        [
+            pytest.param([], {HALL: "Yes", JUR: "Yes", ORG: "Yes"}, "verifier", (), (), (), id="agree-yes"),
+            pytest.param([HALL], {HALL: "No", JUR: "Yes", ORG: "Yes"}, "verifier", (HALL,), (), (), id="agree-no"),
+            pytest.param([], {HALL: "Yes", JUR: "No", ORG: "Yes"}, "verifier", (), (JUR,), (), id="judge-no-not-counted"),
+            pytest.param([], {HALL: "Yes", JUR: "No", ORG: "Yes"}, "judge", (JUR,), (JUR,), (), id="judge-no-decides"),
+            pytest.param([], {HALL: "Yes", JUR: "No", ORG: "Yes"}, "either", (JUR,), (JUR,), (), id="either-takes-judge-no"),
+            pytest.param([ORG], {HALL: "Yes", JUR: "Yes", ORG: "Yes"}, "verifier", (ORG,), (), (ORG,), id="verifier-no-judge-yes"),
+            pytest.param([ORG], {HALL: "Yes", JUR: "Yes", ORG: "Yes"}, "judge", (), (), (ORG,), id="judge-ignores-verifier-no"),
+            pytest.param([ORG], {HALL: "Yes", JUR: "Yes", ORG: "Partial"}, "either", (ORG,), (), (ORG,), id="partial-is-not-no"),
+            pytest.param([ORG], {HALL: "Partial", JUR: "Yes", ORG: "Yes"}, "judge", (), (), (ORG,), id="judge-partial-never-counts"),
+            pytest.param([HALL, ORG], {HALL: "No", JUR: "No", ORG: "Yes"}, "either", (HALL, JUR, ORG), (JUR,), (ORG,), id="union-in-check-order"),
+            pytest.param([ORG, HALL], {HALL: "No", JUR: "No", ORG: "Yes"}, "judge", (HALL, JUR), (JUR,), (ORG,), id="judge-in-check-order"),
+        ],
+    )  # fmt: skip
+    def test_table(
+        self,
+        verifier_no: list[str],
+        judge: dict[str, str],
+        source: SafetySource,
+        decided: tuple[str, ...],
+        judge_only: tuple[str, ...],
+        verifier_only: tuple[str, ...],
+    ) -> None:
+        split = safety_split(verifier_no, judge, source)
+        assert split.decided_no == decided
+        assert split.judge_only_no == judge_only and split.judge_disagrees is bool(judge_only)
+        assert split.verifier_only_no == verifier_only
+
+    def test_reason_names_each_disagreement(self) -> None:
+        split = safety_split([ORG], {HALL: "No", JUR: "Yes", ORG: "Partial"}, "verifier")
+        assert split.reason() == (
+            "safety_source verifier decides the safety checks; judge No, verifier passed: hallucinated_citation "
+            "(not counted); verifier No, judge Partial: org_attribution_correct"
+        )
+        assert safety_split([ORG], {HALL: "No", JUR: "Yes", ORG: "Yes"}, "judge").reason() == (
+            "safety_source judge decides the safety checks; judge No, verifier passed: hallucinated_citation; "
+            "verifier No, judge Yes: org_attribution_correct (not counted)"
+        )
+
+    def test_reason_is_empty_only_when_the_default_agrees(self) -> None:
+        assert safety_split([HALL], {HALL: "No", JUR: "Yes", ORG: "Yes"}).reason() == ""
+        assert safety_split([HALL], {HALL: "No", JUR: "Yes", ORG: "Yes"}, "either").reason() == (
+            "safety_source either decides the safety checks"
+        )
+
+    def test_metadata(self) -> None:
+        assert safety_split([ORG], {HALL: "No", JUR: "Yes", ORG: "Yes"}).as_metadata() == {
+            "source": "verifier", "decided_no": [ORG], "verifier_no": [ORG], "judge_no": [HALL],
+            "judge_disagrees": True, "judge_only_no": [HALL], "verifier_only_no": [ORG],
+        }  # fmt: skip
+
+    @pytest.mark.parametrize("value", ["Judge", "", "both", 1, True, ["judge"]], ids=repr)
+    def test_unknown_source(self, value: object) -> None:
+        with pytest.raises(ValueError, match=r"^safety_source is .*: use verifier, judge, either$"):
+            safety_source(value)
+
+    def test_absent_is_the_verifier(self) -> None:
+        assert safety_source(None) == "verifier" and safety_split([], {}).source == "verifier"
+
+    def test_unknown_check(self) -> None:
+        with pytest.raises(ValueError, match="unknown safety checks"):
+            safety_split(["tone"], {})
+
+
+def _round3_context(
+    judge: dict[str, str], verifier_no: list[str], config: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The flattened component results promptfoo hands the Round 3 scoring function: the verifier's and the
+    shipped round3 judge's (every criterion Yes unless ``judge`` says otherwise), config as in the YAML."""
+    from grounding_eval.judge.rubric import load_rubric, rubric_path
+
+    rubric = load_rubric(rubric_path("round3"))
+    verdicts = {c.id: {"verdict": judge.get(c.id, "Yes"), "reasoning": "r"} for c in rubric.criteria}
+    return {
+        "componentResults": [
+            {"pass": not verifier_no, "score": 1.0, "reason": "verifier",
+             "assertion": {"type": "javascript", "value": "file://assertions/grounding.cjs:verifier"},
+             "metadata": {"verifier": {"hard_failures": [{"safety_check": c} for c in verifier_no], "score": 1.0}}},
+            {"pass": True, "score": 1.0, "reason": "judge",
+             "assertion": {"type": "javascript", "value": "file://assertions/grounding.cjs:judge",
+                           "config": {"rubric": "round3", **(config or {})}},
+             "metadata": {"judge": {"status": "scored", "rubric_id": rubric.id, "rubric_version": rubric.version,
+                                    "core": list(CORE), "verdicts": verdicts}}},
+        ]
+    }  # fmt: skip
+
+
+class TestRound3SafetySource:
+    """The scoring function reads ``safety_source`` from the judge assertion's config."""
+
+    def test_default_keeps_the_verifier_and_names_the_judge_no(self) -> None:
+        result = score_round3({}, _round3_context({JUR: "No"}, []))
+        assert result["pass"] is True and result["score"] == 1.0
+        assert result["reason"].endswith(
+            "\nsafety_source verifier decides the safety checks; judge No, verifier passed: "
+            "jurisdiction_correct (not counted)"
+        )
+        assert result["metadata"]["safety"]["judge_disagrees"] is True
+        assert result["namedScores"][f"safety.{JUR}"] == 1.0  # the chip shows the deciding side
+
+    def test_default_reason_unchanged_when_they_agree(self) -> None:
+        result = score_round3({}, _round3_context({ORG: "No"}, [ORG]))
+        expected = round3_composite(dict.fromkeys(CORE, "Yes"), [ORG], core=CORE, gate=GATE)
+        assert result["reason"] == f"Round 3: {expected.reason}"
+        assert result["metadata"]["safety"]["judge_disagrees"] is False
+
+    @pytest.mark.parametrize(
+        ("source", "passed", "score", "chips"),
+        [
+            ("verifier", False, 0.7, (1.0, 1.0, 0.0)),
+            ("judge", False, 0.7, (1.0, 0.0, 1.0)),
+            ("either", False, 0.4, (1.0, 0.0, 0.0)),
+        ],
+    )
+    def test_sources(self, source: str, passed: bool, score: float, chips: tuple[float, ...]) -> None:
+        """Judge No on jurisdiction, verifier No on org attribution: 1.0 − 0.3 per counted No."""
+        result = score_round3({}, _round3_context({JUR: "No"}, [ORG], {"safety_source": source}))
+        assert result["pass"] is passed and result["score"] == pytest.approx(score)
+        assert tuple(result["namedScores"][f"safety.{c}"] for c in CHECKS) == chips
+        assert result["metadata"]["safety"]["source"] == source
+
+    def test_judge_source_can_pass_a_row_the_verifier_fails(self) -> None:
+        """A team's explicit choice, recorded in the reason: the verifier's No is shown as not counted."""
+        result = score_round3({}, _round3_context({}, [ORG], {"safety_source": "judge"}))
+        assert result["pass"] is True
+        assert "verifier No, judge Yes: org_attribution_correct (not counted)" in result["reason"]
+
+    def test_unknown_value_is_unscored_naming_the_key(self) -> None:
+        result = score_round3({"x": 1.0}, _round3_context({}, [], {"safety_source": "juge"}))
+        assert result == {
+            "pass": False, "score": 0.0, "namedScores": {"x": 1.0},
+            "reason": "Round 3: UNSCORED: no composite — the judge assertion's config.safety_source is 'juge': "
+            "use verifier, judge, either",
+        }  # fmt: skip
+
+    def test_a_deciding_check_left_unanswered_is_unscored(self) -> None:
+        context = _round3_context({}, [], {"safety_source": "either"})
+        del context["componentResults"][1]["metadata"]["judge"]["verdicts"][HALL]
+        result = score_round3({}, context)
+        assert result["pass"] is False and "composite" not in result["namedScores"]
+        assert (
+            "no verdict for safety checks hallucinated_citation, which config.safety_source either needs"
+            in (result["reason"])
+        )
+
+    @pytest.mark.parametrize("scorer", [score_round1, score_round2b], ids=["round1", "round2b"])
+    def test_other_rounds_refuse_a_source_they_cannot_use(self, scorer: Any) -> None:
+        from grounding_eval.judge.rubric import load_rubric, rubric_path
+
+        rubric = "v3" if scorer is score_round1 else "v4"
+        version = load_rubric(rubric_path(rubric)).version
+        context = {
+            "componentResults": [
+                {"metadata": {"verifier": {"hard_failures": [], "score": 1.0}}},
+                {"assertion": {"config": {"rubric": rubric, "safety_source": "judge"}},
+                 "metadata": {"judge": {"status": "scored", "rubric_id": rubric, "rubric_version": version,
+                                        "llm_judge_score": 0.9, "verdicts": {}}}},
+            ]
+        }  # fmt: skip
+        result = scorer({}, context)
+        assert result["pass"] is False and "UNSCORED" in result["reason"]
+        assert "config.safety_source" in result["reason"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    judge=st.fixed_dictionaries({c: st.sampled_from(["Yes", "Partial", "No"]) for c in CHECKS}),
+    verifier_no=st.lists(st.sampled_from(CHECKS), unique=True),
+    core=st.lists(st.sampled_from(["Yes", "Partial", "No"]), min_size=len(CORE), max_size=len(CORE)),
+    explicit=st.booleans(),
+)
+def test_default_source_is_the_formula_before_safety_source(
+    judge: dict[str, str], verifier_no: list[str], core: list[str], explicit: bool
+) -> None:
+    """No verdict, score or named score changes with the default: the verifier's No's go into the formula."""
+    verdicts = {**dict(zip(CORE, core, strict=True)), **judge}
+    context = _round3_context(verdicts, verifier_no, {"safety_source": "verifier"} if explicit else None)
+    result = score_round3({}, context)
+    expected = round3_composite(verdicts, verifier_no, core=CORE, gate=GATE)
+    disagree = any(judge[c] == "No" and c not in verifier_no for c in CHECKS)
+    event(f"judge disagrees: {disagree}")
+    assert result["pass"] is expected.passed
+    assert expected.score is not None
+    assert result["namedScores"]["composite"] == round(expected.score, 4)
+    assert [result["namedScores"][f"safety.{c}"] for c in CHECKS] == [
+        float(c not in verifier_no) for c in CHECKS
+    ]
+    assert result["reason"].startswith(f"Round 3: {expected.reason}")
+    assert result["metadata"]["safety"]["judge_disagrees"] is disagree
