@@ -66,10 +66,13 @@ def test_offline_config(shared_eval: Callable[[str], EvalRun]) -> None:
     deposit = rows["hr-mi-deposit-01"]
     assert deposit["namedScores"]["factuality.ungrounded_verdicts"] == 1
     assert deposit["namedScores"]["factual_accuracy"] == pytest.approx(0.8333, abs=1e-4)
-    assert _factuality(deposit)["mismatches"] == [
-        "judge reported total_verifiable_claims 4, computed 3",
-        "judge reported overall_factual_accuracy_score 0.875, computed 0.8333",
-    ]
+    # c4 (Supported) quotes a sentence that is not in the article: out of the mean, (1 + 1 + 0.5) / 3; the
+    # judge's own 0.875 over 4 is right for its verdicts, so no mismatch (issue 18 §2)
+    assert _factuality(deposit)["verdict_score"] == 0.875
+    assert _factuality(deposit)["mismatches"] == []
+    assert deposit["gradingResult"]["componentResults"][0]["reason"].endswith(
+        "; 1 UNGROUNDED_VERDICT (c4 scored as Unverifiable; 0.88 by the judge's verdicts)"
+    )
     for query_id, row in rows.items():
         meta = _factuality(row)
         claims = [c for c in row["gradingResult"]["componentResults"] if c["reason"].startswith("claim ")]
