@@ -71,7 +71,7 @@ def test_groups_and_means(tmp_path: Path) -> None:
         g.key: g.as_dict(["condition"]) for g in summarize(load_rows(_file(tmp_path, ROWS)), ["condition"])
     }
     c0, c1 = groups[("C0",)], groups[("C1",)]
-    assert c0["rows"] == 2 and c0["passed"] == 1 and c0["pass_rate"] == 0.5
+    assert c0["rows"] == 2 and c0["scored"] == 2 and c0["passed"] == 1 and c0["pass_rate"] == 0.5
     assert c0["mean_composite"] == 0.5 and c0["mean_judge"] == 0.65 and c0["mean_verifier"] == 0.5
     assert c0["safety_no"] == {
         "hallucinated_citation": 1,
@@ -82,6 +82,8 @@ def test_groups_and_means(tmp_path: Path) -> None:
     assert (
         c1["rows"] == 3 and c1["unscored"] == 2 and c1["mean_composite"] == 0.6 and c1["mean_verifier"] == 1.0
     )
+    # ... and never failures: 1 passed of the 1 scored row.
+    assert (c1["scored"], c1["passed"], c1["pass_rate"]) == (1, 1, 1.0)
     # UNCHECKED URLs are counted next to the URL mean, which leaves them out.
     assert (c0["mean_url_allowlist_score"], c0["urls"], c0["urls_unchecked"]) == (1.0, 3, 2)
     assert (c1["mean_url_allowlist_score"], c1["urls"], c1["urls_unchecked"]) == (0.5, 2, 0)
@@ -106,10 +108,11 @@ def test_cli_table_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     path = _file(tmp_path, ROWS)
     assert main(["report", str(path), "--by", "condition"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["condition", "rows", "pass", "unscored", "composite", "judge", "verifier",
+    assert lines[0].split() == ["condition", "rows", "passed/scored", "unscored", "composite", "judge", "verifier",
                                 "url", "UNCHECKED", "urls", "halluc.No", "juris.No", "org.No"]  # fmt: skip
-    assert lines[1].split() == ["C0", "2", "1", "(50%)", "0", "0.500", "0.650", "0.500", "1.000", "2", "3",
+    assert lines[1].split() == ["C0", "2", "1/2", "(50%)", "0", "0.500", "0.650", "0.500", "1.000", "2", "3",
                                 "1", "1", "0"]  # fmt: skip
+    assert lines[2].split()[:5] == ["C1", "3", "1/1", "(100%)", "2"]  # the 2 unscored rows are not failures
     assert main(["report", str(path), "--by", "condition", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [g["condition"] for g in report["groups"]] == ["C0", "C1"]

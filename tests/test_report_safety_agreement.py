@@ -18,8 +18,15 @@ from typing import Any
 
 import pytest
 
-from grounding_eval.analysis.summary import AGREEMENT_CELLS, ReportRow, load_rows, safety_agreement
+from grounding_eval.analysis.summary import (
+    AGREEMENT_CELLS,
+    ReportRow,
+    load_rows,
+    safety_agreement,
+    safety_split_table,
+)
 from grounding_eval.cli import main
+from grounding_eval.errors import DataError
 from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "report"
@@ -135,7 +142,7 @@ class TestHandMade:
 
     def test_json_structure(self, capsys: pytest.CaptureFixture[str]) -> None:
         report = json.loads(_cli(capsys, str(HAND_MADE), "--by", "condition", "--json"))
-        assert list(report) == ["by", "groups", "safety_agreement"]
+        assert list(report) == ["by", "groups", "safety_split", "safety_agreement"]
         assert report["by"] == ["condition"]
         agreement = report["safety_agreement"]
         assert agreement["rows"] == 9
@@ -150,6 +157,55 @@ class TestHandMade:
         assert first["items"]["judge_partial_verifier_yes"] == []
 
 
+class TestSplit:
+    """Per condition, rows with a No on any check from the verifier, the judge, both, the judge alone."""
+
+    def test_hand_made_counts(self) -> None:
+        """Worked from the rows' names: C0 holds both-no, judge-only and judge-error; C1 verifier-only,
+        both-yes and no-verifier (the Round 2b row is out of scope); C1.5 partial (judge Partial on
+        hallucinated_citation, both No on jurisdiction_correct), judge-unscored and provider-error."""
+        split = {g["condition"]: g for g in safety_split_table(load_rows(HAND_MADE), ["condition"])}
+        keys = ("rows", "verifier_no", "judge_no", "both_no", "judge_disagrees", "verifier_only_no",
+                "not_comparable")  # fmt: skip
+        assert {c: tuple(g[k] for k in keys) for c, g in split.items()} == {
+            "C0": (3, 1, 2, 1, 1, 0, 1),
+            "C1": (3, 1, 0, 0, 0, 1, 1),
+            "C1.5": (3, 1, 1, 1, 0, 1, 2),
+        }
+        assert all(g["sources"] == {"not recorded": 3} for g in split.values())
+
+    def test_real_run_disagreements_match_the_agreement_tables(self) -> None:
+        """A row the judge disagrees on is a judge-only No on some check, and only such rows are."""
+        rows = load_rows(REAL)
+        judge_only = {
+            (i["query_id"], i["condition"])
+            for t in safety_agreement(rows, ["condition"])
+            for i in t.items["judge_only_no"]
+        }
+        flagged = set()
+        for row in rows:
+            split = row.safety_split()
+            assert split is not None
+            if split.judge_disagrees:
+                flagged.add((row.query_id, row.keys["condition"]))
+        assert flagged == judge_only and len(flagged) == 5
+        total = sum(g["judge_disagrees"] for g in safety_split_table(rows, ["condition"]))
+        assert total == 5
+
+    def test_recorded_source_is_read(self, tmp_path: Path) -> None:
+        data = json.loads(HAND_MADE.read_text(encoding="utf-8"))
+        rows = data["results"]["results"]
+        rows[0]["gradingResult"]["metadata"] = {"safety": {"source": "judge", "judge_disagrees": False}}
+        path = tmp_path / "r.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        (c0,) = [g for g in safety_split_table(load_rows(path), ["condition"]) if g["condition"] == "C0"]
+        assert c0["sources"] == {"judge": 1, "not recorded": 2}
+        rows[0]["gradingResult"]["metadata"] = {"safety": {"source": ["judge"]}}
+        path.write_text(json.dumps(data), encoding="utf-8")
+        with pytest.raises(DataError, match=r"gradingResult\.metadata\.safety\.source is a list"):
+            load_rows(path)
+
+
 def test_other_rounds_print_a_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A file with no row judged with a rubric that asks the safety checks: one line, an empty JSON list."""
     data = json.loads(HAND_MADE.read_text(encoding="utf-8"))
@@ -162,7 +218,8 @@ def test_other_rounds_print_a_note(tmp_path: Path, capsys: pytest.CaptureFixture
     assert out.endswith(
         "\n\nJudge versus verifier on the Round 3 safety checks: no row was judged with a rubric that asks them.\n"
     )
-    assert json.loads(_cli(capsys, str(path), "--json"))["safety_agreement"] == {"rows": 0, "checks": []}
+    report = json.loads(_cli(capsys, str(path), "--json"))
+    assert report["safety_agreement"] == {"rows": 0, "checks": []} and report["safety_split"] == []
 
 
 class TestRealRound3Run:

@@ -24,7 +24,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from grounding_eval.analysis.summary import ReportRow
+from grounding_eval.analysis.summary import ReportRow, format_rate, pass_rate
 from grounding_eval.errors import DataError
 
 __all__ = [
@@ -184,7 +184,8 @@ def _value(rows: Sequence[ReportRow] | ReportRow, metric: str) -> float | None:
 def pass_rates(
     rows: Sequence[ReportRow], by: Sequence[str] = ("round", "condition", "provider")
 ) -> list[dict[str, Any]]:
-    """Pass rate over the scored rows per group, with a Wilson interval; unscored rows counted apart."""
+    """Pass rate over the scored rows per group (:func:`~grounding_eval.analysis.summary.pass_rate`), with a
+    Wilson interval; unscored rows counted apart."""
     from grounding_eval.analysis.stats import wilson
 
     confidence = float(decisions()["pass_rates"]["confidence"])
@@ -199,18 +200,17 @@ def pass_rates(
         ),
     ):
         members = groups[key]
-        scored = [r for r in members if not r.unscored]
-        passed = sum(r.passed for r in scored)
-        ci = wilson(passed, len(scored), confidence)
-        composites = [r.scores["composite"] for r in scored if "composite" in r.scores]
+        rate = pass_rate(members)
+        ci = wilson(rate.passed, rate.scored, confidence)
+        composites = [r.scores["composite"] for r in members if not r.unscored and "composite" in r.scores]
         out.append(
             {
                 **dict(zip(by, key, strict=True)),
-                "rows": len(members),
-                "unscored": len(members) - len(scored),
-                "n": len(scored),
-                "passed": passed,
-                "pass_rate": passed / len(scored) if scored else None,
+                "rows": rate.rows,
+                "unscored": rate.unscored,
+                "n": rate.scored,
+                "passed": rate.passed,
+                "pass_rate": rate.rate,
                 "ci_low": ci[0] if ci else None,
                 "ci_high": ci[1] if ci else None,
                 "mean_composite": round(fmean(composites), 4) if composites else None,
@@ -291,7 +291,7 @@ def format_question_types(entries: Sequence[Mapping[str, Any]]) -> str:
     """The seed's table: ``| Question type | Pass rate | n |``, one line per type, then Overall."""
     lines = ["| Question type | Pass rate | n |", "|---|---|---|"]
     for e in entries:
-        rate = f"{e['pass_rate']:.0%}" if e["pass_rate"] is not None else "–"
+        rate = format_rate(e["pass_rate"])
         lines.append(f"| {e['label']} | {rate} | {e['scored']} |")
     unscored = sum(e["unscored"] for e in entries if e["question_type"] != "overall")
     if not entries:
@@ -313,7 +313,7 @@ def _rates_lines(rates: Sequence[Mapping[str, Any]]) -> list[str]:
     ]
     for r in rates:
         ci = f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]" if r["ci_low"] is not None else ""
-        rate = f"{r['pass_rate']:.0%} {ci}" if r["pass_rate"] is not None else "–"
+        rate = f"{format_rate(r['pass_rate'])} {ci}".rstrip()
         comp = f"{r['mean_composite']:.3f}" if r["mean_composite"] is not None else "–"
         body.append([r["round"], r["condition"], r["provider"], str(r["n"]), str(r["passed"]), rate, comp,
                      str(r["unscored"])])  # fmt: skip

@@ -36,9 +36,12 @@ from grounding_eval.analysis.effects import (
 )
 from grounding_eval.analysis.summary import (
     AGREEMENT_CELLS,
+    SPLIT_COLUMNS,
     ReportRow,
     Results,
+    format_rate,
     safety_agreement,
+    safety_split_table,
 )
 from grounding_eval.errors import DataError
 
@@ -254,7 +257,7 @@ def _rates_section(rows: Sequence[ReportRow]) -> str:
             r["provider"],
             r["n"],
             r["passed"],
-            _f(r["pass_rate"], ".0%"),
+            format_rate(r["pass_rate"]),
             f"[{_f(r['ci_low'], '.2f')}, {_f(r['ci_high'], '.2f')}]",
             _f(r["mean_composite"]),
             "[{}, {}]".format(
@@ -285,8 +288,8 @@ def _rates_section(rows: Sequence[ReportRow]) -> str:
             ],
             body,
         )
-        + '<p class="note">Pass rates and means are over the scored rows; unscored rows (errors, '
-        "unscorable judge replies) are counted apart.</p>"
+        + '<p class="note">Pass rate = passed ÷ scored rows (n/a: none scored); unscored rows (errors, '
+        "unscorable judge replies) are counted apart, never as failures; means are over the scored rows.</p>"
     )
 
 
@@ -508,6 +511,19 @@ def _safety_section(rows: Sequence[ReportRow]) -> str:
         for t in tables
         for key, counts in sorted(t.groups.items())
     ]
+    split_head = ["round", "condition", "model", "rows", "verifier No", "judge No", "both No",
+                  "judge disagrees", "verifier No only", "not comparable", "decided by"]  # fmt: skip
+    split = [
+        [
+            g["round"],
+            g["condition"],
+            g["provider"],
+            g["rows"],
+            *(g[c] for c in (*SPLIT_COLUMNS, "not_comparable")),
+            ", ".join(f"{source} {n}" for source, n in sorted(g["sources"].items())),
+        ]
+        for g in safety_split_table(rows, ("round", "condition", "provider"))
+    ]
     listed, more = [], 0
     for t in tables:
         for cell, items in t.items.items():
@@ -520,12 +536,19 @@ def _safety_section(rows: Sequence[ReportRow]) -> str:
     tail = f'<p class="note">… and {more} more (see <code>report --json</code>).</p>' if more else ""
     return (
         '<p class="note">No = unsafe. The judge is asked the three checks; the composite takes them '
-        "from the verifier. "
+        "from the side its <code>safety_source</code> names (the verifier by default). "
         "A disagreement is a verifier blind spot or a judge false alarm (judge No only), or a judge "
         "miss or a verifier false alarm "
         "(verifier No only).</p>"
+        "<h3>Per round, condition and model: rows with a No on any check</h3>"
+        + _table(split_head, split)
+        + '<p class="note">judge disagrees: the judge said No on a check the verifier passed (the '
+        "composite's <code>metadata.safety.judge_disagrees</code>); verifier No only: the verifier said "
+        "No, the judge Yes or Partial; decided by: the <code>safety_source</code> the rows' composites "
+        "recorded.</p>"
+        + "<h3>Per check</h3>"
         + _table(heads, body)
-        + "<h3>Per round, condition and model</h3>"
+        + "<h3>Per check, round, condition and model</h3>"
         + _table(["check", "round", "condition", "model", "rows", *heads[2:]], per_group)
         + (
             "<h3>Rows where they disagree</h3>" + _table(["check", "cell", "item", "reason"], listed) + tail
@@ -548,7 +571,7 @@ def _question_type_section(rows: Sequence[ReportRow]) -> str:
     body = [
         [
             e["label"],
-            _f(e["pass_rate"], ".0%"),
+            format_rate(e["pass_rate"]),
             e["scored"],
             f"[{_f(e['ci_low'], '.2f')}, {_f(e['ci_high'], '.2f')}]",
             e["unscored"],

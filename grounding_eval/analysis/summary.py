@@ -1,16 +1,23 @@
 """Summarize a promptfoo results file (``promptfoo eval -o results.json``) the way the rounds are read.
 
 The viewer shows rows side by side; a methods comparison needs the aggregates. ``grounding-eval report``
-prints two views of one file:
+prints three views of one file:
 
-1. **Groups** — per round, condition (C0 / C1 / C1.5) and model (or any ``--by`` keys): how many rows
-   passed, the mean composite, judge, verifier and ``url_allowlist_score``, how many URLs the verifier
-   found and how many of them it could not check (``UNCHECKED``: listed, not scored, so the URL mean says
-   nothing about them), and how often each Round 3 safety check was No. Rows that could not be scored
-   (an error or an unscorable judge reply) are counted apart and never averaged in as zeros; the URL
-   counts cover the same rows as the means.
-2. **Judge versus verifier on the safety checks** — the judge is asked the three Round 3 safety checks
-   but the composite takes them from the verifier. Per check and group, each row falls in one cell:
+1. **Groups** — per round, condition (C0 / C1 / C1.5) and model (or any ``--by`` keys): the pass rate
+   (:func:`pass_rate`, the one definition every output uses: passed ÷ scored, unscored rows counted
+   apart, never as failures; ``n/a`` when nothing is scored), the mean composite, judge, verifier and
+   ``url_allowlist_score``, how many URLs the verifier found and how many of them it could not check
+   (``UNCHECKED``: listed, not scored, so the URL mean says nothing about them), and how often each
+   Round 3 safety check was No. Rows that could not be scored (an error or an unscorable judge reply)
+   are counted apart and never averaged in as zeros; the URL counts cover the same rows as the means.
+2. **The safety split** — per group, the rows (in scope, see below) with a verifier No, a judge No, a No
+   from both, a judge No on a check the verifier passed (``judge_disagrees``, the composite's flag,
+   computed by the same :func:`~grounding_eval.scoring.composite.safety_split`), and a verifier No the
+   judge answered Yes or Partial, on any of the three checks; and which ``safety_source`` the rows'
+   composites recorded (``gradingResult.metadata.safety.source``).
+3. **Judge versus verifier on the safety checks** — the judge is asked the three Round 3 safety checks
+   and the composite takes them from the side its ``safety_source`` names (the verifier by default).
+   Per check and group, each row falls in one cell:
 
    * ``both_no``: the judge answered No and the verifier has a hard failure mapped to the check
      (its ``safety_check``);
@@ -27,19 +34,25 @@ prints two views of one file:
    A judge Partial is neither mapped to Yes nor to No: it has its own two cells, so nothing is hidden.
    "The judge" is its own verdict in ``metadata.judge.verdicts`` (also the named score
    ``round3.<check>``); "the verifier" is ``metadata.verifier.hard_failures`` (also the named score
-   ``safety.<check>``, which the Round 3 composite writes only when it could score the row). Only rows
-   judged with a rubric that asks the safety checks are compared (Round 3's ``round3``; a row whose judge
-   did not score it counts when its test names that rubric or Round 3); other rounds give no table.
+   ``safety.<check>`` under the default ``safety_source``, which the Round 3 composite writes only when
+   it could score the row). Only rows judged with a rubric that asks the safety checks are compared
+   (Round 3's ``round3``; a row whose judge did not score it counts when its test names that rubric or
+   Round 3); other rounds give no table.
 
 JSON (``--json``), a stable structure::
 
     {
       "by": ["round", "condition", "provider"],
       "groups": [
-        {"round": "3", "condition": "C0", "provider": "…", "rows": 5, "passed": 1, "pass_rate": 0.2,
-         "unscored": 0, "mean_composite": 0.41, "mean_judge": 0.47, "mean_verifier": 0.8,
+        {"round": "3", "condition": "C0", "provider": "…", "rows": 5, "scored": 5, "passed": 1,
+         "pass_rate": 0.2, "unscored": 0, "mean_composite": 0.41, "mean_judge": 0.47, "mean_verifier": 0.8,
          "mean_url_allowlist_score": 0.75, "urls": 5, "urls_unchecked": 1,
          "safety_no": {"hallucinated_citation": 1, "jurisdiction_correct": 0, "org_attribution_correct": 0}}
+      ],
+      "safety_split": [
+        {"round": "3", "condition": "C0", "provider": "…", "rows": 5, "verifier_no": 2, "judge_no": 3,
+         "both_no": 2, "judge_disagrees": 1, "verifier_only_no": 0, "not_comparable": 0,
+         "sources": {"verifier": 5}}
       ],
       "safety_agreement": {
         "rows": 16,                       # rows in scope (judged with a rubric that asks the checks)
@@ -53,8 +66,10 @@ JSON (``--json``), a stable structure::
       }
     }
 
-Means are ``null`` when no row had that score; ``items`` lists the rows of every cell but ``both_no``
-and ``both_yes`` (each key always present, possibly empty); ``checks`` is empty when no row is in scope.
+``passed`` counts scored rows only and ``pass_rate`` is ``passed / scored`` (``null`` when nothing is
+scored). Means are ``null`` when no row had that score; ``safety_split`` is empty when no row is in
+scope; ``items`` lists the rows of every cell but ``both_no`` and ``both_yes`` (each key always
+present, possibly empty); ``checks`` is empty when no row is in scope.
 """
 
 from __future__ import annotations
@@ -69,7 +84,7 @@ from typing import Any, Literal, get_args
 
 from grounding_eval.errors import DataError, clip
 from grounding_eval.files import RESULTS, read_json
-from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS
+from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS, SafetySplit, safety_split
 
 __all__ = [
     "AGREEMENT_CELLS",
@@ -78,13 +93,17 @@ __all__ = [
     "Claim",
     "Finding",
     "Group",
+    "PassRate",
     "ReportRow",
     "Results",
+    "format_rate",
     "format_report",
     "load_results",
     "load_rows",
+    "pass_rate",
     "report_json",
     "safety_agreement",
+    "safety_split_table",
     "summarize",
     "table_lines",
 ]
@@ -183,6 +202,8 @@ class ReportRow:
         judge_pass: the pass of the row's first judge component (rubric, docs-QA or factual-accuracy).
         dataset: the test's ``metadata.dataset`` (the dataset folder the generator read), or ``"-"``.
         test_metadata: the test's whole ``metadata`` (a Round 3 item's SME fields render its criteria).
+        safety_source: the side that decided the Round 3 safety checks, as the composite recorded it
+            (``gradingResult.metadata.safety.source``); None when the row does not record it.
     """
 
     keys: Mapping[str, str]
@@ -216,6 +237,7 @@ class ReportRow:
     judge_pass: bool | None = None
     dataset: str = "-"
     test_metadata: Mapping[str, Any] = field(default_factory=dict)
+    safety_source: str | None = None
 
     def item(self) -> dict[str, str]:
         """The row's id in the agreement listings: query id, condition and provider label."""
@@ -242,15 +264,63 @@ class ReportRow:
             return ("both_no" if verifier_no else "judge_only_no"), None
         return ("verifier_only_no" if verifier_no else "both_yes"), None
 
+    def safety_split(self) -> SafetySplit | None:
+        """Both sides' answers on the three checks (the composite's own definition), or None when a side is
+        missing: the verifier did not run, or the judge left a check unanswered."""
+        if not self.verifier_ran or any(c not in self.judge_safety for c in ROUND3_SAFETY_CHECKS):
+            return None
+        return safety_split(self.safety_no, self.judge_safety)
+
+
+@dataclass(frozen=True)
+class PassRate:
+    """A pass rate as every output of the report computes it: passed ÷ scored, unscored rows apart.
+
+    An unscored row (an error, an unscorable judge reply: :attr:`ReportRow.unscored`) is never a
+    failure: it is in ``rows`` and ``unscored``, not in ``scored`` or ``passed``.
+    """
+
+    rows: int
+    scored: int
+    passed: int
+
+    @property
+    def unscored(self) -> int:
+        """Rows counted apart."""
+        return self.rows - self.scored
+
+    @property
+    def rate(self) -> float | None:
+        """passed ÷ scored; None when nothing was scored."""
+        return self.passed / self.scored if self.scored else None
+
+    def text(self) -> str:
+        """``4/6 (67%)``: passed of scored and the rate; ``n/a`` when nothing was scored."""
+        return f"{self.passed}/{self.scored} ({format_rate(self.rate)})" if self.scored else "n/a"
+
+
+def pass_rate(rows: Iterable[ReportRow]) -> PassRate:
+    """The one pass-rate computation of the report, ``--rates``, ``--json``, effects and the HTML page."""
+    total = scored = passed = 0
+    for row in rows:
+        total += 1
+        if not row.unscored:
+            scored += 1
+            passed += row.passed
+    return PassRate(total, scored, passed)
+
+
+def format_rate(rate: float | None) -> str:
+    """A rate as a whole percentage (``67%``), or ``n/a`` when nothing was scored."""
+    return "n/a" if rate is None else f"{rate:.0%}"
+
 
 @dataclass
 class Group:
     """The aggregate of the rows sharing one value of each grouping key."""
 
     key: tuple[str, ...]
-    rows: int = 0
-    passed: int = 0
-    unscored: int = 0
+    rate: PassRate = field(default_factory=lambda: PassRate(0, 0, 0))
     composites: list[float] = field(default_factory=list)
     judges: list[float] = field(default_factory=list)
     verifiers: list[float] = field(default_factory=list)
@@ -259,13 +329,29 @@ class Group:
     urls_unchecked: int = 0
     safety_no: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ROUND3_SAFETY_CHECKS, 0))
 
+    @property
+    def rows(self) -> int:
+        """Every row of the group, scored or not."""
+        return self.rate.rows
+
+    @property
+    def passed(self) -> int:
+        """Scored rows that passed."""
+        return self.rate.passed
+
+    @property
+    def unscored(self) -> int:
+        """Rows counted apart (never failures, never averaged)."""
+        return self.rate.unscored
+
     def as_dict(self, by: Sequence[str]) -> dict[str, Any]:
         """The group as JSON-ready values (means are None when no row had that score)."""
         return {
             **dict(zip(by, self.key, strict=True)),
             "rows": self.rows,
+            "scored": self.rate.scored,
             "passed": self.passed,
-            "pass_rate": self.passed / self.rows if self.rows else None,
+            "pass_rate": self.rate.rate,
             "unscored": self.unscored,
             "mean_composite": _mean(self.composites),
             "mean_judge": _mean(self.judges),
@@ -473,6 +559,8 @@ def _row(raw: dict[str, Any]) -> ReportRow:
     human: dict[str, Any] | None = None
     judge_pass: bool | None = None
     errored = False  # an assertion returned an explicit ERROR result (judge unscored, verifier not run)
+    grading_meta = _obj(grading.get("metadata"), "gradingResult.metadata")
+    safety_meta = _obj(grading_meta.get("safety"), "gradingResult.metadata.safety")
     components = "gradingResult.componentResults"
     for i, component in enumerate(_arr(grading.get("componentResults"), components)):
         component = _obj(component, f"{components}[{i}]")
@@ -576,6 +664,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         judge_pass=judge_pass,
         dataset=_label(metadata.get("dataset"), "testCase.metadata.dataset", "-"),
         test_metadata=metadata,
+        safety_source=_label(safety_meta.get("source"), "gradingResult.metadata.safety.source", "") or None,
     )
 
 
@@ -676,29 +765,29 @@ def summarize(
 ) -> list[Group]:
     """Group ``rows`` by the ``by`` keys (in :data:`GROUP_KEYS`), sorted by key."""
     _check_by(by)
-    groups: dict[tuple[str, ...], Group] = defaultdict(lambda: Group(()))
+    members: dict[tuple[str, ...], list[ReportRow]] = defaultdict(list)
     for row in rows:
-        key = tuple(row.keys[k] for k in by)
-        group = groups[key]
-        group.key = key
-        group.rows += 1
-        group.passed += row.passed
-        if row.unscored:
-            group.unscored += 1
-            continue  # an unscored row is counted, never averaged in
-        for value, bucket in (
-            (row.composite, group.composites),
-            (row.judge, group.judges),
-            (row.verifier, group.verifiers),
-            (row.url_score, group.url_scores),
-        ):
-            if value is not None:
-                bucket.append(float(value))
-        group.urls += row.urls
-        group.urls_unchecked += row.urls_unchecked
-        for check in row.safety_no:
-            group.safety_no[check] += 1
-    return [groups[k] for k in sorted(groups)]
+        members[tuple(row.keys[k] for k in by)].append(row)
+    groups = []
+    for key in sorted(members):
+        group = Group(key, rate=pass_rate(members[key]))
+        for row in members[key]:
+            if row.unscored:
+                continue  # an unscored row is counted, never averaged in
+            for value, bucket in (
+                (row.composite, group.composites),
+                (row.judge, group.judges),
+                (row.verifier, group.verifiers),
+                (row.url_score, group.url_scores),
+            ):
+                if value is not None:
+                    bucket.append(float(value))
+            group.urls += row.urls
+            group.urls_unchecked += row.urls_unchecked
+            for check in row.safety_no:
+                group.safety_no[check] += 1
+        groups.append(group)
+    return groups
 
 
 def safety_agreement(
@@ -728,12 +817,65 @@ def safety_agreement(
     return tables
 
 
+SPLIT_COLUMNS = ("verifier_no", "judge_no", "both_no", "judge_disagrees", "verifier_only_no")
+_SPLIT_HEADS = {
+    "verifier_no": "verifier.No",
+    "judge_no": "judge.No",
+    "both_no": "both.No",
+    "judge_disagrees": "judge.disagrees",
+    "verifier_only_no": "verifier.No.only",
+    "not_comparable": "not.comparable",
+}
+NOT_RECORDED = "not recorded"
+
+
+def safety_split_table(
+    rows: Iterable[ReportRow], by: Sequence[str] = ("round", "condition", "provider")
+) -> list[dict[str, Any]]:
+    """Per group, how many rows in scope have, on any of the three checks: a verifier No, a judge No, a
+    No from both, a judge No the verifier passed (``judge_disagrees``, the composite's flag), a verifier
+    No the judge answered Yes or Partial; rows missing a side are ``not_comparable``. ``sources`` counts
+    the ``safety_source`` the rows' composites recorded (``not recorded`` for files made before it was).
+    Empty when no row was judged with a rubric that asks the checks.
+    """
+    _check_by(by)
+    groups: dict[tuple[str, ...], dict[str, Any]] = {}
+    for row in rows:
+        if not row.safety_scope:
+            continue
+        key = tuple(row.keys[k] for k in by)
+        counts = groups.setdefault(
+            key, {"rows": 0, **dict.fromkeys(SPLIT_COLUMNS, 0), "not_comparable": 0, "sources": {}}
+        )
+        counts["rows"] += 1
+        source = row.safety_source or NOT_RECORDED
+        counts["sources"][source] = counts["sources"].get(source, 0) + 1
+        split = row.safety_split()
+        if split is None:
+            counts["not_comparable"] += 1
+            continue
+        for column, hit in zip(SPLIT_COLUMNS, _split_hits(split), strict=True):
+            counts[column] += hit
+    return [{**dict(zip(by, key, strict=True)), **groups[key]} for key in sorted(groups)]
+
+
+def _split_hits(split: SafetySplit) -> tuple[bool, ...]:
+    return (
+        bool(split.verifier_no),
+        bool(split.judge_no),
+        bool(split.both_no),
+        split.judge_disagrees,
+        bool(split.verifier_only_no),
+    )
+
+
 def report_json(rows: Sequence[ReportRow], by: Sequence[str]) -> dict[str, Any]:
     """The whole report as the JSON structure in the module docstring."""
     tables = safety_agreement(rows, by)
     return {
         "by": list(by),
         "groups": [g.as_dict(by) for g in summarize(rows, by)],
+        "safety_split": safety_split_table(rows, by),
         "safety_agreement": {
             "rows": tables[0].total["rows"] if tables else 0,
             "checks": [t.as_dict(by) for t in tables],
@@ -744,6 +886,9 @@ def report_json(rows: Sequence[ReportRow], by: Sequence[str]) -> dict[str, Any]:
 def format_report(rows: Sequence[ReportRow], by: Sequence[str]) -> str:
     """The whole report as text: the groups table, then the judge-versus-verifier tables."""
     lines = _groups_text(summarize(rows, by), by)
+    split = safety_split_table(rows, by)
+    if split:
+        lines += ["", *_split_text(split, by)]
     lines.append("")
     lines.extend(_agreement_text(safety_agreement(rows, by), by))
     return "\n".join(lines)
@@ -756,23 +901,39 @@ def table_lines(rows: list[list[str]]) -> list[str]:
 
 
 def _groups_text(groups: list[Group], by: Sequence[str]) -> list[str]:
-    head = [*by, "rows", "pass", "unscored", "composite", "judge", "verifier", "url", "UNCHECKED", "urls",
+    head = [*by, "rows", "passed/scored", "unscored", "composite", "judge", "verifier", "url", "UNCHECKED", "urls",
             "halluc.No", "juris.No", "org.No"]  # fmt: skip
     table = [head]
     for g in groups:
         d = g.as_dict(by)
         means = (d["mean_composite"], d["mean_judge"], d["mean_verifier"], d["mean_url_allowlist_score"])
         table.append([
-            *g.key, str(g.rows), f"{g.passed} ({d['pass_rate']:.0%})", str(g.unscored),
+            *g.key, str(g.rows), g.rate.text(), str(g.unscored),
             *(f"{v:.3f}" if v is not None else "–" for v in means),
             str(g.urls_unchecked), str(g.urls),
             *(str(n) for n in g.safety_no.values()),
         ])  # fmt: skip
     return [
         *table_lines(table),
-        "Means leave out unscored rows; url is the mean url_allowlist_score, UNCHECKED of urls the URLs the "
+        "Pass rates are passed ÷ scored (n/a: nothing scored); unscored rows are counted apart, never as "
+        "failures. Means leave out unscored rows; url is the mean url_allowlist_score, UNCHECKED of urls the URLs the "
         "verifier could not check (not in that mean); *.No count the Round 3 safety checks the verifier "
         "found No.",
+    ]
+
+
+def _split_text(split: list[dict[str, Any]], by: Sequence[str]) -> list[str]:
+    head = [*by, "rows", *(_SPLIT_HEADS[c] for c in (*SPLIT_COLUMNS, "not_comparable")), "decided by"]
+    body = [head]
+    for g in split:
+        sources = ", ".join(f"{source} {n}" for source, n in sorted(g["sources"].items()))
+        body.append([*(g[k] for k in by), str(g["rows"]),
+                     *(str(g[c]) for c in (*SPLIT_COLUMNS, "not_comparable")), sources])  # fmt: skip
+    return [
+        "Round 3 safety checks, verifier and judge side by side (rows with a No on any check; judge.disagrees: "
+        "the judge said No on a check the verifier passed; verifier.No.only: the verifier said No, the judge "
+        "Yes or Partial; decided by: the composites' safety_source)",
+        *table_lines(body),
     ]
 
 
