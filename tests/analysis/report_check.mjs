@@ -1,9 +1,10 @@
 // Open a grounding-eval HTML report in headless Debian Chromium and report what a reader sees.
-// Usage: node report_check.mjs FILE.html SCREENSHOT.png  → prints JSON on stdout.
+// Usage: node report_check.mjs FILE.html SCREENSHOT.png [SECTION_ID]  → prints JSON on stdout.
+// With SECTION_ID the screenshot is that section (e.g. safety) instead of the top of the page.
 import { chromium } from "playwright-core";
 import { pathToFileURL } from "node:url";
 
-const [file, screenshot] = process.argv.slice(2);
+const [file, screenshot, sectionId] = process.argv.slice(2);
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -28,7 +29,8 @@ try {
     text: document.body.innerText.slice(0, 20000),
     domNodes: document.getElementsByTagName("*").length,
   }));
-  await page.screenshot({ path: screenshot, fullPage: false });
+  if (sectionId) await page.locator(`section#${sectionId}`).screenshot({ path: screenshot });
+  else await page.screenshot({ path: screenshot, fullPage: false });
   console.log(JSON.stringify({ loadMs, requests, ...seen }));
 } finally {
   await browser.close();

@@ -48,6 +48,25 @@ def test_sample_rounds_make_a_self_contained_report(
     assert "HALLUCINATED_URL" in page and "judge only no" in page and "verifier only no" in page
 
 
+def test_safety_split_per_condition(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The hand-made judge-vs-verifier file (tests/fixtures/report): per condition, rows with a verifier No,
+    a judge No, both, a judge No the verifier passed, a verifier No only, missing a side; worked by hand
+    from its rows (see tests/test_report_safety_agreement.py::TestSplit)."""
+    page = _report(tmp_path, REPO / "tests" / "fixtures" / "report" / "safety_agreement.json")
+    capsys.readouterr()
+    section = page.split('<section id="safety">', 1)[1].split("</section>", 1)[0]
+    split = section.split("rows with a No on any check</h3>", 1)[1].split("</table>", 1)[0]
+    heads = re.findall(r"<th>(.*?)</th>", split)
+    assert heads == ["round", "condition", "model", "rows", "verifier No", "judge No", "both No",
+                     "judge disagrees", "verifier No only", "not comparable", "decided by"]  # fmt: skip
+    body = [re.findall(r"<td[^>]*>(.*?)</td>", tr) for tr in re.findall(r"<tr>(.*?)</tr>", split)[1:]]
+    assert [b[1:] for b in body] == [
+        ["C0", "recorded", "3", "1", "2", "1", "1", "0", "1", "not recorded 3"],
+        ["C1", "recorded", "3", "1", "0", "0", "0", "1", "1", "not recorded 3"],
+        ["C1.5", "recorded", "3", "1", "1", "1", "0", "1", "2", "not recorded 3"],
+    ]
+
+
 def test_calibration_section_with_a_sheet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     sheet = tmp_path / "sheet.csv"
     assert (
@@ -138,7 +157,7 @@ def test_report_in_a_real_browser(tmp_path: Path, capsys: pytest.CaptureFixture[
     )  # 2 charts × (3 + 3 + 2) bars
     assert sections["effects"]["charts"] == 1 and sections["effects"]["marks"] >= 9
     assert sections["criteria"]["charts"] >= 2 and sections["criteria"]["marks"] > 100
-    assert sections["findings"]["rows"] >= 3 and sections["safety"]["tables"] >= 2
+    assert sections["findings"]["rows"] >= 3 and sections["safety"]["tables"] >= 3  # split, per check, groups
     assert sections["provenance"]["tables"] == 3
     assert "Pass rate (95 % Wilson interval)" in seen["text"] and "model-a" in seen["text"]
     assert shot.stat().st_size > 10_000
