@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from grounding_eval.cli import main
 from grounding_eval.promptfoo.rescore import aggregate, rescore_rows
-from tests.promptfoo_runs import EvalRun, shared_group
+from tests.promptfoo_runs import EvalRun, run_eval, shared_group
 
 REPO = Path(__file__).resolve().parents[1]
 MAIN_JOB_GROUP = shared_group("promptfooconfig.yaml")
@@ -151,3 +152,49 @@ def test_report_prints_what_produced_the_rows(main_job: Path, capsys: pytest.Cap
     tail = out[out.index(f"Provenance of {main_job}") :]
     assert "rows with provenance: 24 of 24" in tail
     assert "rubrics: round3@3.0.0 sha256:" in tail and "datasets: sample (24 rows)" in tail
+
+
+def _judge_decides_config(folder: Path) -> Path:
+    """The main job with ``safety_source: judge`` in its judge assertion's config (paths made absolute)."""
+    text = (REPO / "promptfooconfig.yaml").read_text(encoding="utf-8").replace("file://", f"file://{REPO}/")
+    config = yaml.safe_load(text)
+    judge = next(a for a in config["defaultTest"]["assert"] if a["value"].endswith(":judge"))
+    judge["config"]["safety_source"] = "judge"
+    path = folder / "judge_decides.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
+@pytest.mark.e2e
+def test_safety_source_judge_in_promptfoo_and_in_rescore(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The pinned promptfoo hands the judge's config to the scoring function: every row is decided by the
+    judge's own safety verdicts (Round 3's formula worked here from the row's judge metadata), records
+    it in ``metadata.safety``, and ``rescore`` grades it the same way."""
+    run = run_eval(_judge_decides_config(tmp_path), tmp_path)
+    assert run.returncode in (0, 100), run.tail()
+    rows = run.rows()
+    assert len(rows) == 24
+    value = {"Yes": 1.0, "Partial": 0.5, "No": 0.0}
+    for row in rows:
+        grading = row["gradingResult"]
+        judge = next(
+            c["metadata"]["judge"]
+            for c in grading["componentResults"]
+            if "judge" in (c.get("metadata") or {})
+        )
+        verdicts = {k: v["verdict"] for k, v in judge["verdicts"].items()}
+        judge_no = [c for c in ("hallucinated_citation", "jurisdiction_correct", "org_attribution_correct")
+                    if verdicts[c] == "No"]  # fmt: skip
+        score = sum(value[verdicts[c]] for c in judge["core"]) / len(judge["core"]) - 0.3 * len(judge_no)
+        passed = score >= 0.5 and not judge_no and verdicts["source_fidelity"] != "No"
+        where = (row["vars"]["query_id"], row["prompt"]["label"][:4])
+        assert row["success"] is passed, where
+        assert row["namedScores"]["composite"] == pytest.approx(score, abs=1e-4), where
+        assert grading["metadata"]["safety"]["source"] == "judge", where
+        assert grading["metadata"]["safety"]["decided_no"] == judge_no, where
+    new = tmp_path / "new.json"
+    assert main(["rescore", str(run.out), "-o", str(new), "-j", "1"]) == 0
+    capsys.readouterr()
+    assert _graded(_rows(new)) == _graded(rows)
