@@ -39,7 +39,15 @@ def _build_parser() -> argparse.ArgumentParser:
         type=Path,
         action="append",
         default=[],
-        help="source text given to the model (repeatable); quotes are checked against these",
+        help="the item's reference text (repeatable): quotes are checked against these, whichever "
+        "condition the answer came from",
+    )
+    v.add_argument(
+        "--meaning-change",
+        choices=("hard", "soft"),
+        default="hard",
+        help="a quote that changes a number, negation or modal of its source: a hard failure scored 0 "
+        "(hard, the default) or PARTIAL 0.5 (soft)",
     )
     v.add_argument(
         "--allowlist",
@@ -169,6 +177,9 @@ def _add_data_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     dsub = d.add_subparsers(dest="action", required=True, parser_class=_Parser)
     validate = dsub.add_parser("validate", help="load and cross-check a dataset folder")
     validate.add_argument("dataset", metavar="DIR", type=Path)  # fmt: skip
+    from grounding_eval.data_cli import add_sample_command  # argparse only: cheap
+
+    add_sample_command(dsub)
     for module in _command_modules():
         module.add_commands(sub)
 
@@ -251,6 +262,7 @@ def _verify(args: argparse.Namespace) -> int:
         sources=sources,
         resources=resources,
         source_labels=[str(p) for p in args.source],
+        meaning_change=args.meaning_change,
     )
     if args.json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))

@@ -71,14 +71,41 @@ class TestGradingResult:
         assert "belongs to Legal Aid of NorthWest Texas" in result["reason"]
         assert result["namedScores"]["phone_org_score"] == 0.0
 
-    def test_sources_count_only_when_in_the_prompt(self) -> None:
-        """Under C0 the article is in vars but not in the prompt: quotes are NO_SOURCE, not fabricated."""
+    def test_the_reference_text_counts_whether_or_not_it_is_in_the_prompt(self) -> None:
+        """Under C0 the article is in vars but not in the prompt: a fabricated quote is NO_MATCH all the
+        same (issue 18); ``quote_sources: shown`` restores the old rule (NO_SOURCE, not scored)."""
         answer = 'It says "the landlord must pay triple damages within ten days".'
         with_source = get_assert(answer, _context())
         without = get_assert(answer, _context(prompt="User question: ..."))
-        assert with_source["metadata"]["verifier"]["quotes"][0]["status"] == "NO_MATCH"
-        assert without["metadata"]["verifier"]["quotes"][0]["status"] == "NO_SOURCE"
-        assert "quotation_score" not in without["namedScores"]
+        for result in (with_source, without):
+            assert result["metadata"]["verifier"]["quotes"][0]["status"] == "NO_MATCH"
+            assert result["namedScores"]["quotation_score"] == 0.0 and result["pass"] is False
+        old_rule = get_assert(
+            answer, _context(prompt="User question: ...", config={**CONFIG, "quote_sources": "shown"})
+        )
+        assert old_rule["metadata"]["verifier"]["quotes"][0]["status"] == "NO_SOURCE"
+        assert "quotation_score" not in old_rule["namedScores"]
+
+    def test_a_finding_says_whether_the_model_was_shown_the_text(self) -> None:
+        answer = 'It says "the lessor may not require the tenant to vacate".'
+        shown = get_assert(answer, _context())["metadata"]["verifier"]["quotes"][0]
+        unshown = get_assert(answer, _context(prompt="User question: ..."))["metadata"]["verifier"]["quotes"][
+            0
+        ]
+        unknown = get_assert(answer, {k: v for k, v in _context().items() if k != "prompt"})
+        assert (shown["source"], shown["shown_to_model"]) == ("jkb_full_content (shown to the model)", True)
+        assert (unshown["source"], unshown["shown_to_model"]) == (
+            "jkb_full_content (not shown to the model)",
+            False,
+        )
+        assert unknown["metadata"]["verifier"]["quotes"][0]["shown_to_model"] is None
+        assert {shown["status"], unshown["status"]} == {"EXACT"}
+
+    @pytest.mark.parametrize("key", ["quote_sources", "meaning_change"])
+    def test_bad_quote_option_is_an_explicit_error(self, key: str) -> None:
+        result = get_assert("Call 211.", _context(config={**CONFIG, key: "sometimes"}))
+        assert result["reason"].startswith(f"ERROR (verifier not run): config '{key}' must be ")
+        assert result["pass"] is False and result["namedScores"] == {}
 
 
 class TestExplicitErrors:

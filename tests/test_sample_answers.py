@@ -28,8 +28,11 @@ EVERY_OUTCOME = {
     "IN_ALLOWLIST", "REAL_NOT_IN_ALLOWLIST", "HALLUCINATED_URL", "UNCHECKED",
     "phone MATCH", "phone MISMATCH", "phone UNKNOWN_NUMBER", "phone UNPAIRED",
     "url_org MATCH", "url_org MISATTRIBUTED", "jurisdiction leak",
-    "EXACT", "NEAR", "PARTIAL", "NO_MATCH", "NO_SOURCE",
+    "EXACT", "NEAR", "PARTIAL", "NO_MATCH",
 }  # fmt: skip
+# NO_SOURCE is not among them: quotes are checked against the item's articles in every condition
+# (issue 18), and every sample item has articles. An item without any is tested in
+# tests/test_condition_fairness.py.
 
 get_assert = load_entry_point("verifier")
 

@@ -28,14 +28,26 @@ Assertion ``config:`` keys (all optional):
 ``jurisdiction_var``
     The var holding the user's state (default ``jurisdiction``).
 ``source_vars``
-    Vars holding source text the model was shown *in full* (default ``[jkb_full_content]``). A source
-    counts only if its text is in the rendered prompt, so under C0 and C1 every quote is ``NO_SOURCE``
-    (C1's directory of titles and 200-character descriptions is not source text a quote can come from).
+    Vars holding the item's **reference text**, the text quotes are checked against (default
+    ``[jkb_full_content]``: the articles selected for the item, which the pack's generator puts in every
+    test's vars under C0, C1 and C1.5 alike). It counts whether or not it is in the rendered prompt, so
+    the same answer text gets the same verdict under every condition and round. With the default, a
+    test from the generator (``metadata.full_content_ids`` and a dataset) has its text split into its
+    articles, so a finding names the article it matched. Each finding says whether the model was shown
+    that text ("shown to the model" / "not shown to the model"): information, never a verdict change.
+    An item with no reference text (an empty var, or one the generator's ``metadata.grounding_missing``
+    names) makes every quote ``NO_SOURCE``, in every condition.
 ``quote_sources``
-    ``shown`` (default): quotes are checked against the sources above. ``article_cache``: also against
-    every article in the dataset's article cache; a quote found in an article the model was not shown
-    says so, with the article id. Either way the verdict depends on the answer text alone, never on the
-    condition, wherever the model was shown the same full text.
+    ``reference`` (default): the reference text above. ``article_cache``: that, widened by every other
+    article in the dataset's article cache (the same in every condition; a quote found there names
+    the article). ``shown``: only the reference text that is in the rendered prompt — the rule before
+    issue 18, under which every quote is ``NO_SOURCE`` under C0 and C1: measured, the same answer with
+    a fabricated quote and the same all-Yes judge then scores 1.0 PASS under C0 and C1 but 0.7 FAIL
+    under C1.5 (Round 3), which biases every C1.5 − C0 comparison against C1.5.
+``meaning_change``
+    ``hard`` (default; this pack's decision): a scored quote whose differing words change a number, a
+    negation or a modal misstates a legal rule, a hard failure (``hallucinated_citation``) scored 0.
+    ``soft``: it stays ``PARTIAL`` (0.5), no hard failure.
 ``quotation``
     ``scored`` or ``information``. Default: the round's rule from the test's ``metadata.quotation`` (the
     methods document scores quotes in Rounds 2b and 3 only), else ``scored``.
@@ -57,11 +69,12 @@ from typing import Any
 __all__ = ["verifier_assertion"]
 
 _DEFAULT_SOURCE_VARS = ("jkb_full_content",)
+_QUOTE_SOURCES = ("reference", "article_cache", "shown")
 _DATASET_ENV = "GROUNDING_EVAL_DATASET"  # grounding_eval.data.dataset.DATASET_ENV, without its import
 _CONFIG_KEYS = frozenset({
     "allowlist", "orgs", "dataset", "liveness", "liveness_snapshot", "liveness_cache", "allow_hosts",
     "dns_server", "url_deadline", "answer_budget", "max_urls_checked", "jurisdiction_var", "source_vars",
-    "quote_sources", "quotation", "question_var", "quote_near", "quote_partial",
+    "quote_sources", "quotation", "question_var", "quote_near", "quote_partial", "meaning_change",
 })  # fmt: skip
 _SCORE_NAMES = {
     "url_allowlist": "url_allowlist_score",
@@ -99,9 +112,14 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     quotation = str(config.get("quotation") or metadata.get("quotation") or "scored")
     if quotation not in ("scored", "information"):
         return _error(f"config 'quotation' must be scored or information, not {quotation!r}")
-    quote_sources = str(config.get("quote_sources") or "shown")
-    if quote_sources not in ("shown", "article_cache"):
-        return _error(f"config 'quote_sources' must be shown or article_cache, not {quote_sources!r}")
+    quote_sources = str(config.get("quote_sources") or "reference")
+    if quote_sources not in _QUOTE_SOURCES:
+        return _error(
+            f"config 'quote_sources' must be reference, article_cache or shown, not {quote_sources!r}"
+        )
+    meaning_change = str(config.get("meaning_change") or "hard")
+    if meaning_change not in ("hard", "soft"):
+        return _error(f"config 'meaning_change' must be hard or soft, not {meaning_change!r}")
     dataset = metadata.get("dataset") or config.get("dataset") or os.environ.get(_DATASET_ENV)
     try:
         resources = _resources(
@@ -117,8 +135,6 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
             _limits_key(config),
             _thresholds_key(config),
         )
-        if quote_sources == "article_cache" and dataset is None:
-            raise DataError("quote_sources", "article_cache needs a dataset (metadata.dataset or config)")
     except DataError as exc:
         return _error(exc.one_line())
     jurisdiction_var = str(config.get("jurisdiction_var") or "jurisdiction")
@@ -128,43 +144,35 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         jurisdiction = parse_state(vars_[jurisdiction_var])
     except ValueError as exc:
         return _error(f"var {jurisdiction_var!r}: {exc}")
-    prompt = str(context.get("prompt") or "")
-    source_vars = config.get("source_vars") or _DEFAULT_SOURCE_VARS
-    if isinstance(source_vars, str):
-        source_vars = [source_vars]
-    shown = [
-        (str(name), str(vars_[name]))
-        for name in source_vars
-        if vars_.get(name) and str(vars_[name]).strip() in prompt
-    ]
-    sources = [text for _, text in shown]
-    labels = [f"the text shown to the model ({name})" for name, _ in shown]
-    if quote_sources == "article_cache":
-        try:
-            unshown = _unshown_articles(Path(str(dataset)), prompt)
-        except DataError as exc:
-            return _error(exc.one_line())
-        sources += [text for _, text in unshown]
-        labels += [f"article {article_id} (not shown to the model)" for article_id, _ in unshown]
-    question = vars_.get(str(config.get("question_var") or "question"))
     answer = _as_text(output)
     too_large = answer_too_large(answer)
     if too_large is not None:  # an explicit refusal, never a verdict on a truncated text
         return {"pass": False, "score": 0.0, "reason": f"ERROR ({too_large})", "namedScores": {}}
+    try:
+        reference = _reference(config, vars_, metadata, dataset, quote_sources, answer, resources)
+    except DataError as exc:
+        return _error(exc.one_line())
+    prompt = context.get("prompt")
+    prompt = None if prompt is None else str(prompt)  # no prompt in the context: "shown" is not known
+    if quote_sources == "shown":
+        reference = [r for r in reference if _in_prompt(r.text, prompt)]
+    question = vars_.get(str(config.get("question_var") or "question"))
     report = verify(
         answer,
         jurisdiction=jurisdiction,
-        sources=sources,
+        sources=[r.text for r in reference],
         resources=resources.verifier,
         question=str(question) if question else None,
         quotation_scored=quotation == "scored",
-        source_labels=labels,
+        source_labels=[r.label for r in reference],
+        source_shown=[None if prompt is None else _in_prompt(r.text, prompt) for r in reference],
+        meaning_change=meaning_change,
     )
     from grounding_eval.share.provenance import row_provenance
 
     result = _grading_result(report, resources)
     if "metadata" in result:  # what produced this verdict (issue 10): pack version and dataset
-        result["metadata"]["provenance"] = row_provenance(dataset=dataset)
+        result["metadata"]["provenance"] = row_provenance(dataset=dataset, sample=metadata.get("sample"))
     return result
 
 
@@ -322,9 +330,86 @@ def _resources(
     return _Resources(loaded, inputs)
 
 
-def _unshown_articles(dataset: Path, prompt: str) -> list[tuple[str, str]]:
-    """The dataset's cached articles whose text is not in the prompt, as (id, text)."""
-    return [(article_id, text) for article_id, text in _article_cache(dataset) if text.strip() not in prompt]
+@dataclass(frozen=True)
+class _Reference:
+    """One reference text quotes are checked against, and its label in the report."""
+
+    text: str
+    label: str
+
+
+def _reference(
+    config: dict[str, Any],
+    vars_: dict[str, Any],
+    metadata: dict[str, Any],
+    dataset: Any,
+    quote_sources: str,
+    answer: str,
+    resources: _Resources,
+) -> list[_Reference]:
+    """The item's reference texts: the same whatever the condition or round (see ``source_vars``).
+
+    The default var is split into the item's articles only when the answer has a quote to check
+    (naming the article is all the split changes), so an answer without quotes reads no article.
+
+    Raises:
+        DataError: the dataset's article cache cannot be read (``article_cache``, or a split).
+    """
+    from grounding_eval.errors import DataError
+    from grounding_eval.verifier.quotes import extract_quotes
+
+    names = config.get("source_vars") or _DEFAULT_SOURCE_VARS
+    names = [str(names)] if isinstance(names, str) else [str(n) for n in names]
+    # The generator marks a block that came out empty (metadata.grounding_missing: {var: why}) and puts
+    # a placeholder in its var: that item has no reference text there, so its quotes are NO_SOURCE.
+    missing = metadata.get("grounding_missing")
+    absent = set(missing) if isinstance(missing, dict) else set()
+    texts = [
+        (name, str(vars_[name]))
+        for name in names
+        if name not in absent and vars_.get(name) and str(vars_[name]).strip()
+    ]
+    widen = quote_sources == "article_cache"
+    if widen and dataset is None:
+        raise DataError("quote_sources", "article_cache needs a dataset (metadata.dataset or config)")
+    th = resources.verifier.quote_thresholds
+    if not widen and not extract_quotes(answer, min_words=th.min_words, max_chars=th.max_quote_chars):
+        return [_Reference(text, name) for name, text in texts]
+    ids = metadata.get("full_content_ids")
+    split = "source_vars" not in config and dataset is not None and isinstance(ids, list) and bool(ids)
+    cache = dict(_article_cache(Path(str(dataset)))) if split or widen else {}
+    out: list[_Reference] = []
+    for name, text in texts:
+        pieces = _split_articles(text, [str(i) for i in ids], cache) if split and ids else None
+        out += pieces or [_Reference(text, name)]
+    if widen:
+        out += [
+            _Reference(text, f"article {article_id}")
+            for article_id, text in cache.items()
+            if text.strip() and not any(text.strip() in r.text for r in out)
+        ]
+    return out
+
+
+def _split_articles(text: str, ids: list[str], cache: dict[str, str]) -> list[_Reference] | None:
+    """``text`` cut into one piece per article of ``ids`` (each ending with that article's text, the
+    first also holding what comes before it, the last what follows), or None when the articles are
+    not all in it, in order (a user's own template or var: the text stays whole)."""
+    pieces: list[_Reference] = []
+    start = end = 0
+    for n, article_id in enumerate(ids):
+        body = cache.get(article_id, "").strip()
+        found = text.find(body, end) if body else -1
+        if found < 0:
+            return None
+        end = len(text) if n == len(ids) - 1 else found + len(body)
+        pieces.append(_Reference(text[start:end], f"article {article_id}"))
+        start = end
+    return pieces
+
+
+def _in_prompt(text: str, prompt: str | None) -> bool:
+    return prompt is not None and text.strip() in prompt
 
 
 @cache

@@ -130,15 +130,8 @@ def _source_quotes(report: VerifierReport, head: str) -> str:
     if not report.quotes:
         return f"{head} (no quotes of five or more words)"
     if not report.sources_given:
-        return _with(
-            head,
-            report.quotes,
-            lambda q: f"{q.status.value} {_clip(q.span.text)!r}",
-            "",
-        ) + (
-            " — the model was shown no source text in full (only C1.5 shows full articles), "
-            "so quotes are not checked"
-        )
+        listed = _with(head, report.quotes, lambda q: f"{q.status.value} {_clip(q.span.text)!r}", "")
+        return listed + " — no reference text to check them against, so not checked (not scored)"
 
     def item(q: QuoteFinding) -> str:
         sim = "" if q.similarity is None else f", similarity {q.similarity:.1f}"
@@ -149,9 +142,10 @@ def _source_quotes(report: VerifierReport, head: str) -> str:
             if q.matched_text and q.status.value != "EXACT"
             else ""
         )
-        changes = q.meaning_changes
-        changed = f", meaning changed: {'; '.join(changes)}" if changes else ""
-        return f"{q.status.value} {_clip(q.span.text)!r}{sim}{where}{found}{changed}"
+        status = q.status.value
+        if q.meaning_changes:  # the changed words next to the status they cap (and, hard, fail)
+            status += f" (meaning changed: {'; '.join(q.meaning_changes)})"
+        return f"{status} {_clip(q.span.text)!r}{sim}{where}{found}"
 
     return _with(head, report.quotes, item, "")
 
