@@ -1,5 +1,6 @@
 """The dataset commands of the CLI: ``conditions stats|show``, ``allowlist build``, ``orgs check``,
-``data validate``. Kept apart from :mod:`grounding_eval.cli` so ``verify`` never imports Jinja2."""
+``data validate``, ``data sample``. Kept apart from :mod:`grounding_eval.cli` so ``verify`` never imports
+Jinja2."""
 
 from __future__ import annotations
 
@@ -15,7 +16,30 @@ from grounding_eval.resources import pack_root
 if TYPE_CHECKING:
     from grounding_eval.data.dataset import Dataset
 
-__all__ = ["run"]
+__all__ = ["add_sample_command", "run"]
+
+_ROUND_IDS = ("1a", "1b", "2", "2b", "3")
+
+
+def add_sample_command(dsub: Any) -> None:
+    """``data sample``: print the items a generator config's ``sample:`` selects (the same code)."""
+    p = dsub.add_parser(
+        "sample",
+        help="print the reproducible stratified sample a config's sample: {n, seed, stratify} selects",
+    )
+    p.add_argument("--dataset", metavar="DIR", type=Path, default=None, help="default datasets/sample")
+    p.add_argument("--round", choices=_ROUND_IDS, help="the round whose items are sampled")
+    p.add_argument("--tags", metavar="TAG", action="append", help="override the round's tags (repeatable)")
+    p.add_argument("--n", type=int, required=True, help="items to draw")
+    p.add_argument("--seed", type=int, required=True, help="the sample's seed (0 or more)")
+    p.add_argument(
+        "--stratify",
+        metavar="FIELD",
+        action="append",
+        default=[],
+        help="stratify by risk_tier, jurisdiction or topic (repeatable, in order)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         ("allowlist", "build"): _allowlist_build,
         ("orgs", "check"): _orgs_check,
         ("data", "validate"): _validate,
+        ("data", "sample"): _sample,
         ("judge", "prompt"): _judge_prompt,
     }[(args.command, args.action)]
     return handler(args)
@@ -123,18 +148,74 @@ def _orgs_check(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     from grounding_eval.data.dataset import load_dataset
+    from grounding_eval.data.validate import check_dataset
     from grounding_eval.docs_qa.testset import is_docs_qa_dataset
 
     if is_docs_qa_dataset(args.dataset):
         return _validate_docs_qa(args.dataset)
     dataset = load_dataset(args.dataset)
+    findings = check_dataset(dataset)
+    for line in findings.warnings:
+        print(f"warning: {line}", file=sys.stderr)
     counts = [
         _count(len(dataset.queries), "query", "queries"),
         _count(len(dataset.high_risk), "High-Risk item", "High-Risk items"),
         _count(len(dataset.index), "index record", "index records"),
         _count(len(dataset.articles), "cached article", "cached articles"),
     ]
+    if findings.errors:
+        for line in findings.errors:
+            print(f"grounding-eval: error: {line}", file=sys.stderr)
+        print(
+            f"{args.dataset}: {', '.join(counts)} — not valid ({_count(len(findings.errors), 'error', 'errors')})"
+        )
+        return 2
     print(f"{args.dataset}: {', '.join(counts)} — valid")
+    return 0
+
+
+def _sample(args: argparse.Namespace) -> int:
+    from grounding_eval.data.rounds import round_items, size_warnings
+    from grounding_eval.data.sample import METHOD, SampleSpec
+
+    dataset = _dataset(args)
+    spec = SampleSpec.from_config(
+        {"n": args.n, "seed": args.seed, "stratify": args.stratify}, where="grounding-eval data sample"
+    )
+    try:
+        _, sample = round_items(
+            dataset, round_id=args.round, tags=args.tags, sample=spec, where="grounding-eval data sample"
+        )
+    except KeyError as exc:
+        raise DataError("--round", str(exc.args[0])) from None
+    assert sample is not None
+    if args.round:
+        for line in size_warnings(dataset, args.round, len(sample.items)):
+            print(f"warning: {line}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({
+            **sample.metadata(),
+            "strata": [
+                {"key": dict(zip(spec.stratify, s.key, strict=True)), "items": s.size, "seats": s.quota,
+                 "chosen": list(s.chosen)}
+                for s in sample.strata
+            ],
+        }, ensure_ascii=False))  # fmt: skip
+        return 0
+    where = f"round {args.round}" if args.round else "all items"
+    by = ", ".join(spec.stratify) or "nothing (one stratum)"
+    print(f"{dataset.root}: {where}: {sample.pool_size} items in the pool; n {spec.n}, seed {spec.seed}, "
+          f"stratified by {by}; {METHOD}")  # fmt: skip
+    width = max([len(" · ".join(s.key) or "(all)") for s in sample.strata] + [7])
+    print(f"{'stratum':{width}}  items  seats  chosen")
+    for s in sample.strata:
+        print(
+            f"{' · '.join(s.key) or '(all)':{width}}  {s.size:>5}  {s.quota:>5}  {', '.join(s.chosen) or '-'}"
+        )
+    print(f"chosen ({len(sample.items)}, dataset order): {', '.join(sample.ids)}")
+    print(f"ids sha256: {sample.provenance()['ids_sha256']}")
+    stratify = f", stratify: [{', '.join(spec.stratify)}]" if spec.stratify else ""
+    print(f"config: sample: {{n: {spec.n}, seed: {spec.seed}{stratify}}}")
     return 0
 
 

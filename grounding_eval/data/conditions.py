@@ -3,10 +3,18 @@
 ``jkb_directory`` (C1) is one block per selected index record; ``jkb_full_content`` (C1.5) is the full
 cached text of the selected articles. Templates render with ``StrictUndefined`` so a template that
 names a missing field fails loudly instead of printing nothing.
+
+The methods document gives each directory block "a 200-character description": a longer index
+description is cut here, when the block is built (the data files keep their text), by
+:func:`cut_description`. An empty block is never a silent prompt: :class:`ConditionVars` says why a
+block came out empty (``directory_gap``, ``full_content_gap``), and the test generator turns that into an
+``ERROR (no grounding for …)`` row.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import unicodedata
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -18,11 +26,50 @@ from grounding_eval.data.records import Query
 from grounding_eval.data.select import Selection, approx_tokens, rank, select_directory, select_full_content
 from grounding_eval.resources import pack_root
 
-__all__ = ["CONDITION_PROMPTS", "ConditionVars", "condition_vars", "render_prompt"]
+__all__ = [
+    "CONDITION_PROMPTS",
+    "DESCRIPTION_CHARS",
+    "ConditionVars",
+    "condition_vars",
+    "cut_description",
+    "render_prompt",
+]
 
 PROMPTS_DIR = pack_root() / "prompts"  # the repository's in a checkout, the package data's when installed
 CONDITION_PROMPTS = {"C0": "c0.txt", "C1": "c1.txt", "C1.5": "c1_5.txt"}
 """The generation prompt file of each condition, verbatim from the methods document."""
+
+DESCRIPTION_CHARS = 200
+"""A directory block's description, at most: "a 200-character description" (methods document)."""
+
+_ELLIPSIS = "\u2026"
+# Left off the end of a cut description before the "…": a dangling comma, colon, dash or opening bracket
+# reads as if text were missing twice.
+_TRAILING = ",;:-\u2013\u2014([{/ \t\n\r\u00a0"
+_JOINERS = frozenset("\u200d\ufe0e\ufe0f")  # ZWJ and variation selectors stay with the character before
+
+
+def cut_description(text: str, limit: int = DESCRIPTION_CHARS) -> str:
+    """``text`` if it is at most ``limit`` characters, else cut at a word boundary, with "…", to at most
+    ``limit`` characters including the "…".
+
+    Characters are code points (Python ``len``). The cut is at the last space that leaves room for the
+    "…"; trailing punctuation before it is dropped (``"rent, …"`` would read oddly). A first word longer
+    than the limit is cut inside the word, never between a character and its combining marks.
+    """
+    if len(text) <= limit:
+        return text
+    room = limit - len(_ELLIPSIS)
+    # The last whitespace at or before index ``room``: the text before it is at most ``room`` long.
+    space = next((i for i in range(room, 0, -1) if text[i].isspace()), 0)
+    if space:
+        head = text[:space]
+    else:  # one word longer than the limit
+        head = text[:room]
+        while head and (unicodedata.combining(text[len(head)]) or text[len(head)] in _JOINERS):
+            head = head[:-1]
+    cut = head.rstrip(_TRAILING).rstrip()
+    return (cut or head.rstrip() or text[:room]) + _ELLIPSIS
 
 
 @dataclass(frozen=True)
@@ -33,6 +80,12 @@ class ConditionVars:
     jkb_full_content: str
     directory: tuple[Selection, ...]
     full_content: tuple[Selection, ...]
+    directory_cut: tuple[str, ...] = ()
+    """Index ids whose description was cut to :data:`DESCRIPTION_CHARS` in this directory."""
+    directory_gap: str | None = None
+    """Why the C1 directory is empty (``None`` when it is not)."""
+    full_content_gap: str | None = None
+    """Why the C1.5 content is empty (``None`` when it is not)."""
 
     @property
     def directory_tokens(self) -> int:
@@ -61,16 +114,38 @@ def condition_vars(item: Query, dataset: Dataset, templates: Path = PROMPTS_DIR)
     ranked = rank(item, dataset.index)
     directory = select_directory(item, dataset.index, ranked=ranked)
     full = select_full_content(item, dataset.index, dataset.articles, ranked=ranked)
-    return ConditionVars(
-        jkb_directory=env.get_template("jkb_directory.j2")
-        .render(records=[s.record for s in directory])
-        .strip(),
-        jkb_full_content=env.get_template("jkb_full_content.j2")
+    records = [
+        dataclasses.replace(s.record, description=cut_description(s.record.description)) for s in directory
+    ]
+    jkb_directory = env.get_template("jkb_directory.j2").render(records=records).strip()
+    jkb_full_content = (
+        env.get_template("jkb_full_content.j2")
         .render(articles=[dataset.articles[s.record.id] for s in full])
-        .strip(),
+        .strip()
+    )
+    return ConditionVars(
+        jkb_directory=jkb_directory,
+        jkb_full_content=jkb_full_content,
         directory=tuple(directory),
         full_content=tuple(full),
+        directory_cut=tuple(r.id for r, s in zip(records, directory, strict=True) if r != s.record),
+        directory_gap=None if jkb_directory else _gap(item, ranked, "index record"),
+        full_content_gap=None if jkb_full_content else _gap(item, ranked, "cached article"),
     )
+
+
+def _gap(item: Query, ranked: list[Selection], kind: str) -> str:
+    """Why a block is empty, in one line (the reason of the item's ERROR row)."""
+    ids = [s.record.id for s in ranked]
+    shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+    if item.article_ids:
+        return f"item {item.id!r}: none of its article_ids ({shown}) has a {kind}"
+    if not ranked:
+        return (
+            f"item {item.id!r}: no index record of {item.jurisdiction} or US matches its topic "
+            f"{item.topic!r} or its question's words"
+        )
+    return f"item {item.id!r}: none of the {len(ids)} matching index records ({shown}) has a {kind}"
 
 
 def render_prompt(condition: str, item: Query, dataset: Dataset, templates: Path = PROMPTS_DIR) -> str:

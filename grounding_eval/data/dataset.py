@@ -9,6 +9,8 @@ A dataset is a folder with the standard file names (so a user's private data is 
     allowlist.txt        the verifier's URL allowlist (or allowlist.csv; optional: when absent it is
                          built from the index on load, as `grounding-eval allowlist build` does)
     organizations.yaml   the verifier's organization directory (optional: the pack's sample otherwise)
+    dataset.yaml         what the folder is: a name, and which of the methods document's real sets it
+                         claims to hold (optional; :mod:`grounding_eval.data.manifest`)
 
 Cross-checks: every cached article and every query's ``article_ids`` must name an index record.
 
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grounding_eval.data.load import load_high_risk, load_index, load_queries
+from grounding_eval.data.manifest import Manifest, load_manifest
 from grounding_eval.data.records import Article, HighRiskItem, IndexRecord, Query
 from grounding_eval.errors import DataError, clip
 from grounding_eval.files import ARTICLE, check_inside, read_text
@@ -63,6 +66,7 @@ class Dataset:
     high_risk: tuple[HighRiskItem, ...]
     index: dict[str, IndexRecord] = field(repr=False)
     articles: dict[str, Article] = field(repr=False)
+    manifest: Manifest = field(default=Manifest(), repr=False)
 
     def item(self, item_id: str) -> Query:
         """Return the query or High-Risk item with this id."""
@@ -221,4 +225,5 @@ def load_dataset(root: str | Path) -> Dataset:
         if _present(root / "articles")
         else {}
     )
-    return Dataset(str(root), tuple(queries), tuple(high_risk), index, articles)
+    manifest = load_manifest(root)
+    return Dataset(str(root), tuple(queries), tuple(high_risk), index, articles, manifest)

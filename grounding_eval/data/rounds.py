@@ -12,6 +12,12 @@ round   items                    selected by         conditions      rubric     
 2b      IL high-stakes           tag il-high-stakes  C0, C1, C1.5    v4         scored
 3       High-Risk Challenge      high_risk file      C0, C1, C1.5    round3     scored
 ======  =======================  ==================  ==============  =========  ============
+
+A round may run on a reproducible sample of its items (``sample: {n, seed, stratify}``,
+:mod:`grounding_eval.data.sample`): :func:`round_items` selects, then draws, for the test generator and
+``grounding-eval data sample`` alike. When the dataset claims to be the methods document's real set
+(``dataset.yaml``, :mod:`grounding_eval.data.manifest`), :func:`size_warnings` compares the counts with
+the documented ones (22 / 48 / 10, 40 of 192).
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from grounding_eval.data.dataset import Dataset
+from grounding_eval.data.manifest import REAL_SETS
 from grounding_eval.data.records import Query
+from grounding_eval.data.sample import Sample, SampleSpec, draw_sample
 
-__all__ = ["ROUNDS", "Round", "select_items"]
+__all__ = ["ROUNDS", "Round", "round_items", "select_items", "size_warnings"]
 
 
 @dataclass(frozen=True)
@@ -105,3 +113,58 @@ def select_items(
         keep = set(ids)
         pool = [item for item in pool if item.id in keep]
     return pool
+
+
+def round_items(
+    dataset: Dataset,
+    *,
+    round_id: str | None = None,
+    tags: Sequence[str] | None = None,
+    ids: Sequence[str] | None = None,
+    sample: SampleSpec | None = None,
+    where: str = "test generator config",
+) -> tuple[list[Query], Sample | None]:
+    """:func:`select_items`, then, with ``sample``, the drawn sample of them (items in dataset order).
+
+    Raises:
+        KeyError: an unknown round id.
+        DataError: the sample cannot be drawn (``n`` above the pool, a missing ``stratify`` field).
+    """
+    items = select_items(dataset, round_id=round_id, tags=tags, ids=ids)
+    if sample is None:
+        return items, None
+    label = f"round {round_id}'s items" if round_id else "the items"
+    drawn = draw_sample(items, sample, round_label=label, where=where)
+    return list(drawn.items), drawn
+
+
+def size_warnings(dataset: Dataset, round_id: str | None = None, selected: int | None = None) -> list[str]:
+    """One line per documented size the dataset differs from, when ``dataset.yaml`` claims the real set.
+
+    Without ``round_id``: the claimed files' sizes and the tag-selected rounds' counts (1a, 1b, 2, 2b;
+    Round 3's 40 is a sample, checked where it is drawn). With ``round_id`` and ``selected`` (the items a
+    run uses, after any sample): that round's file size and that count.
+    """
+    lines: list[str] = []
+    where = dataset.manifest.path or dataset.root
+    for name in dataset.manifest.claims:
+        real = REAL_SETS[name]
+        if round_id is not None and (round_id not in ROUNDS or ROUNDS[round_id].source != real.source):
+            continue
+        have = len(dataset.queries if real.source == "queries" else dataset.high_risk)
+        noun = "queries" if real.source == "queries" else "High-Risk items"
+        if have != real.size:
+            lines.append(f"{where}: claims {name} ({real.size} {noun}), but has {have} {noun}")
+        if round_id is not None and selected is not None:
+            counts = {round_id: selected}
+        else:
+            counts = {r: len(select_items(dataset, round_id=r)) for r in real.rounds if ROUNDS[r].tags}
+        for rid, count in counts.items():
+            documented = real.rounds.get(rid)
+            if documented is not None and count != documented:
+                how = f"tag {ROUNDS[rid].tags[0]}" if ROUNDS[rid].tags else f"a sample, n {documented}"
+                lines.append(
+                    f"{where}: claims {name}: round {rid} uses {count} item(s), the methods document's "
+                    f"round {rid} used {documented} ({how})"
+                )
+    return lines

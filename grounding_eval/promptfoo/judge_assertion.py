@@ -267,6 +267,7 @@ def _provenance(
         rubric_id=rubric.id,
         rubric_version=rubric.version,
         prompt_version=rubric.prompt_version,
+        sample=metadata.get("sample"),
     )
 
 

@@ -6,24 +6,43 @@ Used as ``tests: [{path: file://datasets/generate.py:generate_tests, config: {..
 ``round``    1a | 1b | 2 | 2b | 3 — selects items and declares the round in each test's metadata
 ``tags``     override the round's tags (any of them qualifies)
 ``ids``      keep only these item ids
+``sample``   ``{n, seed, stratify}``: a reproducible stratified sample of the selected items
+             (:mod:`grounding_eval.data.sample`); the spec, pool size and chosen ids go in every test's
+             ``metadata.sample`` and the row provenance
 
 Vars per test: ``query_id``, ``jurisdiction`` (two-letter code), ``question``, ``topic``, ``jkb_directory``,
 ``jkb_full_content``. High-Risk fields and the grounding choices go in the test's metadata (lists in vars
 would make promptfoo multiply the test).
+
+**An empty grounding block is an ERROR row, never a silent prompt.** When an item's C1 directory (or, in
+a round with C1.5, its C1.5 content) comes out empty, its var is ``file://<pack>/assertions/
+missing_grounding.cjs`` and the reason is in the ``grounding_missing`` var: promptfoo calls that file
+while rendering each prompt, so exactly the cells whose prompt uses the var become ERROR rows reading
+``ERROR (no grounding for C1.5: <why>)`` — for recorded answers and live models alike, since no provider
+is called — and the rest of the eval runs. The generator also prints one ``WARNING`` line per gap.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
-from grounding_eval.data.conditions import condition_vars
+from grounding_eval.data.conditions import ConditionVars, condition_vars
 from grounding_eval.data.dataset import load_dataset, resolve_dataset_dir
-from grounding_eval.data.records import HighRiskItem
-from grounding_eval.data.rounds import ROUNDS, select_items
+from grounding_eval.data.records import HighRiskItem, Query
+from grounding_eval.data.rounds import ROUNDS, Round, round_items, size_warnings
+from grounding_eval.data.sample import SampleSpec
 from grounding_eval.errors import DataError
 
-__all__ = ["generate_tests"]
+__all__ = ["MISSING_GROUNDING_JS", "generate_tests", "missing_grounding"]
+
+MISSING_GROUNDING_JS = Path("assertions") / "missing_grounding.cjs"
+"""The var source that turns a cell with an empty grounding block into an ERROR row (under the pack)."""
+
+_GROUNDING = (("C1", "jkb_directory"), ("C1.5", "jkb_full_content"))
 
 
 def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> list[dict[str, Any]]:
@@ -33,14 +52,21 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
         DataError: a bad dataset or config, as one line (promptfoo shows it and stops).
     """
     config = dict(config or {})
-    unknown = set(config) - {"dataset", "round", "tags", "ids"}
+    unknown = set(config) - {"dataset", "round", "tags", "ids", "sample"}
     if unknown:
         raise DataError("test generator config", f"unknown key(s) {', '.join(sorted(unknown))}")
     root = resolve_dataset_dir(config.get("dataset"), pack_root / "datasets" / "sample")
     dataset = load_dataset(root)
     round_id = str(config["round"]) if config.get("round") is not None else None
+    sample_spec = SampleSpec.from_config(config["sample"]) if config.get("sample") is not None else None
     try:
-        items = select_items(dataset, round_id=round_id, tags=_list(config, "tags"), ids=_list(config, "ids"))
+        items, sample = round_items(
+            dataset,
+            round_id=round_id,
+            tags=_list(config, "tags"),
+            ids=_list(config, "ids"),
+            sample=sample_spec,
+        )
     except KeyError as exc:
         raise DataError("test generator config", str(exc.args[0])) from None
     if not items:
@@ -49,12 +75,13 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
             f"no items selected (round {round_id!r}, tags {config.get('tags')!r}, ids {config.get('ids')!r})",
         )
     spec = ROUNDS.get(round_id) if round_id else None
+    if spec is not None:
+        for line in size_warnings(dataset, spec.id, len(items)):
+            _warn(line)
     suffix = f" (round {spec.id})" if spec else ""
     tests = []
     for item in items:
         grounding = condition_vars(item, dataset)
-        if spec and "C1.5" in spec.conditions and not grounding.full_content:
-            raise DataError(root, f"id {item.id!r}: no cached article to fill C1.5 (round {round_id})")
         metadata: dict[str, Any] = {
             "query_id": item.id,
             "jurisdiction": item.jurisdiction,
@@ -66,6 +93,8 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
             "directory_tokens": grounding.directory_tokens,
             "full_content_tokens": grounding.full_content_tokens,
         }
+        if grounding.directory_cut:
+            metadata["directory_descriptions_cut"] = list(grounding.directory_cut)
         if spec:
             metadata |= {
                 "round": spec.id,
@@ -73,6 +102,8 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
                 "rubric": spec.rubric,
                 "quotation": "scored" if spec.quotation_scored else "information",
             }
+        if sample is not None:
+            metadata["sample"] = sample.metadata()
         if isinstance(item, HighRiskItem):
             metadata |= {
                 "risk_tier": item.risk_tier,
@@ -80,19 +111,53 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
                 "failure_modes": list(item.failure_modes),
                 "sme_variables": list(item.sme_variables),
             }
+        vars_: dict[str, Any] = {
+            "query_id": item.id,
+            "jurisdiction": item.jurisdiction,
+            "question": item.question,
+            "topic": item.topic,
+            "jkb_directory": grounding.jkb_directory,
+            "jkb_full_content": grounding.jkb_full_content,
+        }
+        gaps = missing_grounding(item, grounding, spec)
+        if gaps:
+            for var, reason in gaps.items():
+                vars_[var] = _var_source(pack_root / MISSING_GROUNDING_JS)
+                _warn(f"{root}: {reason}: its {_condition(var)} cells will be ERROR rows")
+            vars_["grounding_missing"] = json.dumps(gaps, ensure_ascii=False, sort_keys=True)
+            metadata["grounding_missing"] = dict(gaps)
         tests.append({
             "description": f"{item.jurisdiction} · {item.topic} · {item.id}{suffix}",
-            "vars": {
-                "query_id": item.id,
-                "jurisdiction": item.jurisdiction,
-                "question": item.question,
-                "topic": item.topic,
-                "jkb_directory": grounding.jkb_directory,
-                "jkb_full_content": grounding.jkb_full_content,
-            },
+            "vars": vars_,
             "metadata": metadata,
         })  # fmt: skip
     return tests
+
+
+def missing_grounding(item: Query, grounding: ConditionVars, spec: Round | None) -> dict[str, str]:
+    """``{var: "no grounding for <condition>: <why>"}`` for each block of ``item`` that came out empty
+    and that the round shows (every block when no round is named)."""
+    gaps = {"jkb_directory": grounding.directory_gap, "jkb_full_content": grounding.full_content_gap}
+    return {
+        var: f"no grounding for {condition}: {gaps[var]}"
+        for condition, var in _GROUNDING
+        if gaps[var] and (spec is None or condition in spec.conditions)
+    }
+
+
+def _condition(var: str) -> str:
+    return next(condition for condition, name in _GROUNDING if name == var)
+
+
+def _var_source(path: Path) -> str:
+    """A ``file://`` var naming ``path``, absolute (promptfoo resolves a var's path from the config's folder,
+    which the generator does not know), with glob characters bracketed: promptfoo globs ``file://`` vars."""
+    return "file://" + re.sub(r"([*?\[\]{}()])", r"[\1]", path.resolve().as_posix())
+
+
+def _warn(line: str) -> None:
+    # promptfoo logs a Python generator's stderr line starting with WARNING at its warn level.
+    print(f"WARNING: grounding-eval: {line}", file=sys.stderr)
 
 
 def _list(config: dict[str, Any], key: str) -> list[str] | None:

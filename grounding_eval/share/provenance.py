@@ -2,8 +2,11 @@
 
 A partner comparing their numbers with ours needs to know, per row, which grounding-eval, which rubric
 (id, version and the SHA-256 of its file: an edited rubric with an unchanged version still shows), which
-judge-prompt version and which dataset graded it. The verifier and the judge each add this small
-mapping (a few hundred bytes) to their GradingResult's metadata; :func:`results_provenance` gathers it
+judge-prompt version, which dataset graded it and, for a sampled round, which sample (``n``, ``seed``,
+``stratify``, the method, the pool size and the SHA-256 of the chosen ids; the ids themselves are in the
+row's ``metadata.sample``, which promptfoo copies from the test into every row, ERROR rows included).
+The verifier and the judge each add this small mapping (a few hundred bytes) to their GradingResult's
+metadata; :func:`results_provenance` gathers it
 back from a promptfoo results file for ``grounding-eval report`` and ``grounding-eval share``.
 
 Imports stay light: this runs inside every assertion call.
@@ -18,7 +21,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["dataset_name", "format_provenance", "results_provenance", "row_provenance"]
+__all__ = ["dataset_name", "format_provenance", "results_provenance", "row_provenance", "sample_label"]
+
+_SAMPLE_KEYS = ("n", "seed", "stratify", "method", "pool", "ids_sha256")
 
 
 def dataset_name(dataset: Any) -> str:
@@ -50,11 +55,18 @@ def row_provenance(
     rubric_id: str | None = None,
     rubric_version: str | None = None,
     prompt_version: str | None = None,
+    sample: Any = None,
 ) -> dict[str, Any]:
-    """The ``metadata.provenance`` of one GradingResult (only the keys that apply)."""
+    """The ``metadata.provenance`` of one GradingResult (only the keys that apply).
+
+    ``sample``: the test's ``metadata.sample`` (set by the generator for a sampled round), kept without
+    its id list.
+    """
     from grounding_eval.resources import pack_version
 
     out: dict[str, Any] = {"grounding_eval": pack_version(), "dataset": dataset_name(dataset)}
+    if isinstance(sample, Mapping):
+        out["sample"] = {k: sample[k] for k in _SAMPLE_KEYS if k in sample}
     if rubric_id is not None:
         out["rubric"] = {
             "id": rubric_id,
@@ -64,6 +76,29 @@ def row_provenance(
     if prompt_version is not None:
         out["prompt_version"] = prompt_version
     return out
+
+
+def sample_label(sample: Mapping[str, Any]) -> str:
+    """One line naming a sample: ``n 40 of 192, seed 7, stratified by risk_tier, jurisdiction (ids sha256:…)``."""
+    stratify = sample.get("stratify") or []
+    by = ", ".join(map(str, stratify)) if isinstance(stratify, list) and stratify else "nothing"
+    digest = str(sample.get("ids_sha256") or "-")[:12]
+    return (
+        f"n {sample.get('n')} of {sample.get('pool')}, seed {sample.get('seed')}, stratified by {by} "
+        f"(ids sha256:{digest})"
+    )
+
+
+def _row_sample(row: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The row's sample: its components' provenance, else the row's own metadata (an ERROR row has no
+    components)."""
+    for entry in _row_entries(row):
+        sample = entry.get("sample")
+        if isinstance(sample, Mapping):
+            return sample
+    meta = row.get("metadata")
+    sample = meta.get("sample") if isinstance(meta, Mapping) else None
+    return sample if isinstance(sample, Mapping) else None
 
 
 def _row_entries(row: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
@@ -81,14 +116,15 @@ def results_provenance(results: Mapping[str, Any]) -> dict[str, Any]:
     """Count what produced the rows of a promptfoo results file (``-o results.json``).
 
     Returns ``{"rows", "rows_with_provenance", "grounding_eval": {version: rows}, "rubrics":
-    {"id@version sha256:…": rows}, "prompt_versions": {…}, "datasets": {…}}``. A row counts once per
-    distinct value it names.
+    {"id@version sha256:…": rows}, "prompt_versions": {…}, "datasets": {…}, "samples": {…}}``. A row
+    counts once per distinct value it names; ``samples`` counts every row of a sampled round, ERROR rows
+    included (:func:`sample_label`), and is empty when no row was sampled.
     """
     body = results.get("results")
     rows = body.get("results") if isinstance(body, Mapping) else None
     rows = rows if isinstance(rows, list) else []
     counters: dict[str, Counter[str]] = {
-        k: Counter() for k in ("grounding_eval", "rubrics", "prompt_versions", "datasets")
+        k: Counter() for k in ("grounding_eval", "rubrics", "prompt_versions", "datasets", "samples")
     }
     with_provenance = 0
     for row in rows:
@@ -104,6 +140,9 @@ def results_provenance(results: Mapping[str, Any]) -> dict[str, Any]:
                 seen["rubrics"].add(f"{rubric.get('id')}@{rubric.get('version')} sha256:{digest}")
             if entry.get("prompt_version") is not None:
                 seen["prompt_versions"].add(str(entry["prompt_version"]))
+        sample = _row_sample(row)
+        if sample is not None:
+            seen["samples"].add(sample_label(sample))
         if seen["grounding_eval"]:
             with_provenance += 1
         for key, values in seen.items():
@@ -121,10 +160,13 @@ def format_provenance(summary: Mapping[str, Any]) -> list[str]:
     def counted(values: Mapping[str, int]) -> str:
         return ", ".join(f"{value} ({n} rows)" for value, n in values.items()) or "-"
 
-    return [
+    lines = [
         f"rows with provenance: {summary['rows_with_provenance']} of {summary['rows']}",
         f"grounding-eval: {counted(summary['grounding_eval'])}",
         f"rubrics: {counted(summary['rubrics'])}",
         f"judge prompt versions: {counted(summary['prompt_versions'])}",
         f"datasets: {counted(summary['datasets'])}",
     ]
+    if summary.get("samples"):  # only for sampled rounds: an unsampled report reads as before
+        lines.append(f"samples: {counted(summary['samples'])}")
+    return lines

@@ -1,0 +1,117 @@
+"""A dataset's own description (``dataset.yaml``, optional), and the sizes the methods document gives.
+
+A dataset folder may say what it is::
+
+    # dataset.yaml
+    name: partner copy, March 2026          # free text (optional)
+    claims: [LHSQ-115, High-Risk-Challenge]  # the methods document's real sets this folder holds
+
+A folder without ``dataset.yaml``, or without ``claims``, claims nothing (the pack's sample claims
+nothing). When it claims a set, the documented sizes are checked — ``LHSQ-115``: 115 queries, round
+subsets 22 (1a), 48 (1b), 10 (2, 2b); ``High-Risk-Challenge``: 192 items, of which Round 3 used 40 — and
+each difference is a one-line warning (``data validate``, ``data sample`` and the test generator print
+them): a partner's copy that is not the real set says so instead of passing for it. A mismatch is not
+an error: a partner may knowingly run a corrected or extended set.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grounding_eval.errors import DataError, clip
+from grounding_eval.files import read_yaml
+
+__all__ = ["MANIFEST_NAMES", "REAL_SETS", "Manifest", "RealSet", "load_manifest"]
+
+MANIFEST_NAMES = ("dataset.yaml", "dataset.yml")
+
+
+@dataclass(frozen=True)
+class RealSet:
+    """One of the methods document's datasets: its file, its size, and each round's documented count."""
+
+    name: str
+    source: str  # "queries" or "high_risk": the dataset file it is
+    size: int
+    rounds: Mapping[str, int]  # round id -> items the study used
+    seed_text: str
+
+
+REAL_SETS: Mapping[str, RealSet] = {
+    s.name: s
+    for s in (
+        RealSet(
+            "LHSQ-115",
+            "queries",
+            115,
+            {"1a": 22, "1b": 48, "2": 10, "2b": 10},
+            "LHSQ-115: 115 synthetic user-voice queries … Round subsets: 22 IL eviction (1a), 48 across six "
+            "states (1b), 10 IL high-stakes (2, 2b).",
+        ),
+        RealSet(
+            "High-Risk-Challenge",
+            "high_risk",
+            192,
+            {"3": 40},
+            "High-Risk Challenge Queries: a 192-query SME-flagged set … Round 3 used 40.",
+        ),
+    )
+}
+"""The sets a ``dataset.yaml`` may claim, with the methods document's numbers (seed 001, "Datasets")."""
+
+_KEYS = frozenset({"name", "claims"})
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What ``dataset.yaml`` says (all empty when the folder has none)."""
+
+    path: str | None = None
+    name: str | None = None
+    claims: tuple[str, ...] = ()
+
+    def claimed(self, source: str) -> RealSet | None:
+        """The real set this dataset claims its ``source`` file (queries, high_risk) to be, if any."""
+        return next((REAL_SETS[c] for c in self.claims if REAL_SETS[c].source == source), None)
+
+
+def load_manifest(root: str | Path) -> Manifest:
+    """Read ``<root>/dataset.yaml`` (or ``.yml``) if there is one.
+
+    Raises:
+        DataError: both names exist, the file is outside the folder, not a mapping, has an unknown key,
+            or claims a set that is not one of :data:`REAL_SETS`.
+    """
+    root = Path(root)
+    found = [root / name for name in MANIFEST_NAMES if os.path.lexists(root / name)]
+    if not found:
+        return Manifest()
+    if len(found) > 1:
+        raise DataError(root, "both dataset.yaml and dataset.yml exist: keep one")
+    path = found[0]
+    data: Any = read_yaml(path, inside=root)
+    if data is None:
+        return Manifest(path=str(path))
+    if not isinstance(data, dict):
+        raise DataError(path, "expected a mapping (name, claims)")
+    unknown = sorted(map(str, set(data) - _KEYS))
+    if unknown:
+        raise DataError(path, f"unknown key(s) {', '.join(clip(k) for k in unknown)} (name, claims)")
+    name = data.get("name")
+    if name is not None and not isinstance(name, str):
+        raise DataError(path, "field 'name' must be text")
+    claims = data.get("claims") or []
+    if isinstance(claims, str):
+        claims = [claims]
+    if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
+        raise DataError(path, "field 'claims' must be a list of set names")
+    bad = [c for c in claims if c not in REAL_SETS]
+    if bad:
+        raise DataError(path, f"field 'claims': {clip(bad[0])} is not one of {', '.join(REAL_SETS)}")
+    if len(set(claims)) != len(claims):
+        raise DataError(path, "field 'claims' names a set twice")
+    return Manifest(path=str(path), name=name, claims=tuple(claims))
