@@ -65,7 +65,12 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     csub = c.add_subparsers(dest="action", required=True, parser_class=type(r))
     s = csub.add_parser("sample", help="draw a stratified random sample and write a grading sheet (CSV)")
     s.add_argument("results", metavar="RESULTS_JSON", type=Path)
-    s.add_argument("--fraction", type=float, default=0.15, help="share of rows to draw, 0.10–0.20 (0.15)")
+    s.add_argument(
+        "--fraction",
+        type=float,
+        default=0.15,
+        help="share of rows to draw, 0.10–0.20 (0.15); the total is this share, spread over the strata",
+    )
     s.add_argument("--by", default="round,condition", help="strata keys, comma-separated (round,condition)")
     s.add_argument("--seed", type=int, required=True, help="random seed (recorded in the key file)")
     s.add_argument(
@@ -83,7 +88,14 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         metavar="SHEET_CSV",
         type=Path,
         nargs="?",
-        help="the graded sheet; without it, the human ratings in a promptfoo export (viewer ratings)",
+        help="the graded sheet (its key file, drawn from RESULTS_JSON, beside it)",
+    )
+    sc.add_argument(
+        "--ratings",
+        metavar="EXPORT_JSON",
+        type=Path,
+        help="instead of a sheet: 👍/👎 made in promptfoo's viewer (promptfoo export eval), compared with "
+        "each row's final verdict in RESULTS_JSON; non-blind",
     )
     sc.add_argument("--threshold", type=float, default=None, help="agreement threshold (default 0.90)")
     sc.add_argument("--json", action="store_true", help="print JSON")
@@ -178,12 +190,10 @@ def _calibrate(args: argparse.Namespace) -> int:
         drawn = calibrate.write_sample(
             args.results, args.output, fraction=args.fraction, by=strata, seed=args.seed
         )
-        print(
-            f"wrote {drawn.lines} lines ({drawn.rows} of {drawn.population} rows, {drawn.strata} strata) "
-            f"to {args.output}; the judge's verdicts to {drawn.key}"
-        )
+        print("\n".join(drawn.summary()))
+        print(f"wrote {args.output}; the judge's verdicts to {drawn.key}")
         return 0
     _need_analysis("calibrate score")
-    report = calibrate.score(args.results, args.sheet, threshold=args.threshold)
+    report = calibrate.score(args.results, args.sheet, ratings=args.ratings, threshold=args.threshold)
     print(json.dumps(report, indent=2) if args.json else calibrate.format_score(report))
     return 0

@@ -590,36 +590,73 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
     from grounding_eval.analysis.calibrate import score
 
     report = score(Path(loaded[0].path), sheet)
+
+    def ci(interval: Sequence[float] | None, percent: bool) -> str:
+        if not interval:
+            return "–"
+        return "[{:.0%}, {:.0%}]".format(*interval) if percent else "[{:.2f}, {:.2f}]".format(*interval)
+
     body = [
         [
             c["criterion"],
             c["scale"],
             c["n"],
+            c["rows"],
             f"{c['agreement']:.0%}",
-            "[{:.0%}, {:.0%}]".format(*c["agreement_ci"]),
-            _f(c["kappa"], ".2f"),
+            ci(c["agreement_ci"], True),
+            _f(c["kappa"], ".2f") if c["kappa"] is not None else "undefined (one category only)",
+            ci(c["kappa_ci"], False),
             _f(c["weighted_kappa"], ".2f"),
             " ".join(f"{k}={v:.0%}" for k, v in c["base_rate"].items()),
             " | ".join(" ".join(str(x) for x in r) for r in c["confusion"]["matrix"]),
             "below" if c["below_threshold"] else "",
         ]
-        for c in [*report["criteria"], *report["overall"]]
+        for c in report["criteria"]
     ]
+    overall, rows, drawn = report["overall"], report["row_level"], report["drawn"]
+    body.append(
+        [
+            f"overall: mean over {overall['criteria']} criteria",
+            "",
+            "",
+            report["rows_graded"],
+            f"{overall['agreement']:.0%}",
+            ci(overall["agreement_ci"], True),
+            _f(overall["kappa"], ".2f"),
+            ci(overall["kappa_ci"], False),
+            "",
+            "",
+            "",
+            "below" if overall["below_threshold"] else "",
+        ]
+    )
     below = ", ".join(report["below_threshold"]) or "none"
+    share = (
+        f" drawn from {drawn['rows']} of {drawn['population']} rows ({drawn['share']:.1%})" if drawn else ""
+    )
+    row_level = (
+        f"Rows where the person and the judge agree on every core criterion: {rows['agreeing']} of "
+        f"{rows['rows']}"
+        + (f" ({rows['agreement']:.0%}, 95 % CI {ci(rows['agreement_ci'], True)})" if rows["rows"] else "")
+        + "."
+    )
     return (
-        f"<p>{report['graded']} units graded by people, {report['ungraded']} ungraded (not counted "
-        "as disagreement). "
+        f"<p>{report['graded']} units graded by people, in {report['rows_graded']} rows{_e(share)}; "
+        f"{report['ungraded']} ungraded (not counted as disagreement). Intervals: bootstrap over rows, "
+        "a row's criteria together. "
         f"Threshold {report['threshold']:.0%} agreement ({_e(report['threshold_provenance'])}); "
         f'<span class="warn">below it: {_e(below)}</span>. For comparison, '
-        f"{_e(report['published_range'])}.</p>"
+        f"{_e(report['published_range'])}.</p><p>{_e(row_level)}</p>"
         + _table(
             [
                 "criterion",
                 "scale",
                 "n",
+                "rows",
                 "agreement",
                 "95 % CI",
                 "kappa",
+                "95 % CI",
                 "weighted kappa",
                 "base rate (people)",
                 "confusion (rows people, columns judge)",

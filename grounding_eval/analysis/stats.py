@@ -1,13 +1,17 @@
 """The statistics behind ``report --effects`` and ``calibrate score``, on NumPy and SciPy.
 
 Imported only by the commands that need it (NumPy and SciPy cost ≈ 0.3 s to import; the assertion path
-and the CLI's parser never import this module). Distributions and intervals come from SciPy; the two
-resampling procedures (the paired bootstrap and the sign-flip test) are a few lines of NumPy, seeded, and
-the tests check the sign-flip test against SciPy's ``permutation_test``.
+and the CLI's parser never import this module). Distributions and intervals come from SciPy; the
+resampling procedures (the paired bootstrap, the sign-flip test and the item bootstrap of calibration)
+are a few lines of NumPy, seeded, and the tests check the sign-flip test against SciPy's
+``permutation_test``. SciPy's own ``bootstrap`` resamples one flat sample per statistic; calibration needs
+one draw of rows shared by every criterion's statistic, the macro mean and the row-level figure, so
+``item_agreement`` draws it here.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,9 +20,16 @@ from scipy import stats  # type: ignore[import-untyped]
 
 __all__ = [
     "Agreement",
+    "CriterionAgreement",
+    "Graded",
+    "ItemAgreement",
     "agreement",
     "bootstrap_mean_ci",
     "cohen_kappa",
+    "item_agreement",
+    "kappa_from_confusion",
+    "percentile_interval",
+    "resample_counts",
     "sign_flip_p",
     "wilson",
 ]
@@ -142,29 +153,247 @@ def agreement(
     seed: int,
     confidence: float = 0.95,
 ) -> Agreement:
-    """Raw agreement, kappa (and weighted kappa when ``ordinal``), base rate, confusion and bootstrap CIs."""
-    h, j = np.asarray(human), np.asarray(judge)
-    n = h.size
-    confusion = _confusion(human, judge, k)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(resamples, n))
-    same = (h == j).astype(float)
-    agree_boot = same[idx].mean(axis=1)
-    tail = (1 - confidence) / 2 * 100
-    kappas = [cohen_kappa(h[row].tolist(), j[row].tolist(), k) for row in idx]
-    defined = [x for x in kappas if x is not None]
-    kappa_ci = None
-    if cohen_kappa(human, judge, k) is not None and defined:
-        low, high = np.percentile(defined, [tail, 100 - tail])
-        kappa_ci = (float(low), float(high))
-    a_low, a_high = np.percentile(agree_boot, [tail, 100 - tail])
+    """Raw agreement, kappa (and weighted kappa when ``ordinal``), base rate, confusion and bootstrap CIs,
+    when every unit is its own item (:func:`item_agreement` on one criterion, one unit per item)."""
+    graded = [Graded(i, "units", int(h), int(j)) for i, (h, j) in enumerate(zip(human, judge, strict=True))]
+    (entry,) = item_agreement(
+        graded,
+        items=len(graded),
+        categories={"units": k},
+        weighted=frozenset({"units"}) if ordinal else frozenset(),
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+    ).criteria
+    assert entry.agreement_ci is not None  # every resample has all n units
     return Agreement(
-        n=n,
-        agreement=float(same.mean()),
-        kappa=cohen_kappa(human, judge, k),
-        weighted_kappa=cohen_kappa(human, judge, k, weighted=True) if ordinal and k > 2 else None,
-        base_rate=[float(x) for x in np.bincount(h, minlength=k) / n],
-        confusion=confusion.tolist(),
-        agreement_ci=(float(a_low), float(a_high)),
-        kappa_ci=kappa_ci,
+        n=entry.n,
+        agreement=entry.agreement,
+        kappa=entry.kappa,
+        weighted_kappa=entry.weighted_kappa,
+        base_rate=entry.base_rate,
+        confusion=entry.confusion,
+        agreement_ci=entry.agreement_ci,
+        kappa_ci=entry.kappa_ci,
+    )
+
+
+def resample_counts(n: int, *, resamples: int, seed: int) -> np.ndarray:
+    """How often each of ``n`` items is drawn in each bootstrap resample: an int array (resamples, n).
+
+    The seed contract: the drawn indices are ``numpy.random.default_rng(seed).integers(0, n, size=
+    (resamples, n))``, one resample per line (the draw ``bootstrap_mean_ci`` makes); entry ``[b, i]``
+    counts item ``i`` in line ``b``. Whatever is computed per item is weighted by these counts, so every
+    statistic of one report sees the same resampled items.
+    """
+    if n <= 0:
+        raise ValueError("no items to resample")
+    idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    flat = (idx + np.arange(resamples)[:, None] * n).ravel()
+    return np.bincount(flat, minlength=resamples * n).reshape(resamples, n)
+
+
+def kappa_from_confusion(
+    confusion: np.ndarray | Sequence[Sequence[float]], *, weighted: bool = False
+) -> np.ndarray:
+    """Cohen's kappa of confusion matrices (the last two axes, k × k), NaN where undefined.
+
+    The definition of :func:`cohen_kappa` (linear weights when ``weighted``), computed for a whole stack
+    of matrices at once (one per bootstrap resample). Undefined: no units, or no expected disagreement
+    (both raters used one and the same category throughout).
+    """
+    c = np.asarray(confusion, dtype=float)
+    k = c.shape[-1]
+    total = c.sum(axis=(-2, -1))
+    i, j = np.indices((k, k))
+    w = np.abs(i - j) / max(k - 1, 1) if weighted else (i != j).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = c.sum(axis=-1)[..., :, None] * c.sum(axis=-2)[..., None, :] / total[..., None, None]
+        denominator = (w * expected).sum(axis=(-2, -1))
+        kappa = 1 - (w * c).sum(axis=(-2, -1)) / denominator
+    return np.where(denominator > 0, kappa, np.nan)
+
+
+def percentile_interval(
+    values: np.ndarray | Sequence[float], confidence: float
+) -> tuple[float, float] | None:
+    """Percentile interval of the finite ``values`` (NumPy's linear interpolation); None when none is."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return None
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(v, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class Graded:
+    """One unit both a person and the judge graded: its item (the resampling unit), criterion and codes."""
+
+    item: int
+    criterion: str
+    human: int
+    judge: int
+
+
+@dataclass(frozen=True)
+class CriterionAgreement:
+    """People versus the judge on one criterion (codes 0 … k−1 of its scale).
+
+    Attributes:
+        criterion: the criterion's name.
+        n: units graded; items: the items (rows) they come from.
+        agreement: share of units with the same verdict.
+        kappa: Cohen's kappa; None when undefined (both used one and the same category only).
+        weighted_kappa: linearly weighted kappa, when asked for and defined.
+        base_rate: share of each category among the people's verdicts.
+        confusion: counts, rows = people's verdict, columns = the judge's.
+        agreement_ci, kappa_ci: percentile intervals over the item bootstrap (None when undefined).
+    """
+
+    criterion: str
+    n: int
+    items: int
+    agreement: float
+    agreement_ci: tuple[float, float] | None
+    kappa: float | None
+    kappa_ci: tuple[float, float] | None
+    weighted_kappa: float | None
+    base_rate: list[float]
+    confusion: list[list[int]]
+
+
+@dataclass(frozen=True)
+class ItemAgreement:
+    """Per criterion, the macro mean over criteria and the row-level figure, all from one item bootstrap.
+
+    Attributes:
+        items: items (rows) resampled.
+        criteria: one entry per criterion, sorted by name.
+        macro_agreement: mean of the criteria's agreement.
+        macro_kappa: mean of the criteria's kappa, over ``kappa_criteria`` (None when none is defined).
+        kappa_criteria: the criteria whose kappa is defined (and enters the macro mean).
+        rows_compared: items whose row-level verdict was given (``row_agree`` not None).
+        rows_agreeing: of those, the items where person and judge agree throughout.
+        rows_share: ``rows_agreeing / rows_compared`` (None when no item was compared).
+        *_ci: percentile intervals over the same resamples (None when undefined).
+    """
+
+    items: int
+    criteria: tuple[CriterionAgreement, ...]
+    macro_agreement: float
+    macro_agreement_ci: tuple[float, float] | None
+    macro_kappa: float | None
+    macro_kappa_ci: tuple[float, float] | None
+    kappa_criteria: tuple[str, ...]
+    rows_compared: int
+    rows_agreeing: int
+    rows_share: float | None
+    rows_share_ci: tuple[float, float] | None
+
+
+def _nan_mean(stack: np.ndarray) -> np.ndarray:
+    """Mean over axis 0 of the finite entries; NaN where none is (without NumPy's empty-slice warning)."""
+    finite = np.isfinite(stack)
+    count = finite.sum(axis=0)
+    total = np.where(finite, stack, 0.0).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def item_agreement(
+    graded: Sequence[Graded],
+    *,
+    items: int,
+    categories: dict[str, int],
+    weighted: frozenset[str] = frozenset(),
+    row_agree: Sequence[bool | None] | None = None,
+    resamples: int,
+    seed: int,
+    confidence: float = 0.95,
+) -> ItemAgreement:
+    """Agreement and kappa per criterion, their macro means, and the row-level share, bootstrapped by item.
+
+    The resampling unit is the item (a row: item × condition × model): each resample draws ``items``
+    items with replacement (:func:`resample_counts`) and every unit of a drawn item comes along, all its
+    criteria together; each statistic is recomputed on the resample and the interval is the percentile
+    interval of the resamples where it is defined. A criterion no drawn item has is left out of that
+    resample's macro mean; the macro kappa averages, in the sample and in each resample, the criteria of
+    ``kappa_criteria`` whose kappa is defined there.
+
+    Args:
+        graded: the units, each with its item's index (0 … items−1).
+        items: how many items there are (an item without units still counts as drawable).
+        categories: each criterion's number of categories.
+        weighted: criteria (ordinal scales) that also get a linearly weighted kappa.
+        row_agree: per item, whether person and judge agree on every unit that decides the row, or None
+            when the item is not compared at row level.
+    """
+    if not graded:
+        raise ValueError("no graded units")
+    counts = resample_counts(items, resamples=resamples, seed=seed).astype(float)
+    by: dict[str, list[Graded]] = {}
+    for g in graded:
+        by.setdefault(g.criterion, []).append(g)
+    entries, boot_agree, boot_kappa, defined = [], [], [], []
+    for name in sorted(by):
+        k = categories[name]
+        per_item = np.zeros((items, k * k))
+        for g in by[name]:
+            per_item[g.item, g.human * k + g.judge] += 1
+        observed = per_item.sum(axis=0).reshape(k, k)
+        boot = (counts @ per_item).reshape(resamples, k, k)
+        n_boot = boot.sum(axis=(1, 2))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            agree = np.trace(boot, axis1=1, axis2=2) / n_boot
+        kappa_boot = kappa_from_confusion(boot)
+        kappa = float(kappa_from_confusion(observed))
+        n = int(observed.sum())
+        wk = float(kappa_from_confusion(observed, weighted=True)) if name in weighted and k > 2 else math.nan
+        entries.append(
+            CriterionAgreement(
+                criterion=name,
+                n=n,
+                items=len({g.item for g in by[name]}),
+                agreement=float(np.trace(observed)) / n,
+                agreement_ci=percentile_interval(agree, confidence),
+                kappa=None if math.isnan(kappa) else kappa,
+                kappa_ci=None if math.isnan(kappa) else percentile_interval(kappa_boot, confidence),
+                weighted_kappa=None if math.isnan(wk) else wk,
+                base_rate=[float(x) for x in observed.sum(axis=1) / n],
+                confusion=observed.astype(int).tolist(),
+            )
+        )
+        boot_agree.append(agree)
+        if not math.isnan(kappa):
+            defined.append(name)
+            boot_kappa.append(kappa_boot)
+    kappas = [e.kappa for e in entries if e.kappa is not None]
+    rows_compared = rows_agreeing = 0
+    rows_share: float | None = None
+    rows_ci = None
+    if row_agree is not None:
+        if len(row_agree) != items:
+            raise ValueError("row_agree needs one entry per item")
+        mask = np.array([a is not None for a in row_agree])
+        agree_row = np.array([bool(a) for a in row_agree], dtype=float)
+        rows_compared, rows_agreeing = int(mask.sum()), int(agree_row[mask].sum())
+        if rows_compared:
+            rows_share = rows_agreeing / rows_compared
+            with np.errstate(invalid="ignore", divide="ignore"):
+                share_boot = (counts[:, mask] @ agree_row[mask]) / counts[:, mask].sum(axis=1)
+            rows_ci = percentile_interval(share_boot, confidence)
+    return ItemAgreement(
+        items=items,
+        criteria=tuple(entries),
+        macro_agreement=float(np.mean([e.agreement for e in entries])),
+        macro_agreement_ci=percentile_interval(_nan_mean(np.array(boot_agree)), confidence),
+        macro_kappa=float(np.mean(kappas)) if kappas else None,
+        macro_kappa_ci=percentile_interval(_nan_mean(np.array(boot_kappa)), confidence) if kappas else None,
+        kappa_criteria=tuple(defined),
+        rows_compared=rows_compared,
+        rows_agreeing=rows_agreeing,
+        rows_share=rows_share,
+        rows_share_ci=rows_ci,
     )

@@ -1,18 +1,34 @@
-"""grounding-eval calibrate sample / score: the grading sheet, the key, agreement and kappa, sheet errors."""
+"""grounding-eval calibrate sample / score: the grading sheet, the key, the drawn share, agreement and
+kappa per criterion on the unit that was drawn (the row), sheet errors, viewer ratings.
+
+Golden tables: ``tests/golden/calibration_allocation.yaml`` (the share per stratum, worked by hand) and
+``tests/golden/calibration_bootstrap.yaml`` (per-criterion, macro and row-level figures, worked by hand;
+their intervals checked against a naive row bootstrap written plainly below).
+"""
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
+import math
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
+import yaml
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
-from grounding_eval.analysis.calibrate import SHEET_COLUMNS, units
+from grounding_eval.analysis.calibrate import NON_BLIND, SHEET_COLUMNS, allocate, units
+from grounding_eval.analysis.stats import Graded, agreement, item_agreement
 from grounding_eval.analysis.summary import load_rows
 from grounding_eval.cli import main
-from tests.analysis.rows import FIXTURES, row, write
+from tests.analysis.rows import FIXTURES, REPO, row, write
+
+GOLDEN = REPO / "tests" / "golden"
 
 REAL = FIXTURES / "round3.json"  # a real configs/round3.yaml run: 24 rows, 3 conditions, 27 criteria each
 
@@ -33,11 +49,17 @@ def _sheet(
     path: Path,
     lines: list[dict[str, str]],
     header: tuple[str, ...] = ("unit_id", "human_verdict", "human_note"),
+    *,
+    results: Path | None = None,
 ) -> Path:
+    """A graded sheet; with ``results``, also its key file, as if drawn from that results file."""
     with path.open("w", encoding="utf-8", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=header)
         writer.writeheader()
         writer.writerows(lines)
+    if results is not None:
+        key = {"results": str(results), "results_sha256": hashlib.sha256(results.read_bytes()).hexdigest()}
+        path.with_name(path.stem + ".key.json").write_text(json.dumps(key), encoding="utf-8")
     return path
 
 
@@ -53,7 +75,7 @@ def _people_sheet(tmp_path: Path, results: Path, *, blank: tuple[int, ...] = ())
                 "human_note": "",
             }
         )
-    return _sheet(tmp_path / "graded.csv", lines)
+    return _sheet(tmp_path / "graded.csv", lines, results=results)
 
 
 class TestSample:
@@ -75,10 +97,13 @@ class TestSample:
             str(sheet),
         ]
         assert main(args) == 0
-        # 3 strata (round 3 × C0, C1, C1.5) of 8 rows: round(0.15 × 8) = 1 row each, 27 criteria per row.
-        assert "wrote 81 lines (3 of 24 rows, 3 strata)" in capsys.readouterr().out
+        # 3 strata (round 3 × C0, C1, C1.5) of 8 rows: round(0.15 × 24) = 4 rows in all, by largest
+        # remainder 2 + 1 + 1 (tests/golden/calibration_allocation.yaml), 27 criteria per row.
+        out = capsys.readouterr().out
+        assert out.splitlines()[0] == "drew 4 of 24 rows (16.7 %; asked 15 %) from 3 strata: 108 lines"
         lines = list(csv.DictReader(sheet.open(encoding="utf-8")))
-        assert tuple(lines[0]) == SHEET_COLUMNS and len(lines) == 81
+        assert tuple(lines[0]) == SHEET_COLUMNS and len(lines) == 108
+        assert sorted(line["condition"] for line in lines[::27]) == ["C0", "C0", "C1", "C1.5"]
         assert sorted({line["condition"] for line in lines}) == ["C0", "C1", "C1.5"]
         assert all(line["human_verdict"] == "" and line["human_note"] == "" for line in lines)
         assert not any("judge" in column for column in SHEET_COLUMNS)
@@ -87,7 +112,10 @@ class TestSample:
         c15 = next(line for line in lines if line["condition"] == "C1.5")
         assert c0["sources"] == "(no sources shown)" and c15["sources"].startswith("[jkb_full_content]")
         key = json.loads((tmp_path / "sheet.key.json").read_text(encoding="utf-8"))
-        assert key["seed"] == 7 and len(key["results_sha256"]) == 64
+        assert key["seed"] == 7 and key["results_sha256"] == hashlib.sha256(REAL.read_bytes()).hexdigest()
+        assert (key["drawn"]["rows"], key["drawn"]["population"], key["drawn"]["share"]) == (4, 24, 0.1667)
+        assert [s["drawn"] for s in key["drawn"]["strata"]] == [2, 1, 1]
+        assert key["drawn"]["strata_without_rows"] == []
         assert [u["unit_id"] for u in key["units"]] == [line["unit_id"] for line in lines]
         assert {u["judge_verdict"] for u in key["units"]} <= {"Yes", "Partial", "No"}
         # The same seed draws the same sheet.
@@ -145,7 +173,13 @@ class TestScore:
                                       "matrix": [[2, 1, 0], [0, 2, 1], [0, 1, 3]]}  # fmt: skip
         assert entry["base_rate"] == {"No": 0.3, "Partial": 0.3, "Yes": 0.4}
         assert entry["agreement_ci"][0] < 0.7 < entry["agreement_ci"][1]
+        assert entry["rows"] == 10 and entry["kappa_undefined"] is None
         assert report["below_threshold"] == ["round3.clear_next_steps"] and report["threshold"] == 0.9
+        # warns_about_risks: Yes from both throughout — agreement 1, kappa undefined (one category only).
+        risks = {c["criterion"]: c for c in report["criteria"]}.get("round3.warns_about_risks")
+        assert risks is None  # not on the sheet: only clear_next_steps was graded
+        assert report["overall"]["criteria"] == 1 and report["overall"]["agreement"] == 0.7
+        assert report["blind"] is True and report["bootstrap"]["seed"] == 13
         assert "72–85 %" in report["published_range"]
 
     def test_text_names_the_threshold_and_the_published_range(
@@ -168,6 +202,13 @@ class TestScore:
         report = json.loads(capsys.readouterr().out)
         assert (report["graded"], report["ungraded"]) == (8, 2)
         assert report["criteria"][0]["agreement"] == pytest.approx(7 / 8)
+        # The rows' other core criterion, warns_about_risks, is not on this sheet: no row is compared at
+        # row level (the 8 graded rows are counted as not compared; the 2 blank ones are not graded rows).
+        assert (report["rows_graded"], report["row_level"]["rows"], report["row_level"]["not_compared"]) == (
+            8,
+            0,
+            8,
+        )
 
     def test_full_agreement(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """A sheet filled from the key file agrees everywhere; the judge's verdict came from the key, not the sheet."""
@@ -187,11 +228,9 @@ class TestScore:
         capsys.readouterr()
         assert main(["calibrate", "score", str(REAL), str(sheet), "--json"]) == 0
         report = json.loads(capsys.readouterr().out)
-        assert (
-            report["graded"] == len(lines)
-            and report["agreement_all"] == 1.0
-            and report["below_threshold"] == []
-        )
+        assert report["graded"] == len(lines) and report["below_threshold"] == []
+        assert report["overall"]["agreement"] == 1.0 and report["row_level"]["agreement"] == 1.0
+        assert report["drawn"]["rows"] == 3  # round(0.1 × 24) = 2 is 8.3 %: 3 rows (12.5 %)
 
     @pytest.mark.parametrize(
         ("lines", "header", "message"),
@@ -211,14 +250,16 @@ class TestScore:
     def test_malformed_sheet(self, tmp_path: Path, capsys: pytest.CaptureFixture[str], lines: list[dict[str, str]],
                              header: tuple[str, ...] | None, message: str) -> None:  # fmt: skip
         results = _judged(tmp_path)
-        sheet = _sheet(tmp_path / "bad.csv", lines, header or ("unit_id", "human_verdict", "human_note"))
+        sheet = _sheet(
+            tmp_path / "bad.csv", lines, header or ("unit_id", "human_verdict", "human_note"), results=results
+        )
         assert main(["calibrate", "score", str(results), str(sheet)]) == 2
         err = capsys.readouterr().err
         assert err == f"grounding-eval: error: {sheet}: {message}\n"
 
     def test_short_and_long_lines(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         results = _judged(tmp_path)
-        sheet = tmp_path / "ragged.csv"
+        sheet = _sheet(tmp_path / "ragged.csv", [], results=results)
         sheet.write_text(
             "unit_id,human_verdict,human_note\n3|C1|model-a|i0|round3.clear_next_steps,Yes,ok,extra\n",
             encoding="utf-8",
@@ -270,41 +311,366 @@ class TestOtherJudges:
         lines = [{"unit_id": u.unit_id, "human_verdict": "supported" if u.criterion.endswith("c1") else "Contradicted",
                   "human_note": ""} for u in units(load_rows(results))]  # fmt: skip
         assert (
-            main(["calibrate", "score", str(results), str(_sheet(tmp_path / "s.csv", lines)), "--json"]) == 0
-        )
+            main(["calibrate", "score", str(results), str(_sheet(tmp_path / "s.csv", lines, results=results)),
+                  "--json"]) == 0
+        )  # fmt: skip
         report = json.loads(capsys.readouterr().out)
-        by = {c["criterion"]: c for c in report["criteria"]}
-        assert by["factuality.claim.c1"]["agreement"] == 1.0 and by["factuality.claim.c2"]["agreement"] == 0.0
-        assert report["overall"][0]["scale"] == "claim" and report["overall"][0]["agreement"] == 0.5
+        # A claim's id is its row's own (c1 of one answer is not c1 of another): claims are one criterion,
+        # 6 units in 3 rows, and a row's claims are resampled together.
+        (claims,) = report["criteria"]
+        assert (claims["criterion"], claims["n"], claims["rows"], claims["agreement"]) == (
+            "factuality.claim",
+            6,
+            3,
+            0.5,
+        )
+        # Every claim decides its row: no row has both claims agreeing.
+        assert (report["row_level"]["rows"], report["row_level"]["agreeing"]) == (3, 0)
 
 
 class TestViewerRatings:
-    """A promptfoo export with ratings from the viewer (a ``human`` component): row-level agreement."""
+    """👍/👎 from promptfoo's viewer against each row's final verdict: non-blind, never under the 90 % bar."""
 
-    def test_human_components(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    @staticmethod
+    def _files(tmp_path: Path, ratings: dict[str, bool | None]) -> tuple[Path, Path]:
+        """The eval's own results (final verdicts: i1, i2 pass; i3 fails; i4 pass; i5 unscored) and its
+        export after rating, where each rated row's pass is the rating (as the viewer stores it)."""
         v = {"clear_next_steps": "Yes"}
-        rows = [
-            row("i1", "C0", verdicts=v, judge_pass=True, human=True),
-            row("i2", "C0", verdicts=v, judge_pass=True, human=False),
-            row("i3", "C0", verdicts=v, judge_pass=False, human=False),
-            row("i4", "C0", verdicts=v, judge_pass=False),  # not rated: counted, not compared
-        ]
-        assert main(["calibrate", "score", str(write(tmp_path / "export.json", rows)), "--json"]) == 0
+        verdicts = {"i1": True, "i2": True, "i3": False, "i4": True, "i5": False}
+        results = [row(i, "C0", verdicts=v, success=ok, judge_status="unscored" if i == "i5" else "scored")
+                   for i, ok in verdicts.items()]  # fmt: skip
+        export = [
+            row(i, "C0", verdicts=v, success=verdicts[i] if ratings.get(i) is None else bool(ratings[i]),
+                human=ratings.get(i), judge_status="unscored" if i == "i5" else "scored")
+            for i in verdicts
+        ]  # fmt: skip
+        return write(tmp_path / "results.json", results), write(tmp_path / "export.json", export)
+
+    def test_compared_with_the_final_verdict(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        # i1 👍 on a pass, i2 👎 on a pass, i3 👎 on a fail, i5 rated but unscored, i4 not rated.
+        results, export = self._files(tmp_path, {"i1": True, "i2": False, "i3": False, "i5": True})
+        assert main(["calibrate", "score", str(results), "--ratings", str(export), "--json"]) == 0
         report = json.loads(capsys.readouterr().out)
         (entry,) = report["criteria"]
-        assert (report["graded"], report["ungraded"], entry["n"], entry["agreement"]) == (
-            3,
-            1,
-            3,
-            pytest.approx(2 / 3, abs=1e-4),
-        )
-        # rows: the person's fail / pass / n/a; columns: the judge's. i1 pass·pass, i2 fail·pass, i3 fail·fail.
+        assert (report["graded"], report["not_rated"], report["unscored"], entry["n"]) == (3, 1, 1, 3)
+        assert entry["agreement"] == pytest.approx(2 / 3, abs=1e-4)
+        # rows: the person's fail / pass / n/a; columns: the final verdict. i1 pass·pass, i2 fail·pass, i3 fail·fail.
         assert entry["confusion"]["matrix"] == [[1, 1, 0], [0, 1, 0], [0, 0, 0]]
+        assert report["blind"] is False and report["label"] == NON_BLIND
+        assert report["threshold"] is None and report["below_threshold"] is None
+        assert entry["below_threshold"] is None and report["overall"]["below_threshold"] is None
+
+    def test_text_is_labelled_and_has_no_threshold(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        results, export = self._files(tmp_path, {"i1": False, "i2": False, "i3": False})
+        assert main(["calibrate", "score", str(results), "--ratings", str(export)]) == 0
+        out = capsys.readouterr().out
+        assert out.splitlines()[0].startswith("Viewer ratings — non-blind (graders saw the judge's chips)")
+        assert "Below the" not in out and "threshold (docs-QA seed)" not in out
+
+    def test_the_exports_own_verdicts_are_the_ratings(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Rating a row sets its pass to the rating: the export cannot be its own verdict file."""
+        _, export = self._files(tmp_path, {"i1": False})
+        assert all(r.passed is False for r in load_rows(export) if r.human is not None)
+        assert main(["calibrate", "score", str(export), "--ratings", str(export)]) == 2
+        assert capsys.readouterr().err.startswith(
+            f"grounding-eval: error: {export}: its rows carry viewer ratings, and a rating replaces the row's verdict"
+        )
+
+    def test_another_eval(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        results, export = self._files(tmp_path, {"i1": True})
+        other = write(
+            tmp_path / "other.json", json.loads(export.read_text())["results"]["results"], evalId="eval-x"
+        )
+        assert main(["calibrate", "score", str(results), "--ratings", str(other)]) == 2
+        assert capsys.readouterr().err == (
+            f"grounding-eval: error: {other}: its ratings are of eval 'eval-x', but {results} is eval 'eval-test'\n"
+        )
+        stranger = write(tmp_path / "stranger.json", [row("zz", "C0", verdicts={"a": "Yes"}, human=True)])
+        assert main(["calibrate", "score", str(results), "--ratings", str(stranger)]) == 2
+        assert "rated row 'zz-C0-model-a' is not in" in capsys.readouterr().err
 
     def test_no_ratings(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        path = write(tmp_path / "export.json", [row("i1", "C0", verdicts={"a": "Yes"})])
-        assert main(["calibrate", "score", str(path)]) == 2
-        assert "no row carries a human rating" in capsys.readouterr().err
+        results, export = self._files(tmp_path, {})
+        assert main(["calibrate", "score", str(results), "--ratings", str(export)]) == 2
+        assert "no scored row carries a human rating" in capsys.readouterr().err
+
+    def test_neither_sheet_nor_ratings(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        results, _ = self._files(tmp_path, {})
+        assert main(["calibrate", "score", str(results)]) == 2
+        assert capsys.readouterr().err == (
+            "grounding-eval: error: calibrate score needs a graded SHEET_CSV, or --ratings EXPORT_JSON for "
+            "ratings made in promptfoo's viewer (not both)\n"
+        )
+
+
+class TestKeyFile:
+    """The sheet is scored only against the results file it was drawn from (the key's results_sha256)."""
+
+    def test_sheet_of_another_run(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        sheet = tmp_path / "sheet.csv"
+        assert (
+            main(["calibrate", "sample", str(REAL), "--fraction", "0.1", "--seed", "3", "-o", str(sheet)])
+            == 0
+        )
+        other = FIXTURES / "round3_errors.json"  # the same items, another run
+        capsys.readouterr()
+        assert main(["calibrate", "score", str(other), str(sheet)]) == 2
+        real_sha = hashlib.sha256(REAL.read_bytes()).hexdigest()[:12]
+        other_sha = hashlib.sha256(other.read_bytes()).hexdigest()[:12]
+        assert capsys.readouterr().err == (
+            f"grounding-eval: error: {sheet}: drawn from {str(REAL)!r} (sha256 {real_sha}…), not from {other} "
+            f"(sha256 {other_sha}…): score it against the results file it was drawn from\n"
+        )
+
+    def test_missing_key(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        results = _judged(tmp_path)
+        sheet = _sheet(tmp_path / "s.csv", [])
+        assert main(["calibrate", "score", str(results), str(sheet)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"grounding-eval: error: {tmp_path / 's.key.json'}: ") and err.count("\n") == 1
+
+
+def _golden(name: str) -> list[dict[str, Any]]:
+    cases: list[dict[str, Any]] = yaml.safe_load((GOLDEN / name).read_text(encoding="utf-8"))["cases"]
+    return cases
+
+
+class TestAllocation:
+    """calibrate sample draws the share asked for (tests/golden/calibration_allocation.yaml, by hand)."""
+
+    @pytest.mark.parametrize("case", _golden("calibration_allocation.yaml"), ids=lambda c: c["id"])
+    def test_golden(self, case: dict[str, Any]) -> None:
+        sizes = {tuple(k.split("/")): v for k, v in case["sizes"].items()}
+        if "refused" in case:
+            with pytest.raises(ValueError) as caught:
+                allocate(sizes, fraction=case["fraction"], low=0.1, high=0.2, min_per_stratum=1)
+            assert str(caught.value) == case["refused"]
+            return
+        got = allocate(sizes, fraction=case["fraction"], low=0.1, high=0.2, min_per_stratum=1)
+        expected = case["expected"]
+        assert {"/".join(s): k for s, k in got.per_stratum.items() if k} == {
+            s: k for s, k in expected["drawn"].items() if k
+        }
+        assert (got.total, got.topped_up, len(got.empty)) == (
+            expected["total"],
+            expected["topped_up"],
+            expected["empty"],
+        )
+
+    @settings(max_examples=300, deadline=None)
+    @given(
+        sizes=st.lists(st.integers(1, 40), min_size=1, max_size=12),
+        percent=st.integers(10, 20),
+    )
+    def test_share_and_quotas(self, sizes: list[int], percent: int) -> None:
+        """The total is within 10–20 % and nearest the asked share; each stratum is within one row of its
+        quota (or raised to one row when the total stays within 20 %)."""
+        strata: dict[tuple[str, ...], int] = {(f"s{i:02d}",): n for i, n in enumerate(sizes)}
+        n = sum(sizes)
+        fraction = percent / 100
+        # Counts within 10–20 % of n, worked with integers: 10·k ≥ n and 5·k ≤ n.
+        allowed = [k for k in range(n + 1) if 10 * k >= n and 5 * k <= n]
+        if not allowed:
+            event("refused")
+            with pytest.raises(ValueError):
+                allocate(strata, fraction=fraction, low=0.1, high=0.2, min_per_stratum=1)
+            return
+        got = allocate(strata, fraction=fraction, low=0.1, high=0.2, min_per_stratum=1)
+        wanted = Fraction(percent * n, 100)
+        nearest = min(allowed, key=lambda k: (abs(k - wanted), -k))  # halves up
+        assert got.target == nearest
+        assert got.total in allowed
+        event("one per stratum" if got.topped_up else "largest remainder only")
+        for s, k in got.per_stratum.items():
+            quota = Fraction(got.target * strata[s], n)
+            if got.topped_up and k == 1 and quota < 1:
+                continue
+            assert quota - 1 < k < quota + 1 and k <= strata[s]
+        assert set(got.empty) == {s for s, k in got.per_stratum.items() if k == 0}
+        assert not got.topped_up or not got.empty
+
+
+def _hand_kappa(pairs: list[tuple[int, int]], k: int) -> Fraction | None:
+    """(po − pe) / (1 − pe), in exact fractions; None when pe = 1."""
+    n = len(pairs)
+    po = Fraction(sum(h == j for h, j in pairs), n)
+    pe = sum(
+        Fraction(sum(h == c for h, _ in pairs), n) * Fraction(sum(j == c for _, j in pairs), n)
+        for c in range(k)
+    )
+    return None if pe == 1 else (po - pe) / (1 - pe)
+
+
+def _hand_stats(
+    rows: list[dict[str, list[int]]], k: int, decides: list[str], kappa_criteria: list[str]
+) -> dict[str, Any]:
+    """Per criterion, macro and row-level figures of ``rows``, by plain loops over the rows."""
+    criteria = sorted({c for r in rows for c in r})
+    out: dict[str, Any] = {"criteria": {}}
+    for c in criteria:
+        pairs = [tuple(r[c]) for r in rows if c in r]
+        if pairs:
+            out["criteria"][c] = {"agreement": Fraction(sum(h == j for h, j in pairs), len(pairs)),
+                                  "kappa": _hand_kappa(pairs, k)}  # type: ignore[arg-type]  # fmt: skip
+    present = out["criteria"].values()
+    out["macro_agreement"] = sum(e["agreement"] for e in present) / len(present)
+    kappas = [out["criteria"][c]["kappa"] for c in kappa_criteria if c in out["criteria"]]
+    kappas = [x for x in kappas if x is not None]
+    out["macro_kappa"] = sum(kappas) / len(kappas) if kappas else None
+    compared = [all(r[c][0] == r[c][1] for c in decides if c in r) for r in rows]
+    out["rows"] = Fraction(sum(compared), len(compared))
+    return out
+
+
+def _hand_percentile(values: list[float], q: float) -> float:
+    """NumPy's default ("linear") percentile, written out: position (n − 1)·q between order statistics."""
+    v = sorted(values)
+    h = (len(v) - 1) * q
+    lo = math.floor(h)
+    return v[lo] + (h - lo) * (v[min(lo + 1, len(v) - 1)] - v[lo])
+
+
+def _run(case: dict[str, Any], *, resamples: int, seed: int) -> Any:
+    rows, k = case["rows"], case["k"]
+    graded = [Graded(i, c, h, j) for i, r in enumerate(rows) for c, (h, j) in r.items()]
+    row_agree = [all(r[c][0] == r[c][1] for c in case["decides"] if c in r) for r in rows]
+    return item_agreement(graded, items=len(rows), categories={c: k for c in {g.criterion for g in graded}},
+                          row_agree=row_agree, resamples=resamples, seed=seed)  # fmt: skip
+
+
+class TestItemBootstrap:
+    """Statistics on the row, its criteria together (tests/golden/calibration_bootstrap.yaml)."""
+
+    @pytest.mark.parametrize("case", _golden("calibration_bootstrap.yaml"), ids=lambda c: c["id"])
+    def test_point_values_by_hand(self, case: dict[str, Any]) -> None:
+        got = _run(case, resamples=200, seed=1)
+        expected = case["expected"]
+        by = {c.criterion: c for c in got.criteria}
+        assert sorted(by) == sorted(expected["criteria"])
+        for name, e in expected["criteria"].items():
+            assert by[name].agreement == pytest.approx(e["agreement"])
+            assert (by[name].kappa is None) == (e["kappa"] is None)
+            if e["kappa"] is not None:
+                assert by[name].kappa == pytest.approx(e["kappa"])
+        assert got.macro_agreement == pytest.approx(expected["macro_agreement"])
+        assert got.macro_kappa == pytest.approx(expected["macro_kappa"])
+        assert (got.rows_compared, got.rows_agreeing) == (
+            expected["rows"]["compared"],
+            expected["rows"]["agreeing"],
+        )
+        # Today's pooled figure (every unit of every criterion as one sample) is not what is reported.
+        units = [(h, j) for r in case["rows"] for h, j in r.values()]
+        pooled = agreement(
+            [h for h, _ in units], [j for _, j in units], case["k"], ordinal=False, resamples=50, seed=1
+        )
+        assert pooled.agreement == pytest.approx(expected["pooled"]["agreement"])
+        assert pooled.kappa == pytest.approx(expected["pooled"]["kappa"])
+
+    @pytest.mark.parametrize("seed", [1, 13, 2026])
+    @pytest.mark.parametrize("case", _golden("calibration_bootstrap.yaml"), ids=lambda c: c["id"])
+    def test_intervals_equal_a_naive_row_bootstrap(self, case: dict[str, Any], seed: int) -> None:
+        """Same seed contract, the statistic recomputed on each resample of rows by plain loops."""
+        resamples, rows = 300, case["rows"]
+        got = _run(case, resamples=resamples, seed=seed)
+        idx = np.random.default_rng(seed).integers(0, len(rows), size=(resamples, len(rows)))
+        kappa_criteria = list(got.kappa_criteria)
+        draws = [
+            _hand_stats([rows[i] for i in line], case["k"], case["decides"], kappa_criteria) for line in idx
+        ]
+
+        def interval(values: list[Any]) -> tuple[float, float]:
+            finite = [float(v) for v in values if v is not None]
+            return _hand_percentile(finite, 0.025), _hand_percentile(finite, 0.975)
+
+        for c in got.criteria:
+            agree = [
+                d["criteria"][c.criterion]["agreement"] if c.criterion in d["criteria"] else None
+                for d in draws
+            ]
+            assert c.agreement_ci == pytest.approx(interval(agree), abs=1e-12)
+            if c.kappa is not None:
+                kappa = [d["criteria"].get(c.criterion, {}).get("kappa") for d in draws]
+                assert c.kappa_ci == pytest.approx(interval(kappa), abs=1e-12)
+        assert got.macro_agreement_ci == pytest.approx(
+            interval([d["macro_agreement"] for d in draws]), abs=1e-12
+        )
+        if got.macro_kappa is not None:
+            assert got.macro_kappa_ci == pytest.approx(interval([d["macro_kappa"] for d in draws]), abs=1e-12)
+        assert got.rows_share_ci == pytest.approx(interval([d["rows"] for d in draws]), abs=1e-12)
+
+    def test_coverage_over_many_seeds(self) -> None:
+        """Rows whose criteria agree or disagree together (the person and judge read the same answer):
+        over 200 simulated studies of 40 rows × 8 criteria, where a row agrees throughout with probability
+        0.8, the row bootstrap's 95 % interval of the macro agreement covers 0.8 in at least 88 % of them
+        (binomial sd ≈ 1.5 points at 95 %); the sheet-line bootstrap of the pooled agreement, as the code
+        did before, covers it in at most 70 % (it treats 320 lines as independent)."""
+        rng = np.random.default_rng(20261201)
+        covered_rows = covered_lines = 0
+        for study in range(200):
+            agrees = rng.random(40) < 0.8
+            graded = [Graded(i, f"c{c}", 1, 1 if agrees[i] else 0) for i in range(40) for c in range(8)]
+            got = item_agreement(graded, items=40, categories={f"c{c}": 2 for c in range(8)},
+                                 resamples=400, seed=study)  # fmt: skip
+            low, high = got.macro_agreement_ci or (math.nan, math.nan)
+            covered_rows += low <= 0.8 <= high
+            flat = agreement([g.human for g in graded], [g.judge for g in graded], 2, ordinal=False,
+                             resamples=400, seed=study)  # fmt: skip
+            covered_lines += flat.agreement_ci[0] <= 0.8 <= flat.agreement_ci[1]
+        assert covered_rows >= 0.88 * 200, covered_rows
+        assert covered_lines <= 0.70 * 200, covered_lines
+
+
+def test_the_issues_case_per_criterion_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A person who disagrees with the judge on all 7 core criteria of every drawn row: today's pooled
+    figure was 74 % (κ 0.60); the report now leads with the 7 criteria at 0 % and 0 rows agreeing."""
+    sheet = tmp_path / "sheet.csv"
+    assert (
+        main(["calibrate", "sample", str(REAL), "--fraction", "0.1", "--seed", "13", "-o", str(sheet)]) == 0
+    )
+    core = {
+        "engages_with_variables",
+        "avoids_failure_modes",
+        "specific_actionability",
+        "source_fidelity",
+        "honest_uncertainty",
+        "clear_next_steps",
+        "warns_about_risks",
+    }  # rubrics/round3.yaml core
+    other = {"Yes": "No", "Partial": "No", "No": "Yes"}
+    key = {
+        u["unit_id"]: u["judge_verdict"]
+        for u in json.loads((tmp_path / "sheet.key.json").read_text())["units"]
+    }
+    lines = list(csv.DictReader(sheet.open(encoding="utf-8")))
+    for line in lines:
+        verdict = key[line["unit_id"]]
+        line["human_verdict"] = other[verdict] if line["criterion"].split(".", 1)[1] in core else verdict
+    _sheet(sheet, lines, SHEET_COLUMNS)
+    capsys.readouterr()
+    assert main(["calibrate", "score", str(REAL), str(sheet), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["rows_graded"] == 3 and len(report["criteria"]) == 27
+    assert sorted(report["below_threshold"]) == sorted(f"round3.{c}" for c in core)
+    assert all(c["agreement"] == 0.0 for c in report["criteria"] if c["criterion"].split(".")[1] in core)
+    assert report["overall"]["agreement"] == pytest.approx(20 / 27, abs=1e-4)  # the macro mean, beside:
+    assert (report["row_level"]["rows"], report["row_level"]["agreeing"]) == (3, 0)
+    # Criteria where both gave one category only have no kappa, and say why.
+    undefined = [c for c in report["criteria"] if c["kappa"] is None]
+    assert undefined and all(c["kappa_undefined"].startswith("undefined: person and judge gave one category only")
+                             for c in undefined)  # fmt: skip
+    assert report["overall"]["kappa_criteria"] == 27 - len(undefined)
+    # The text says the same.
+    assert main(["calibrate", "score", str(REAL), str(sheet)]) == 0
+    out = capsys.readouterr().out
+    assert "Rows where the person and the judge agree on every core criterion: 0 of 3 (0% [0%, 0%])" in out
+    assert "Overall, mean over 27 criteria: agreement 74% [74%, 74%]" in out
+    assert "undefined (one category only)" in out
 
 
 def test_sample_leaves_out_rows_without_verdicts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -326,8 +692,10 @@ def test_sample_leaves_out_rows_without_verdicts(tmp_path: Path, capsys: pytest.
         )
         == 0
     )
-    # round(0.2 × 7) = 1 row in each of the three conditions' strata.
-    assert "(3 of 21 rows, 3 strata)" in capsys.readouterr().out
+    # round(0.2 × 21) = 4 rows (19 %); quotas 4·7/21 = 1.33 each: 1 + 1 + 1 and the last to C0.
+    assert capsys.readouterr().out.startswith(
+        "drew 4 of 21 rows (19.0 %; asked 20 %) from 3 strata: 108 lines"
+    )
 
 
 def test_real_factual_accuracy_claims(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -337,9 +705,10 @@ def test_real_factual_accuracy_claims(tmp_path: Path, capsys: pytest.CaptureFixt
     assert len(graded) == 22 and {u.scale for u in graded} == {"claim"}
     # A person who marks every claim Supported agrees with the judge's 10 Supported of 22.
     lines = [{"unit_id": u.unit_id, "human_verdict": "Supported", "human_note": ""} for u in graded]
-    assert main(["calibrate", "score", str(results), str(_sheet(tmp_path / "s.csv", lines)), "--json"]) == 0
+    sheet = _sheet(tmp_path / "s.csv", lines, results=results)
+    assert main(["calibrate", "score", str(results), str(sheet), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    (overall,) = report["overall"]
+    (overall,) = report["criteria"]
     assert overall["n"] == 22 and overall["agreement"] == pytest.approx(10 / 22, abs=1e-4)
     assert overall["confusion"]["labels"] == [
         "Contradicted",

@@ -4,7 +4,8 @@ Reads the session's offline run of configs/round1a.yaml (its own promptfoo datab
 ``promptfoo view -n`` on a free 127.0.0.1 port, posts three 👍/👎 ratings to the viewer's own API the way
 its web page does (``POST /api/eval/:evalId/results/:id/rating`` with the cell's grading result plus a
 ``human`` component), exports the eval as JSON with ``promptfoo export eval`` and scores the people
-against the judge.
+against each row's final verdict (its composite's pass) in the run's own results file: rating a row
+replaces its verdict in the database, so the export alone no longer holds what the person saw.
 """
 
 from __future__ import annotations
@@ -47,15 +48,20 @@ def test_ratings_posted_to_the_viewer_are_scored(
     env, results = run.env, run.out
     data = json.loads(results.read_text(encoding="utf-8"))
     eval_id, raw_rows = data["evalId"], data["results"]["results"]
-    judged = [
-        (raw, row)
-        for raw, row in zip(raw_rows, load_rows(results), strict=True)
-        if row.judge_pass is not None
-    ]
+    judged = [(raw, row) for raw, row in zip(raw_rows, load_rows(results), strict=True) if not row.unscored]
     assert len(judged) >= 3
-    # People agree with the judge's component on the first two rows and disagree on the third.
-    ratings = [(raw, row.judge_pass, "agree") for raw, row in judged[:2]]
-    ratings.append((judged[2][0], not judged[2][1].judge_pass, "disagree"))
+    # The final verdicts differ from the judge components' somewhere, or this test could not tell them apart.
+    assert any(row.passed != row.judge_pass for _, row in judged), (
+        "round1a has no row whose composite overrules its judge"
+    )
+    picked = sorted(judged, key=lambda pair: pair[1].passed == pair[1].judge_pass)[:3]
+    # People agree with the row's final verdict on the first two rows and disagree on the third.
+    ratings = [(raw, row.passed, "agree") for raw, row in picked[:2]]
+    ratings.append((picked[2][0], not picked[2][1].passed, "disagree"))
+    # Against the judge components instead, the same ratings would not agree 2 of 3 times.
+    assert (
+        sum(passed == row.judge_pass for (_, row), (_, passed, _) in zip(picked, ratings, strict=True)) != 2
+    )
     with served_viewer(env) as base:
         for raw, passed, comment in ratings:
             body = json.dumps(_rated(raw["gradingResult"], bool(passed), comment)).encode()
@@ -74,12 +80,17 @@ def test_ratings_posted_to_the_viewer_are_scored(
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     exported = load_rows(export)
     rated = [r for r in exported if r.human is not None]
-    assert len(rated) == 3 and {r.human["comment"] for r in rated} == {"agree", "disagree"}
-    # The judge's own components survive the export beside the human one.
+    assert len(rated) == 3 and {r.human["comment"] for r in rated if r.human} == {"agree", "disagree"}
+    # The judge's own components survive the export beside the human one; the row's pass is the rating.
     assert all(r.judge_pass is not None and r.verdicts for r in rated)
-    assert main(["calibrate", "score", str(export), "--json"]) == 0
+    assert all(r.human is not None and r.passed is r.human["pass"] for r in rated)
+    assert main(["calibrate", "score", str(export), "--ratings", str(export)]) == 2
+    assert "a rating replaces the row's verdict" in capsys.readouterr().err
+    assert main(["calibrate", "score", str(results), "--ratings", str(export), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     (entry,) = report["criteria"]
-    assert entry["criterion"] == "row (viewer rating)"
-    assert (report["graded"], report["ungraded"]) == (3, len(judged) - 3)
+    assert entry["criterion"] == "row (viewer 👍/👎 vs final verdict)"
+    assert report["blind"] is False and report["label"] == "non-blind (graders saw the judge's chips)"
+    assert report["threshold"] is None and report["below_threshold"] is None
+    assert (report["graded"], report["not_rated"]) == (3, len(raw_rows) - 3)
     assert entry["agreement"] == pytest.approx(2 / 3, abs=1e-4)
