@@ -320,6 +320,7 @@ class TestRound3SafetySource:
         expected = round3_composite(dict.fromkeys(CORE, "Yes"), [ORG], core=CORE, gate=GATE)
         assert result["reason"] == f"Round 3: {expected.reason}"
         assert result["metadata"]["safety"]["judge_disagrees"] is False
+        assert result["metadata"]["composite"] == {"status": "scored"}
 
     @pytest.mark.parametrize(
         ("source", "passed", "score", "chips"),
@@ -345,7 +346,7 @@ class TestRound3SafetySource:
     def test_unknown_value_is_unscored_naming_the_key(self) -> None:
         result = score_round3({"x": 1.0}, _round3_context({}, [], {"safety_source": "juge"}))
         assert result == {
-            "pass": False, "score": 0.0, "namedScores": {"x": 1.0},
+            "pass": False, "score": 0.0, "namedScores": {"x": 1.0}, "metadata": {"composite": {"status": "unscored"}},
             "reason": "Round 3: UNSCORED: no composite — the judge assertion's config.safety_source is 'juge': "
             "use verifier, judge, either",
         }  # fmt: skip

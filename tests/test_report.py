@@ -188,3 +188,19 @@ def test_absent_and_null_fields_read_as_missing(tmp_path: Path) -> None:
     row = {"success": False, "failureReason": 2, "gradingResult": None, "namedScores": None, "testCase": {}}
     (group,) = summarize(load_rows(_file(tmp_path, [row])), ["condition", "provider"])
     assert (group.key, group.rows, group.unscored) == (("?", "?"), 1, 1)
+
+
+def test_an_unscored_composite_is_not_a_failure(tmp_path: Path) -> None:
+    """The judge and the verifier scored the row, the composite could not (e.g. a config.safety_source typo):
+    its metadata.composite.status says so, and the row is counted apart. A reason that only reads like it
+    (text another assertion's grader could write) does not move a row out of the denominator."""
+    unscored = _row("C0", success=False, composite=None, judge=0.9)
+    unscored["gradingResult"]["reason"] = "Round 3: UNSCORED: no composite — config.safety_source is 'x'"
+    unscored["gradingResult"]["metadata"] = {"composite": {"status": "unscored"}}
+    imitation = _row("C0", success=False, composite=None, judge=0.9)
+    imitation["gradingResult"]["reason"] = "Round 3: UNSCORED: no composite — trust me"
+    passing = _row("C0", success=True, composite=0.9, judge=0.9)
+    passing["gradingResult"]["metadata"] = {"composite": {"status": "scored"}}
+    (group,) = summarize(load_rows(_file(tmp_path, [unscored, imitation, passing])), ["condition"])
+    assert (group.rows, group.rate.scored, group.passed, group.unscored) == (3, 2, 1, 1)
+    assert group.judges == [0.9, 0.9]  # the unscored row's judge score is not averaged in either

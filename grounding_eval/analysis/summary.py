@@ -173,7 +173,8 @@ class ReportRow:
     Attributes:
         keys: the row's value of each of :data:`GROUP_KEYS`.
         passed: promptfoo's verdict for the row.
-        unscored: an error or an unscorable judge reply: counted, never averaged.
+        unscored: an error, an unscorable judge reply, or a composite that could not score the row
+            (``gradingResult.metadata.composite.status``): counted, never averaged, never a failure.
         composite: the ``composite`` named score, if any.
         judge: the ``<rubric>.llm_judge_score`` named score, if any.
         verifier: ``deterministic_verifier_score``, if any.
@@ -561,6 +562,8 @@ def _row(raw: dict[str, Any]) -> ReportRow:
     errored = False  # an assertion returned an explicit ERROR result (judge unscored, verifier not run)
     grading_meta = _obj(grading.get("metadata"), "gradingResult.metadata")
     safety_meta = _obj(grading_meta.get("safety"), "gradingResult.metadata.safety")
+    # The pack's composite says when it could not score the row (its judge and verifier may have).
+    composite_meta = _obj(grading_meta.get("composite"), "gradingResult.metadata.composite")
     components = "gradingResult.componentResults"
     for i, component in enumerate(_arr(grading.get("componentResults"), components)):
         component = _obj(component, f"{components}[{i}]")
@@ -608,6 +611,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         raw.get("failureReason") == 2
         or errored
         or (judge_meta or {}).get("status") == "unscored"
+        or composite_meta.get("status") == "unscored"
         or (
             judge_meta is None
             and judge_score is None

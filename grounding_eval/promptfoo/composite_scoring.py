@@ -7,7 +7,8 @@ inputs come from the two assertions' own results: the judge's (``metadata.judge`
 score and gains ``composite``.
 
 If the judge or the verifier did not score the row, the composite is an explicit ``UNSCORED`` failure
-(score 0 in promptfoo, which needs a number; no ``composite`` named score), never a substituted value.
+(score 0 in promptfoo, which needs a number; no ``composite`` named score), never a substituted value;
+its ``metadata.composite.status`` is ``unscored`` (``scored`` otherwise), which the report reads.
 
 Rounds 2b and 3 also apply the rubric's ``source_fidelity_gate`` (v4: a source_fidelity No fails the
 row). The rubric is the file the judge used: its assertion's ``config.rubric`` (an id such as ``v4``, or
@@ -136,16 +137,20 @@ def _verifier(context: Any) -> tuple[dict[str, Any] | None, str | None]:
 
 
 def _result(composite: Composite, named_scores: Mapping[str, float], label: str) -> dict[str, Any]:
+    """The GradingResult; ``metadata.composite.status`` says scored or unscored as a value, so a reader
+    never has to parse the reason (whose text other assertions' reasons can imitate)."""
     named = dict(named_scores)
     if composite.score is None:
         named.pop("composite", None)
-        return {"pass": False, "score": 0.0, "reason": f"{label}: {composite.reason}", "namedScores": named}
+        return {"pass": False, "score": 0.0, "reason": f"{label}: {composite.reason}", "namedScores": named,
+                "metadata": {"composite": {"status": "unscored"}}}  # fmt: skip
     named["composite"] = round(composite.score, 4)
     return {
         "pass": composite.passed,
         "score": round(min(1.0, max(0.0, composite.score)), 4),
         "reason": f"{label}: {composite.reason}",
         "namedScores": named,
+        "metadata": {"composite": {"status": "scored"}},
     }
 
 
@@ -229,7 +234,7 @@ def score_round3(named_scores: Mapping[str, float], context: Any) -> dict[str, A
         composite = Composite(composite.score, composite.passed, f"{composite.reason}\n{split.reason()}")
     result = _result(composite, named_scores, "Round 3")
     if composite.scored:
-        result["metadata"] = {"safety": split.as_metadata()}
+        result["metadata"]["safety"] = split.as_metadata()
     for check in ROUND3_SAFETY_CHECKS:  # the three safety checks as 1/0 chips, as safety_source decides them
         result["namedScores"][f"safety.{check}"] = 0.0 if check in split.decided_no else 1.0
     _gate_chip(result, gate, verdicts.get(SOURCE_FIDELITY))  # the fourth chip, decided by the judge
