@@ -333,6 +333,16 @@ def _key_path(sheet: Path) -> Path:
     return sheet.with_name(sheet.stem + ".key.json")
 
 
+# What a spreadsheet opening the sheet reads as the start of a formula (OWASP's list for CSV injection).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _inert(text: str) -> str:
+    """The text with a leading apostrophe when a spreadsheet would read it as a formula (the answer is
+    hostile: ``=HYPERLINK(…)`` in it must stay text on the grader's screen)."""
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 def _write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to a temporary file beside ``path`` and move it into place (no half-written file)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
@@ -402,10 +412,10 @@ def write_sample(results: Path, sheet: Path, *, fraction: float, by: Sequence[st
                 u.criterion,
                 u.scale,
                 " / ".join(SCALES[u.scale]),
-                u.definition,
-                row.question,
-                row.answer,
-                sources,
+                _inert(u.definition),
+                _inert(row.question),
+                _inert(row.answer),
+                _inert(sources),
                 "",
                 "",
             ]
@@ -554,13 +564,10 @@ def _core_criteria(rubric_id: str) -> frozenset[str]:
 
 def _decides_row(unit: Unit) -> bool:
     """Whether ``unit`` counts in the row-level figure (decisions.yaml ``calibration.row_level``)."""
-    if unit.criterion == _VIEWER_CRITERION or not unit.criterion.startswith(tuple(_RUBRIC_PREFIXES)):
-        return True  # docs-QA criteria, factual-accuracy claims or row: every one
-    rubric_id, criterion = unit.criterion.split(".", 1)
-    return criterion in _core_criteria(rubric_id)
-
-
-_RUBRIC_PREFIXES = ("v3.", "v4.", "round3.")
+    if unit.scale != "yes_partial_no" or not unit.row.rubric:
+        return True  # docs-QA criteria, factual-accuracy claims or row, a viewer rating: every one
+    rubric_id = unit.row.rubric.split("@", 1)[0]
+    return unit.criterion.removeprefix(f"{rubric_id}.") in _core_criteria(rubric_id)
 
 
 def _statistic_criterion(unit: Unit) -> str:

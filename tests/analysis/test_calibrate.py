@@ -123,6 +123,26 @@ class TestSample:
         assert main([*args[:-1], str(again)]) == 0
         assert again.read_text(encoding="utf-8") == sheet.read_text(encoding="utf-8")
 
+    def test_an_answer_never_becomes_a_spreadsheet_formula(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        hostile = ['=HYPERLINK("http://x.test","open")', "+1+1", "-2+3", "@SUM(A1)", "\t=1"]
+        rows = [row(f"i{k}", "C1", verdicts={"clear_next_steps": "Yes"}) for k in range(10)]
+        for k, r in enumerate(rows):
+            r["response"]["output"] = hostile[k % len(hostile)]
+        results = write(tmp_path / "r.json", rows)
+        sheet = tmp_path / "s.csv"
+        assert (
+            main(["calibrate", "sample", str(results), "--fraction", "0.2", "--seed", "5", "-o", str(sheet)])
+            == 0
+        )
+        lines = list(csv.DictReader(sheet.open(encoding="utf-8", newline="")))
+        assert len(lines) == 2  # 20 % of 10 rows, one criterion each
+        for line in lines:
+            original = hostile[int(line["item_id"][1:]) % len(hostile)]
+            assert line["answer"] == "'" + original
+            assert line["question"] == f"What about {line['item_id']}?"  # plain text stays as it is
+
     def test_fraction_outside_the_seeds_range(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
