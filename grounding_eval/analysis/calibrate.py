@@ -613,14 +613,16 @@ def score(
                 "no scored row carries a human rating (rate rows in promptfoo's viewer, then export the "
                 "eval as JSON)",
             )
-        population = graded
+        row_units = [u for u, _ in graded]
     else:
         assert sheet is not None
         drawn = _check_key(results, sheet).get("drawn")
         all_units = units(loaded.rows)
         graded, ungraded = _read_sheet({u.unit_id: u for u in all_units}, sheet)
         counts = {"ungraded": ungraded}
-        population = [(u, "") for u in all_units]
+        row_units = all_units
+        if not graded:
+            raise DataError(sheet, f"no line has a human_verdict yet ({ungraded} ungraded)")
     boot = setup["bootstrap"]
     row_index: dict[int, int] = {}
     for unit, _ in graded:
@@ -629,7 +631,7 @@ def score(
     # Row level: a graded row is compared when every unit that decides it was graded.
     row_agree: list[bool | None] = [None] * len(row_index)
     deciding: dict[int, list[Unit]] = defaultdict(list)
-    for unit, _ in population:
+    for unit in row_units:
         if id(unit.row) in row_index and _decides_row(unit):
             deciding[row_index[id(unit.row)]].append(unit)
     for i, members in deciding.items():
@@ -808,6 +810,12 @@ def format_score(report: Mapping[str, Any]) -> str:
     lines += table_lines(body)
     overall, rows = report["overall"], report["row_level"]
     undefined = overall["criteria"] - overall["kappa_criteria"]
+    if not blind:  # one rating per row: the criterion above is the row-level figure already
+        lines.append(
+            "Not a blind sample, so not held against the agreement threshold: draw a sheet with "
+            "`calibrate sample` for that."
+        )
+        return "\n".join(lines)
     lines.append(
         f"Overall, mean over {overall['criteria']} criteria: agreement "
         f"{_interval(overall['agreement'], overall['agreement_ci'], True)}, kappa "
@@ -824,12 +832,6 @@ def format_score(report: Mapping[str, Any]) -> str:
             else ""
         )
     )
-    if not blind:
-        lines.append(
-            "Not a blind sample, so not compared with the 90 % bar: draw a sheet with `calibrate sample` "
-            f"for that. For reference, {report['published_range']}."
-        )
-        return "\n".join(lines)
     below = report["below_threshold"]
     lines.append(
         f"Below the {report['threshold']:.0%} agreement threshold ({report['threshold_provenance']}): "

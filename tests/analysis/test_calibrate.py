@@ -230,6 +230,15 @@ class TestScore:
             8,
         )
 
+    def test_nothing_graded_yet(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        results = _judged(tmp_path)
+        sheet = _people_sheet(tmp_path, results, blank=tuple(range(10)))
+        assert main(["calibrate", "score", str(results), str(sheet)]) == 2
+        assert (
+            capsys.readouterr().err
+            == f"grounding-eval: error: {sheet}: no line has a human_verdict yet (10 ungraded)\n"
+        )
+
     def test_full_agreement(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """A sheet filled from the key file agrees everywhere; the judge's verdict came from the key, not the sheet."""
         sheet = tmp_path / "sheet.csv"
