@@ -377,21 +377,23 @@ def _reference(
         return [_Reference(text, name) for name, text in texts]
     ids = metadata.get("full_content_ids")
     split = "source_vars" not in config and dataset is not None and isinstance(ids, list) and bool(ids)
-    cache = dict(_article_cache(Path(str(dataset)))) if split or widen else {}
     out: list[_Reference] = []
     for name, text in texts:
-        pieces = _split_articles(text, [str(i) for i in ids], cache) if split and ids else None
+        pieces = None
+        if split and isinstance(ids, list):
+            item_ids = tuple(str(i) for i in ids)
+            pieces = _split_articles(text, item_ids, _item_articles(Path(str(dataset)), item_ids))
         out += pieces or [_Reference(text, name)]
     if widen:
         out += [
             _Reference(text, f"article {article_id}")
-            for article_id, text in cache.items()
+            for article_id, text in _article_cache(Path(str(dataset)))
             if text.strip() and not any(text.strip() in r.text for r in out)
         ]
     return out
 
 
-def _split_articles(text: str, ids: list[str], cache: dict[str, str]) -> list[_Reference] | None:
+def _split_articles(text: str, ids: tuple[str, ...], cache: dict[str, str]) -> list[_Reference] | None:
     """``text`` cut into one piece per article of ``ids`` (each ending with that article's text, the
     first also holding what comes before it, the last what follows), or None when the articles are
     not all in it, in order (a user's own template or var: the text stays whole)."""
@@ -406,6 +408,23 @@ def _split_articles(text: str, ids: list[str], cache: dict[str, str]) -> list[_R
         pieces.append(_Reference(text[start:end], f"article {article_id}"))
         start = end
     return pieces
+
+
+@cache
+def _item_articles(dataset: Path, ids: tuple[str, ...]) -> dict[str, str]:
+    """The cached text of the articles ``ids`` (``articles/<id>.txt`` or ``.md``, as the dataset loader
+    reads them), without the rest of the dataset: all a split needs, at a fresh process's cost of a few
+    files. An id with no file is left out (its var then stays whole)."""
+    from grounding_eval.files import ARTICLE, read_text
+
+    out = {}
+    for article_id in ids:
+        for suffix in (".txt", ".md"):
+            path = dataset / "articles" / f"{article_id}{suffix}"
+            if path.is_file():
+                out[article_id] = read_text(path, ARTICLE, inside=dataset).strip()
+                break
+    return out
 
 
 def _in_prompt(text: str, prompt: str | None) -> bool:
