@@ -441,6 +441,34 @@ class TestReferenceOutsideTheGenerator:
         assert _quotes(results[True])[0] == ("EXACT", "my_articles (shown to the model)")
 
 
+class TestArticleSplit:
+    """A generated test's reference text is split into its articles to name them; the split changes no
+    verdict, falls back to the whole var, and reads only inside the dataset."""
+
+    def test_a_var_that_does_not_hold_the_articles_stays_whole(self) -> None:
+        sample = SAMPLE_TESTS["tx-discrim-01"]
+        own = f"My notes. {REAL_QUOTE}, said the statute."
+        test = {**sample, "vars": {**sample["vars"], "jkb_full_content": own}}
+        assert _quotes(_grade(ANSWER, test, "C0"))[0] == (
+            "EXACT",
+            "jkb_full_content (not shown to the model)",
+        )
+
+    def test_the_article_files_are_read_inside_the_dataset_and_only_for_quotes(self, tmp_path: Path) -> None:
+        data = tmp_path / "shared"
+        shutil.copytree(TINY, data)
+        test = _tests(data)["tiny-oh-01"]
+        article = data / "articles" / "tiny-repairs.txt"
+        outside = tmp_path / "secret.txt"
+        outside.write_text(article.read_text(encoding="utf-8"), encoding="utf-8")
+        article.unlink()
+        article.symlink_to(outside)
+        assert not _grade("Call 211.", test, "C0")["reason"].startswith("ERROR")
+        quoted = _grade('It says "a landlord must always give ninety days of warning".', test, "C0")
+        assert quoted["reason"].startswith("ERROR (verifier not run): ")
+        assert "resolves outside the dataset folder" in quoted["reason"]
+
+
 class TestDatasetResources:
     """The allowlist and the directory follow the dataset, and the result says which were used."""
 
