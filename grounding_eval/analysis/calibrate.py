@@ -1,0 +1,841 @@
+"""Judge calibration against people: draw a grading sheet, then measure agreement, kappa and confusion.
+
+``grounding-eval calibrate sample`` draws a stratified random sample of a results file's rows, seeded:
+exactly the requested share of the rows (10–20 %), spread over the strata by largest remainder
+(:func:`allocate`), and writes a CSV sheet with one line per (item, condition, criterion) — the question,
+the answer, the sources the model was shown, the criterion's definition, and blank ``human_verdict`` /
+``human_note`` columns. The judge's verdict is *not* on the sheet (a grader who sees it anchors on it);
+it goes to a key file beside it (``<sheet>.key.json``, with the results file's sha256, the seed and the
+drawn share). ``calibrate score`` refuses a results file whose sha256 is not the key's, reads the
+judge's verdicts from the results file again and compares: per criterion first (agreement, Cohen's
+kappa), then the mean over criteria and the share of rows agreeing on every core criterion, with
+intervals from one bootstrap over rows (a row's criteria travel together: the row is what was drawn).
+
+What counts as a unit (one sheet line):
+
+* a rubric judge row (v3, v4, Round 3): each criterion it answered, Yes / Partial / No;
+* a docs-QA row: each applicable criterion (pass / fail; a person may also answer n/a);
+* a factual-accuracy row: each claim with an id (supported / partially_supported / contradicted /
+  unverifiable); a row whose judge left no claims to match is one unit, the row's pass / fail.
+
+``calibrate score RESULTS --ratings EXPORT`` reads people's ratings from promptfoo's viewer instead: a
+row rated 👍/👎 carries a component whose ``assertion.type`` is ``human`` in the JSON export; it is
+compared with the row's final verdict (the composite's pass) in the eval's own results file. The
+graders saw the judge's chips, so this is labelled non-blind and never held against the 90 % bar.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import hashlib
+import io
+import json
+import math
+import os
+import random
+import tempfile
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+
+from grounding_eval.analysis.effects import decisions
+from grounding_eval.analysis.summary import GROUP_KEYS, ReportRow, Results, load_results
+from grounding_eval.errors import DataError, clip
+from grounding_eval.files import RESULTS, read_bytes, read_json, read_text
+
+if TYPE_CHECKING:
+    from grounding_eval.judge.rubric import Rubric
+
+__all__ = [
+    "NON_BLIND",
+    "SHEET_COLUMNS",
+    "Allocation",
+    "Drawn",
+    "Unit",
+    "allocate",
+    "format_score",
+    "score",
+    "units",
+    "write_sample",
+]
+
+SHEET_COLUMNS = (
+    "unit_id",
+    "round",
+    "condition",
+    "provider",
+    "item_id",
+    "criterion",
+    "scale",
+    "allowed_verdicts",
+    "definition",
+    "question",
+    "answer",
+    "sources",
+    "human_verdict",
+    "human_note",
+)
+# Each scale's categories, in the order of the confusion matrix (ordinal scales: worst to best).
+SCALES: dict[str, tuple[str, ...]] = {
+    "yes_partial_no": ("No", "Partial", "Yes"),
+    "pass_fail": ("fail", "pass", "n/a"),
+    # The factual-accuracy seed's verification_result labels, verbatim.
+    "claim": ("Contradicted", "Partially Supported", "Supported", "Unverifiable"),
+}
+_ORDINAL = {"yes_partial_no"}
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One thing a person grades: a row's verdict on one criterion (or one claim, or the whole row)."""
+
+    unit_id: str
+    row: ReportRow
+    criterion: str
+    scale: str
+    judge_verdict: str
+    definition: str
+
+
+def units(rows: Sequence[ReportRow]) -> list[Unit]:
+    """Every gradable unit of ``rows``, in row order; ids are unique and stable for the same file."""
+    out: list[Unit] = []
+    seen: dict[str, int] = defaultdict(int)
+    for row in rows:
+        for criterion, scale, verdict, definition in _row_units(row):
+            base = "|".join(
+                (row.keys["round"], row.keys["condition"], row.keys["provider"], row.query_id, criterion)
+            )
+            seen[base] += 1
+            uid = base if seen[base] == 1 else f"{base}|#{seen[base]}"
+            out.append(Unit(uid, row, criterion, scale, verdict, definition))
+    return out
+
+
+def _row_units(row: ReportRow) -> list[tuple[str, str, str, str]]:
+    setup = decisions()["calibration"]
+    out = []
+    if row.verdicts and row.rubric:
+        rubric_id = row.rubric.split("@", 1)[0]
+        definitions = _rubric_definitions(rubric_id, row.test_metadata)
+        for criterion, verdict in row.verdicts.items():
+            text = definitions.get(criterion, f"(criterion {criterion} is not in rubric {rubric_id})")
+            out.append((f"{rubric_id}.{criterion}", "yes_partial_no", verdict, text))
+    docs = setup["docs_qa_definitions"]
+    for criterion, verdict in row.docs_qa.items():
+        if verdict != "n/a":
+            out.append((f"docs_qa.{criterion}", "pass_fail", verdict, docs.get(criterion, criterion)))
+    claim_labels = _human_codes("claim")
+    for claim in row.claims:
+        label = claim_labels.get(claim.verdict.lower())  # the judge's label, read as a person's would be
+        if label is not None:
+            text = setup["claim_definition"] + claim.claim_text
+            out.append((f"factuality.claim.{claim.claim_id}", "claim", label, text))
+    if row.factuality_status is not None and not row.claims and row.judge_pass is not None:
+        out.append(
+            ("factuality.row", "pass_fail", "pass" if row.judge_pass else "fail", setup["row_definition"])
+        )
+    return out
+
+
+@functools.cache
+def _rubric(rubric_id: str) -> Rubric:
+    from grounding_eval.judge.rubric import load_rubric, rubric_path
+
+    return load_rubric(rubric_path(rubric_id))
+
+
+def _rubric_definitions(rubric_id: str, item: Mapping[str, Any]) -> dict[str, str]:
+    """Criterion id → its question and verdict definitions, from the shipped rubric of that id.
+
+    A criterion written as a template (Round 3's scenario criteria) is rendered with the item's fields
+    from the test's metadata, as the judge saw it; when a field is missing the template text stays, with
+    the error after it, so the grader sees that something is missing.
+    """
+    from grounding_eval.judge.render import judge_environment
+
+    rubric = _rubric(rubric_id)
+    values = {k: v for k, v in item.items() if k in rubric.item_variables}
+    env = judge_environment()
+    out = {}
+    for c in rubric.criteria:
+        parts = []
+        for label, text in (("", c.question), ("Yes: ", c.yes), ("Partial: ", c.partial), ("No: ", c.no)):
+            if "{" in text:
+                try:
+                    text = env.from_string(text).render(values)
+                except jinja2.UndefinedError as exc:
+                    text = f"{text} (not rendered: {exc.message}; the test's metadata lacks it)"
+            parts.append(label + text.strip())
+        out[c.id] = " ".join(parts)
+    return out
+
+
+Stratum = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """How many rows each stratum gives to a sample of ``fraction`` of ``population`` rows.
+
+    Attributes:
+        population: rows that have something to grade.
+        requested: the fraction asked for.
+        target: the rows the share asks for (see :func:`allocate`), before the one-per-stratum rule.
+        per_stratum: rows drawn from each stratum, in sorted stratum order.
+        sizes: rows in each stratum.
+        topped_up: the one-per-stratum rule raised some strata to their minimum.
+        empty: strata that give no row (named to the user when the rule could not be kept).
+        rule_total: the rows the one-per-stratum rule would have drawn (== ``total`` when it was kept).
+    """
+
+    population: int
+    requested: float
+    target: int
+    per_stratum: Mapping[Stratum, int]
+    sizes: Mapping[Stratum, int]
+    topped_up: bool
+    empty: tuple[Stratum, ...]
+    rule_total: int
+
+    @property
+    def total(self) -> int:
+        """Rows drawn."""
+        return sum(self.per_stratum.values())
+
+    @property
+    def share(self) -> float:
+        """Rows drawn over the population."""
+        return self.total / self.population
+
+
+def _exact(value: float) -> Fraction:
+    """The decimal the user wrote (``0.1`` is 1/10, not the binary float just above it)."""
+    return Fraction(repr(float(value)))
+
+
+def allocate(
+    sizes: Mapping[Stratum, int], *, fraction: float, low: float, high: float, min_per_stratum: int
+) -> Allocation:
+    """Share ``fraction`` of the rows out among the strata so that the total is the share asked for.
+
+    1. Target: ``K = round(fraction × N)``, halves up. When ``K / N`` falls outside ``[low, high]`` (the
+       seed's 10–20 %), K moves to the nearest count inside (``ceil(low × N)`` or ``floor(high × N)``);
+       when no whole number of rows is inside, the request cannot be met (ValueError).
+    2. Largest remainder (Hamilton): stratum s of ``n_s`` rows gets ``floor(K × n_s / N)``; the rows left
+       over go one each to the largest remainders ``K × n_s / N − floor(…)``; ties go to the larger
+       stratum, then to the stratum first in sorted order.
+    3. At least ``min_per_stratum`` rows per stratum (no more than it has) only when that keeps the total
+       at most ``high × N``; otherwise no stratum is raised and the strata left without a row are named.
+
+    Raises:
+        ValueError: no whole number of rows is a share within ``[low, high]`` of the population.
+    """
+    n = sum(sizes.values())
+    f, lo, hi = _exact(fraction), _exact(low), _exact(high)
+    target = math.floor(f * n + Fraction(1, 2))
+    if Fraction(target, n) < lo:
+        target = math.ceil(lo * n)
+    elif Fraction(target, n) > hi:
+        target = math.floor(hi * n)
+    if not lo <= Fraction(target, n) <= hi:
+        nearest = math.ceil(lo * n)
+        raise ValueError(
+            f"{n} rows to draw from: no whole number of rows is a {100 * low:g}–{100 * high:g} % "
+            "share of them "
+            f"({nearest} {'row is' if nearest == 1 else 'rows are'} {_pct(nearest / n)})"
+        )
+    quotas = {s: Fraction(target * size, n) for s, size in sizes.items()}
+    drawn = {s: math.floor(q) for s, q in quotas.items()}
+    left = target - sum(drawn.values())
+    order = sorted(sizes, key=lambda s: (-(quotas[s] - drawn[s]), -sizes[s], s))
+    for s in order[:left]:
+        drawn[s] += 1
+    raised = {s: max(k, min(min_per_stratum, sizes[s])) for s, k in drawn.items()}
+    rule_total = sum(raised.values())
+    topped_up = rule_total != target and Fraction(rule_total, n) <= hi
+    if topped_up:
+        drawn = raised
+    return Allocation(
+        population=n,
+        requested=fraction,
+        target=target,
+        per_stratum={s: drawn[s] for s in sorted(drawn)},
+        sizes={s: sizes[s] for s in sorted(sizes)},
+        topped_up=topped_up,
+        empty=tuple(s for s in sorted(drawn) if drawn[s] == 0),
+        rule_total=rule_total,
+    )
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """What ``write_sample`` drew: sheet lines, the allocation over strata, the strata keys, the key file."""
+
+    lines: int
+    allocation: Allocation
+    by: tuple[str, ...]
+    key: Path
+
+    @property
+    def rows(self) -> int:
+        """Rows drawn."""
+        return self.allocation.total
+
+    @property
+    def population(self) -> int:
+        """Rows that had something to grade."""
+        return self.allocation.population
+
+    @property
+    def strata(self) -> int:
+        """Strata the rows were grouped into."""
+        return len(self.allocation.sizes)
+
+    def summary(self) -> list[str]:
+        """What ``calibrate sample`` prints: the drawn share, then the strata that give no row, if any."""
+        a = self.allocation
+        lines = [
+            f"drew {a.total} of {a.population} rows ({_pct(a.share)}; asked {100 * a.requested:g} %) from "
+            f"{self.strata} {'stratum' if self.strata == 1 else 'strata'}: {self.lines} lines"
+        ]
+        if a.empty:
+            names = ", ".join(_stratum_label(self.by, s) for s in a.empty)
+            lines.append(
+                f"no row drawn from {len(a.empty)} of {self.strata} strata (one per stratum would draw "
+                f"{a.rule_total} of {a.population} rows, {_pct(a.rule_total / a.population)}, above "
+                f"{100 * _bounds()[1]:g} %): {names}"
+            )
+        return lines
+
+
+def _pct(share: float, digits: int = 1) -> str:
+    """``0.125`` → ``12.5 %`` (the project writes a space before the sign)."""
+    return f"{100 * share:.{digits}f} %"
+
+
+def _stratum_label(by: Sequence[str], stratum: Stratum) -> str:
+    return " ".join(f"{k}={v}" for k, v in zip(by, stratum, strict=True)) or "(all rows)"
+
+
+def _bounds() -> tuple[float, float]:
+    bounds = decisions()["calibration"]["sample_fraction"]
+    return float(bounds["min"]), float(bounds["max"])
+
+
+def _key_path(sheet: Path) -> Path:
+    return sheet.with_name(sheet.stem + ".key.json")
+
+
+# What a spreadsheet opening the sheet reads as the start of a formula (OWASP's list for CSV injection).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _inert(text: str) -> str:
+    """The text with a leading apostrophe when a spreadsheet would read it as a formula (the answer is
+    hostile: ``=HYPERLINK(…)`` in it must stay text on the grader's screen)."""
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path`` and move it into place (no half-written file)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_sample(results: Path, sheet: Path, *, fraction: float, by: Sequence[str], seed: int) -> Drawn:
+    """Draw ``fraction`` of the gradable rows, spread over the strata (:func:`allocate`), seeded, and write
+    the sheet and its key.
+
+    Raises:
+        DataError: the fraction is outside the seed's 10–20 %, a stratum key is unknown, the results file
+            is unreadable, no row has anything to grade, or no whole number of rows is a 10–20 % share.
+    """
+    setup = decisions()["calibration"]
+    low, high = _bounds()
+    if not low <= fraction <= high:
+        raise DataError("--fraction", f"{fraction} is outside {low}–{high} (a 10–20 % sample)")
+    unknown = [k for k in by if k not in GROUP_KEYS]
+    if unknown:
+        raise DataError("--by", f"unknown key(s) {', '.join(unknown)}: use {', '.join(GROUP_KEYS)}")
+    all_units = units(load_results(results).rows)
+    by_row: dict[int, list[Unit]] = defaultdict(list)
+    for unit in all_units:
+        by_row[id(unit.row)].append(unit)
+    if not by_row:
+        raise DataError(results, "no row has a judge verdict to grade (every row unscored, or no judge ran)")
+    strata: dict[Stratum, list[int]] = defaultdict(list)
+    for rid, us in by_row.items():
+        strata[tuple(us[0].row.keys[k] for k in by)].append(rid)
+    try:
+        allocation = allocate(
+            {s: len(m) for s, m in strata.items()},
+            fraction=fraction,
+            low=low,
+            high=high,
+            min_per_stratum=int(setup["min_per_stratum"]),
+        )
+    except ValueError as exc:
+        raise DataError(results, str(exc)) from None
+    rng = random.Random(seed)
+    chosen: list[int] = []
+    for stratum, k in allocation.per_stratum.items():
+        chosen += rng.sample(strata[stratum], k)
+    order = {rid: i for i, rid in enumerate(by_row)}
+    chosen.sort(key=order.__getitem__)
+    drawn = [u for rid in chosen for u in by_row[rid]]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(SHEET_COLUMNS)
+    for u in drawn:
+        row = u.row
+        sources = "\n\n".join(f"[{name}]\n{text}" for name, text in row.sources) or "(no sources shown)"
+        writer.writerow(
+            [
+                u.unit_id,
+                row.keys["round"],
+                row.keys["condition"],
+                row.keys["provider"],
+                row.query_id,
+                u.criterion,
+                u.scale,
+                " / ".join(SCALES[u.scale]),
+                _inert(u.definition),
+                _inert(row.question),
+                _inert(row.answer),
+                _inert(sources),
+                "",
+                "",
+            ]
+        )
+    key_record = {
+        "results": str(results),
+        "results_sha256": hashlib.sha256(read_bytes(results, RESULTS)).hexdigest(),
+        "fraction": fraction,
+        "by": list(by),
+        "seed": seed,
+        "drawn": {
+            "rows": allocation.total,
+            "population": allocation.population,
+            "share": round(allocation.share, 4),
+            "target": allocation.target,
+            "strata": [
+                {"stratum": dict(zip(by, s, strict=True)), "rows": allocation.sizes[s], "drawn": k}
+                for s, k in allocation.per_stratum.items()
+            ],
+            "strata_without_rows": [dict(zip(by, s, strict=True)) for s in allocation.empty],
+        },
+        "units": [
+            {
+                "unit_id": u.unit_id,
+                "criterion": u.criterion,
+                "scale": u.scale,
+                "judge_verdict": u.judge_verdict,
+            }
+            for u in drawn
+        ],
+    }
+    key_path = _key_path(sheet)
+    _write_atomic(sheet, buffer.getvalue())
+    _write_atomic(key_path, json.dumps(key_record, indent=1, ensure_ascii=False) + "\n")
+    return Drawn(len(drawn), allocation, tuple(by), key_path)
+
+
+def _human_codes(scale: str) -> Mapping[str, str]:
+    spellings: Mapping[str, str] = decisions()["calibration"]["human_verdicts"][scale]
+    return {str(k).lower(): str(v) for k, v in spellings.items()}
+
+
+def _read_sheet(results_units: Mapping[str, Unit], sheet: Path) -> tuple[list[tuple[Unit, str]], int]:
+    """The graded lines (unit, person's verdict) and how many lines were left ungraded."""
+    text = read_text(sheet)
+    reader = csv.DictReader(io.StringIO(text))
+    header = reader.fieldnames or []
+    missing = [c for c in ("unit_id", "human_verdict") if c not in header]
+    if missing:
+        raise DataError(sheet, f"not a grading sheet: the header lacks {', '.join(missing)}")
+    graded, ungraded, seen = [], 0, set()
+    for row in reader:
+        line = reader.line_num
+        if None in row:
+            raise DataError(sheet, f"line {line}: more fields than the header's {len(header)}")
+        uid = (row.get("unit_id") or "").strip()
+        if not uid:
+            raise DataError(sheet, f"line {line}: unit_id is empty")
+        if uid not in results_units:
+            raise DataError(sheet, f"line {line}: unit_id {clip(uid)} is not in the results file")
+        if uid in seen:
+            raise DataError(sheet, f"line {line}: unit_id {clip(uid)} appears twice")
+        seen.add(uid)
+        unit = results_units[uid]
+        verdict = (row.get("human_verdict") or "").strip()
+        if row.get("human_verdict") is None:
+            raise DataError(sheet, f"line {line}: fewer fields than the header (no human_verdict)")
+        if not verdict:
+            ungraded += 1
+            continue
+        codes = _human_codes(unit.scale)
+        if verdict.lower() not in codes:
+            allowed = " / ".join(SCALES[unit.scale])
+            raise DataError(sheet, f"line {line}: human_verdict {clip(verdict)} is not one of {allowed}")
+        graded.append((unit, codes[verdict.lower()]))
+    return graded, ungraded
+
+
+NON_BLIND = "non-blind (graders saw the judge's chips)"
+_VIEWER_CRITERION = "row (viewer 👍/👎 vs final verdict)"
+
+
+def _viewer_ratings(results: Results, ratings: Results) -> tuple[list[tuple[Unit, str]], dict[str, int]]:
+    """Rows rated 👍/👎 in promptfoo's viewer against the row's final verdict (its composite's pass).
+
+    The verdict comes from ``results`` (the eval's own ``-o`` file): rating a row in the viewer sets that
+    row's pass to the rating (promptfoo's ``POST …/rating`` stores ``success = gradingResult.pass``), so
+    an export's rated rows no longer hold the verdict the person saw. Rows are matched by promptfoo's
+    result id; an unscored row (error, unscorable judge reply) is counted apart, never compared.
+    """
+    if any(row.human is not None for row in results.rows):
+        raise DataError(
+            results.path,
+            "its rows carry viewer ratings, and a rating replaces the row's verdict: give the eval's own "
+            "results file (promptfoo eval -o) as RESULTS_JSON and the export with the ratings as --ratings",
+        )
+    if "-" not in (results.eval_id, ratings.eval_id) and results.eval_id != ratings.eval_id:
+        raise DataError(
+            ratings.path,
+            f"its ratings are of eval {clip(ratings.eval_id)}, but {results.path} is eval {clip(results.eval_id)}",
+        )
+    verdicts = {row.result_id: row for row in results.rows if row.result_id}
+    graded: list[tuple[Unit, str]] = []
+    counts = {"not_rated": 0, "unscored": 0}
+    for rated in ratings.rows:
+        if rated.human is None:
+            counts["not_rated"] += 1
+            continue
+        row = verdicts.get(rated.result_id)
+        if row is None:
+            raise DataError(
+                ratings.path,
+                f"rated row {clip(rated.result_id or '(no id)')} is not in {results.path} (another eval?)",
+            )
+        if row.unscored:
+            counts["unscored"] += 1
+            continue
+        uid = "|".join((row.keys["round"], row.keys["condition"], row.keys["provider"], row.query_id, "row"))
+        verdict = "pass" if row.passed else "fail"
+        unit = Unit(uid, row, _VIEWER_CRITERION, "pass_fail", verdict, "")
+        graded.append((unit, "pass" if rated.human["pass"] is True else "fail"))
+    return graded, counts
+
+
+def _check_key(results: Path, sheet: Path) -> dict[str, Any]:
+    """The sheet's key file, refused in one line when it was drawn from another results file."""
+    key_path = _key_path(sheet)
+    key = read_json(key_path)
+    if not isinstance(key, dict) or not isinstance(key.get("results_sha256"), str):
+        raise DataError(key_path, "not a calibration key file: results_sha256 is missing")
+    actual = hashlib.sha256(read_bytes(results, RESULTS)).hexdigest()
+    if key["results_sha256"] != actual:
+        raise DataError(
+            sheet,
+            f"drawn from {clip(str(key.get('results', '?')), 80)} (sha256 {key['results_sha256'][:12]}…), "
+            f"not from {results} (sha256 {actual[:12]}…): score it against the results file it was drawn from",
+        )
+    return key
+
+
+def _core_criteria(rubric_id: str) -> frozenset[str]:
+    """The criteria that decide a rubric row at row level: the rubric's ``core`` list, else its scored ones."""
+    rubric = _rubric(rubric_id)
+    return frozenset(rubric.core or tuple(c.id for c in rubric.scored))
+
+
+def _decides_row(unit: Unit) -> bool:
+    """Whether ``unit`` counts in the row-level figure (decisions.yaml ``calibration.row_level``)."""
+    if unit.scale != "yes_partial_no" or not unit.row.rubric:
+        return True  # docs-QA criteria, factual-accuracy claims or row, a viewer rating: every one
+    rubric_id = unit.row.rubric.split("@", 1)[0]
+    return unit.criterion.removeprefix(f"{rubric_id}.") in _core_criteria(rubric_id)
+
+
+def _statistic_criterion(unit: Unit) -> str:
+    """The criterion a unit's statistics belong to: a claim's id is its row's, so claims pool as one."""
+    return "factuality.claim" if unit.criterion.startswith("factuality.claim.") else unit.criterion
+
+
+def score(
+    results: Path,
+    sheet: Path | None = None,
+    *,
+    ratings: Path | None = None,
+    threshold: float | None = None,
+) -> dict[str, Any]:
+    """People versus the judge, per criterion first, then the macro mean and the row-level figure.
+
+    With ``sheet``: a blind grading sheet drawn by :func:`write_sample` (its key file must be of
+    ``results``). With ``ratings``: a promptfoo export with 👍/👎 from the viewer, compared with each
+    row's final verdict in ``results``; labelled non-blind and never held against the 90 % bar.
+
+    Raises:
+        DataError: neither or both of ``sheet`` and ``ratings``; a key of another results file; a
+            malformed sheet; no rating; an export of another eval.
+    """
+    from grounding_eval.analysis.stats import Graded, item_agreement
+
+    if (sheet is None) == (ratings is None):
+        raise DataError(
+            None,
+            "calibrate score needs a graded SHEET_CSV, or --ratings EXPORT_JSON for ratings made in "
+            "promptfoo's viewer (not both)",
+        )
+    setup = decisions()["calibration"]
+    threshold = float(setup["threshold"]["agreement"]) if threshold is None else threshold
+    loaded = load_results(results)
+    drawn: dict[str, Any] | None = None
+    counts: dict[str, int]
+    if ratings is not None:
+        graded, counts = _viewer_ratings(loaded, load_results(ratings))
+        if not graded:
+            raise DataError(
+                ratings,
+                "no scored row carries a human rating (rate rows in promptfoo's viewer, then export the "
+                "eval as JSON)",
+            )
+        row_units = [u for u, _ in graded]
+    else:
+        assert sheet is not None
+        drawn = _check_key(results, sheet).get("drawn")
+        all_units = units(loaded.rows)
+        graded, ungraded = _read_sheet({u.unit_id: u for u in all_units}, sheet)
+        counts = {"ungraded": ungraded}
+        row_units = all_units
+        if not graded:
+            raise DataError(sheet, f"no line has a human_verdict yet ({ungraded} ungraded)")
+    boot = setup["bootstrap"]
+    row_index: dict[int, int] = {}
+    for unit, _ in graded:
+        row_index.setdefault(id(unit.row), len(row_index))
+    people = {u.unit_id: human for u, human in graded}
+    # Row level: a graded row is compared when every unit that decides it was graded.
+    row_agree: list[bool | None] = [None] * len(row_index)
+    deciding: dict[int, list[Unit]] = defaultdict(list)
+    for unit in row_units:
+        if id(unit.row) in row_index and _decides_row(unit):
+            deciding[row_index[id(unit.row)]].append(unit)
+    for i, members in deciding.items():
+        if all(u.unit_id in people for u in members):
+            row_agree[i] = all(people[u.unit_id] == u.judge_verdict for u in members)
+    scale_of = {_statistic_criterion(u): u.scale for u, _ in graded}
+    stats = item_agreement(
+        [
+            Graded(
+                row_index[id(u.row)],
+                _statistic_criterion(u),
+                SCALES[u.scale].index(human),
+                SCALES[u.scale].index(u.judge_verdict),
+            )
+            for u, human in graded
+        ],
+        items=len(row_index),
+        categories={c: len(SCALES[s]) for c, s in scale_of.items()},
+        weighted=frozenset(c for c, s in scale_of.items() if s in _ORDINAL),
+        row_agree=row_agree,
+        resamples=int(boot["resamples"]),
+        seed=int(boot["seed"]),
+        confidence=float(boot["confidence"]),
+    )
+    blind = sheet is not None
+    criteria = []
+    for c in stats.criteria:
+        cats = SCALES[scale_of[c.criterion]]
+        criteria.append(
+            {
+                "criterion": c.criterion,
+                "scale": scale_of[c.criterion],
+                "n": c.n,
+                "rows": c.items,
+                "agreement": round(c.agreement, 4),
+                "agreement_ci": _ci(c.agreement_ci),
+                "kappa": _r(c.kappa),
+                "kappa_ci": _ci(c.kappa_ci),
+                "kappa_undefined": None if c.kappa is not None else _one_category(c.confusion, cats),
+                "weighted_kappa": _r(c.weighted_kappa),
+                "base_rate": dict(zip(cats, (round(x, 4) for x in c.base_rate), strict=True)),
+                "confusion": {
+                    "rows": "person",
+                    "columns": "judge",
+                    "labels": list(cats),
+                    "matrix": c.confusion,
+                },
+                "below_threshold": c.agreement < threshold if blind else None,
+            }
+        )
+    macro_below = stats.macro_agreement < threshold
+    return {
+        "source": f"grading sheet {sheet}" if blind else f"promptfoo viewer ratings in {ratings}",
+        "blind": blind,
+        "label": "blind (the sheet does not show the judge's verdicts)" if blind else NON_BLIND,
+        "results": str(results),
+        "drawn": drawn,
+        "graded": len(graded),
+        **counts,
+        "rows_graded": stats.items,
+        "bootstrap": {
+            "unit": "rows (item × condition × model), a row's criteria together",
+            "resamples": int(boot["resamples"]),
+            "seed": int(boot["seed"]),
+            "confidence": float(boot["confidence"]),
+        },
+        "threshold": threshold if blind else None,
+        "threshold_provenance": setup["threshold"]["provenance"] if blind else None,
+        "published_range": setup["published_range"]["text"],
+        "criteria": criteria,
+        "overall": {
+            "mean_over": "criteria (macro)",
+            "criteria": len(criteria),
+            "agreement": round(stats.macro_agreement, 4),
+            "agreement_ci": _ci(stats.macro_agreement_ci),
+            "kappa": _r(stats.macro_kappa),
+            "kappa_ci": _ci(stats.macro_kappa_ci),
+            "kappa_criteria": len(stats.kappa_criteria),
+            "below_threshold": macro_below if blind else None,
+        },
+        "row_level": {
+            "definition": setup["row_level"]["text"],
+            "rows": stats.rows_compared,
+            "not_compared": stats.items - stats.rows_compared,
+            "agreeing": stats.rows_agreeing,
+            "agreement": _r(stats.rows_share),
+            "agreement_ci": _ci(stats.rows_share_ci),
+        },
+        "below_threshold": [c["criterion"] for c in criteria if c["below_threshold"]] if blind else None,
+    }
+
+
+def _one_category(confusion: list[list[int]], labels: Sequence[str]) -> str:
+    used = [labels[i] for i in range(len(labels)) if confusion[i][i]]
+    return f"undefined: person and judge gave one category only ({', '.join(used) or 'none'})"
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _ci(interval: tuple[float, float] | None) -> list[float] | None:
+    return None if interval is None else [round(x, 4) for x in interval]
+
+
+def _interval(value: float | None, ci: Sequence[float] | None, percent: bool) -> str:
+    if value is None:
+        return "–"
+    text = f"{value:.0%}" if percent else f"{value:.2f}"
+    if ci:
+        text += f" [{ci[0]:.0%}, {ci[1]:.0%}]" if percent else f" [{ci[0]:.2f}, {ci[1]:.2f}]"
+    return text
+
+
+def format_score(report: Mapping[str, Any]) -> str:
+    """The calibration report as text: per criterion first, then the macro mean and the row-level figure,
+    then (for a blind sheet only) the criteria below the agreement threshold."""
+    from grounding_eval.analysis.summary import table_lines
+
+    blind = report["blind"]
+    boot = report["bootstrap"]
+    if blind:
+        drawn = report["drawn"]
+        share = (
+            f" (drew {drawn['rows']} of {drawn['population']} rows, {_pct(drawn['share'])})" if drawn else ""
+        )
+        lines = [
+            f"Judge versus people — {report['label']}: {report['source']}{share}",
+            f"{report['graded']} units graded in {report['rows_graded']} rows, {report['ungraded']} ungraded "
+            "(not counted as disagreement)",
+        ]
+    else:
+        lines = [
+            f"Viewer ratings — {report['label']}: {report['source']}",
+            f"{report['graded']} rows rated 👍/👎, compared with each row's final verdict (its composite's pass); "
+            f"{report['not_rated']} not rated, {report['unscored']} unscored (counted apart)",
+        ]
+    lines.append(
+        f"Per criterion; intervals: bootstrap over {boot['unit']}, {boot['resamples']} resamples, "
+        f"seed {boot['seed']}, {boot['confidence']:.0%} percentile"
+    )
+    body = [
+        [
+            "criterion",
+            "scale",
+            "n",
+            "rows",
+            "agreement [95% CI]",
+            "kappa [95% CI]",
+            "w.kappa",
+            "base rate (person)",
+            "confusion (person × judge)",
+        ]
+    ]
+    for entry in report["criteria"]:
+        base = " ".join(f"{k}={v:.0%}" for k, v in entry["base_rate"].items())
+        matrix = " | ".join(" ".join(str(x) for x in row) for row in entry["confusion"]["matrix"])
+        kappa = (
+            _interval(entry["kappa"], entry["kappa_ci"], False)
+            if entry["kappa"] is not None
+            else "undefined (one category only)"
+        )
+        body.append(
+            [
+                entry["criterion"],
+                entry["scale"],
+                str(entry["n"]),
+                str(entry["rows"]),
+                _interval(entry["agreement"], entry["agreement_ci"], True),
+                kappa,
+                "–" if entry["weighted_kappa"] is None else f"{entry['weighted_kappa']:.2f}",
+                base,
+                matrix,
+            ]
+        )
+    lines += table_lines(body)
+    overall, rows = report["overall"], report["row_level"]
+    undefined = overall["criteria"] - overall["kappa_criteria"]
+    if not blind:  # one rating per row: the criterion above is the row-level figure already
+        lines.append(
+            "Not a blind sample, so not held against the agreement threshold: draw a sheet with "
+            "`calibrate sample` for that."
+        )
+        return "\n".join(lines)
+    lines.append(
+        f"Overall, mean over {overall['criteria']} criteria: agreement "
+        f"{_interval(overall['agreement'], overall['agreement_ci'], True)}, kappa "
+        f"{_interval(overall['kappa'], overall['kappa_ci'], False)}"
+        + (f" (over {overall['kappa_criteria']}; {undefined} undefined)" if undefined else "")
+    )
+    lines.append(
+        f"Rows where the person and the judge agree on every core criterion: {rows['agreeing']} of "
+        f"{rows['rows']} "
+        + (f"({_interval(rows['agreement'], rows['agreement_ci'], True)})" if rows["rows"] else "")
+        + (
+            f"; {rows['not_compared']} rows not compared (a core criterion ungraded)"
+            if rows["not_compared"]
+            else ""
+        )
+    )
+    below = report["below_threshold"]
+    lines.append(
+        f"Below the {report['threshold']:.0%} agreement threshold ({report['threshold_provenance']}): "
+        + (", ".join(below) if below else "none")
+        + f". For comparison, {report['published_range']}."
+    )
+    return "\n".join(lines)
