@@ -3,6 +3,11 @@
 A recorded answer is looked up by the test's ``query_id`` var and the condition, which is the prompt
 label's first field (promptfoo labels a file prompt ``"<label>: <file>: <text>"``). A missing answer is
 a provider *error* naming the query, the condition and the file — never an empty or substituted output.
+Recordings are not keyed on the prompt text, so a change to how a block is built (such as the
+200-character directory description cut) leaves every recording in place; a recorded judge reply is
+keyed on the answer it judged (``answer_sha256``), not on the prompt, either. A cell whose grounding
+block is empty never reaches this provider: promptfoo makes it an ERROR row while rendering the prompt
+(:mod:`grounding_eval.promptfoo.round_tests`).
 """
 
 from __future__ import annotations

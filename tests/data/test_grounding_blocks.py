@@ -308,3 +308,36 @@ class TestClaims:
         with pytest.raises(DataError) as caught:
             load_dataset(folder)
         assert caught.value.one_line() == f"{folder / 'dataset.yaml'}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("document", "valid"),
+    [
+        ({"name": "partner copy", "claims": ["LHSQ-115", "High-Risk-Challenge"]}, True),
+        ({"claims": "LHSQ-115"}, True),
+        ({}, True),
+        ({"claims": ["LHSQ-116"]}, False),
+        ({"claims": ["LHSQ-115", "LHSQ-115"]}, False),
+        ({"claim": ["LHSQ-115"]}, False),
+        ({"name": 3}, False),
+    ],
+)
+def test_manifest_schema_agrees_with_the_loader(
+    tmp_path: Path, document: dict[str, Any], valid: bool
+) -> None:
+    """datasets/schemas/dataset_manifest.schema.json accepts exactly what load_manifest accepts."""
+    import jsonschema
+
+    from grounding_eval.data.manifest import load_manifest
+
+    schema = json.loads(
+        (REPO / "datasets" / "schemas" / "dataset_manifest.schema.json").read_text(encoding="utf-8")
+    )
+    jsonschema.Draft202012Validator.check_schema(schema)
+    (tmp_path / "dataset.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")
+    try:
+        load_manifest(tmp_path)
+        loaded = True
+    except DataError:
+        loaded = False
+    assert jsonschema.Draft202012Validator(schema).is_valid(document) is valid is loaded
