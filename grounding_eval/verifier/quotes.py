@@ -59,7 +59,9 @@ document's. The similarity counts words; what the differing words *are* can matt
   numbers must be digits on one side and the other. "a year" vs "one year" is not forgiven (status
   by similarity) but is not a number change either.
 * Meaning changes: where the quote's words differ from the aligned source words, (a) a number whose
-  value differs, or that is added or removed ("30" → "60", "thirty" → "60"); (b) a negation added or
+  value differs, or that is added or removed ("30" → "60", "thirty" → "60") -- a number naming a
+  provision ("(1)", "paragraph 1", "section 8", "§ 3") counts only when both sides name one and they
+  differ, since leaving out "under paragraph (1)" cites no other rule; (b) a negation added or
   removed (not, no, never, without, neither, nor, cannot, any "n't" contraction: "may not" → "may",
   "shall" → "shall not"); (c) a modal swapped, added or removed (must, may, shall, should, can,
   could, will, would, might; "can't" holds "can"). A quote with any of them is never ``NEAR``:
@@ -735,6 +737,8 @@ class _Tok:
         negations: 1 for a negation word ("not", "n't" contractions, "cannot", ...), else 0.
         modal: The modal verb it is or contains ("can" for "can't"), or ``None``.
         after_indefinite: Directly preceded by "a" or "an" ("a year" reads as "one year").
+        label: A number that names a provision rather than a quantity: in parentheses ("(1)") or
+            after a reference word ("paragraph 1", "section 8", "§ 3").
     """
 
     key: str
@@ -747,6 +751,22 @@ class _Tok:
     negations: int = 0
     modal: str | None = None
     after_indefinite: bool = False
+    label: bool = False
+
+
+# Words after which a number names a provision ("paragraph (1)", "section 8"), not a quantity.
+_REFERENCE_WORDS = frozenset(
+    "article articles chapter chapters clause clauses division item items paragraph paragraphs part parts "
+    "rule rules sec section sections subchapter subclause subdivision subparagraph subsection subsections "
+    "title".split()
+)
+
+
+def _is_label(text: str, start: int, end: int, previous: str | None) -> bool:
+    """A number at ``text[start:end]`` that names a provision (see :attr:`_Tok.label`)."""
+    if text[start - 1 : start] == "(" and text[end : end + 1] == ")":
+        return True
+    return previous in _REFERENCE_WORDS or text[max(0, start - 2) : start].strip() == "§"
 
 
 def _ordinal(digits: str) -> str:
@@ -850,8 +870,9 @@ def _tokens(text: str, starts: Sequence[int], ends: Sequence[int]) -> list[_Tok]
             number, nxt = spelled
         if number is not None:
             start, end = starts[i], ends[nxt - 1]
+            label = _is_label(text, start, end, words[i - 1] if i else None)
             tokens.append(
-                _Tok("#" + number, text[start:end], i, nxt, start, end, number, 0, None, indefinite)
+                _Tok("#" + number, text[start:end], i, nxt, start, end, number, 0, None, indefinite, label)
             )
         else:
             key, negations, modal = plain.get(w) or plain.setdefault(w, _plain_word(w))
@@ -1015,7 +1036,7 @@ def _describe(src: list[_Tok], quo: list[_Tok], phrases: tuple[str, str], edge: 
     changes: list[str] = []
     src_numbers = [t for t in src if t.number is not None]
     quo_numbers = [t for t in quo if t.number is not None]
-    if [t.number for t in src_numbers] != [t.number for t in quo_numbers] and (quo_numbers or not edge):
+    if _numbers_differ(src_numbers, quo_numbers) and (quo_numbers or not edge):
         was = " ".join(t.surface for t in src_numbers)
         now = " ".join(t.surface for t in quo_numbers)
         changes.append(
@@ -1032,6 +1053,18 @@ def _describe(src: list[_Tok], quo: list[_Tok], phrases: tuple[str, str], edge: 
             f"modal {was} → {now}" if was and now else f"modal {was or now} {'removed' if was else 'added'}"
         )
     return changes
+
+
+def _numbers_differ(src: list[_Tok], quo: list[_Tok]) -> bool:
+    """Whether the block's numbers say something else: a quantity changed, added or removed, or a
+    provision named on both sides but not the same one. A provision's label dropped or added on one
+    side only ("under paragraph (1)" left out) names no other rule, so it is not a meaning change;
+    the words it costs still lower the similarity."""
+    src_labels = [t.number for t in src if t.label]
+    quo_labels = [t.number for t in quo if t.label]
+    if [t.number for t in src if not t.label] != [t.number for t in quo if not t.label]:
+        return True
+    return bool(src_labels and quo_labels and src_labels != quo_labels)
 
 
 def _is_one(tokens: list[_Tok]) -> bool:
