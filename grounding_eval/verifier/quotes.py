@@ -756,9 +756,33 @@ class _Tok:
 
 # Words after which a number names a provision ("paragraph (1)", "section 8"), not a quantity.
 _REFERENCE_WORDS = frozenset(
-    "article articles chapter chapters clause clauses division item items paragraph paragraphs part parts "
-    "rule rules sec section sections subchapter subclause subdivision subparagraph subsection subsections "
-    "title".split()
+    [
+        "article",
+        "articles",
+        "chapter",
+        "chapters",
+        "clause",
+        "clauses",
+        "division",
+        "item",
+        "items",
+        "paragraph",
+        "paragraphs",
+        "part",
+        "parts",
+        "rule",
+        "rules",
+        "sec",
+        "section",
+        "sections",
+        "subchapter",
+        "subclause",
+        "subdivision",
+        "subparagraph",
+        "subsection",
+        "subsections",
+        "title",
+    ]
 )
 
 
