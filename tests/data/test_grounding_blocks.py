@@ -341,3 +341,24 @@ def test_manifest_schema_agrees_with_the_loader(
     except DataError:
         loaded = False
     assert jsonschema.Draft202012Validator(schema).is_valid(document) is valid is loaded
+
+
+def test_var_source_path_survives_promptfoos_glob(tmp_path: Path) -> None:
+    """promptfoo globs every file:// var (glob, windowsPathsNoEscape): a pack folder named with glob
+    characters still matches exactly its one file."""
+    from grounding_eval.promptfoo.round_tests import _var_source
+
+    target = tmp_path / "pack [v1] (copy) {x}*?" / "missing_grounding.cjs"
+    target.parent.mkdir()
+    target.write_text("", encoding="utf-8")
+    (tmp_path / "pack [v1] (copy) {x}*?" / "other.cjs").write_text("", encoding="utf-8")
+    pattern = _var_source(target).removeprefix("file://")
+    script = (
+        "const {globSync} = require('glob');"
+        "console.log(JSON.stringify(globSync(process.argv[1], {cwd: process.cwd(), windowsPathsNoEscape: true})));"
+    )
+    matched = subprocess.run(
+        ["npx", "--no-install", "node", "-e", script, pattern],
+        cwd=REPO, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert json.loads(matched.stdout) == [target.as_posix()]
