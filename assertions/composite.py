@@ -14,6 +14,7 @@ def _fail(exc: Exception) -> dict[str, Any]:
         "pass": False,
         "score": 0.0,
         "reason": f"UNSCORED: composite not computed: {type(exc).__name__}: {exc}",
+        "metadata": {"composite": {"status": "unscored"}},  # read by the report; never the reason's text
     }
 
 

@@ -232,6 +232,14 @@ const FAILED = {
   round3: 'UNSCORED: composite not computed',
 };
 
+// A composite that could not run says so as a value (metadata.composite.status), as the Python composite
+// does: the report never reads the reason's text, which another assertion's reason could imitate.
+function failed(call, message) {
+  const result = { pass: false, score: 0, reason: `${FAILED[call]}: ${message}` };
+  if (call.startsWith('round')) result.metadata = { composite: { status: 'unscored' } };
+  return result;
+}
+
 async function grade(call, value, context) {
   const state = pool();
   const id = state.nextId++;
@@ -239,7 +247,7 @@ async function grade(call, value, context) {
   try {
     root = packRoot();
   } catch (err) {
-    return { pass: false, score: 0, reason: `${FAILED[call]}: ${err.message}` };
+    return failed(call, err.message);
   }
   const line = `${stringify({ id, call, args: [value, context], pack_root: root })}\n`;
   let workerError;
@@ -256,11 +264,7 @@ async function grade(call, value, context) {
     const note = `(graded in a one-off Python process: the grounding-eval worker failed: ${workerError.message})`;
     return { ...result, reason: `${result.reason}\n${note}` };
   } catch (err) {
-    return {
-      pass: false,
-      score: 0,
-      reason: `${FAILED[call]}: no Python could grade this row: worker: ${workerError.message}; one-off: ${err.message}`,
-    };
+    return failed(call, `no Python could grade this row: worker: ${workerError.message}; one-off: ${err.message}`);
   }
 }
 

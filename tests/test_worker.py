@@ -290,3 +290,51 @@ def test_a_killed_eval_leaves_no_worker_behind(tmp_path: Path) -> None:
         time.sleep(0.1)
     assert not [pid for pid in started if _alive(pid)], "a worker outlived its eval"
     assert not _workers(marker)
+
+
+# --- a composite that could not run is unscored as a value, on every path -----------------------------
+
+
+def _report_row(grading: dict[str, Any]) -> Any:
+    """The report's reading of a row whose composite returned ``grading`` (its judge and verifier ran)."""
+    from grounding_eval.analysis.summary import _row
+
+    return _row({
+        "success": False, "score": 0, "namedScores": {"round3.llm_judge_score": 0.9},
+        "prompt": {"label": "C1: c1.txt", "raw": "p"}, "vars": {"query_id": "q"},
+        "testCase": {"metadata": {"round": "3"}}, "provider": {"id": "p"},
+        "response": {"output": "answer"}, "gradingResult": grading,
+    })  # fmt: skip
+
+
+class TestCompositeFallbacksAreUnscored:
+    """Every fallback that stands in for a composite (the worker's, the one-off entry's, the JavaScript
+    entry's) says ``metadata.composite.status: unscored``, so the report counts the row apart, never as
+    a failure — the reason's "UNSCORED:" text is never what decides."""
+
+    def test_the_report_reads_the_value_not_the_text(self) -> None:
+        scored = _report_row({"pass": False, "reason": "UNSCORED: composite not computed: x"})
+        unscored = _report_row({**worker._failure("UNSCORED: composite not computed", "x")})
+        assert (scored.unscored, unscored.unscored) == (False, True)
+
+    def test_the_worker(self) -> None:
+        reply = worker.handle({"id": 1, "call": "round3", "args": ["only one"], "pack_root": str(REPO)})
+        assert reply["result"]["metadata"] == {"composite": {"status": "unscored"}}
+        assert _report_row(reply["result"]).unscored is True
+        judge = worker.handle({"id": 2, "call": "judge", "args": ["only one"], "pack_root": str(REPO)})
+        assert "metadata" not in judge["result"]  # an assertion's ERROR is read from its own prefix
+
+    def test_the_one_off_entry(self) -> None:
+        composite = load_entry_point("composite", "round3")
+        result = composite({}, object())  # a context that is not a mapping: the entry's own guard
+        assert result["reason"].startswith("UNSCORED: composite not computed: AttributeError")
+        assert result["metadata"] == {"composite": {"status": "unscored"}}
+        assert _report_row(result).unscored is True
+
+    def test_the_javascript_entry_with_no_python(self, tmp_path: Path) -> None:
+        result = _call_entry(
+            "round3", {}, {"componentResults": []}, {"PROMPTFOO_PYTHON": str(tmp_path / "none")}
+        )
+        assert result["reason"].startswith("UNSCORED: composite not computed: no Python could grade this row")
+        assert result["metadata"] == {"composite": {"status": "unscored"}}
+        assert _report_row(result).unscored is True

@@ -127,7 +127,10 @@ def handle(request: Any) -> dict[str, Any]:
 
 
 def _failure(prefix: str, message: str) -> dict[str, Any]:
-    return {"pass": False, "score": 0.0, "reason": f"{prefix}: {message}"}
+    result: dict[str, Any] = {"pass": False, "score": 0.0, "reason": f"{prefix}: {message}"}
+    if prefix.startswith("UNSCORED"):  # a composite: unscored as a value, as the composite itself says it
+        result["metadata"] = {"composite": {"status": "unscored"}}
+    return result
 
 
 def _reply(out: TextIO, reply: Mapping[str, Any]) -> None:
