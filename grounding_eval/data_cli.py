@@ -289,6 +289,9 @@ def _judge_prompt(args: argparse.Namespace) -> int:
         answer = recorded.answer
     rubric = load_rubric(pack_root() / "rubrics" / f"{ROUNDS[args.round].rubric}.yaml")
     grounding = condition_vars(item, dataset)
+    gap = {"C1": grounding.directory_gap, "C1.5": grounding.full_content_gap}.get(args.condition)
+    if gap:  # as in an eval, where this cell is an ERROR row and no judge runs
+        raise DataError(dataset.root, f"no grounding for {args.condition}: {gap}")
     sources = {"C0": [], "C1": [grounding.jkb_directory], "C1.5": [grounding.jkb_full_content]}[
         args.condition
     ]

@@ -24,6 +24,7 @@ import jinja2
 from grounding_eval.data.dataset import Dataset
 from grounding_eval.data.records import Query
 from grounding_eval.data.select import Selection, approx_tokens, rank, select_directory, select_full_content
+from grounding_eval.errors import DataError
 from grounding_eval.resources import pack_root
 
 __all__ = [
@@ -154,8 +155,15 @@ def render_prompt(condition: str, item: Query, dataset: Dataset, templates: Path
     promptfoo renders the same files with Nunjucks; their ``{{name}}`` placeholders are plain
     substitutions, so a literal replacement gives the identical text (promptfoo also drops the file's
     final newline).
+
+    Raises:
+        DataError: the condition's grounding block is empty (as in an eval, where that cell is an ERROR
+            row): never a prompt with an empty block.
     """
     grounding = condition_vars(item, dataset, templates)
+    gap = {"C1": grounding.directory_gap, "C1.5": grounding.full_content_gap}.get(condition)
+    if gap:
+        raise DataError(dataset.root, f"no grounding for {condition}: {gap}")
     values = {
         "jurisdiction": item.jurisdiction,
         "question": item.question,

@@ -362,3 +362,15 @@ def test_var_source_path_survives_promptfoos_glob(tmp_path: Path) -> None:
         cwd=REPO, capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     assert json.loads(matched.stdout) == [target.as_posix()]
+
+
+@pytest.mark.parametrize(
+    ("item", "condition", "why"), [("gap-oh-01", "C1.5", WHY_OH), ("gap-wv-01", "C1", WHY_WV)]
+)
+def test_conditions_show_refuses_an_empty_block(
+    capsys: pytest.CaptureFixture[str], item: str, condition: str, why: str
+) -> None:
+    """`conditions show` never prints a prompt with an empty block; C0 of the same item still prints."""
+    assert main(["conditions", "show", item, "--condition", condition, "--dataset", str(GAPS)]) == 2
+    assert capsys.readouterr().err == f"grounding-eval: error: {GAPS}: no grounding for {condition}: {why}\n"
+    assert main(["conditions", "show", item, "--condition", "C0", "--dataset", str(GAPS)]) == 0
