@@ -30,6 +30,7 @@ def add_sample_command(dsub: Any) -> None:
     p.add_argument("--dataset", metavar="DIR", type=Path, default=None, help="default datasets/sample")
     p.add_argument("--round", choices=_ROUND_IDS, help="the round whose items are sampled")
     p.add_argument("--tags", metavar="TAG", action="append", help="override the round's tags (repeatable)")
+    p.add_argument("--ids", metavar="ID", action="append", help="keep only these item ids (repeatable)")
     p.add_argument("--n", type=int, required=True, help="items to draw")
     p.add_argument("--seed", type=int, required=True, help="the sample's seed (0 or more)")
     p.add_argument(
@@ -184,7 +185,12 @@ def _sample(args: argparse.Namespace) -> int:
     )
     try:
         _, sample = round_items(
-            dataset, round_id=args.round, tags=args.tags, sample=spec, where="grounding-eval data sample"
+            dataset,
+            round_id=args.round,
+            tags=args.tags,
+            ids=args.ids,
+            sample=spec,
+            where="grounding-eval data sample",
         )
     except KeyError as exc:
         raise DataError("--round", str(exc.args[0])) from None

@@ -211,3 +211,14 @@ class TestGeneratorAndCli:
 
     def test_unsampled_tests_have_no_sample(self) -> None:
         assert all("sample" not in t["metadata"] for t in generate_tests({"round": "3"}, pack_root=REPO))
+
+
+def test_cli_ids_narrow_the_pool_as_the_config_does(capsys: pytest.CaptureFixture[str]) -> None:
+    keep = ["hr-tx-dv-01", "hr-oh-evict-01", "hr-wv-military-01"]
+    tests = generate_tests({"round": "3", "ids": keep, "sample": {"n": 2, "seed": 3}}, pack_root=REPO)
+    ids = [arg for i in keep for arg in ("--ids", i)]
+    assert main(["data", "sample", "--round", "3", *ids, "--n", "2", "--seed", "3", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["pool"] == 3
+    assert printed["ids"] == [t["vars"]["query_id"] for t in tests]
+    assert len(printed["ids"]) == 2 and set(printed["ids"]) <= set(keep)
