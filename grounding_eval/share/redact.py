@@ -2,7 +2,8 @@
 
 The methods document publishes no share links for high-risk rounds. A redacted results file keeps, for
 a High-Risk item's row, only what compares studies: ids, scores, pass, named scores, the judge's
-verdicts, the types of the verifier's findings and the provenance. Everything else of that row (the
+verdicts, the types of the verifier's findings, the composite's record (scored or not, the safety
+split: the report reads both) and the provenance. Everything else of that row (the
 question, the answer, the sources in vars and in the rendered prompt, every reason, the SME fields) is
 dropped, never masked. The fields kept are an allowlist read from ``policy.yaml`` (a grounding-eval
 decision), so a field promptfoo adds tomorrow is dropped too. Rows of other items are kept whole; the
@@ -94,6 +95,28 @@ def _component(component: Any, fields: list[str]) -> dict[str, Any]:
     return out
 
 
+def _grading_metadata(meta: Any, rules: Mapping[str, Any]) -> dict[str, Any]:
+    """The composite's record (``policy.yaml``'s ``grading_metadata``): each kept field's value only when
+    it is one of the words allowed for it (``checks``: a list of Round 3's safety check names)."""
+    from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS
+
+    out: dict[str, Any] = {}
+    for section, fields in rules.items():
+        given = meta.get(section) if isinstance(meta, Mapping) else None
+        if not isinstance(given, Mapping):
+            continue
+        kept: dict[str, Any] = {}
+        for field, allowed in fields.items():
+            value = given.get(field)
+            if allowed == "checks" and isinstance(value, list):
+                kept[field] = [c for c in value if isinstance(c, str) and c in ROUND3_SAFETY_CHECKS]
+            elif isinstance(allowed, list) and any(value is a or (value == a and type(value) is type(a))
+                                                   for a in allowed):  # fmt: skip
+                kept[field] = value
+        out[section] = kept
+    return out
+
+
 def _redact_row(row: Mapping[str, Any]) -> dict[str, Any]:
     rules = policy()["redact"]
     out = _keep(row, list(rules["row_fields"]))
@@ -114,6 +137,9 @@ def _redact_row(row: Mapping[str, Any]) -> dict[str, Any]:
             "reason": REDACTED,
             "componentResults": [_component(c, fields) for c in grading.get("componentResults") or ()],
         }
+        kept_meta = _grading_metadata(grading.get("metadata"), rules["grading_metadata"])
+        if kept_meta:
+            out["gradingResult"]["metadata"] = kept_meta
     out["redacted"] = True
     return out
 

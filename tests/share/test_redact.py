@@ -97,3 +97,29 @@ def test_high_risk_rows_keep_ids_scores_verdicts_and_finding_types() -> None:
 
 def test_marker_is_the_test_metadata() -> None:
     assert is_high_risk(_row("a", "high")) and not is_high_risk(_row("b", None))
+
+
+def test_the_composites_record_is_kept_word_by_word() -> None:
+    """The report reads ``gradingResult.metadata`` (unscored composite, the safety split): a redacted row
+    keeps it, but only the pack's own words — any other value (text planted there) is dropped."""
+    results = _results()
+    grading = results["results"]["results"][0]["gradingResult"]
+    grading["metadata"] = {
+        "composite": {"status": "unscored", "note": SECRET},
+        "safety": {"source": "judge", "judge_disagrees": True, "decided_no": ["jurisdiction_correct", SECRET],
+                   "verifier_no": [], "judge_no": ["jurisdiction_correct"], "judge_only_no": [SECRET],
+                   "verifier_only_no": []},
+        "other": {"status": "scored"},
+    }  # fmt: skip
+    out, _ = redact_results(results)
+    kept = out["results"]["results"][0]["gradingResult"]["metadata"]
+    assert kept == {
+        "composite": {"status": "unscored"},
+        "safety": {"source": "judge", "judge_disagrees": True, "decided_no": ["jurisdiction_correct"],
+                   "verifier_no": [], "judge_no": ["jurisdiction_correct"], "judge_only_no": [],
+                   "verifier_only_no": []},
+    }  # fmt: skip
+    grading["metadata"] = {"composite": {"status": SECRET}, "safety": {"source": "1", "judge_disagrees": 1}}
+    out, _ = redact_results(results)
+    assert out["results"]["results"][0]["gradingResult"]["metadata"] == {"composite": {}, "safety": {}}
+    assert SECRET not in json.dumps(out["results"]["results"][0])
