@@ -127,8 +127,9 @@ class TestHandMade:
         assert [i["query_id"] for i in items["judge_only_no"]] == ["q-judge-only"]
         assert [i["query_id"] for i in items["verifier_only_no"]] == ["q-verifier-only"]
         assert items["judge_partial_verifier_no"] == [
-            {"query_id": "q-partial", "condition": "C1.5", "provider": "recorded"}
-        ]
+            {"query_id": "q-partial", "condition": "C1.5", "provider": "recorded",
+             "said": "verifier: hallucinated URL https://example.org/gone (not in allowlist; snapshot: HTTP 404)"}
+        ]  # fmt: skip
         assert {i["query_id"]: i["reason"] for i in items["not_comparable"]} == {
             "q-judge-unscored": "the judge reply could not be scored",
             "q-judge-error": "the judge did not run (or returned an error)",

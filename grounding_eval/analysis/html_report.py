@@ -531,7 +531,9 @@ def _safety_section(rows: Sequence[ReportRow]) -> str:
                 continue
             for item in items[:MAX_LISTED]:
                 where = f"{item['query_id']} ({item['condition']}, {item['provider']})"
-                listed.append([t.check, cell.replace("_", " "), where, item.get("reason", "")])
+                listed.append(
+                    [t.check, cell.replace("_", " "), where, item.get("reason") or item.get("said", "")]
+                )
             more += max(0, len(items) - MAX_LISTED)
     tail = f'<p class="note">… and {more} more (see <code>report --json</code>).</p>' if more else ""
     return (
@@ -551,7 +553,9 @@ def _safety_section(rows: Sequence[ReportRow]) -> str:
         + "<h3>Per check, round, condition and model</h3>"
         + _table(["check", "round", "condition", "model", "rows", *heads[2:]], per_group)
         + (
-            "<h3>Rows where they disagree</h3>" + _table(["check", "cell", "item", "reason"], listed) + tail
+            "<h3>Rows where they disagree</h3>"
+            + _table(["check", "cell", "item", "what each side said"], listed)
+            + tail
             if listed
             else ""
         )

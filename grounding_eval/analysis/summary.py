@@ -205,6 +205,9 @@ class ReportRow:
         test_metadata: the test's whole ``metadata`` (a Round 3 item's SME fields render its criteria).
         safety_source: the side that decided the Round 3 safety checks, as the composite recorded it
             (``gradingResult.metadata.safety.source``); None when the row does not record it.
+        safety_reasons: per Round 3 safety check, what each side said, for a reader of a disagreement:
+            the judge's reason on that criterion and the verifier's findings mapped to it (display only:
+            no verdict is read from it).
     """
 
     keys: Mapping[str, str]
@@ -239,6 +242,7 @@ class ReportRow:
     dataset: str = "-"
     test_metadata: Mapping[str, Any] = field(default_factory=dict)
     safety_source: str | None = None
+    safety_reasons: Mapping[str, str] = field(default_factory=dict)
 
     def item(self) -> dict[str, str]:
         """The row's id in the agreement listings: query id, condition and provider label."""
@@ -559,6 +563,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
     fact_meta: dict[str, Any] | None = None
     human: dict[str, Any] | None = None
     judge_pass: bool | None = None
+    criterion_reasons: dict[str, str] = {}  # a judge criterion component's reason, per safety check
     errored = False  # an assertion returned an explicit ERROR result (judge unscored, verifier not run)
     grading_meta = _obj(grading.get("metadata"), "gradingResult.metadata")
     safety_meta = _obj(grading_meta.get("safety"), "gradingResult.metadata.safety")
@@ -583,6 +588,10 @@ def _row(raw: dict[str, Any]) -> ReportRow:
             }
         reason = _label(component.get("reason"), f"{components}[{i}].reason", "")
         errored = errored or reason.startswith("ERROR (")
+        metric = _obj(component.get("assertion"), f"{components}[{i}].assertion").get("metric")
+        if isinstance(metric, str) and metric.rpartition(".")[2] in ROUND3_SAFETY_CHECKS and reason:
+            said = reason.removeprefix(f"{metric}: ")  # the criterion's own name starts its reason
+            criterion_reasons.setdefault(metric.rpartition(".")[2], said)
     judge_key = next((k for k in named if k.endswith(".llm_judge_score")), None)
     judge_score = _num(named[judge_key], f"namedScores[{clip(judge_key)}]") if judge_key else None
     hard_failures = _arr((verifier_meta or {}).get("hard_failures"), "metadata.verifier.hard_failures")
@@ -590,6 +599,18 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         _obj(h, f"metadata.verifier.hard_failures[{i}]", null=False).get("safety_check")
         for i, h in enumerate(hard_failures)
     } - {None}
+    safety_reasons = {}
+    for check in ROUND3_SAFETY_CHECKS:
+        details = [
+            _label(h.get("detail"), "metadata.verifier.hard_failures[].detail", "")
+            for h in hard_failures
+            if isinstance(h, dict) and h.get("safety_check") == check
+        ]
+        said = [f"judge: {criterion_reasons[check]}"] if check in criterion_reasons else []
+        if verifier_meta is not None:
+            said.append("verifier: " + ("; ".join(d for d in details if d) or "no finding"))
+        if said:
+            safety_reasons[check] = " | ".join(said)
     keys = {
         "round": _label(metadata.get("round"), "testCase.metadata.round", "-"),
         "condition": _label(prompt.get("label"), "prompt.label", "?").split(":", 1)[0],
@@ -669,6 +690,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         dataset=_label(metadata.get("dataset"), "testCase.metadata.dataset", "-"),
         test_metadata=metadata,
         safety_source=_label(safety_meta.get("source"), "gradingResult.metadata.safety.source", "") or None,
+        safety_reasons=safety_reasons,
     )
 
 
@@ -816,7 +838,9 @@ def safety_agreement(
                 counts["rows"] += 1
                 counts[cell] += 1
             if cell in table.items:
-                table.items[cell].append({**row.item(), **({"reason": why} if why else {})})
+                said = row.safety_reasons.get(check)
+                table.items[cell].append({**row.item(), **({"reason": why} if why else {}),
+                                          **({"said": said} if said and not why else {})})  # fmt: skip
         tables.append(table)
     return tables
 

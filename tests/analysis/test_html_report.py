@@ -161,3 +161,31 @@ def test_report_in_a_real_browser(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert sections["provenance"]["tables"] == 3
     assert "Pass rate (95 % Wilson interval)" in seen["text"] and "model-a" in seen["text"]
     assert shot.stat().st_size > 10_000
+
+
+def test_a_disagreement_shows_what_each_side_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each listed disagreement carries the judge's reason on that check (the criterion's own component)
+    and the verifier's findings mapped to it — escaped, since a judge's reason can quote the answer."""
+    data = json.loads((FIXTURES / "round3.json").read_text(encoding="utf-8"))
+    rows = data["results"]["results"]
+    row = next(
+        r for r in rows if r["vars"]["query_id"] == "hr-mi-utilities-01" and r["prompt"]["label"][:3] == "C0:"
+    )
+    row["gradingResult"]["componentResults"].append({
+        "pass": False, "score": 0.0,
+        "reason": "round3.hallucinated_citation: No — cites <script>alert(1)</script> 'Civil Code 789.3'",
+        "assertion": {"type": "python", "value": "judge round3: hallucinated_citation",
+                      "metric": "round3.hallucinated_citation"},
+    })  # fmt: skip
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    page = _report(tmp_path, path)
+    capsys.readouterr()
+    listing = page.split("<h3>Rows where they disagree</h3>", 1)[1].split("</table>", 1)[0]
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", tr) for tr in re.findall(r"<tr>(.*?)</tr>", listing)[1:]]
+    mine = [c for c in cells if c[0] == "hallucinated_citation" and c[2].startswith("hr-mi-utilities-01 (C0")]
+    assert mine == [[
+        "hallucinated_citation", "judge only no", "hr-mi-utilities-01 (C0, recorded-sample-answers)",
+        "judge: No — cites &lt;script&gt;alert(1)&lt;/script&gt; &#x27;Civil Code 789.3&#x27; | verifier: no finding",
+    ]]  # fmt: skip
+    assert "<script" not in page
