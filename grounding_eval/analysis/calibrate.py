@@ -36,7 +36,7 @@ import os
 import random
 import tempfile
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -104,10 +104,17 @@ class Unit:
 
 
 def units(rows: Sequence[ReportRow]) -> list[Unit]:
-    """Every gradable unit of ``rows``, in row order; ids are unique and stable for the same file."""
+    """Every gradable unit of ``rows``, in row order; ids are unique and stable for the same file.
+
+    An unscored row (an error, an unscorable judge reply, a composite that could not score it) has
+    none: what its judge left is not a verdict to compare with (a factual-accuracy judge's ERROR is no
+    "fail"), so it is counted apart, never drawn.
+    """
     out: list[Unit] = []
     seen: dict[str, int] = defaultdict(int)
     for row in rows:
+        if row.unscored:
+            continue
         for criterion, scale, verdict, definition in _row_units(row):
             base = "|".join(
                 (row.keys["round"], row.keys["condition"], row.keys["provider"], row.query_id, criterion)
@@ -190,9 +197,10 @@ class Allocation:
         target: the rows the share asks for (see :func:`allocate`), before the one-per-stratum rule.
         per_stratum: rows drawn from each stratum, in sorted stratum order.
         sizes: rows in each stratum.
-        topped_up: the one-per-stratum rule raised some strata to their minimum.
+        topped_up: the one-per-stratum rule was applied (some stratum would otherwise be below it).
         empty: strata that give no row (named to the user when the rule could not be kept).
-        rule_total: the rows the one-per-stratum rule would have drawn (== ``total`` when it was kept).
+        rule_total: the rows a sample keeping the one-per-stratum rule needs: K, or the strata's minimums
+            when those add up to more (== ``total`` when the rule was kept).
     """
 
     population: int
@@ -220,6 +228,18 @@ def _exact(value: float) -> Fraction:
     return Fraction(repr(float(value)))
 
 
+def _largest_remainder(sizes: Mapping[Stratum, int], k: int) -> dict[Stratum, int]:
+    """Hamilton's method: ``k`` rows shared in proportion to ``sizes`` (ties: larger stratum, then sorted)."""
+    n = sum(sizes.values())
+    quotas = {s: Fraction(k * size, n) for s, size in sizes.items()}
+    drawn = {s: math.floor(q) for s, q in quotas.items()}
+    left = k - sum(drawn.values())
+    order = sorted(sizes, key=lambda s: (-(quotas[s] - drawn[s]), -sizes[s], s))
+    for s in order[:left]:
+        drawn[s] += 1
+    return drawn
+
+
 def allocate(
     sizes: Mapping[Stratum, int], *, fraction: float, low: float, high: float, min_per_stratum: int
 ) -> Allocation:
@@ -231,8 +251,11 @@ def allocate(
     2. Largest remainder (Hamilton): stratum s of ``n_s`` rows gets ``floor(K × n_s / N)``; the rows left
        over go one each to the largest remainders ``K × n_s / N − floor(…)``; ties go to the larger
        stratum, then to the stratum first in sorted order.
-    3. At least ``min_per_stratum`` rows per stratum (no more than it has) only when that keeps the total
-       at most ``high × N``; otherwise no stratum is raised and the strata left without a row are named.
+    3. At least ``m = min_per_stratum`` rows per stratum (no more than it has), within the K rows when
+       they are enough: a stratum step 2 leaves below m is fixed at m and the other strata share the
+       rest of the K rows by step 2 again, until none is below m (the total stays K). When the K rows
+       are too few (more strata than K), every stratum gets m rows if that total is at most
+       ``high × N``; otherwise step 2 stands and the strata left without a row are named.
 
     Raises:
         ValueError: no whole number of rows is a share within ``[low, high]`` of the population.
@@ -251,17 +274,21 @@ def allocate(
             "share of them "
             f"({nearest} {'row is' if nearest == 1 else 'rows are'} {_pct(nearest / n)})"
         )
-    quotas = {s: Fraction(target * size, n) for s, size in sizes.items()}
-    drawn = {s: math.floor(q) for s, q in quotas.items()}
-    left = target - sum(drawn.values())
-    order = sorted(sizes, key=lambda s: (-(quotas[s] - drawn[s]), -sizes[s], s))
-    for s in order[:left]:
-        drawn[s] += 1
-    raised = {s: max(k, min(min_per_stratum, sizes[s])) for s, k in drawn.items()}
-    rule_total = sum(raised.values())
-    topped_up = rule_total != target and Fraction(rule_total, n) <= hi
-    if topped_up:
-        drawn = raised
+    drawn = _largest_remainder(sizes, target)
+    floor_of = {s: min(min_per_stratum, size) for s, size in sizes.items()}
+    rule_total = max(target, sum(floor_of.values()))
+    topped_up = any(drawn[s] < floor_of[s] for s in sizes) and Fraction(rule_total, n) <= hi
+    if topped_up and rule_total > target:
+        drawn = dict(floor_of)  # more strata than K rows: m each, still within the bound
+    elif topped_up:
+        fixed: dict[Stratum, int] = {}
+        while True:
+            free = {s: size for s, size in sizes.items() if s not in fixed}
+            drawn = {**fixed, **_largest_remainder(free, target - sum(fixed.values()))}
+            low_strata = {s: floor_of[s] for s in free if drawn[s] < floor_of[s]}
+            if not low_strata:
+                break
+            fixed.update(low_strata)
     return Allocation(
         population=n,
         requested=fraction,
@@ -276,12 +303,14 @@ def allocate(
 
 @dataclass(frozen=True)
 class Drawn:
-    """What ``write_sample`` drew: sheet lines, the allocation over strata, the strata keys, the key file."""
+    """What ``write_sample`` drew: sheet lines, the allocation over strata, the strata keys, the key file,
+    and the rows not drawn (``unscored``, ``no_judge_verdict``), counted apart."""
 
     lines: int
     allocation: Allocation
     by: tuple[str, ...]
     key: Path
+    not_drawn: Mapping[str, int]
 
     @property
     def rows(self) -> int:
@@ -303,8 +332,15 @@ class Drawn:
         a = self.allocation
         lines = [
             f"drew {a.total} of {a.population} rows ({_pct(a.share)}; asked {100 * a.requested:g} %) from "
-            f"{self.strata} {'stratum' if self.strata == 1 else 'strata'}: {self.lines} lines"
+            f"{self.strata} {'stratum' if self.strata == 1 else 'strata'}: {self.lines} "
+            + ("line" if self.lines == 1 else "lines")
         ]
+        left = self.not_drawn
+        if any(left.values()):
+            lines.append(
+                f"not drawn, counted apart: {left['unscored']} unscored rows, {left['no_judge_verdict']} "
+                "rows without a judge verdict"
+            )
         if a.empty:
             names = ", ".join(_stratum_label(self.by, s) for s in a.empty)
             lines.append(
@@ -370,12 +406,19 @@ def write_sample(results: Path, sheet: Path, *, fraction: float, by: Sequence[st
     unknown = [k for k in by if k not in GROUP_KEYS]
     if unknown:
         raise DataError("--by", f"unknown key(s) {', '.join(unknown)}: use {', '.join(GROUP_KEYS)}")
-    all_units = units(load_results(results).rows)
+    rows = load_results(results).rows
+    all_units = units(rows)
     by_row: dict[int, list[Unit]] = defaultdict(list)
     for unit in all_units:
         by_row[id(unit.row)].append(unit)
+    unscored = sum(1 for row in rows if row.unscored)
+    not_drawn = {"unscored": unscored, "no_judge_verdict": len(rows) - unscored - len(by_row)}
     if not by_row:
-        raise DataError(results, "no row has a judge verdict to grade (every row unscored, or no judge ran)")
+        raise DataError(
+            results,
+            f"no row has a judge verdict to grade ({len(rows)} rows: {unscored} unscored, "
+            f"{not_drawn['no_judge_verdict']} without a judge verdict)",
+        )
     strata: dict[Stratum, list[int]] = defaultdict(list)
     for rid, us in by_row.items():
         strata[tuple(us[0].row.keys[k] for k in by)].append(rid)
@@ -436,6 +479,7 @@ def write_sample(results: Path, sheet: Path, *, fraction: float, by: Sequence[st
                 for s, k in allocation.per_stratum.items()
             ],
             "strata_without_rows": [dict(zip(by, s, strict=True)) for s in allocation.empty],
+            "not_drawn": not_drawn,
         },
         "units": [
             {
@@ -450,7 +494,7 @@ def write_sample(results: Path, sheet: Path, *, fraction: float, by: Sequence[st
     key_path = _key_path(sheet)
     _write_atomic(sheet, buffer.getvalue())
     _write_atomic(key_path, json.dumps(key_record, indent=1, ensure_ascii=False) + "\n")
-    return Drawn(len(drawn), allocation, tuple(by), key_path)
+    return Drawn(len(drawn), allocation, tuple(by), key_path, not_drawn)
 
 
 def _human_codes(scale: str) -> Mapping[str, str]:
@@ -458,16 +502,33 @@ def _human_codes(scale: str) -> Mapping[str, str]:
     return {str(k).lower(): str(v) for k, v in spellings.items()}
 
 
+def _csv_rows(reader: csv.DictReader[str], sheet: Path) -> Iterator[dict[str, str]]:
+    """The sheet's lines; a malformed one (an unterminated quote, a NUL) stops with its line number."""
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise DataError(sheet, f"line {reader.line_num}: not CSV ({exc})") from None
+
+
 def _read_sheet(results_units: Mapping[str, Unit], sheet: Path) -> tuple[list[tuple[Unit, str]], int]:
     """The graded lines (unit, person's verdict) and how many lines were left ungraded."""
     text = read_text(sheet)
+    # The sheet holds whole answers and sources: no cell is longer than the file, whatever csv's
+    # default limit (131,072 characters) says.
+    csv.field_size_limit(max(csv.field_size_limit(), len(text)))
     reader = csv.DictReader(io.StringIO(text))
-    header = reader.fieldnames or []
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as exc:
+        raise DataError(sheet, f"line {reader.line_num}: not CSV ({exc})") from None
     missing = [c for c in ("unit_id", "human_verdict") if c not in header]
     if missing:
         raise DataError(sheet, f"not a grading sheet: the header lacks {', '.join(missing)}")
     graded, ungraded, seen = [], 0, set()
-    for row in reader:
+    for row in _csv_rows(reader, sheet):
         line = reader.line_num
         if None in row:
             raise DataError(sheet, f"line {line}: more fields than the header's {len(header)}")
@@ -601,7 +662,10 @@ def score(
             "promptfoo's viewer (not both)",
         )
     setup = decisions()["calibration"]
+    provenance = setup["threshold"]["provenance"] if threshold is None else "set with --threshold"
     threshold = float(setup["threshold"]["agreement"]) if threshold is None else threshold
+    if not 0 < threshold <= 1:
+        raise DataError("--threshold", f"{threshold} is not an agreement share in (0, 1] (0.90 is 90 %)")
     loaded = load_results(results)
     drawn: dict[str, Any] | None = None
     counts: dict[str, int]
@@ -699,7 +763,7 @@ def score(
             "confidence": float(boot["confidence"]),
         },
         "threshold": threshold if blind else None,
-        "threshold_provenance": setup["threshold"]["provenance"] if blind else None,
+        "threshold_provenance": provenance if blind else None,
         "published_range": setup["published_range"]["text"],
         "criteria": criteria,
         "overall": {

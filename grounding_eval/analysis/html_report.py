@@ -636,7 +636,9 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
     )
     below = ", ".join(report["below_threshold"]) or "none"
     share = (
-        f" drawn from {drawn['rows']} of {drawn['population']} rows ({drawn['share']:.1%})" if drawn else ""
+        f" (the sheet drew {drawn['rows']} of {drawn['population']} rows, {drawn['share']:.1%})"
+        if drawn
+        else ""
     )
     row_level = (
         f"Rows where the person and the judge agree on every core criterion: {rows['agreeing']} of "

@@ -211,6 +211,20 @@ class TestScore:
         assert "Below the 90% agreement threshold (docs-QA seed): round3.clear_next_steps." in out
         assert "published LLM-judge/human agreement is typically 72–85 %, so this threshold is strict" in out
 
+    def test_a_threshold_given_is_named_as_such(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--threshold 0.6 is not the docs-QA seed's bar (before the review the text said it was), and a
+        value that is no share (90 for 90 %) stops in one line."""
+        results = _judged(tmp_path)
+        sheet = str(_people_sheet(tmp_path, results))
+        assert main(["calibrate", "score", str(results), sheet, "--threshold", "0.6"]) == 0
+        assert "Below the 60% agreement threshold (set with --threshold): none." in capsys.readouterr().out
+        assert main(["calibrate", "score", str(results), sheet, "--threshold", "90"]) == 2
+        assert capsys.readouterr().err == (
+            "grounding-eval: error: --threshold: 90.0 is not an agreement share in (0, 1] (0.90 is 90 %)\n"
+        )
+
     def test_ungraded_lines_are_counted_not_disagreement(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
@@ -286,6 +300,21 @@ class TestScore:
         err = capsys.readouterr().err
         assert err == f"grounding-eval: error: {sheet}: {message}\n"
 
+    def test_huge_cells_bom_and_crlf(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A sheet saved by a spreadsheet (BOM, CRLF) with a 200,000-character cell (a long answer or its
+        sources) is read. Fails on the code before the review: csv's 131,072-character field limit
+        raised an unhandled _csv.Error."""
+        results = _judged(tmp_path)
+        lines = [{"unit_id": u.unit_id, "human_verdict": SCALE[PEOPLE[k]], "human_note": "x" * 200_000 if k == 0 else ""}
+                 for k, u in enumerate(u for u in units(load_rows(results)) if u.criterion == "round3.clear_next_steps")]  # fmt: skip
+        sheet = _sheet(tmp_path / "big.csv", lines, results=results)
+        sheet.write_bytes(
+            b"\xef\xbb\xbf" + sheet.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+        )
+        assert main(["calibrate", "score", str(results), str(sheet), "--json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["graded"] == 10 and report["criteria"][0]["agreement"] == 0.7
+
     def test_short_and_long_lines(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         results = _judged(tmp_path)
         sheet = _sheet(tmp_path / "ragged.csv", [], results=results)
@@ -333,6 +362,36 @@ class TestOtherJudges:
             ("factuality.claim.c1", "claim", "Supported"), ("factuality.claim.c2", "claim", "Contradicted"),
             ("factuality.row", "pass_fail", "fail"),  # no claims to match: the row's verdict
         ]  # fmt: skip
+
+    def test_unscored_rows_are_not_drawn(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A row the report counts as unscored has no unit: a factual-accuracy judge's ERROR is not its
+        "fail", and a judge's verdicts on a row its composite could not score are counted apart too.
+        Fails on the code before the review: the ERROR row gave a factuality.row unit with verdict fail."""
+        errored = row("f0", "C1", factuality={"status": "error", "score": None, "reason": "reply invalid"},
+                      judge_pass=False, success=False)  # fmt: skip
+        errored["gradingResult"]["componentResults"][0]["reason"] = (
+            "ERROR (factuality unscored): reply invalid"
+        )
+        no_composite = row("r0", "C1", verdicts={"clear_next_steps": "Yes"})
+        no_composite["gradingResult"]["metadata"] = {"composite": {"status": "unscored"}}
+        scored = [row(f"r{i}", "C1", verdicts={"clear_next_steps": "Yes"}) for i in range(1, 10)]
+        results = write(tmp_path / "r.json", [errored, no_composite, *scored])
+        loaded = load_rows(results)
+        assert [r.unscored for r in loaded[:2]] == [True, True]
+        assert {u.row.query_id for u in units(loaded)} == {f"r{i}" for i in range(1, 10)}
+        sheet = tmp_path / "s.csv"
+        assert (
+            main(["calibrate", "sample", str(results), "--fraction", "0.1", "--seed", "1", "-o", str(sheet)])
+            == 0
+        )
+        out = capsys.readouterr().out.splitlines()
+        # 9 drawable rows: round(0.9) = 1 row, 11.1 %.
+        assert out[:2] == [
+            "drew 1 of 9 rows (11.1 %; asked 10 %) from 1 stratum: 1 line",
+            "not drawn, counted apart: 2 unscored rows, 0 rows without a judge verdict",
+        ]
+        key = json.loads(sheet.with_name("s.key.json").read_text(encoding="utf-8"))
+        assert key["drawn"]["not_drawn"] == {"unscored": 2, "no_judge_verdict": 0}
 
     def test_claims_scored_per_claim(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         rows = [row(f"f{i}", "C1", factuality=_claims("Supported", "Partially Supported")) for i in range(3)]
@@ -494,12 +553,13 @@ class TestAllocation:
 
     @settings(max_examples=300, deadline=None)
     @given(
-        sizes=st.lists(st.integers(1, 40), min_size=1, max_size=12),
+        sizes=st.lists(st.one_of(st.integers(1, 3), st.integers(1, 40)), min_size=1, max_size=12),
         percent=st.integers(10, 20),
     )
     def test_share_and_quotas(self, sizes: list[int], percent: int) -> None:
-        """The total is within 10–20 % and nearest the asked share; each stratum is within one row of its
-        quota (or raised to one row when the total stays within 20 %)."""
+        """The total is within 10–20 % and nearest the asked share; with at least as many rows as strata
+        it is exactly that share and every stratum has a row; each stratum is within one row of its
+        quota when no minimum was needed, and never above its quota's ceiling when one was."""
         strata: dict[tuple[str, ...], int] = {(f"s{i:02d}",): n for i, n in enumerate(sizes)}
         n = sum(sizes)
         fraction = percent / 100
@@ -515,13 +575,23 @@ class TestAllocation:
         nearest = min(allowed, key=lambda k: (abs(k - wanted), -k))  # halves up
         assert got.target == nearest
         assert got.total in allowed
-        event("one per stratum" if got.topped_up else "largest remainder only")
-        for s, k in got.per_stratum.items():
-            quota = Fraction(got.target * strata[s], n)
-            if got.topped_up and k == 1 and quota < 1:
-                continue
-            assert quota - 1 < k < quota + 1 and k <= strata[s]
-        assert set(got.empty) == {s for s, k in got.per_stratum.items() if k == 0}
+        assert all(0 <= k <= strata[s] for s, k in got.per_stratum.items())
+        quotas = {s: Fraction(got.target * strata[s], n) for s in strata}
+        if len(sizes) <= nearest:
+            event("K rows cover every stratum")
+            assert got.total == nearest and min(got.per_stratum.values()) >= 1
+            assert all(k <= math.ceil(quotas[s]) for s, k in got.per_stratum.items() if k > 1)
+        elif 5 * len(sizes) <= n:
+            event("one row each, above K")
+            assert set(got.per_stratum.values()) == {1} and got.total == len(sizes)
+        else:
+            event("too many strata: some named")
+            assert got.total == nearest
+            assert all(quotas[s] - 1 < k < quotas[s] + 1 for s, k in got.per_stratum.items())
+            assert got.empty and set(got.empty) == {s for s, k in got.per_stratum.items() if k == 0}
+        if not got.topped_up:
+            event("largest remainder only")
+            assert all(quotas[s] - 1 < k < quotas[s] + 1 for s, k in got.per_stratum.items())
         assert not got.topped_up or not got.empty
 
 
