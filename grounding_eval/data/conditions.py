@@ -46,8 +46,41 @@ DESCRIPTION_CHARS = 200
 _ELLIPSIS = "\u2026"
 # Left off the end of a cut description before the "…": a dangling comma, colon, dash or opening bracket
 # reads as if text were missing twice.
-_TRAILING = ",;:-\u2013\u2014([{/ \t\n\r\u00a0"
-_JOINERS = frozenset("\u200d\ufe0e\ufe0f")  # ZWJ and variation selectors stay with the character before
+# The text's own "…" goes too, so the cut never reads "……".
+_TRAILING = ",;:-\u2013\u2014([{/\u2026 \t\n\r\u00a0"
+_ZWJ = "\u200d"
+
+
+def _joins(before: str, after: str, run: int) -> bool:
+    """Whether ``after`` belongs to the same user-perceived character as the ``before`` it follows (a
+    cut between them would split it). ``run``: how many regional indicators end at ``before``.
+
+    Python has no grapheme segmentation and none of the pack's libraries offers one, so this covers the
+    cases a description can plausibly hold: combining and spacing marks (Mn, Mc, Me, which include the
+    variation selectors), ZWJ sequences (either side of the joiner), emoji skin-tone modifiers, tag
+    characters (subdivision flags) and regional-indicator pairs (country flags).
+    """
+    if unicodedata.category(after) in ("Mn", "Mc", "Me") or after == _ZWJ or before == _ZWJ:
+        return True
+    if "\U0001f3fb" <= after <= "\U0001f3ff" or "\U000e0020" <= after <= "\U000e007f":
+        return True
+    return _regional(before) and _regional(after) and run % 2 == 1
+
+
+def _regional(char: str) -> bool:
+    return "\U0001f1e6" <= char <= "\U0001f1ff"
+
+
+def _whole_characters(text: str, end: int) -> int:
+    """``end`` moved back until ``text[:end]`` ends on a whole user-perceived character."""
+    while end > 0 and end < len(text):
+        run = 0
+        while run < end and _regional(text[end - 1 - run]):
+            run += 1
+        if not _joins(text[end - 1], text[end], run):
+            break
+        end -= 1
+    return end
 
 
 def cut_description(text: str, limit: int = DESCRIPTION_CHARS) -> str:
@@ -56,21 +89,18 @@ def cut_description(text: str, limit: int = DESCRIPTION_CHARS) -> str:
 
     Characters are code points (Python ``len``). The cut is at the last space that leaves room for the
     "…"; trailing punctuation before it is dropped (``"rent, …"`` would read oddly). A first word longer
-    than the limit is cut inside the word, never between a character and its combining marks.
+    than the limit is cut inside the word, never inside a user-perceived character (a letter and its marks, an
+    emoji ZWJ sequence, a flag).
     """
     if len(text) <= limit:
         return text
     room = limit - len(_ELLIPSIS)
     # The last whitespace at or before index ``room``: the text before it is at most ``room`` long.
     space = next((i for i in range(room, 0, -1) if text[i].isspace()), 0)
-    if space:
-        head = text[:space]
-    else:  # one word longer than the limit
-        head = text[:room]
-        while head and (unicodedata.combining(text[len(head)]) or text[len(head)] in _JOINERS):
-            head = head[:-1]
+    # No such whitespace: one word longer than the limit, cut inside it.
+    head = text[:space] if space else text[: _whole_characters(text, room)]
     cut = head.rstrip(_TRAILING).rstrip()
-    return (cut or head.rstrip() or text[:room]) + _ELLIPSIS
+    return (cut or head.rstrip() or text[: _whole_characters(text, room)]) + _ELLIPSIS
 
 
 @dataclass(frozen=True)
