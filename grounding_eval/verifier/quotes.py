@@ -80,7 +80,11 @@ source -- gives the runs of differing tokens, and each run is checked for (a)-(c
 long as the quote, so it may miss a word the quote kept while dropping another; it is widened by at
 most twice the unmatched words at an edge, and source words beyond the quote's ends are cut off. At
 the quote's first and last words the source words facing a changed word are a guess, so there a
-number, negation or modal counts only if the quote has one. Meaning changes are looked for only when
+number, negation or modal counts only if the quote has one. One edge is not a guess: a quote (or a
+segment before an elision) that ends on a modal or an auxiliary ("may", "is", "does") where the source
+goes on with "not", "never" or "no" ("the lessor ... may" of "may not") drops the negation although
+every quoted word is there, so it is a meaning change and ``PARTIAL``, not ``EXACT`` (an occurrence
+that keeps the negation elsewhere in the sources still makes it ``EXACT``). Meaning changes are looked for only when
 the similarity reaches :attr:`QuoteThresholds.partial`: below it the alignment is too loose to pair
 words.
 
@@ -696,6 +700,32 @@ def _hit(source: _Source, window: _Window, similarity: float) -> _Hit:
     return _Hit(similarity, source.word_starts[window.first], source.word_ends[window.last - 1])
 
 
+# A quote that stops on one of these where its source goes on with "not" ("the lessor ... may" for
+# "may not") drops the negation at its edge: a meaning change although every quoted word is there.
+_NEGATED_VERBS = frozenset(
+    {"is", "are", "was", "were", "be", "do", "does", "did", "has", "have", "had", "need"}
+)
+_EDGE_NEGATIONS = frozenset({"not", "never", "no"})
+
+
+def _stops_before_negation(needle: str, source: _Source, end: int) -> str | None:
+    """The meaning change of a match ending at normalized offset ``end`` that ends on a modal or auxiliary
+    the source follows with a negation (see :data:`_NEGATED_VERBS`), or None."""
+    words = _WORD.findall(needle)
+    last = words[-1] if words else ""
+    if last not in _MODALS and last not in _NEGATED_VERBS:
+        return None
+    k = bisect_left(source.word_starts, end)
+    if not 0 < k < len(source.word_starts) or source.word_ends[k - 1] > end:
+        return None
+    following = _source_word(source, k)
+    if _source_word(source, k - 1) != last or following not in _EDGE_NEGATIONS:
+        return None
+    if source.mapped.text[source.word_ends[k - 1] : source.word_starts[k]].strip():
+        return None  # punctuation between them: the negation is not the quote's
+    return f'negation "{last} {following}" → "{last}" (the quote stops before "{following}")'
+
+
 # --------------------------------------------------------------------------------------------------
 # Forgiven differences and meaning changes (see the module docstring)
 # --------------------------------------------------------------------------------------------------
@@ -1161,10 +1191,19 @@ _SEVERITY = {QuoteStatus.EXACT: 0, QuoteStatus.NEAR: 1, QuoteStatus.PARTIAL: 2, 
 def _best_match(
     raw: str, needle: str, sources: list[tuple[int, _Source]], th: QuoteThresholds
 ) -> SegmentMatch:
+    cut: SegmentMatch | None = None  # verbatim, but where the source goes on with a dropped "not"
     for index, source in sources:
         i = _find_exact(needle, source)
-        if i >= 0:
-            return _segment_match(raw, index, source, _Hit(100.0, i, i + len(needle)), QuoteStatus.EXACT)
+        while i >= 0:
+            hit = _Hit(100.0, i, i + len(needle))
+            change = _stops_before_negation(needle, source, hit.end)
+            if change is None:
+                return _segment_match(raw, index, source, hit, QuoteStatus.EXACT)
+            if cut is None:
+                cut = _segment_match(
+                    raw, index, source, _Hit(99.9, i, hit.end), QuoteStatus.PARTIAL, (change,)
+                )
+            i = _find_exact(needle, source, i + 1)
     words = _WORD.findall(needle)
     fold = {w: _fold_word(w) for w in set(words)}  # each distinct word folded once
     folded = [fold[w] for w in words]
@@ -1176,7 +1215,13 @@ def _best_match(
         if window is not None:
             # A fuzzy score can round up to 100.0 without being a substring; it is still not EXACT.
             hit = _hit(source, window, min(window.similarity, 99.9))
-            return _segment_match(raw, index, source, hit, QuoteStatus.NEAR)
+            change = _stops_before_negation(needle, source, hit.end)
+            if change is None:
+                return _segment_match(raw, index, source, hit, QuoteStatus.NEAR)
+            if cut is None:
+                cut = _segment_match(raw, index, source, hit, QuoteStatus.PARTIAL, (change,))
+    if cut is not None:
+        return cut
     best: tuple[tuple[int, float], SegmentMatch] | None = None
     for index, source in sources:
         found = _fuzzy(folded, source)
@@ -1185,6 +1230,9 @@ def _best_match(
         similarity = min(found.similarity, 99.9)
         status = _status(similarity, th)
         changes = () if status is QuoteStatus.NO_MATCH else _meaning_changes(quote, needle, source, found)
+        if status is not QuoteStatus.NO_MATCH:
+            edge = _stops_before_negation(needle, source, source.word_ends[found.last - 1])
+            changes = (*changes, edge) if edge and edge not in changes else changes
         if changes and status is QuoteStatus.NEAR:
             status = QuoteStatus.PARTIAL
         rank = (_SEVERITY[status], -similarity)
@@ -1205,6 +1253,8 @@ def _in_order(
         pos = 0
         for raw, needle in segments:
             i = _find_exact(needle, source, pos)
+            while i >= 0 and _stops_before_negation(needle, source, i + len(needle)):
+                i = _find_exact(needle, source, i + 1)  # that occurrence drops a "not": not verbatim
             if i < 0:
                 break
             pos = i + len(needle)
