@@ -612,3 +612,42 @@ class TestMeaningChangesInTheReason:
         for key, value in (("url_deadline", "soon"), ("answer_budget", -1), ("max_urls_checked", 0)):
             bad = _grade("Call 211.", test, "C0", **{key: value})
             assert bad["reason"].startswith(f"ERROR (verifier not run): {key}"), bad["reason"]
+
+
+@pytest.mark.e2e
+def test_a_real_promptfoo_run_grades_one_text_alike_under_every_condition(tmp_path: Path) -> None:
+    """The pinned promptfoo, Round 3's items, the three condition prompts and a provider that answers each
+    with the same text (tests/fixtures/fairness/): per item and answer, the verifier's pass, score, named
+    scores, hard failures and findings are one under C0, C1 and C1.5, and each kind of quote comes out as
+    it was made — a real line EXACT and passing; a changed number, "may not" made "may", a quote stopped
+    before "not", an invented quote all hard failures (hallucinated_citation)."""
+    from tests.promptfoo_runs import run_eval
+
+    run = run_eval(REPO / "tests" / "fixtures" / "fairness" / "round3_same_answer.yaml", tmp_path)
+    assert run.returncode in (0, 100), run.tail()
+    by_answer: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    for row in run.rows():
+        (verifier,) = [
+            c for c in row["gradingResult"]["componentResults"] if "verifier" in c.get("metadata", {})
+        ]
+        by_answer.setdefault((row["vars"]["query_id"], row["vars"]["kind"]), {})[
+            row["prompt"]["label"].split(":")[0]
+        ] = verifier
+    assert {item for item, _ in by_answer} == set(ROUND3)
+    kinds = {kind for _, kind in by_answer}
+    assert kinds == {"real", "number", "negation", "stops_before_not", "invented"}, kinds
+    for (item, kind), by_condition in by_answer.items():
+        assert sorted(by_condition) == sorted(PROMPTS), (item, kind)
+        c0 = _verdict(by_condition["C0"])
+        assert _verdict(by_condition["C1"]) == c0, (item, kind)
+        assert _verdict(by_condition["C1.5"]) == c0, (item, kind)
+        (quote,) = c0["quotes"]
+        for condition, result in by_condition.items():
+            (finding,) = result["metadata"]["verifier"]["quotes"]
+            assert finding["shown_to_model"] in ({condition == "C1.5"} if finding["source"] else {None})
+        if kind == "real":
+            assert (quote["status"], c0["pass"], c0["namedScores"]["quotation_score"]) == ("EXACT", True, 1.0)
+        else:
+            assert quote["status"] == "NO_MATCH" or quote["meaning_changes"], (item, kind, quote)
+            assert c0["pass"] is False and c0["namedScores"]["quotation_score"] == 0.0, (item, kind)
+            assert {h["safety_check"] for h in c0["hard_failures"]} == {"hallucinated_citation"}, (item, kind)
