@@ -590,8 +590,8 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         errored = errored or reason.startswith("ERROR (")
         metric = _obj(component.get("assertion"), f"{components}[{i}].assertion").get("metric")
         if isinstance(metric, str) and metric.rpartition(".")[2] in ROUND3_SAFETY_CHECKS and reason:
-            said = reason.removeprefix(f"{metric}: ")  # the criterion's own name starts its reason
-            criterion_reasons.setdefault(metric.rpartition(".")[2], said)
+            own = reason.removeprefix(f"{metric}: ")  # the criterion's own name starts its reason
+            criterion_reasons.setdefault(metric.rpartition(".")[2], own)
     judge_key = next((k for k in named if k.endswith(".llm_judge_score")), None)
     judge_score = _num(named[judge_key], f"namedScores[{clip(judge_key)}]") if judge_key else None
     hard_failures = _arr((verifier_meta or {}).get("hard_failures"), "metadata.verifier.hard_failures")
