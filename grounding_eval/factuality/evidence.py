@@ -10,10 +10,19 @@ they are, ids and all.
 (:func:`grounding_eval.verifier.quotes.check_spans`): ``EXACT`` or ``NEAR`` is ``FOUND``, anything else
 ``NOT_FOUND``. Quotes are matched against whole documents, then traced to the chunks the match overlaps,
 so a quote running across a chunk boundary is still found (and names both chunks).
+
+An evidence quote is one passage (the seed asks for "the exact quote"; the rubric's constraints, for a
+quote "copied character for character from one chunk"). The matcher forgives elisions, as an answer
+quoting a source may use them: ``a landlord … may … evict`` is ``EXACT`` against "a landlord may not
+(A) evict", and segments stitched out of order or from two documents are ``NEAR``. Here a quote with an
+elision mark is ``FOUND`` only when its segments are verbatim, in order, in one document, with nothing
+but spaces and punctuation between them; otherwise it is ``NOT_FOUND`` (status ``ELIDED``): what an
+elision leaves out (a "not", a number) cannot be checked, so it never confirms a verdict.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -77,7 +86,7 @@ class QuoteLocation:
     """Where a quote was found: ``FOUND`` with the chunks its match overlaps, or ``NOT_FOUND``."""
 
     check: EvidenceCheck
-    status: str  # the matcher's EXACT / NEAR / PARTIAL / NO_MATCH (NO_SOURCE: no evidence text)
+    status: str  # the matcher's EXACT / NEAR / PARTIAL / NO_MATCH (NO_SOURCE: no evidence text), or ELIDED
     similarity: float | None
     source_document_ids: tuple[str, ...] = ()
     chunk_ids: tuple[str, ...] = ()
@@ -241,6 +250,9 @@ def locate_quotes(quotes: Sequence[str | None], documents: Sequence[Document]) -
         if not found or finding.source_index is None:
             out[i] = QuoteLocation("NOT_FOUND", finding.status.value, finding.similarity)
             continue
+        if not _one_passage(finding, documents):
+            out[i] = QuoteLocation("NOT_FOUND", "ELIDED", finding.similarity)
+            continue
         doc = documents[finding.source_index]
         a = finding.match_start if finding.match_start is not None else 0
         b = finding.match_end if finding.match_end is not None else a
@@ -249,3 +261,19 @@ def locate_quotes(quotes: Sequence[str | None], documents: Sequence[Document]) -
             "FOUND", finding.status.value, finding.similarity, (doc.source_document_id,), chunks
         )
     return out
+
+
+def _one_passage(finding: Any, documents: Sequence[Document]) -> bool:
+    """Whether a found quote is one passage: no elision, or elided segments verbatim, in order, in one
+    document, with no letter or digit of the evidence between two of them (nothing left out)."""
+    segments = finding.segments
+    if len(segments) <= 1:
+        return True
+    if not finding.in_order:  # stitched out of order, or from two documents (the matcher's NEAR)
+        return False
+    for a, b in itertools.pairwise(segments):
+        if a.source_index != b.source_index or a.end is None or b.start is None or b.start < a.end:
+            return False
+        if any(ch.isalnum() for ch in documents[a.source_index].text[a.end : b.start]):
+            return False
+    return True

@@ -7,7 +7,8 @@ The flow (the seed's integration paragraphs; our decisions are in ``rubrics/fact
    Its verdict is accepted when the reply parsed without trouble, at least one claim is verifiable,
    every verifiable claim is Supported with its quote FOUND, and no claim has a severity. Anything else
    (a call or parse failure included) goes on to the capable model; the attempt is recorded.
-3. **Capable stage**: a reply that fails validation is retried once with the errors appended to the
+3. **Capable stage**: a reply that fails validation (a claim copied from a scorecard inside the target
+   text included: :func:`~.parse.copied_claims`) is retried once with the errors appended to the
    constraints section; a second failure writes the item (rendered prompt, raw replies, errors) to the
    review queue and the result is ``error``, never a score.
 4. The scorecard is assessed in code (:func:`~.score.assess`; a verdict whose evidence cannot be verified
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from grounding_eval.factuality.evidence import Document
-from grounding_eval.factuality.parse import ParseFailure, Scorecard, parse_scorecard
+from grounding_eval.factuality.parse import ParseFailure, Scorecard, parse_scorecard, refuse_copied
 from grounding_eval.factuality.render import RenderedFactualityPrompt, render_factuality_prompt
 from grounding_eval.factuality.rubric import FactualityRubric
 from grounding_eval.factuality.score import Assessment, Status, assess
@@ -232,8 +233,12 @@ class _Run:
     answer_is_recorded: bool
     domain_constraints: Sequence[str]
 
+    def parse(self, text: str) -> Scorecard | ParseFailure:
+        """The reply read, and refused when it copies a scorecard out of the target text."""
+        return refuse_copied(parse_scorecard(text, self.rubric), self.target_text, self.rubric)
+
     def accept(self, text: str) -> bool:
-        return isinstance(parse_scorecard(text, self.rubric), Scorecard)
+        return isinstance(self.parse(text), Scorecard)
 
     def replay_refusal(self, client: JudgeClient) -> str | None:
         if not isinstance(client, ReplayJudgeClient):
@@ -276,7 +281,7 @@ class _Run:
             return None
         replies.append(text)
         attempt |= {"raw_reply_sha256": _sha(text), "cached": cached}
-        card = parse_scorecard(text, self.rubric)
+        card = self.parse(text)
         if isinstance(card, ParseFailure):
             attempt |= {"outcome": "escalated: invalid reply", "errors": [card.error]}
             return None
@@ -305,7 +310,7 @@ class _Run:
                 return None, errors
             replies.append(text)
             attempt |= {"raw_reply_sha256": _sha(text), "cached": cached}
-            card = parse_scorecard(text, self.rubric)
+            card = self.parse(text)
             if isinstance(card, Scorecard):
                 attempt["outcome"] = "parsed"
                 return card, errors
