@@ -25,6 +25,11 @@ from tests.analysis.rows import row, write
 GOLDEN = Path(__file__).resolve().parent / "golden" / "pass_rate.yaml"
 CASES: list[dict[str, Any]] = yaml.safe_load(GOLDEN.read_text(encoding="utf-8"))["cases"]
 VERDICTS = {"engages_with_variables": "Yes"}
+# The reasons the pack's assertions give when they could not grade a row (assertions/grounding.cjs FAILED and
+# each Python adapter's _error), and the metadata they attach.
+ERRORS = {"verifier-error": "ERROR (verifier not run)", "factuality-error": "ERROR (factuality unscored)",
+          "docs-qa-error": "ERROR (docs-qa unscored)"}  # fmt: skip
+ERROR_METADATA = {"factuality-error": {"factuality": {"status": "error", "score": None, "reason": "x"}}}
 
 
 def _results(tmp_path: Path, outcomes: list[str]) -> Path:
@@ -42,6 +47,17 @@ def _results(tmp_path: Path, outcomes: list[str]) -> Path:
         elif outcome in ("unscored", "unscored-success"):
             rows.append(row(item, "C1", success=outcome == "unscored-success", verdicts=VERDICTS,
                             judge_status="unscored", **common))  # fmt: skip
+        elif outcome in ERRORS:
+            failed = row(item, "C1", success=False, **common)
+            failed["gradingResult"]["componentResults"] = [
+                {"pass": False, "score": 0.0, "reason": f"{ERRORS[outcome]}: what went wrong",
+                 "assertion": {"type": "javascript"}, "metadata": ERROR_METADATA.get(outcome, {})}
+            ]  # fmt: skip
+            rows.append(failed)
+        elif outcome == "composite-unscored":
+            failed = row(item, "C1", success=False, verdicts=VERDICTS, **common)
+            failed["gradingResult"]["metadata"] = {"composite": {"status": "unscored"}}
+            rows.append(failed)
         else:
             raise AssertionError(f"unknown outcome {outcome!r} in {GOLDEN.name}")
     return write(tmp_path / "results.json", rows)
