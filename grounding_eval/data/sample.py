@@ -86,7 +86,11 @@ class SampleSpec:
             raise DataError(where, f"'sample': 'n' must be at least 1, not {value['n']}")
         if value["seed"] < 0:
             raise DataError(where, f"'sample': 'seed' must be 0 or more, not {value['seed']}")
-        stratify = value.get("stratify") or ()
+        # Only an absent or null ``stratify`` (or []) means one stratum: a 0, false, '' or {} is a typo,
+        # never a quietly unstratified sample.
+        stratify = value.get("stratify")
+        if stratify is None:
+            stratify = []
         if isinstance(stratify, str):
             stratify = [stratify]
         if not isinstance(stratify, list | tuple) or not all(isinstance(k, str) for k in stratify):

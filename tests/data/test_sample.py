@@ -142,6 +142,12 @@ class TestSampleSpec:
             ({"n": 2, "seed": 1, "stratify": ["topic", "topic"]}, "names a field twice"),
             ({"n": 2, "seed": 1, "size": 3}, "unknown key(s) size"),
             ([2, 1], "must be a mapping"),
+            # A falsy non-list was read as "no strata" (a quietly unstratified sample) before this commit:
+            # each is a config typo.
+            ({"n": 2, "seed": 1, "stratify": 0}, "'stratify' must be a list of field names"),
+            ({"n": 2, "seed": 1, "stratify": False}, "'stratify' must be a list of field names"),
+            ({"n": 2, "seed": 1, "stratify": {}}, "'stratify' must be a list of field names"),
+            ({"n": 2, "seed": 1, "stratify": ""}, "cannot stratify by ''"),
         ],
     )
     def test_bad_spec_is_one_line(self, value: Any, message: str) -> None:
@@ -150,6 +156,10 @@ class TestSampleSpec:
 
     def test_single_stratify_string(self) -> None:
         assert SampleSpec.from_config({"n": 1, "seed": 0, "stratify": "topic"}).stratify == ("topic",)
+
+    @pytest.mark.parametrize("stratify", [None, []])
+    def test_null_or_empty_stratify_is_one_stratum(self, stratify: Any) -> None:
+        assert SampleSpec.from_config({"n": 1, "seed": 0, "stratify": stratify}).stratify == ()
 
 
 class TestGeneratorAndCli:
