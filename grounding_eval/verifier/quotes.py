@@ -78,9 +78,12 @@ the fuzzy word alignment above gives the similarity and a window; an insert/dele
 (``rapidfuzz.distance.Indel.opcodes``) of the quote's tokens against the window's -- never the whole
 source -- gives the runs of differing tokens, and each run is checked for (a)-(c). The window is as
 long as the quote, so it may miss a word the quote kept while dropping another; it is widened by at
-most twice the unmatched words at an edge, and source words beyond the quote's ends are cut off. At
+most three times the unmatched words at an edge, and source words beyond the quote's ends are cut off. At
 the quote's first and last words the source words facing a changed word are a guess, so there a
-number, negation or modal counts only if the quote has one. One edge is not a guess: a quote (or a
+number, negation or modal counts only if the quote has one. An elision that leaves out a negation
+("the monthly rent … exceed $2,400" of "the monthly rent does not exceed $2,400"), with at most
+:data:`_ELIDED_WORDS_MAX` words between segments found in order in one source, is a meaning change too.
+One edge is not a guess: a quote (or a
 segment before an elision) that ends on a modal or an auxiliary ("may", "is", "does") where the source
 goes on with "not", "never" or "no" ("the lessor ... may" of "may not") drops the negation although
 every quoted word is there, so it is a meaning change and ``PARTIAL``, not ``EXACT`` (an occurrence
@@ -104,7 +107,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from itertools import accumulate
+from itertools import accumulate, pairwise
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:  # rapidfuzz (~10 ms in a fresh process) is imported by the first fuzzy match
@@ -1032,7 +1035,7 @@ def _differences(quote_ids: list[int], key_ids: list[int], lo: int, hi: int) -> 
 
     The alignment window is no longer than the quote, so a quote that dropped a word, or whose first
     word the window missed, runs past it. While quote tokens are unmatched at an edge, the window
-    widens on that side by their number, unless fewer quote tokens would then match (twice at most,
+    widens on that side by their number, unless fewer quote tokens would then match (three times at most,
     so a changed word cannot pair with a lookalike far away). Source tokens beyond the quote are then
     cut off each edge: an unmatched run there is either the window's surplus (dropped) or faces a
     changed first/last word (kept: as many source tokens, nearest the match, as the quote has there).
@@ -1042,7 +1045,7 @@ def _differences(quote_ids: list[int], key_ids: list[int], lo: int, hi: int) -> 
     """
     n = len(key_ids)
     blocks = _blocks(key_ids[lo:hi], quote_ids)
-    for _ in range(2):
+    for _ in range(3):
         grow_left = grow_right = 0
         if blocks and blocks[0][0] == 0 and blocks[0][2] == 0:
             grow_left = min(lo, blocks[0][3])
@@ -1275,6 +1278,8 @@ def _check_span(span: QuoteSpan, sources: list[tuple[int, _Source]], th: QuoteTh
 
     ordered = _in_order(segments, sources)
     if ordered is not None:
+        ordered = _with_elided_negations(ordered, sources)
+    if ordered is not None and all(m.status is QuoteStatus.EXACT for m in ordered):
         first, last = ordered[0], ordered[-1]
         return QuoteFinding(
             span=span,
@@ -1288,11 +1293,17 @@ def _check_span(span: QuoteSpan, sources: list[tuple[int, _Source]], th: QuoteTh
             segments=tuple(ordered),
         )
 
-    matches = [_best_match(raw, needle, sources, th) for raw, needle in segments]
+    if ordered is not None:
+        matches = ordered
+    else:
+        matches = _with_elided_negations(
+            [_best_match(raw, needle, sources, th) for raw, needle in segments], sources
+        )
     worst = max(matches, key=lambda m: (_SEVERITY[m.status], -m.similarity))
     status = worst.status
     if status is QuoteStatus.EXACT:
         status = QuoteStatus.NEAR  # every segment verbatim, but stitched out of order or across sources
+    changes = tuple(dict.fromkeys(c for m in matches for c in m.meaning_changes))
     return QuoteFinding(
         span=span,
         status=status,
@@ -1305,10 +1316,40 @@ def _check_span(span: QuoteSpan, sources: list[tuple[int, _Source]], th: QuoteTh
         ),
         match_start=worst.start,
         match_end=worst.end,
-        in_order=len(matches) == 1,
+        in_order=len(matches) == 1 or ordered is not None,
         segments=tuple(matches),
-        meaning_changes=tuple(dict.fromkeys(c for m in matches for c in m.meaning_changes)),
+        meaning_changes=changes,
     )
+
+
+# An elision that leaves out this many words or fewer, among them a negation, drops that negation
+# from the rule quoted ("the monthly rent … exceed $2,400" of "the monthly rent does not exceed").
+_ELIDED_WORDS_MAX = 10
+_GAP_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+def _with_elided_negations(
+    matches: list[SegmentMatch], sources: list[tuple[int, _Source]]
+) -> list[SegmentMatch]:
+    """``matches`` with each negation an elision leaves out named on the segment after it (``PARTIAL``):
+    two consecutive segments found in order in one source with at most :data:`_ELIDED_WORDS_MAX` words
+    between them, a negation among those words."""
+    originals = {index: source.original for index, source in sources}
+    out = list(matches)
+    for k, (before, after) in enumerate(pairwise(matches), start=1):
+        if before.source_index is None or before.source_index != after.source_index or before.meaning_changes:
+            continue  # (a segment that stops before its "not" already says so)
+        if before.end is None or after.start is None or after.start < before.end:
+            continue
+        gap = [w.lower() for w in _GAP_WORD.findall(originals[before.source_index][before.end : after.start])]
+        if len(gap) <= _ELIDED_WORDS_MAX and any(w in _NEGATIONS or w.endswith("n't") for w in gap):
+            change = f'negation "{" ".join(gap)}" left out by the elision'
+            status = (
+                QuoteStatus.PARTIAL if after.status in (QuoteStatus.EXACT, QuoteStatus.NEAR) else after.status
+            )
+            out[k] = replace(after, status=status, similarity=min(after.similarity, 99.9),
+                             meaning_changes=(*after.meaning_changes, change))  # fmt: skip
+    return out
 
 
 def check_quotes(
