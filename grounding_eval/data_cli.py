@@ -220,6 +220,10 @@ def _sample(args: argparse.Namespace) -> int:
         )
     print(f"chosen ({len(sample.items)}, dataset order): {', '.join(sample.ids)}")
     print(f"ids sha256: {sample.provenance()['ids_sha256']}")
+    # The generator config that draws this sample: tags / ids narrow the pool, so they belong to it too.
+    for key, values in (("tags", args.tags), ("ids", args.ids)):
+        if values:
+            print(f"config: {key}: [{', '.join(values)}]")
     stratify = f", stratify: [{', '.join(spec.stratify)}]" if spec.stratify else ""
     print(f"config: sample: {{n: {spec.n}, seed: {spec.seed}{stratify}}}")
     return 0

@@ -232,3 +232,16 @@ def test_cli_ids_narrow_the_pool_as_the_config_does(capsys: pytest.CaptureFixtur
     assert printed["pool"] == 3
     assert printed["ids"] == [t["vars"]["query_id"] for t in tests]
     assert len(printed["ids"]) == 2 and set(printed["ids"]) <= set(keep)
+
+
+def test_cli_config_lines_name_the_ids_that_narrowed_the_pool(capsys: pytest.CaptureFixture[str]) -> None:
+    # The printed config must draw the printed sample: before, it gave only `sample:`, which over the
+    # whole round (8 items, not these 3) draws other ids.
+    keep = ["hr-tx-dv-01", "hr-oh-evict-01", "hr-wv-military-01"]
+    ids = [arg for i in keep for arg in ("--ids", i)]
+    assert main(["data", "sample", "--round", "3", *ids, "--n", "2", "--seed", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == [f"config: ids: [{', '.join(keep)}]", "config: sample: {n: 2, seed: 3}"]
+    chosen = out[-4].split(": ", 1)[1].split(", ")
+    with_ids = generate_tests({"round": "3", "ids": keep, "sample": {"n": 2, "seed": 3}}, pack_root=REPO)
+    assert chosen == [t["vars"]["query_id"] for t in with_ids]
