@@ -265,7 +265,8 @@ def _provenance(rubric: DocsQaRubric, rubric_file: Path, metadata: dict[str, Any
     from grounding_eval.share.provenance import row_provenance
 
     return row_provenance(dataset=metadata.get("dataset"), rubric_path=rubric_file, rubric_id=rubric.id,
-                          rubric_version=rubric.version, prompt_version=rubric.prompt_version)  # fmt: skip
+                          rubric_version=rubric.version, prompt_version=rubric.prompt_version,
+                          sample=metadata.get("sample"))  # fmt: skip
 
 
 def _component(passed: bool, score: float, metric: str | None, reason: str) -> dict[str, Any]:

@@ -133,7 +133,8 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
     meta = {
         "factuality": result.metadata(),
         "provenance": row_provenance(dataset=metadata.get("dataset"), rubric_path=rubric_file, rubric_id=rubric.id,
-                                     rubric_version=rubric.version, prompt_version=rubric.prompt_version),
+                                     rubric_version=rubric.version, prompt_version=rubric.prompt_version,
+                                     sample=metadata.get("sample")),
     }  # fmt: skip
     if result.status == "error" or result.assessment is None:
         return {"pass": False, "score": 0.0, "reason": reason, "namedScores": {}, "metadata": meta}

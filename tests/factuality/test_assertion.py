@@ -54,6 +54,18 @@ def _context(provider: str, *, metadata: dict[str, Any] | None = None, **config:
 class TestResult:
     """namedScores, one componentResult per claim, metadata.factuality in the shared shape."""
 
+    def test_a_sampled_rows_provenance_names_its_sample(self, tmp_path: Path) -> None:
+        """The generator's ``metadata.sample`` reaches this row's provenance (without the id list), as it
+        does the verifier's and the judge's, so every row of a sampled study says how it was drawn."""
+        provider = _record(tmp_path / "r.json", "factual_accuracy/q1/C0", ANSWER, reply(SUPPORTED))
+        sample = {"n": 2, "seed": 7, "stratify": ["jurisdiction"], "method": "m", "pool": 5,
+                  "ids": ["q1", "q2"], "ids_sha256": "ab"}  # fmt: skip
+        result = get_assert(ANSWER, _context(provider, metadata={"sample": sample}))
+        kept = {k: v for k, v in sample.items() if k != "ids"}
+        assert result["metadata"]["provenance"]["sample"] == kept
+        unsampled = get_assert(ANSWER, _context(provider))
+        assert "sample" not in unsampled["metadata"]["provenance"]
+
     def test_scored_row(self, tmp_path: Path) -> None:
         provider = _record(
             tmp_path / "r.json", "factual_accuracy/q1/C0", ANSWER, reply(SUPPORTED, CONTRADICTED)
