@@ -517,8 +517,18 @@ def _read_sheet(results_units: Mapping[str, Unit], sheet: Path) -> tuple[list[tu
     """The graded lines (unit, person's verdict) and how many lines were left ungraded."""
     text = read_text(sheet)
     # The sheet holds whole answers and sources: no cell is longer than the file, whatever csv's
-    # default limit (131,072 characters) says.
-    csv.field_size_limit(max(csv.field_size_limit(), len(text)))
+    # default limit (131,072 characters) says. The limit is process-wide, so it is put back afterwards
+    # (the dataset loader refuses over-long cells under the default).
+    previous = csv.field_size_limit(max(csv.field_size_limit(), len(text)))
+    try:
+        return _sheet_lines(results_units, sheet, text)
+    finally:
+        csv.field_size_limit(previous)
+
+
+def _sheet_lines(
+    results_units: Mapping[str, Unit], sheet: Path, text: str
+) -> tuple[list[tuple[Unit, str]], int]:
     reader = csv.DictReader(io.StringIO(text))
     try:
         header = reader.fieldnames or []

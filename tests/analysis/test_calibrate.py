@@ -311,9 +311,11 @@ class TestScore:
         sheet.write_bytes(
             b"\xef\xbb\xbf" + sheet.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
         )
+        limit = csv.field_size_limit()
         assert main(["calibrate", "score", str(results), str(sheet), "--json"]) == 0
         report = json.loads(capsys.readouterr().out)
         assert report["graded"] == 10 and report["criteria"][0]["agreement"] == 0.7
+        assert csv.field_size_limit() == limit  # process-wide: the dataset loader relies on the default
 
     def test_short_and_long_lines(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         results = _judged(tmp_path)
