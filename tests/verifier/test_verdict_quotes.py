@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from grounding_eval.verifier.explain import check_lines, summary_line
 from grounding_eval.verifier.quotes import QuoteFinding, QuoteStatus, check_quotes, quote_score
 from grounding_eval.verifier.verdict import VerifierReport, VerifierResources, verify
+from tests.verifier.test_quotes import _sources  # the golden table's own reading of its sources
 
 TESTS = Path(__file__).resolve().parents[1]
 FIXTURES = TESTS / "fixtures" / "quotes"
@@ -29,18 +30,6 @@ CHANGED = (
     'The lessor "may not require the tenant to vacate the covered dwelling unit before the date that is 60 '
     'days after the date on which the lessor provides the tenant with a notice to vacate".'
 )
-
-
-def _sources(case: dict[str, Any]) -> list[str]:
-    if "source" in case:
-        return [case["source"]]
-    if "sources" in case:
-        return list(case["sources"])
-    if "source_file" in case:
-        return [(FIXTURES / case["source_file"]).read_text(encoding="utf-8")]
-    if "source_files" in case:
-        return [(FIXTURES / name).read_text(encoding="utf-8") for name in case["source_files"]]
-    return []
 
 
 def _decided(expected: dict[str, Any]) -> bool:
