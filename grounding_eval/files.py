@@ -14,6 +14,9 @@ wherever they come from — and so the rules for what may be read are enforced i
 * **Strict structure.** JSON and YAML mappings with a key written twice are refused (both parsers
   otherwise keep the last one silently), as are JSON's ``NaN``/``Infinity`` (not JSON) and nesting too
   deep to read (Python's recursion limit; libyaml stops at depth 1,000 itself).
+
+Outputs are written the other way round, through :func:`write_text_atomic`: a temporary file beside
+the target, moved into place, so a reader never sees half a file.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ __all__ = [
     "read_json",
     "read_text",
     "read_yaml",
+    "write_text_atomic",
 ]
 
 _MIB = 1024 * 1024
@@ -355,3 +359,19 @@ def read_yaml(path: str | Path, kind: FileKind = DATA, *, inside: str | Path | N
         raise DataError(path, f"malformed YAML{where}: {problem}") from None
     except RecursionError:
         raise DataError(path, "not readable: nested too deeply") from None
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8, newlines as given) to a temporary file beside ``path`` and move it into
+    place: ``path`` is either the old file or the whole new one, never half-written."""
+    import tempfile  # only writers pay for it: every assertion process imports this module
+
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -12,7 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grounding_eval.errors import DataError, clip
-from grounding_eval.files import ARTICLE, DATA, JsonProblem, parse_json, read_json, read_text, read_yaml
+from grounding_eval.files import (
+    ARTICLE,
+    DATA,
+    JsonProblem,
+    parse_json,
+    read_json,
+    read_text,
+    read_yaml,
+    write_text_atomic,
+)
 
 
 def _write(tmp_path: Path, name: str, content: str | bytes) -> Path:
@@ -183,3 +192,22 @@ class TestClip:
         assert "\n" not in shown and "\r" not in shown
         quoted = shown[:-2] + shown[-1] if len(text) > 40 else shown  # without the "…" of a clipped text
         assert ast.literal_eval(quoted) == text[:40]
+
+
+class TestWriteTextAtomic:
+    """An output is the old file or the whole new one, and a failed write leaves no temporary file."""
+
+    def test_replaces_the_file_whole(self, tmp_path: Path) -> None:
+        target = tmp_path / "sheet.csv"
+        target.write_text("old\n", encoding="utf-8")
+        write_text_atomic(target, "a,b\r\nc,d\r\n")
+        assert target.read_bytes() == b"a,b\r\nc,d\r\n"  # newlines as given (a CSV keeps its CRLF)
+        assert [p.name for p in tmp_path.iterdir()] == ["sheet.csv"]
+
+    def test_a_failed_write_keeps_the_old_file(self, tmp_path: Path) -> None:
+        target = tmp_path / "key.json"
+        target.write_text("old\n", encoding="utf-8")
+        with pytest.raises(UnicodeEncodeError):
+            write_text_atomic(target, "half \ud83d")  # a lone surrogate cannot be written as UTF-8
+        assert target.read_text(encoding="utf-8") == "old\n"
+        assert [p.name for p in tmp_path.iterdir()] == ["key.json"]

@@ -32,9 +32,7 @@ import hashlib
 import io
 import json
 import math
-import os
 import random
-import tempfile
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,7 +45,7 @@ import jinja2
 from grounding_eval.analysis.effects import decisions
 from grounding_eval.analysis.summary import GROUP_KEYS, ReportRow, Results, load_results
 from grounding_eval.errors import DataError, clip
-from grounding_eval.files import RESULTS, read_bytes, read_json, read_text
+from grounding_eval.files import RESULTS, read_bytes, read_json, read_text, write_text_atomic
 
 if TYPE_CHECKING:
     from grounding_eval.judge.rubric import Rubric
@@ -379,18 +377,6 @@ def _inert(text: str) -> str:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path`` and move it into place (no half-written file)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_sample(results: Path, sheet: Path, *, fraction: float, by: Sequence[str], seed: int) -> Drawn:
     """Draw ``fraction`` of the gradable rows, spread over the strata (:func:`allocate`), seeded, and write
     the sheet and its key.
@@ -492,8 +478,8 @@ def write_sample(results: Path, sheet: Path, *, fraction: float, by: Sequence[st
         ],
     }
     key_path = _key_path(sheet)
-    _write_atomic(sheet, buffer.getvalue())
-    _write_atomic(key_path, json.dumps(key_record, indent=1, ensure_ascii=False) + "\n")
+    write_text_atomic(sheet, buffer.getvalue())
+    write_text_atomic(key_path, json.dumps(key_record, indent=1, ensure_ascii=False) + "\n")
     return Drawn(len(drawn), allocation, tuple(by), key_path, not_drawn)
 
 

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from grounding_eval.errors import DataError
+from grounding_eval.files import write_text_atomic
 
 __all__ = ["DEFAULT_AUDIT_DIR", "audit_id", "audit_path", "read_audit", "write_audit"]
 
@@ -62,14 +61,7 @@ def write_audit(directory: Path, record: Mapping[str, Any]) -> str:
         return record_id
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps({"audit_id": record_id, **record}, ensure_ascii=False, indent=1, default=str)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".audit-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, text + "\n")
     return record_id
 
 
