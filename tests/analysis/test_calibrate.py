@@ -27,6 +27,7 @@ from grounding_eval.analysis.stats import Graded, agreement, item_agreement
 from grounding_eval.analysis.summary import load_rows
 from grounding_eval.cli import main
 from tests.analysis.rows import FIXTURES, REPO, row, write
+from tests.judge.test_rubrics import ROUND3_CORE
 
 GOLDEN = REPO / "tests" / "golden"
 
@@ -734,15 +735,7 @@ def test_the_issues_case_per_criterion_first(tmp_path: Path, capsys: pytest.Capt
     assert (
         main(["calibrate", "sample", str(REAL), "--fraction", "0.1", "--seed", "13", "-o", str(sheet)]) == 0
     )
-    core = {
-        "engages_with_variables",
-        "avoids_failure_modes",
-        "specific_actionability",
-        "source_fidelity",
-        "honest_uncertainty",
-        "clear_next_steps",
-        "warns_about_risks",
-    }  # rubrics/round3.yaml core
+    core = set(ROUND3_CORE)  # the seed's seven core criteria, as the rubric tests spell them
     other = {"Yes": "No", "Partial": "No", "No": "Yes"}
     key = {
         u["unit_id"]: u["judge_verdict"]

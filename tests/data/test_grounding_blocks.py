@@ -35,6 +35,18 @@ WHY_OH = "item 'gap-oh-01': none of the 1 matching index records (gap-oh-furnace
 WHY_WV = "item 'gap-wv-01': no index record of WV or US matches its topic 'custody' or its question's words"
 
 
+def _gaps_in_round_1a_only(tmp_path: Path) -> Path:
+    """A copy of the gap fixture whose il-high-stakes queries are retagged il-eviction: only Round 1a
+    (C0, C1) selects them, so no C1.5 round needs their cached article."""
+    folder = tmp_path / "gaps"
+    shutil.copytree(GAPS, folder)
+    queries = (folder / "queries.jsonl").read_text(encoding="utf-8")
+    (folder / "queries.jsonl").write_text(
+        queries.replace('"il-high-stakes"', '"il-eviction"'), encoding="utf-8"
+    )
+    return folder
+
+
 def _join(value: str | list[list[Any]]) -> str:
     return value if isinstance(value, str) else "".join(text * times for text, times in value)
 
@@ -127,12 +139,7 @@ class TestEmptyBlocks:
 
     def test_c15_gap_ignored_for_items_no_c15_round_uses(self, tmp_path: Path) -> None:
         """A query only Round 1a selects (C0, C1) needs no cached article."""
-        folder = tmp_path / "gaps"
-        shutil.copytree(GAPS, folder)
-        queries = (folder / "queries.jsonl").read_text(encoding="utf-8")
-        (folder / "queries.jsonl").write_text(
-            queries.replace('"il-high-stakes"', '"il-eviction"'), encoding="utf-8"
-        )
+        folder = _gaps_in_round_1a_only(tmp_path)
         findings = check_dataset(load_dataset(folder))
         assert findings.errors == (f"{folder}: no grounding for C1: {WHY_WV}",)
 
@@ -159,12 +166,7 @@ class TestEmptyBlocks:
         }
 
     def test_round_without_c15_marks_only_c1(self, tmp_path: Path) -> None:
-        folder = tmp_path / "gaps"
-        shutil.copytree(GAPS, folder)
-        queries = (folder / "queries.jsonl").read_text(encoding="utf-8")
-        (folder / "queries.jsonl").write_text(
-            queries.replace('"il-high-stakes"', '"il-eviction"'), encoding="utf-8"
-        )
+        folder = _gaps_in_round_1a_only(tmp_path)
         tests = {
             t["vars"]["query_id"]: t
             for t in generate_tests({"dataset": str(folder), "round": "1a"}, pack_root=REPO)
