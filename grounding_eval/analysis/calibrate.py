@@ -32,9 +32,11 @@ import hashlib
 import io
 import json
 import math
+import os
 import random
+import re
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -44,6 +46,7 @@ import jinja2
 
 from grounding_eval.analysis.effects import decisions
 from grounding_eval.analysis.summary import GROUP_KEYS, ReportRow, Results, load_results
+from grounding_eval.encodable import utf8_encodable
 from grounding_eval.errors import DataError, clip
 from grounding_eval.files import RESULTS, read_bytes, read_json, read_text, write_text_atomic
 
@@ -302,13 +305,15 @@ def allocate(
 @dataclass(frozen=True)
 class Drawn:
     """What ``write_sample`` drew: sheet lines, the allocation over strata, the strata keys, the key file,
-    and the rows not drawn (``unscored``, ``no_judge_verdict``), counted apart."""
+    the rows not drawn (``unscored``, ``no_judge_verdict``), counted apart, and the cells clipped to a
+    spreadsheet's cell limit."""
 
     lines: int
     allocation: Allocation
     by: tuple[str, ...]
     key: Path
     not_drawn: Mapping[str, int]
+    clipped: int = 0
 
     @property
     def rows(self) -> int:
@@ -339,6 +344,12 @@ class Drawn:
                 f"not drawn, counted apart: {left['unscored']} unscored rows, {left['no_judge_verdict']} "
                 "rows without a judge verdict"
             )
+        if self.clipped:
+            lines.append(
+                f"{self.clipped} {'cell' if self.clipped == 1 else 'cells'} longer than a spreadsheet cell "
+                f"holds ({CELL_LIMIT:,} characters) clipped, each with a marker at its start; the whole "
+                "texts are in the results file"
+            )
         if a.empty:
             names = ", ".join(_stratum_label(self.by, s) for s in a.empty)
             lines.append(
@@ -368,23 +379,138 @@ def _key_path(sheet: Path) -> Path:
 
 
 # What a spreadsheet opening the sheet reads as the start of a formula (OWASP's list for CSV injection).
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = "=+-@\t\r"
+CELL_LIMIT = 32_767
+"""The most characters a spreadsheet cell holds (Excel's limit, in UTF-16 code units): past it Excel
+cuts the text without a word, so the writer clips a longer prose cell itself, with a marker."""
+_CLIP_OPENING = "[grounding-eval clipped this cell: "
+_CLIP_CLOSING = "characters are shown; the whole text is in the results file]\n"
+_CLIP_MARK = re.compile(
+    re.escape(_CLIP_OPENING) + "the first ([0-9,]+) of ([0-9,]+) " + re.escape(_CLIP_CLOSING)
+)
+# A text the writer puts one apostrophe before: a formula start, after any apostrophes of its own (so
+# that a text of its own starting with ' followed by one is told apart), or the clip marker's opening.
+_ESCAPED = re.compile("'*[" + re.escape(_FORMULA_START) + "]|" + re.escape(_CLIP_OPENING))
+# The columns whose text is there for the grader's reading, clipped past CELL_LIMIT; every other column
+# is a key the reader matches on, never clipped.
+_PROSE_COLUMNS = frozenset({"definition", "question", "answer", "sources", "human_note"})
 
 
-def _inert(text: str) -> str:
-    """The text with a leading apostrophe when a spreadsheet would read it as a formula (the answer is
-    hostile: ``=HYPERLINK(…)`` in it must stay text on the grader's screen)."""
-    return "'" + text if text.startswith(_FORMULA_START) else text
+@dataclass(frozen=True)
+class Cell:
+    """One sheet cell as read back: the text the writer was given, or its start when it was clipped.
+
+    Attributes:
+        text: the cell's text, the writer's apostrophe and clip marker removed.
+        length: the whole text's length in characters when the sheet shows only its start, else None.
+    """
+
+    text: str
+    length: int | None = None
+
+    @property
+    def clipped(self) -> bool:
+        """Whether the sheet shows only the start of the text."""
+        return self.length is not None
 
 
-def write_sample(results: Path, sheet: Path, *, fraction: float, by: Sequence[str], seed: int) -> Drawn:
-    """Draw ``fraction`` of the gradable rows, spread over the strata (:func:`allocate`), seeded, and write
-    the sheet and its key.
+def _utf16_units(text: str) -> int:
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def sheet_cell(text: str, *, clip: bool = True) -> str:
+    """The cell the sheet holds for ``text``; :func:`read_cell` gives ``text`` back.
+
+    * A lone surrogate (half an emoji, as promptfoo writes it) becomes U+FFFD: the sheet is UTF-8.
+    * A text a spreadsheet would read as a formula (starting with ``=``, ``+``, ``-``, ``@``, a tab or a
+      carriage return: the answer is hostile) gets a leading ``'`` (OWASP's advice for CSV injection);
+      so does a text starting with apostrophes before one of those, or with the clip marker, so that the
+      reader strips exactly the apostrophes the writer added.
+    * A cell longer than :data:`CELL_LIMIT` UTF-16 code units (what Excel counts) keeps the text's start,
+      after a marker naming how much is shown: ``[grounding-eval clipped this cell: the first N of M
+      characters are shown; the whole text is in the results file]`` and a line break. The marker
+      starts the cell, so the grader sees it first and no formula can follow it. ``clip=False`` never
+      clips (ValueError instead: a key column).
 
     Raises:
-        DataError: the fraction is outside the seed's 10–20 %, a stratum key is unknown, the results file
-            is unreadable, no row has anything to grade, or no whole number of rows is a 10–20 % share.
+        ValueError: the cell would be over ``CELL_LIMIT`` and ``clip`` is False.
     """
+    text = utf8_encodable(text)
+    cell = "'" + text if _ESCAPED.match(text) else text
+    if len(cell) <= CELL_LIMIT // 2 or _utf16_units(cell) <= CELL_LIMIT:
+        return cell
+    if not clip:
+        raise ValueError(f"{len(text):,} characters, over a spreadsheet cell's {CELL_LIMIT:,}")
+    mark = _CLIP_OPENING + "the first {:,} of " + f"{len(text):,} " + _CLIP_CLOSING
+    # The head's count is written like CELL_LIMIT's: it is at least half the limit (two units a
+    # character at most), so it has as many digits.
+    room = CELL_LIMIT - len(mark.format(CELL_LIMIT))
+    head = text[:room]
+    while _utf16_units(head) > room:  # astral characters take two units each
+        head = head[: len(head) - (_utf16_units(head) - room + 1) // 2]
+    return mark.format(len(head)) + head
+
+
+def read_cell(cell: str) -> Cell:
+    """The text :func:`sheet_cell` was given (its start and whole length when it was clipped)."""
+    if cell.startswith("'") and _ESCAPED.match(cell, 1):
+        return Cell(cell[1:])
+    mark = _CLIP_MARK.match(cell)
+    if mark:
+        return Cell(cell[mark.end() :], int(mark[2].replace(",", "")))
+    return Cell(cell)
+
+
+def sheet_text(lines: Iterable[Mapping[str, str]], results: Path) -> tuple[str, int]:
+    """The sheet's CSV text and how many of its cells were clipped: the header, then one line per
+    mapping of :data:`SHEET_COLUMNS` to text (a column left out is blank).
+
+    Every cell is written by :func:`sheet_cell`; prose columns are clipped to a spreadsheet's cell limit,
+    key columns never are.
+
+    Raises:
+        DataError: a key column's text (a long provider label, say) is over the cell limit.
+    """
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(SHEET_COLUMNS)
+    clipped = 0
+    for line in lines:
+        cells = []
+        for column in SHEET_COLUMNS:
+            text = line.get(column, "")
+            try:
+                cells.append(sheet_cell(text, clip=column in _PROSE_COLUMNS))
+            except ValueError as exc:
+                raise DataError(
+                    results,
+                    f"unit {clip(line.get('unit_id', ''))}: its {column} is {exc} (a key column is "
+                    "never clipped)",
+                ) from None
+            clipped += cells[-1].startswith(_CLIP_OPENING)
+        writer.writerow(cells)
+    return buffer.getvalue(), clipped
+
+
+def write_sample(
+    results: Path, sheet: Path, *, fraction: float, by: Sequence[str], seed: int, force: bool = False
+) -> Drawn:
+    """Draw ``fraction`` of the gradable rows, spread over the strata (:func:`allocate`), seeded, and write
+    the sheet (:func:`sheet_text`) and its key, each atomically: a failing run leaves what was there.
+
+    Raises:
+        DataError: the sheet or its key file exists and ``force`` is not set (a sheet may hold people's
+            verdicts); either is the results file itself; the fraction is outside the seed's 10–20 %, a
+            stratum key is unknown, the results file is unreadable, no row has anything to grade, or no
+            whole number of rows is a 10–20 % share.
+    """
+    key_path = _key_path(sheet)
+    for path in (sheet, key_path):
+        if path.exists() and results.exists() and os.path.samefile(path, results):
+            raise DataError(path, "is the results file being sampled: write the sheet elsewhere")
+        if not force and (path.exists() or path.is_symlink()):
+            what = "it may hold people's verdicts" if path == sheet else "the key of a sheet drawn before"
+            raise DataError(path, f"exists ({what}): use --force to overwrite")
     setup = decisions()["calibration"]
     low, high = _bounds()
     if not low <= fraction <= high:
@@ -425,30 +551,15 @@ def write_sample(results: Path, sheet: Path, *, fraction: float, by: Sequence[st
     order = {rid: i for i, rid in enumerate(by_row)}
     chosen.sort(key=order.__getitem__)
     drawn = [u for rid in chosen for u in by_row[rid]]
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(SHEET_COLUMNS)
+    lines = []
     for u in drawn:
         row = u.row
         sources = "\n\n".join(f"[{name}]\n{text}" for name, text in row.sources) or "(no sources shown)"
-        writer.writerow(
-            [
-                u.unit_id,
-                row.keys["round"],
-                row.keys["condition"],
-                row.keys["provider"],
-                row.query_id,
-                u.criterion,
-                u.scale,
-                " / ".join(SCALES[u.scale]),
-                _inert(u.definition),
-                _inert(row.question),
-                _inert(row.answer),
-                _inert(sources),
-                "",
-                "",
-            ]
-        )
+        values = (u.unit_id, row.keys["round"], row.keys["condition"], row.keys["provider"], row.query_id,
+                  u.criterion, u.scale, " / ".join(SCALES[u.scale]), u.definition, row.question, row.answer,
+                  sources, "", "")  # fmt: skip
+        lines.append(dict(zip(SHEET_COLUMNS, values, strict=True)))
+    text, clipped = sheet_text(lines, results)
     key_record = {
         "results": str(results),
         "results_sha256": hashlib.sha256(read_bytes(results, RESULTS)).hexdigest(),
@@ -477,10 +588,20 @@ def write_sample(results: Path, sheet: Path, *, fraction: float, by: Sequence[st
             for u in drawn
         ],
     }
-    key_path = _key_path(sheet)
-    write_text_atomic(sheet, buffer.getvalue())
-    write_text_atomic(key_path, json.dumps(key_record, indent=1, ensure_ascii=False) + "\n")
-    return Drawn(len(drawn), allocation, tuple(by), key_path, not_drawn)
+    # Both texts are whole before either file is written; the key goes last, so a sheet without its
+    # key is refused by score rather than scored against another draw's verdicts.
+    _write(sheet, text)
+    _write(key_path, json.dumps(utf8_encodable(key_record), indent=1, ensure_ascii=False) + "\n")
+    return Drawn(len(drawn), allocation, tuple(by), key_path, not_drawn, clipped)
+
+
+def _write(path: Path, text: str) -> None:
+    """:func:`~grounding_eval.files.write_text_atomic`, a folder that is missing or not writable
+    refused in one line."""
+    try:
+        write_text_atomic(path, text)
+    except OSError as exc:
+        raise DataError(path, f"cannot write: {exc.strerror or exc}") from None
 
 
 def _human_codes(scale: str) -> Mapping[str, str]:
@@ -488,47 +609,69 @@ def _human_codes(scale: str) -> Mapping[str, str]:
     return {str(k).lower(): str(v) for k, v in spellings.items()}
 
 
-def _csv_rows(reader: csv.DictReader[str], sheet: Path) -> Iterator[dict[str, str]]:
-    """The sheet's lines; a malformed one (an unterminated quote, a NUL) stops with its line number."""
-    while True:
-        try:
-            yield next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise DataError(sheet, f"line {reader.line_num}: not CSV ({exc})") from None
+def read_sheet(sheet: Path) -> tuple[tuple[str, ...], list[tuple[int, dict[str, Cell]]]]:
+    """A grading sheet's header and lines, each line as (line number, column → :class:`Cell`), the
+    writer's apostrophes and clip markers read back (:func:`read_cell`). Blank lines are skipped; a
+    short line maps only the columns it has.
 
-
-def _read_sheet(results_units: Mapping[str, Unit], sheet: Path) -> tuple[list[tuple[Unit, str]], int]:
-    """The graded lines (unit, person's verdict) and how many lines were left ungraded."""
+    Raises:
+        DataError: not UTF-8 or not CSV (an unterminated quote), no header, a header naming a column
+            twice, or a line with more fields than the header — one line naming the sheet.
+    """
     text = read_text(sheet)
-    # The sheet holds whole answers and sources: no cell is longer than the file, whatever csv's
-    # default limit (131,072 characters) says. The limit is process-wide, so it is put back afterwards
-    # (the dataset loader refuses over-long cells under the default).
+    # The sheet holds whole answers and sources (a sheet saved by a spreadsheet, or drawn before cells
+    # were clipped): no cell is longer than the file, whatever csv's default limit (131,072 characters)
+    # says. The limit is process-wide, so it is put back afterwards (the dataset loader refuses
+    # over-long cells under the default).
     previous = csv.field_size_limit(max(csv.field_size_limit(), len(text)))
     try:
-        return _sheet_lines(results_units, sheet, text)
+        return _sheet_cells(text, sheet)
     finally:
         csv.field_size_limit(previous)
 
 
-def _sheet_lines(
-    results_units: Mapping[str, Unit], sheet: Path, text: str
-) -> tuple[list[tuple[Unit, str]], int]:
-    reader = csv.DictReader(io.StringIO(text))
+def _sheet_cells(text: str, sheet: Path) -> tuple[tuple[str, ...], list[tuple[int, dict[str, Cell]]]]:
+    reader = csv.reader(io.StringIO(text))
+    records = []
     try:
-        header = reader.fieldnames or []
+        header: tuple[str, ...] | None = None
+        for fields in reader:
+            line_num = reader.line_num
+            if not fields:
+                continue
+            if header is None:
+                header = tuple(fields)
+                seen: dict[str, int] = {}
+                for position, name in enumerate(header, 1):
+                    first = seen.setdefault(name.strip(), position)
+                    if first != position:
+                        raise DataError(
+                            sheet,
+                            f"the header names column {clip(name.strip())} twice (columns {first} and "
+                            f"{position})",
+                        )
+                continue
+            if len(fields) > len(header):
+                raise DataError(sheet, f"line {line_num}: more fields than the header's {len(header)}")
+            records.append((line_num, {name: read_cell(v) for name, v in zip(header, fields, strict=False)}))
     except csv.Error as exc:
         raise DataError(sheet, f"line {reader.line_num}: not CSV ({exc})") from None
+    if header is None:
+        raise DataError(sheet, "not a grading sheet: it is empty (no header)")
+    return header, records
+
+
+def _read_sheet(results_units: Mapping[str, Unit], sheet: Path) -> tuple[list[tuple[Unit, str]], int]:
+    """The graded lines (unit, person's verdict) and how many lines were left ungraded."""
+    header, records = read_sheet(sheet)
     missing = [c for c in ("unit_id", "human_verdict") if c not in header]
     if missing:
         raise DataError(sheet, f"not a grading sheet: the header lacks {', '.join(missing)}")
+    # The sheet's ids were made writable (a lone surrogate is U+FFFD there): so are the results' here.
+    results_units = {utf8_encodable(uid): unit for uid, unit in results_units.items()}
     graded, ungraded, seen = [], 0, set()
-    for row in _csv_rows(reader, sheet):
-        line = reader.line_num
-        if None in row:
-            raise DataError(sheet, f"line {line}: more fields than the header's {len(header)}")
-        uid = (row.get("unit_id") or "").strip()
+    for line, row in records:
+        uid = row["unit_id"].text.strip() if "unit_id" in row else ""
         if not uid:
             raise DataError(sheet, f"line {line}: unit_id is empty")
         if uid not in results_units:
@@ -537,9 +680,9 @@ def _sheet_lines(
             raise DataError(sheet, f"line {line}: unit_id {clip(uid)} appears twice")
         seen.add(uid)
         unit = results_units[uid]
-        verdict = (row.get("human_verdict") or "").strip()
-        if row.get("human_verdict") is None:
+        if "human_verdict" not in row:
             raise DataError(sheet, f"line {line}: fewer fields than the header (no human_verdict)")
+        verdict = row["human_verdict"].text.strip()
         if not verdict:
             ungraded += 1
             continue
