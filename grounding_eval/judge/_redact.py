@@ -17,13 +17,27 @@ get it into a reply, an error message or a cache file. Servers do not always ech
 * shortened echoes, as many APIs print a rejected key: at least the first 3 characters, then ``…``
   (or ``\u2026``, JSON's escape of it), two or more dots or two or more ``*``, then at least the last
   3 characters (``sk-ab...wxyz``, ``sk-proj-****wxyz``); or at least the first 8 characters then such a
-  separator with nothing after (``sk-ant-api03-…``).
+  separator with nothing after (``sk-ant-api03-…``);
+* the key in another case (``SK-ANT-…``, a proxy that upper-cases headers): the literal, URL-encoded,
+  entity-encoded, hex and shortened forms ignore case (base64 does not: it is case-sensitive);
+* HTML-entity-encoded, as an HTML error page escapes it: each character as itself, ``&#NN;``,
+  ``&#xHH;`` or a named entity (``&sol;``, ``&plus;``, ``&amp;``), in any mix with the URL forms;
+* hex of the key's UTF-8 bytes, either case, contiguous (``736b2d…``), with ``\x`` before each byte
+  or with one ``:``, ``-`` or space between bytes, as debug dumps print it;
+* prefix-stripped: the key without its vendor prefix (``sk-``, ``sk-ant-api03-``: leading runs of
+  letters and digits each ended by ``-`` or ``_``), in every form above, when what is left still has
+  :data:`MIN_FORM_CHARS` characters.
 
-Limits (what is not found): the key in another case, or reversed; base64 wrapped across lines (MIME's
-76 columns), or of the key after another transform (URL-encoded, then base64); base64 or a URL-encoding
-nested twice; a shortened echo that shows only the end (``key ending in wxyz``). The base64 and shortened
-forms are only looked for when the key has at least :data:`MIN_FORM_CHARS` characters: for shorter ones
-they would match ordinary text.
+Limits (what is not found): the key reversed; base64 wrapped across lines (MIME's 76 columns), or of
+the key after another transform (URL-encoded, then base64); base64 or a URL-encoding nested twice; a
+shortened echo that shows only the end (``key ending in wxyz``); a key cut at a place that is not a
+prefix separator. The base64, hex and shortened forms and the prefix-stripped keys are only looked for
+when the key has at least :data:`MIN_FORM_CHARS` characters: for shorter ones they would match ordinary
+text.
+
+:data:`KEY_SHAPE` is the other half: text that looks like *some* API key (vendor prefixes, a private
+key block, a literal value assigned to ``api_key``/``apiKey``/``token``/``password``), for files where
+the key itself is not known (``share`` scans every bundle member with it).
 
 Budget: the alternatives are literals, character classes, a chain of optional literals (the prefixes)
 and one separator run followed by an alternation of literals (the suffixes); nothing can match one text
@@ -37,13 +51,14 @@ from __future__ import annotations
 import base64
 import json
 import re
+from functools import cache
 from typing import Any, Final
 
-__all__ = ["MIN_FORM_CHARS", "REDACTED", "redact", "secret_pattern"]
+__all__ = ["KEY_SHAPE", "MIN_FORM_CHARS", "REDACTED", "redact", "secret_pattern"]
 
 REDACTED: Final = "[REDACTED]"
 MIN_FORM_CHARS: Final = 12
-"""Shortest key whose base64 and shortened forms are looked for (real API keys are 20 and more)."""
+"""Shortest key whose base64, hex and shortened forms are looked for (real API keys are 20 and more)."""
 
 _PREFIX_MIN: Final = 3  # characters of the key shown before "…" in a shortened echo with a suffix
 _SUFFIX_MIN: Final = 3  # characters shown after it
@@ -52,6 +67,29 @@ _PREFIX_ALONE_MIN: Final = 8  # characters shown before a trailing "…" with no
 _ELLIPSIS: Final = r"(?:…|\\u2026|\.{2,}|\*{2,})"
 # RFC 3986 unreserved characters: the ones urllib.parse.quote never encodes.
 _UNRESERVED: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
+# A vendor prefix segment: letters and digits ended by "-" or "_" ("sk-", "ant-", "api03-").
+_PREFIX_SEGMENT: Final = re.compile(r"[A-Za-z0-9]+[-_]")
+
+KEY_SHAPE: Final = re.compile(
+    r"""(?x)
+    \bsk-[A-Za-z0-9_-]{20,}                                   # OpenAI, Anthropic, OpenRouter, DeepSeek
+    | \b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}                    # Stripe
+    | \b(?:AKIA|ASIA)[0-9A-Z]{16}\b                           # AWS access key id
+    | \bAIza[0-9A-Za-z_-]{35}                                  # Google API key
+    | \b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})   # GitHub
+    | \bxox[abprs]-[A-Za-z0-9-]{10,}                           # Slack
+    | \bhf_[A-Za-z0-9]{30,}                                    # Hugging Face
+    | \bgsk_[A-Za-z0-9]{40,}                                   # Groq
+    | -----BEGIN[A-Z ]*PRIVATE\ KEY-----
+    | \bBearer\s+[A-Za-z0-9._~+/-]{20,}
+    # A literal value given to a key-like name (apiKey: …, "api_key": "…", TOKEN=…): at least 16
+    # characters with a letter and a digit; a reference ({{ env.X }}, ${X}, $X, os.environ) is not one.
+    | (?i:\b(?:api[_-]?key|apikey|access[_-]?key|secret(?:[_-]?key)?|auth[_-]?token|token|password|passwd)\b)
+      ["']?\s*[:=]\s*["']?
+      (?=[A-Za-z0-9._~+/=-]*[0-9])(?=[A-Za-z0-9._~+/=-]*[A-Za-z])[A-Za-z0-9._~+/=-]{16,}
+    """
+)
+"""Text shaped like an API key or a private key, whoever's it is (see the module docstring)."""
 
 
 def secret_pattern(secret: str) -> re.Pattern[str] | None:
@@ -61,12 +99,46 @@ def secret_pattern(secret: str) -> re.Pattern[str] | None:
     """
     if not secret:
         return None
-    forms = [_url_encoded(secret)]
-    if len(secret) >= MIN_FORM_CHARS:
-        forms += _base64_forms(secret.encode("utf-8"))
-        forms += _shortened(secret)
-    # In this order: where two forms match at the same place, the one covering more of the key wins.
-    return re.compile("|".join(forms))
+    return _compiled(secret)
+
+
+@cache
+def _compiled(secret: str) -> re.Pattern[str]:
+    forms: list[str] = []
+    starts: set[str] = set()  # every character a form can start with
+    # The key itself first, then each prefix-stripped rest, longest first: where two forms match at the
+    # same place, the one covering more of the key wins.
+    for variant in _variants(secret):
+        first = variant[0]
+        forms.append(f"(?i:{_char_encoded(variant)})")
+        starts |= {first, first.lower(), first.upper(), "&", "%", "\\"}
+        if len(variant) >= MIN_FORM_CHARS:
+            for form in _base64_forms(variant.encode("utf-8")):
+                forms.append(form)
+                starts |= (
+                    {"+", "-"}
+                    if form.startswith("[+-]")
+                    else {"/", "_"}
+                    if form.startswith("[/_]")
+                    else {form[0]}
+                )
+            forms.append(f"(?i:{_hex(variant)})")
+            lead = f"{variant.encode('utf-8')[0]:02x}"[0]
+            starts |= {lead, lead.upper(), "\\"}
+            forms += [f"(?i:{form})" for form in _shortened(variant)]
+    # One look at the next character before trying the alternatives: without it every position of the
+    # text tries each form (some 40 times slower on text that holds no key).
+    guard = "".join(re.escape(c) for c in sorted(c for c in starts if len(c) == 1))
+    return re.compile(f"(?=[{guard}])(?:{'|'.join(forms)})")
+
+
+def _variants(secret: str) -> list[str]:
+    """The key, and the key without each longer run of its leading prefix segments."""
+    out, rest = [secret], secret
+    while (match := _PREFIX_SEGMENT.match(rest)) and len(rest) - match.end() >= MIN_FORM_CHARS:
+        rest = rest[match.end() :]
+        out.append(rest)
+    return out
 
 
 def redact(value: Any, pattern: re.Pattern[str] | None) -> Any:
@@ -85,27 +157,48 @@ def redact(value: Any, pattern: re.Pattern[str] | None) -> Any:
     return value
 
 
-def _url_encoded(secret: str) -> str:
+def _char_encoded(secret: str) -> str:
+    """Each character as itself or URL-, JSON- or HTML-entity-encoded (the pattern is used ignoring case,
+    so the encodings of the character's other case are listed too: ``é`` is ``%C3%A9``, ``É`` ``%C3%89``)."""
     parts = []
     for ch in secret:
-        if ch in _UNRESERVED:
-            parts.append(re.escape(ch))
-            continue
-        encoded = "".join(f"%{b:02X}" for b in ch.encode("utf-8"))
-        alternatives = [re.escape(ch), _any_hex_case(encoded)]
-        if ch == " ":
-            alternatives.append(r"\+")
-        # As JSON may write it in a body no one decoded: "\/", "\"", "\\", or "\u00e9".
-        if ch in '/"\\':
-            alternatives.append(re.escape("\\" + ch))
-        elif not ch.isascii() or not ch.isprintable():
-            alternatives.append(_any_hex_case(re.escape(json.dumps(ch)[1:-1])))
-        parts.append(f"(?:{'|'.join(alternatives)})")
+        alternatives = [re.escape(ch)]
+        for same in dict.fromkeys(c for c in (ch, ch.lower(), ch.upper()) if len(c) == 1):
+            alternatives += _entities(same)
+            if same in _UNRESERVED:
+                continue
+            alternatives.append("".join(f"%{b:02x}" for b in same.encode("utf-8")))
+            if same == " ":
+                alternatives.append(r"\+")
+            # As JSON may write it in a body no one decoded: "\/", "\"", "\\", or "\u00e9".
+            if same in '/"\\':
+                alternatives.append(re.escape("\\" + same))
+            elif not same.isascii() or not same.isprintable():
+                alternatives.append(re.escape(json.dumps(same)[1:-1]))
+        parts.append(f"(?:{'|'.join(dict.fromkeys(alternatives))})")
     return "".join(parts)
 
 
-def _any_hex_case(pattern: str) -> str:
-    return re.sub(r"[A-Fa-f]", lambda m: f"[{m.group().upper()}{m.group().lower()}]", pattern)
+def _entities(ch: str) -> list[str]:
+    """``ch`` as an HTML character reference: decimal and hex (any leading zeros) and its named ones."""
+    named = sorted(name for name, value in _html5().items() if value == ch and name.endswith(";"))
+    return [f"&\\#0*{ord(ch)};", f"&\\#x0*{ord(ch):x};", *(f"&{re.escape(name)}" for name in named)]
+
+
+@cache
+def _html5() -> dict[str, str]:
+    from html.entities import html5
+
+    return html5
+
+
+def _hex(secret: str) -> str:
+    """The key's UTF-8 bytes in hex: contiguous, each byte after ``\\x``, or bytes split by ``:``/``-``/space."""
+    octets = [f"{b:02x}" for b in secret.encode("utf-8")]
+    plain = "".join(octets)
+    escaped = "".join(rf"\\x{o}" for o in octets)
+    split = "(?:" + "|".join(re.escape(sep).join(octets) for sep in (":", "-", " ")) + ")"
+    return f"(?:{escaped}|{plain}|{split})"
 
 
 def _b64_class(text: str) -> str:

@@ -5,13 +5,17 @@ from __future__ import annotations
 import base64
 import json
 import re
+from pathlib import Path
+from typing import Any
 from urllib.parse import quote, quote_plus
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
 from grounding_eval.judge._redact import MIN_FORM_CHARS, REDACTED, redact, secret_pattern
+from tests.judge.conftest import JudgeServer, Scripted, wire_cases
 
 KEY = "sk-ant-api03-Zq7vL2xR9mN4tK8wB1cD6fH3jP5sY0uE"
 ODD = "sk-odd+Test/KEY=0123456789:abc déf~XYZ"
@@ -122,3 +126,60 @@ class TestOrdinaryText:
         text = (key[:20] + "…" + "a" * 3 + "b") * 5_000
         out = _scrub(text, key)
         assert re.fullmatch(rf"(?:{re.escape(REDACTED)}b)+", out)
+
+
+# --- issue 19: hex, HTML-entity, other-case and prefix-stripped echoes (tests/golden/key_echoes.yaml) ---
+
+GOLDEN = Path(__file__).parents[1] / "golden" / "key_echoes.yaml"
+_NAMED_KEYS = {"KEY": KEY, "ODD": ODD}
+
+
+def _echo_rows() -> list[Any]:
+    rows = yaml.safe_load(GOLDEN.read_text(encoding="utf-8"))
+    return [
+        pytest.param(_NAMED_KEYS.get(r["key"], r["key"]), r["echoed"], r["expect"], id=r["id"]) for r in rows
+    ]
+
+
+class TestEchoForms:
+    """Each golden echo is scrubbed whole (or, for a look-alike, left as it is), alone and in a sentence."""
+
+    @pytest.mark.parametrize(("key", "echoed", "expect"), _echo_rows())
+    def test_alone(self, key: str, echoed: str, expect: str) -> None:
+        """The echo by itself becomes exactly the expected text."""
+        assert _scrub(echoed, key) == expect
+
+    @pytest.mark.parametrize(("key", "echoed", "expect"), _echo_rows())
+    def test_in_text(self, key: str, echoed: str, expect: str) -> None:
+        """Inside a sentence only the echo is replaced."""
+        assert _scrub(f"you sent <{echoed}> (rejected)", key) == f"you sent <{expect}> (rejected)"
+
+
+class TestEchoingServer:
+    """A judge API on 127.0.0.1 echoes the key in each golden form; nothing it sent reaches the reply,
+    the cache file, an audit record or a review-queue line (the files `judge` writes)."""
+
+    @pytest.mark.parametrize(
+        ("key", "echoed", "expect"), [p for p in _echo_rows() if p.values[2] == REDACTED]
+    )
+    def test_reply_cache_audit_and_queue(
+        self, key: str, echoed: str, expect: str, judge_server: JudgeServer, tmp_path: Path
+    ) -> None:
+        from grounding_eval.judge.audit import write_audit
+        from grounding_eval.judge.client import make_client
+        from grounding_eval.judge.review_queue import enqueue_review
+
+        case = wire_cases(judge_server.url)["openai"]
+        judge_server.script(Scripted(body=case.ok(f"you sent: {echoed} (thanks)")))
+        env = {**case.env, "OPENAI_API_KEY": key}
+        cache = tmp_path / "cache"
+        reply = make_client(case.provider_id, env=env, cache_dir=cache, backoff_base=0.001).complete("Grade.")
+        assert judge_server.requests[0].headers["authorization"] == f"Bearer {key}"  # the key went out
+        record = {"entry_id": "e1", "reply": reply.text, "raw": reply.raw}
+        write_audit(tmp_path / "audit", record)
+        enqueue_review(tmp_path / "queue.jsonl", record)
+        assert reply.text == f"you sent: {REDACTED} (thanks)"
+        written = [p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()]
+        assert len(written) >= 3  # cache, audit record, queue
+        for data in written:
+            assert echoed.encode() not in data and echoed.encode("unicode_escape") not in data
