@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grounding_eval.errors import DataError
+from grounding_eval.errors import DataError, clip
 from grounding_eval.resources import pack_root
 
 if TYPE_CHECKING:
@@ -110,9 +110,17 @@ def _show(args: argparse.Namespace) -> int:
 def _allowlist_build(args: argparse.Namespace) -> int:
     from grounding_eval.data.dataset import index_urls
     from grounding_eval.data.load import load_index
+    from grounding_eval.files import write_text_atomic
 
+    if args.output:  # refused before any work: an allowlist may have been edited by hand since
+        _refuse_existing(args.output, force=getattr(args, "force", False))
     index = load_index(args.index)
     urls = sorted(index_urls(index))
+    for url in urls:
+        try:
+            url.encode("utf-8")
+        except UnicodeEncodeError:  # "\ud83d" in a JSON index: not text a file can hold, nor a URL
+            raise DataError(args.index, f"URL {clip(url)} holds a lone surrogate: not a URL") from None
     lines = [
         f"# URL allowlist derived from {args.index} by `grounding-eval allowlist build`",
         f"# {len(urls)} unique URLs (normalized) from {len(index)} index records",
@@ -120,11 +128,21 @@ def _allowlist_build(args: argparse.Namespace) -> int:
     ]
     text = "\n".join(lines) + "\n"
     if args.output:
-        args.output.write_text(text, encoding="utf-8")
+        try:
+            write_text_atomic(args.output, text)  # a failing run leaves the old file as it was
+        except OSError as exc:
+            raise DataError(args.output, f"cannot write: {exc.strerror or exc}") from None
         print(f"wrote {len(urls)} URLs to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _refuse_existing(path: Path, *, force: bool) -> None:
+    """Refuse to overwrite ``path`` (or a link there) unless ``force``, as ``init`` and ``calibrate sample``
+    do."""
+    if not force and (path.exists() or path.is_symlink()):
+        raise DataError(path, "exists: use --force to overwrite")
 
 
 def _orgs_check(args: argparse.Namespace) -> int:

@@ -6,7 +6,12 @@ exactly the requested share of the rows (10–20 %), spread over the strata by l
 the answer, the sources the model was shown, the criterion's definition, and blank ``human_verdict`` /
 ``human_note`` columns. The judge's verdict is *not* on the sheet (a grader who sees it anchors on it);
 it goes to a key file beside it (``<sheet>.key.json``, with the results file's sha256, the seed and the
-drawn share). ``calibrate score`` refuses a results file whose sha256 is not the key's, reads the
+drawn share). An existing sheet or key file is refused unless ``--force``: a sheet may hold people's
+verdicts. Every cell is written by :func:`sheet_cell` and read back by :func:`read_cell`, so that a round
+trip gives the text back: inert for a spreadsheet (OWASP's leading apostrophe before a formula start),
+UTF-8 (a lone surrogate becomes U+FFFD), and within a spreadsheet's 32,767-character cell limit (a longer
+answer, question, definition or sources cell keeps its start after a marker the reader recognises; key
+columns are never clipped). ``calibrate score`` refuses a results file whose sha256 is not the key's, reads the
 judge's verdicts from the results file again and compares: per criterion first (agreement, Cohen's
 kappa), then the mean over criteria and the share of rows agreeing on every core criterion, with
 intervals from one bootstrap over rows (a row's criteria travel together: the row is what was drawn).
@@ -54,14 +59,20 @@ if TYPE_CHECKING:
     from grounding_eval.judge.rubric import Rubric
 
 __all__ = [
+    "CELL_LIMIT",
     "NON_BLIND",
     "SHEET_COLUMNS",
     "Allocation",
+    "Cell",
     "Drawn",
     "Unit",
     "allocate",
     "format_score",
+    "read_cell",
+    "read_sheet",
     "score",
+    "sheet_cell",
+    "sheet_text",
     "units",
     "write_sample",
 ]

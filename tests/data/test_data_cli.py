@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 import pytest
 
+from grounding_eval import data_cli
 from grounding_eval.cli import main
 from grounding_eval.verifier.allowlist import load_allowlist
 
@@ -77,6 +79,79 @@ def test_allowlist_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert len(built) == len(urls)
     # Every index URL is in the shipped sample allowlist (which adds two documented extras).
     assert built.urls <= load_allowlist(REPO / "datasets" / "sample" / "allowlist.txt").urls
+
+
+class TestAllowlistBuildOutput:
+    """allowlist build -o never destroys what is there: an existing file is refused (an allowlist may be
+    edited by hand, as the sample's is) unless --force, and the file is written whole or not at all."""
+
+    INDEX = SAMPLE / "jkb_index.jsonl"
+
+    def test_an_existing_file_is_refused(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        out = tmp_path / "allow.txt"
+        out.write_text("https://kept.test/  # added by hand\n", encoding="utf-8")
+        assert main(["allowlist", "build", str(self.INDEX), "-o", str(out)]) == 2
+        assert capsys.readouterr().err == f"grounding-eval: error: {out}: exists: use --force to overwrite\n"
+        assert out.read_text(encoding="utf-8") == "https://kept.test/  # added by hand\n"
+
+    def test_force_replaces_it(self, tmp_path: Path) -> None:
+        out = tmp_path / "allow.txt"
+        out.write_text("old\n", encoding="utf-8")
+        args = argparse.Namespace(
+            command="allowlist", action="build", index=self.INDEX, output=out, force=True
+        )
+        assert data_cli.run(args) == 0
+        assert out.read_text(encoding="utf-8").startswith("# URL allowlist derived from ")
+        assert [p.name for p in tmp_path.iterdir()] == ["allow.txt"]  # no temporary file left
+
+    @staticmethod
+    def _index(tmp_path: Path, url: str) -> Path:
+        """A one-record JSON index (the sample's first record) with ``url``, written as promptfoo-style
+        JSON: a lone surrogate as the escape ``\\ud83d``."""
+        record = json.loads((SAMPLE / "jkb_index.jsonl").read_text(encoding="utf-8").splitlines()[0])
+        index = tmp_path / "index.jsonl"
+        index.write_text(json.dumps({**record, "url": url}) + "\n", encoding="utf-8")
+        return index
+
+    def test_a_failing_run_keeps_the_old_file(self, tmp_path: Path) -> None:
+        """A lone surrogate in an index URL's host: before, a UnicodeEncodeError traceback and a 0-byte
+        allowlist; now one line naming the index, and the old file as it was (even with --force)."""
+        index = self._index(tmp_path, "https://x\ud83d.example.org/a")
+        out = tmp_path / "allow.txt"
+        out.write_text("old\n", encoding="utf-8")
+        args = argparse.Namespace(command="allowlist", action="build", index=index, output=out, force=True)
+        with pytest.raises(data_cli.DataError) as raised:
+            data_cli.run(args)
+        assert raised.value.one_line() == (
+            f"{index}: URL 'https://x\\ud83d.example.org/a' holds a lone surrogate: not a URL"
+        )
+        assert out.read_text(encoding="utf-8") == "old\n"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["allow.txt", "index.jsonl"]
+
+    def test_a_surrogate_in_a_path_is_percent_encoded(self, tmp_path: Path) -> None:
+        """Control: in a path the normalizer percent-encodes it (as a browser would), so it is written."""
+        out = tmp_path / "allow.txt"
+        assert (
+            main(
+                [
+                    "allowlist",
+                    "build",
+                    str(self._index(tmp_path, "https://example.org/\udc00")),
+                    "-o",
+                    str(out),
+                ]
+            )
+            == 0
+        )
+        assert out.read_text(encoding="utf-8").splitlines()[-1] == "https://example.org/%ED%B0%80"
+
+    def test_a_missing_folder_is_one_line(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        out = tmp_path / "no" / "allow.txt"
+        assert main(["allowlist", "build", str(self.INDEX), "-o", str(out)]) == 2
+        assert (
+            capsys.readouterr().err
+            == f"grounding-eval: error: {out}: cannot write: No such file or directory\n"
+        )
 
 
 def test_orgs_check_lists_unowned_domains(capsys: pytest.CaptureFixture[str]) -> None:
