@@ -21,12 +21,23 @@ hands back or writes down: replies, ``raw`` response JSON, cache files and error
 URL-encoded, base64-encoded and shortened (``sk-ab…wxyz``) echoes alike (:mod:`._redact` lists the forms
 and the limits). A response body is read as a stream and abandoned past :data:`MAX_RESPONSE_BYTES`.
 
+Every HTTP attempt has one overall deadline, ``timeout`` seconds from its start, covering the connection,
+the TLS handshake, sending the request, the response headers and the whole body: past it the
+connection's socket is shut down, whatever the server is doing (a body trickled a few bytes at a time,
+headers sent one line at a time, a server that accepts and never answers), and the attempt fails like
+a timeout. Per-read timeouts alone do not bound a call: a server that sends a byte before each read
+times out holds it forever. Attempts and waits then bound one :meth:`HttpJudgeClient.complete` call by
+:func:`worst_case_seconds`: ``(max_retries + 1) × timeout + max_retries × backoff_max`` (plus the
+reply's parsing, milliseconds).
+
 Proxies and CA bundles follow ``requests``' usual reading of the process environment (``HTTPS_PROXY``,
 ``NO_PROXY``, ``REQUESTS_CA_BUNDLE``): judges are public APIs, often reached through an institution's proxy.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -49,6 +60,7 @@ from grounding_eval.judge.cache import ReplyCache
 
 if TYPE_CHECKING:  # requests costs ~150 ms to import, and promptfoo starts a process per assertion
     import requests
+    import requests.adapters
 
 __all__ = [
     "MAX_RESPONSE_BYTES",
@@ -69,6 +81,7 @@ __all__ = [
     "load_replay_fixtures",
     "make_client",
     "retry_after_seconds",
+    "worst_case_seconds",
 ]
 
 SUPPORTED_FORMS: Final = (
@@ -199,6 +212,17 @@ def backoff_delay(attempt: int, *, base: float, cap: float, retry_after: float |
     return step / 2 + rand * step / 2
 
 
+def worst_case_seconds(*, timeout: float, max_retries: int, backoff_max: float) -> float:
+    """Return the longest one :meth:`HttpJudgeClient.complete` call can take on the network.
+
+    Each of the ``max_retries + 1`` attempts ends by its overall deadline (``timeout``), and each of the
+    ``max_retries`` waits between them is at most ``backoff_max`` (a server's ``Retry-After`` included).
+    With :func:`make_client`'s defaults: 5 × 60 + 4 × 30 = 420 s; with the promptfoo assertions'
+    (``timeout`` 120): 720 s. ``assertions/grounding.cjs`` derives its call deadline from this bound.
+    """
+    return (max_retries + 1) * timeout + max_retries * backoff_max
+
+
 def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
     """Return the wait a response asks for (``retry-after-ms``, else ``retry-after`` in seconds), if any.
 
@@ -224,16 +248,124 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
 class _Failure:
     """Why one attempt failed, kept for the final error message."""
 
-    what: str  # "HTTP 503", "ReadTimeout", "malformed reply"
+    what: str  # "HTTP 503", "ConnectionError", "malformed reply", "deadline passed"
     detail: str
     status: int | None
+
+
+class _Deadline:
+    """One attempt's overall deadline: when it passes, every socket the attempt uses is shut down.
+
+    A timer thread does the shutting down, so a call blocked in a read (or a TLS handshake) returns at
+    once, whatever the server sends. The attempt's connections register their sockets through
+    :data:`_ATTEMPT` (a thread-local: one client can be called from several threads at a time). Used
+    as a context manager around one attempt, which then asks :attr:`expired`.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.expired = False
+        self._sockets: list[Any] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Deadline:
+        _ATTEMPT.deadline = self
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+        _ATTEMPT.deadline = None
+
+    def watch(self, sock: Any) -> None:
+        """Shut ``sock`` down when the deadline passes (at once if it has)."""
+        with self._lock:
+            self._sockets.append(sock)
+            if self.expired:
+                _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                _shut(sock)
+
+
+def _shut(sock: Any) -> None:
+    import socket
+
+    with contextlib.suppress(OSError):  # already closed
+        sock.shutdown(socket.SHUT_RDWR)  # wakes a blocked read in another thread; close() would not
+
+
+_ATTEMPT = threading.local()  # .deadline: the _Deadline of the attempt running in this thread, if any
+
+
+def _watched(sock: Any) -> Any:
+    deadline: _Deadline | None = getattr(_ATTEMPT, "deadline", None)
+    if deadline is not None and sock is not None:
+        deadline.watch(sock)
+    return sock
+
+
+@functools.cache
+def _deadline_adapter() -> type[requests.adapters.HTTPAdapter]:
+    """A ``requests`` transport whose connections hand their sockets to the running attempt's deadline.
+
+    urllib3's connections are subclassed at two public-by-use points: ``_new_conn`` (the socket just
+    connected, before any TLS handshake) and ``request`` (a kept-alive connection used again). Built on
+    first use: importing ``requests`` costs ~150 ms.
+    """
+    import requests.adapters
+    from urllib3.connection import HTTPConnection, HTTPSConnection
+    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+    class WatchedHTTPConnection(HTTPConnection):
+        def _new_conn(self) -> Any:
+            return _watched(super()._new_conn())
+
+        def request(self, *args: Any, **kwargs: Any) -> None:
+            _watched(self.sock)
+            super().request(*args, **kwargs)
+
+    class WatchedHTTPSConnection(HTTPSConnection):
+        def _new_conn(self) -> Any:
+            return _watched(super()._new_conn())
+
+        def request(self, *args: Any, **kwargs: Any) -> None:
+            _watched(self.sock)
+            super().request(*args, **kwargs)
+
+    class WatchedHTTPPool(HTTPConnectionPool):
+        ConnectionCls = WatchedHTTPConnection
+
+    class WatchedHTTPSPool(HTTPSConnectionPool):
+        ConnectionCls = WatchedHTTPSConnection
+
+    pools = {"http": WatchedHTTPPool, "https": WatchedHTTPSPool}
+
+    class DeadlineAdapter(requests.adapters.HTTPAdapter):
+        def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+            super().init_poolmanager(*args, **kwargs)
+            self.poolmanager.pool_classes_by_scheme = pools
+
+        def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+            manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+            manager.pool_classes_by_scheme = pools  # through a proxy (CONNECT tunnel) too
+            return manager
+
+    return DeadlineAdapter
 
 
 class HttpJudgeClient:
     """A judge behind an HTTP API (Anthropic, OpenAI-compatible or Gemini); build it with :func:`make_client`.
 
     The ``requests`` session is created on the first call, so building a client costs nothing and opens
-    nothing. Only successful replies the caller accepts are cached (see :meth:`complete`).
+    nothing. Only successful replies the caller accepts are cached (see :meth:`complete`). Each HTTP
+    attempt ends by its overall deadline (``timeout`` seconds: connection, request, headers and whole
+    body); a call ends within :func:`worst_case_seconds`.
     """
 
     def __init__(
@@ -263,7 +395,10 @@ class HttpJudgeClient:
         self._secret = secret_pattern(api_key)
         self._temperature = temperature
         self._max_tokens = max_tokens
-        self._timeout = (min(timeout, _CONNECT_TIMEOUT_CAP), timeout)
+        self._deadline_s = timeout
+        # Per socket operation; the read timeout is past the deadline, so the deadline is what ends a
+        # slow attempt, and says so.
+        self._timeout = (min(timeout, _CONNECT_TIMEOUT_CAP), timeout + 1.0)
         self._max_retries = max_retries
         self._backoff_base = backoff_base
         self._backoff_max = backoff_max
@@ -295,7 +430,8 @@ class HttpJudgeClient:
 
         Raises:
             JudgeError: A non-retryable HTTP status (400, 401, 403, 404, …), or retries ran out on
-                retryable statuses, connection errors, timeouts or malformed replies.
+                retryable statuses, connection errors, timeouts, attempts past their overall deadline
+                or malformed replies.
         """
         started = time.perf_counter()
         system = system or None
@@ -359,6 +495,9 @@ class HttpJudgeClient:
         with self._session_lock:
             if self._session is None:
                 self._session = requests.Session()
+                adapter = _deadline_adapter()
+                self._session.mount("http://", adapter())
+                self._session.mount("https://", adapter())
                 self._session.headers["user-agent"] = USER_AGENT
             return self._session
 
@@ -373,25 +512,38 @@ class HttpJudgeClient:
         while attempt <= self._max_retries:
             attempt += 1
             retry_after: float | None = None
+            deadline = _Deadline(self._deadline_s)
             try:
                 # Streamed: the body is read by _read_body, which stops at MAX_RESPONSE_BYTES.
-                with session.post(
-                    request.url,
-                    data=data,
-                    headers=dict(request.headers),
-                    timeout=self._timeout,
-                    allow_redirects=False,  # a redirected POST would become a GET, or leak the key
-                    stream=True,
-                ) as response:
+                with (
+                    deadline,
+                    session.post(
+                        request.url,
+                        data=data,
+                        headers=dict(request.headers),
+                        timeout=self._timeout,
+                        allow_redirects=False,  # a redirected POST would become a GET, or leak the key
+                        stream=True,
+                    ) as response,
+                ):
                     status = response.status_code
                     ok = 200 <= status < 300
                     content = _read_body(response, MAX_RESPONSE_BYTES if ok else _ERROR_BODY_BYTES, strict=ok)
+                if deadline.expired:  # the body ended because its socket was shut: it may be cut short
+                    raise _DeadlinePassed
             except (
                 requests.ConnectionError,
                 requests.Timeout,
                 requests.exceptions.ChunkedEncodingError,
+                _DeadlinePassed,
             ) as exc:
-                failure = _Failure(type(exc).__name__, str(exc), None)
+                if deadline.expired:
+                    detail = (
+                        f"no complete response within {self._deadline_s:g} s (the attempt's overall deadline)"
+                    )
+                    failure = _Failure("deadline passed", detail, None)
+                else:
+                    failure = _Failure(type(exc).__name__, str(exc), None)
             except _BodyTooLarge as exc:  # asking again would only fetch it again
                 raise self._error(
                     _Failure("reply larger than 1 MB", str(exc), status), attempt, final=True
@@ -443,6 +595,10 @@ class HttpJudgeClient:
         """Return ``value`` with the API key, in any form :mod:`._redact` knows, replaced wherever a
         string holds it (servers can echo it)."""
         return cast(_T, redact(value, self._secret))
+
+
+class _DeadlinePassed(Exception):
+    """An attempt's overall deadline passed while its response was read."""
 
 
 class _BodyTooLarge(Exception):
@@ -737,7 +893,9 @@ def make_client(
             ``*_BASE_URL`` variable, otherwise the public API. Not allowed with replay.
         temperature: Sampling temperature (0 for the most repeatable judgments).
         max_tokens: Reply length limit.
-        timeout: Seconds to wait for each read (and up to 10 s to connect).
+        timeout: Each HTTP attempt's overall deadline in seconds: connecting (at most 10 s of it),
+            sending, the response headers and the whole body. A call takes at most
+            :func:`worst_case_seconds` of these settings.
         max_retries: Further attempts after the first on retryable failures.
         backoff_base: First backoff step in seconds; it doubles per attempt.
         backoff_max: Longest single wait in seconds, including a server's ``Retry-After``.

@@ -214,9 +214,11 @@ class TestRetries:
         assert judge_server.count == 2
 
     def test_timeouts_until_retries_run_out(self, wire_case: WireCase, judge_server: JudgeServer) -> None:
-        """Only timeouts → JudgeError naming the exception."""
+        """Only timeouts → JudgeError naming the attempt's overall deadline."""
         judge_server.script(*[Scripted(body=wire_case.ok("late"), delay=0.5)] * 2)
-        with pytest.raises(JudgeError, match=r"ReadTimeout \(after 2 attempts\)"):
+        with pytest.raises(
+            JudgeError, match=r"deadline passed \(after 2 attempts\): no complete response within 0.15 s"
+        ):
             _client(wire_case, timeout=0.15, max_retries=1).complete(PROMPT)
 
     @pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
