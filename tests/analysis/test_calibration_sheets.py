@@ -2,7 +2,8 @@
 sheet or key, writes only whole files, cells are neutralised against CSV injection and clipped with a
 marker past a spreadsheet's cell limit, and the reader reads back every sheet the writer writes.
 
-Golden table: ``tests/golden/calibration_sheets.yaml`` (text → cell → text read back, worked by hand).
+Golden table: ``tests/golden/calibration_sheets.yaml`` (text → cell → text read back, worked by hand;
+headers naming a column twice).
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ from grounding_eval.errors import DataError
 from grounding_eval.files import write_text_atomic
 from tests.analysis.rows import REPO, row, write
 
-CASES: list[dict[str, Any]] = yaml.safe_load(
+GOLDEN: dict[str, list[dict[str, Any]]] = yaml.safe_load(
     (REPO / "tests" / "golden" / "calibration_sheets.yaml").read_text(encoding="utf-8")
-)["cases"]
+)
+CASES = GOLDEN["cases"]
 
 
 def _text(spec: str | dict[str, Any]) -> str:
@@ -106,17 +108,6 @@ class TestCells:
             assert cells["unit_id"] == Cell(case["id"])
             assert cells["answer"] == cells["sources"] == _expected_read(case)
             assert cells["human_verdict"] == Cell("")
-
-    def test_a_key_column_is_never_clipped(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        """A provider label over the cell limit would change the unit id: refused in one line, nothing
-        written."""
-        results = _results(tmp_path, provider="p" * 40_000)
-        sheet = tmp_path / "s.csv"
-        assert _sample(results, sheet) == 2
-        err = capsys.readouterr().err
-        assert err.startswith(f"grounding-eval: error: {results}: unit '3|C1|") and err.count("\n") == 1
-        assert "its unit_id is 40,0" in err and "(a key column is never clipped)" in err
-        assert not sheet.exists() and not sheet.with_name("s.key.json").exists()
 
 
 _TRIGGERS = st.sampled_from(["=", "+", "-", "@", "\t", "\r", "'", "\n", '"', ",", "\ud83d", "\udc00", "["])
@@ -244,81 +235,59 @@ class TestSampleNeverLosesASheet:
         )
 
 
-class TestHostileResults:
-    """What promptfoo and a hostile model put in a results file reaches the sheet as inert, whole text."""
-
-    def test_a_lone_surrogate_is_written(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        """Today: UnicodeEncodeError traceback (and a 0-byte sheet before the writes were atomic)."""
-        results, sheet = _results(tmp_path, ["smile \ud83d end"], provider="model-\udc00"), tmp_path / "s.csv"
-        assert _sample(results, sheet) == 0
-        _, records = read_sheet(sheet)
-        assert {cells["answer"].text for _, cells in records} == {"smile \ufffd end"}
-        assert {cells["provider"].text for _, cells in records} == {"model-\ufffd"}
-        _grade(sheet)
-        capsys.readouterr()
-        assert main(["calibrate", "score", str(results), str(sheet), "--json"]) == 0
-        assert json.loads(capsys.readouterr().out)["graded"] == 2
-
-    def test_key_columns_are_inert_and_still_match(
-        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-    ) -> None:
-        """A round and a provider label that are formulas: the unit id, round and provider cells get the
-        apostrophe, and the graded sheet still scores (the reader strips it back). Before: raw formulas."""
-        results = _results(tmp_path, round_="=1+2", provider="@SUM(A1)")
-        sheet = tmp_path / "s.csv"
-        assert _sample(results, sheet) == 0
-        raw = list(csv.DictReader(io.StringIO(sheet.read_text(encoding="utf-8"), newline="")))
-        assert {(r["unit_id"][:6], r["round"], r["provider"]) for r in raw} == {
-            ("'=1+2|", "'=1+2", "'@SUM(A1)")
-        }
-        _grade(sheet, "No")
-        capsys.readouterr()
-        assert main(["calibrate", "score", str(results), str(sheet), "--json"]) == 0
-        report = json.loads(capsys.readouterr().out)
-        assert report["graded"] == 2 and report["criteria"][0]["agreement"] == 0.0
-
-    def test_a_140k_answer_is_clipped_and_the_sheet_scores(
-        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-    ) -> None:
-        """The red team's 140 kB answer: a spreadsheet would cut it silently at 32,767 characters; the
-        sheet shows its start after a marker, the summary says so, and the graded sheet scores."""
-        answer = "Tenants may withhold rent. " * 5186
-        results, sheet = _results(tmp_path, [answer]), tmp_path / "s.csv"
-        assert _sample(results, sheet) == 0
-        assert capsys.readouterr().out.splitlines()[1] == (
-            "2 cells longer than a spreadsheet cell holds (32,767 characters) clipped, each with a marker "
-            "at its start; the whole texts are in the results file"
-        )
-        _, records = read_sheet(sheet)
-        assert {(c["answer"].length, answer.startswith(c["answer"].text)) for _, c in records} == {
-            (140_022, True)
-        }
-        _grade(sheet)
-        assert main(["calibrate", "score", str(results), str(sheet), "--json"]) == 0
-        assert json.loads(capsys.readouterr().out)["graded"] == 2
+@pytest.mark.parametrize("case", GOLDEN["hostile_results"], ids=lambda c: c["id"])
+def test_hostile_results_reach_the_sheet_inert_and_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: dict[str, Any]
+) -> None:
+    """What promptfoo and a hostile model put in a results file: the sheet's cells are inert and UTF-8,
+    the reader gives the text back, and the graded sheet scores; or one line, and nothing written."""
+    fields = {"round_": case["round"]} if "round" in case else {}
+    if "provider" in case:
+        fields["provider"] = _text(case["provider"])
+    answers = [_text(case["answer"])] if "answer" in case else None
+    results, sheet = _results(tmp_path, answers, **fields), tmp_path / "s.csv"
+    if "error" in case:
+        assert _sample(results, sheet) == 2
+        assert capsys.readouterr().err == f"grounding-eval: error: {results}: {case['error']}\n"
+        assert not sheet.exists() and not sheet.with_name("s.key.json").exists()
+        return
+    assert _sample(results, sheet) == 0
+    summary = capsys.readouterr().out.splitlines()
+    assert summary[1:-1] == ([case["summary"]] if "summary" in case else [])
+    raw = list(csv.DictReader(io.StringIO(sheet.read_bytes().decode("utf-8"), newline="")))
+    _, records = read_sheet(sheet)
+    assert len(raw) == len(records) == 2
+    for line, (_, cells) in zip(raw, records, strict=True):
+        assert {c: line[c] for c in case.get("raw", {})} == case.get("raw", {})
+        assert all(line[c].startswith(v) for c, v in case.get("raw_starts", {}).items())
+        for column, expected in case["read"].items():
+            whole = answers[0] if column == "answer" and answers else None
+            if isinstance(expected, str):
+                assert cells[column] == Cell(expected)
+            else:
+                assert whole is not None and cells[column] == Cell(
+                    whole[: expected["head"]], expected["length"]
+                )
+    _grade(sheet, "No")
+    capsys.readouterr()
+    assert main(["calibrate", "score", str(results), str(sheet), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["graded"] == 2 and report["criteria"][0]["agreement"] == 0.0  # the judge said Yes
 
 
-@pytest.mark.parametrize(
-    ("header", "column", "positions"),
-    [
-        ("unit_id,human_verdict,unit_id", "unit_id", "1 and 3"),
-        ("unit_id,human_verdict,human_note,human_verdict", "human_verdict", "2 and 4"),
-        ("unit_id, human_verdict,human_verdict ", "human_verdict", "2 and 3"),
-        ("unit_id,answer,human_verdict,answer", "answer", "2 and 4"),
-    ],
-    ids=["unit-id", "verdict", "verdict-padded", "prose-column"],
-)
+@pytest.mark.parametrize("case", GOLDEN["duplicate_headers"], ids=lambda c: c["id"])
 def test_a_column_named_twice_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], header: str, column: str, positions: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: dict[str, str]
 ) -> None:
     """Today: the last column of the name wins ("0 graded, 81 ungraded" when it was blank), no error."""
     results, sheet = _results(tmp_path), tmp_path / "s.csv"
     assert _sample(results, sheet) == 0
     uid = read_sheet(sheet)[1][0][1]["unit_id"].text
     capsys.readouterr()
-    fields = header.count(",") + 1
-    sheet.write_text(f"{header}\n{uid},Yes{',' * (fields - 2)}\n", encoding="utf-8")
+    fields = case["header"].count(",") + 1
+    sheet.write_text(f"{case['header']}\n{uid},Yes{',' * (fields - 2)}\n", encoding="utf-8")
     assert main(["calibrate", "score", str(results), str(sheet)]) == 2
     assert capsys.readouterr().err == (
-        f"grounding-eval: error: {sheet}: the header names column '{column}' twice (columns {positions})\n"
+        f"grounding-eval: error: {sheet}: the header names column '{case['column']}' twice "
+        f"(columns {case['positions']})\n"
     )
