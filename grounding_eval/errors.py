@@ -9,9 +9,10 @@ issue or a log.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-__all__ = ["EXCERPT_CHARS", "DataError", "clip"]
+__all__ = ["EXCERPT_CHARS", "DataError", "clip", "terminal_safe"]
 
 EXCERPT_CHARS = 40
 """The most characters of a file's content an error message quotes."""
@@ -41,3 +42,34 @@ def clip(value: object, limit: int = EXCERPT_CHARS) -> str:
         return repr(text)
     quoted = repr(text[:limit])
     return f"{quoted[:-1]}…{quoted[-1]}"
+
+
+# C0 and C1 controls (ESC starts the terminal's escape sequences), DEL, the invisible format characters that
+# reorder or hide text (bidi embeddings, overrides and isolates, zero-width marks) and lone surrogates.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
+_UNSAFE_KEEPING_LINES = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]"
+)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def terminal_safe(value: object, *, lines: bool = False) -> str:
+    """``value`` as text that is safe to print: every control or invisible format character escaped.
+
+    A results file is not ours: a provider label holding ``"\\x1b[2J"`` cleared the screen when the
+    report printed it, and a right-to-left override can make a listing lie. Each such character is shown
+    as its escape (``\\x1b``, ``\\u202e``), as are lone surrogates (which the terminal's encoding cannot
+    write). Every value from a results file that ``report``, ``rescore`` or ``audit`` prints goes through
+    here. Other text, accents and emoji included, is unchanged.
+
+    Args:
+        value: What to print (not a string: its ``str``).
+        lines: Keep line breaks and tabs (a rendered prompt printed as a block); otherwise they are
+            escaped too, so a value stays on its line of a table.
+    """
+    text = value if isinstance(value, str) else str(value)
+    return (_UNSAFE_KEEPING_LINES if lines else _UNSAFE).sub(_escape, text)
