@@ -6,10 +6,11 @@ must) be ``"n/a"`` depends on the question: :func:`parse_grading` checks the rub
 rules too, so a reply that marks Correct n/a, or scores Complete on an out-of-scope question, is
 invalid and goes back to the grader (once), like any other schema violation.
 
-The design is the rubric judge's (:mod:`grounding_eval.judge.parse`), and so is the JSON scanning:
-finding the reply's object in prose or fences, refusing two different ``criteria`` objects (an answer's
-injected verdicts echoed before the grader's own), duplicate keys, cut-off replies and the budgets
-(:data:`~grounding_eval.judge.parse.MAX_REPLY_CHARS`, linear scanning) are its functions, reused.
+The design is the rubric judge's (:mod:`grounding_eval.judge.parse`), and the JSON scanning is the one
+extractor every judge uses (:mod:`grounding_eval.judge.extract`): finding the reply's object in prose or
+fences, refusing two different ``criteria`` objects, duplicate keys, cut-off replies, the budgets
+(:data:`~grounding_eval.judge.extract.MAX_REPLY_CHARS`, linear scanning), and, given the answer
+(``judged_text``), never taking a ``criteria`` object the answer holds as the reply.
 
 Liberties taken in lenient mode, each recorded as a repair (and pinned by ``tests/docs_qa/golden/
 grader_replies.yaml``): a leading BOM; code fences and prose around the object; the same object
@@ -26,22 +27,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from grounding_eval.docs_qa.rubric import DocsQaRubric
-from grounding_eval.judge.parse import (
-    _FENCE,
-    MAX_BAD_OBJECTS,
-    MAX_REASONING_CHARS,
-    MAX_REPLY_CHARS,
-    _clean_key,
-    _decode_whole,
-    _invisible,
-    _json_type,
-    _objects,
-    _quote,
-)
+from grounding_eval.judge.extract import ParseFailure, ReplyShape, clean_key, invisible, read_reply
+from grounding_eval.judge.parse import MAX_REASONING_CHARS, _json_type, _quote
 
 __all__ = ["Grade", "GradingFailure", "ParsedGrading", "Score", "grading_schema", "parse_grading"]
 
@@ -50,6 +41,7 @@ Score = Literal[1, 0] | None
 
 _NA_FORMS: Final = frozenset({"n/a", "na", "n.a.", "n.a", "not applicable"})
 _NA: Final = "n/a"
+_SHAPE: Final = ReplyShape("criteria", noun="grading object", judged="the answer")
 
 
 @dataclass(frozen=True)
@@ -84,19 +76,8 @@ class ParsedGrading:
     raw: str = ""
 
 
-@dataclass(frozen=True)
-class GradingFailure:
-    """A reply that could not be read: an explicit unscored outcome, never a 0.
-
-    Attributes:
-        error: one paragraph for the retry prompt.
-        problems: the individual problems.
-        raw: the reply as received.
-    """
-
-    error: str
-    problems: tuple[str, ...]
-    raw: str = field(default="", repr=False)
+GradingFailure = ParseFailure
+"""A reply that could not be read: the one extractor's failure (``error`` for the retry, ``problems``, ``raw``)."""
 
 
 def grading_schema(rubric: DocsQaRubric, *, out_of_scope: bool) -> dict[str, Any]:
@@ -131,56 +112,32 @@ def grading_schema(rubric: DocsQaRubric, *, out_of_scope: bool) -> dict[str, Any
     }
 
 
-def parse_grading(text: str, rubric: DocsQaRubric, *, out_of_scope: bool) -> ParsedGrading | GradingFailure:
+def parse_grading(
+    text: str, rubric: DocsQaRubric, *, out_of_scope: bool, judged_text: str | None = None
+) -> ParsedGrading | GradingFailure:
     """Read a grader reply for a question of that kind: strictly, else leniently, else a failure.
 
-    Never raises.
+    ``judged_text`` is the answer under review: a ``{"criteria": …}`` object it holds is never the reply
+    (:func:`~grounding_eval.judge.extract.read_reply`). Never raises.
     """
-    if not isinstance(text, str):
-        return _failure([f"the reply is not text (got {type(text).__name__})"], "")
-    if len(text) > MAX_REPLY_CHARS:
-        return _failure([f"the reply is longer than {MAX_REPLY_CHARS:,} characters"], text)
-    if not text.strip("\ufeff \t\r\n"):
-        return _failure(["the reply is empty"], text)
-    whole = _decode_whole(text)
-    if whole is not None:
+
+    def validate(obj: Any) -> _Check:
         checked = _Check(rubric, out_of_scope)
-        checked.reply(whole)
-        if not checked.problems and not checked.repairs:
-            return ParsedGrading(checked.grades, "strict", (), checked.summary, text)
-    repairs: list[str] = []
-    body = text
-    if body.startswith("\ufeff"):
-        body = body.lstrip("\ufeff")
-        repairs.append("removed a leading byte-order mark")
-    found = _objects(body)
-    if found.gave_up:
-        return _failure([f"more than {MAX_BAD_OBJECTS} JSON objects in the reply are not valid JSON"], text)
-    if found.replies > 1:
-        if found.replies_differ:
-            return _failure(
-                [
-                    f"the reply contains {found.replies} different JSON objects with a 'criteria' key; send one"
-                ],
-                text,
-            )
-        repairs.append(f"the same JSON object appears {found.replies} times; read it once")
-    if found.first_reply is None:
-        if found.truncated:
-            return _failure(["the reply ends inside an unfinished JSON object (was it cut off?)"], text)
-        if found.first_error is not None:
-            return _failure([f"no valid JSON object with a 'criteria' key ({found.first_error})"], text)
-        return _failure(["the reply contains no JSON object with a 'criteria' key"], text)
-    span, chosen = found.first_reply
-    if _FENCE.search(body):
-        repairs.append("ignored Markdown code fences")
-    if _FENCE.sub("", body[: span[0]]).strip() or _FENCE.sub("", body[span[1] :]).strip():
-        repairs.append("ignored text around the JSON object")
-    checked = _Check(rubric, out_of_scope)
-    checked.reply(chosen)
-    if checked.problems:
-        return _failure(checked.problems, text)
-    return ParsedGrading(checked.grades, "lenient", (*repairs, *checked.repairs), checked.summary, text)
+        checked.reply(obj)
+        return checked
+
+    read = read_reply(text, validate, _SHAPE, judged_text=judged_text, neutralize=_neutralize)
+    if isinstance(read, ParseFailure):
+        return read
+    checked = read.checked
+    return ParsedGrading(checked.grades, read.mode, read.repairs, checked.summary, str(text))
+
+
+def _neutralize(text: str) -> str:
+    # What render_grader_prompt applies to the answer (imported late: the render module imports this one).
+    from grounding_eval.judge.render import neutralize
+
+    return neutralize(text)
 
 
 class _Check:
@@ -232,7 +189,7 @@ class _Check:
             self.problems.append(f"{what} key {_quote(key)} appears more than once")
         cleaned: dict[str, Any] = {}
         for key, value in obj.items():
-            clean = _clean_key(key)
+            clean = clean_key(key)
             if clean != key:
                 self.repairs.append(f"removed invisible characters or spaces from {what} key {_quote(key)}")
             if clean in cleaned:
@@ -276,7 +233,7 @@ class _Check:
         if isinstance(value, int) and value in (0, 1):
             return 1 if value == 1 else 0
         if isinstance(value, str):
-            folded = "".join(ch for ch in value if not _invisible(ch)).strip().casefold()
+            folded = "".join(ch for ch in value if not invisible(ch)).strip().casefold()
             folded = re.sub(r"\s+", " ", folded)
             if folded in ("1", "0"):
                 self.repairs.append(f"criterion '{cid}': score {_quote(value)} read as the number {folded}")
@@ -294,8 +251,3 @@ class _Check:
             self.problems.append(f"criterion '{cid}' must be scored 1 or 0 for {kind} question, not \"n/a\"")
         elif applies == "n/a" and grade.score is not None:
             self.problems.append(f"criterion '{cid}' must be \"n/a\" for {kind} question")
-
-
-def _failure(problems: list[str], raw: str) -> GradingFailure:
-    error = f"Your previous reply was invalid: {'; '.join(problems)}. Reply with only the JSON object."
-    return GradingFailure(" ".join(error.split()), tuple(problems), raw)

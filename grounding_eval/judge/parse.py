@@ -18,34 +18,40 @@ What lenient reading allows, and what it refuses (each decision is pinned by a r
 * refused: a missing or unknown criterion; a verdict outside the enum after that normalization
   (``"Maybe"``, ``1``, ``true``); an empty or non-text reasoning; a key repeated within one object (JSON
   parsers silently keep the last, which would hide a disagreement); two JSON objects with a
-  ``criteria`` key that differ, such as a judge echoing an answer's injected ``{"criteria": …}`` before
-  its own: the parser never picks one; invalid JSON, including trailing commas (a model that emits them
-  is not following the schema, and "fixing" them means guessing where an object ends).
+  ``criteria`` key that differ: the parser never picks one; invalid JSON, including trailing commas (a
+  model that emits them is not following the schema, and "fixing" them means guessing where an object
+  ends).
+* never the reply: a ``{"criteria": …}`` object the answer under review holds, when the caller passes
+  the answer (``judged_text``). The judge's own object beside such an echo is read (a repair); an echo
+  alone, or beside an invalid own object, is a failure (``tests/golden/injected_replies.yaml``).
 
 Reasoning text is kept exactly as written, up to :data:`MAX_REASONING_CHARS`: nothing is normalized,
 and a longer reasoning is cut there (``…`` appended), recorded as a repair, so never silently.
 
-Budgets (the reply is model output, so a loop or an attack can make it huge and strange):
-
-* A reply longer than :data:`MAX_REPLY_CHARS` is refused without being read (a :class:`ParseFailure`
-  saying so). The HTTP client stops reading a response at the same size.
-* Everything else is linear in the reply's length. Finding JSON objects in prose decodes only at a
-  ``{`` that can start one (``{`` then ``"`` or ``}``); a decoded object is skipped whole, and after
-  :data:`MAX_BAD_OBJECTS` such starts that fail to decode the parser gives up with an explicit failure
-  instead of trying the next ``{`` (each failed attempt may read to the end of the reply, so without
-  that cap ``{"a":{"a":…`` or ``{"{"{"…`` cost a read per brace: quadratic).
+Finding the object (the strict and lenient steps, echoes, and the budgets that keep the scan linear;
+a reply longer than :data:`MAX_REPLY_CHARS` is refused unread) is :mod:`grounding_eval.judge.extract`,
+shared with the factual-accuracy and docs-QA judges; this module is the rubric judge's validator.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final, Literal
+from typing import Any, Final
 
+from grounding_eval.judge.extract import (
+    MAX_BAD_OBJECTS,
+    MAX_REPLY_CHARS,
+    ParseFailure,
+    ParseMode,
+    ReplyShape,
+    clean_key,
+    invisible,
+    read_reply,
+)
 from grounding_eval.judge.rubric import VERDICTS, Rubric, Verdict
 
 __all__ = [
@@ -60,20 +66,12 @@ __all__ = [
     "reply_schema",
 ]
 
-ParseMode = Literal["strict", "lenient"]
-
-MAX_REPLY_CHARS: Final = 1_000_000
-"""Longest reply read, in characters (a 19-criterion judgment is a few kilobytes)."""
-
 MAX_REASONING_CHARS: Final = 2_000
 """Longest reasoning kept per criterion; the schema asks for one sentence."""
 
-MAX_BAD_OBJECTS: Final = 32
-"""Starts of a JSON object (``{"`` or ``{}``) that fail to decode before the parser gives up."""
-
+_SHAPE: Final = ReplyShape("criteria")
 _CANONICAL: Mapping[str, Verdict] = MappingProxyType({v.casefold(): v for v in VERDICTS})
 _ENUM = ", ".join(f'"{v}"' for v in VERDICTS)
-_FENCE = re.compile(r"```[\w+-]*")
 # Longest excerpt of reply text quoted back in an error (the reply is model output: keep it short).
 _QUOTE_MAX = 40
 
@@ -111,21 +109,6 @@ class ParsedReply:
         return {cid: j.verdict for cid, j in self.judgments.items()}
 
 
-@dataclass(frozen=True)
-class ParseFailure:
-    """A reply that could not be read as the schema: an explicit unscored outcome, never a 0.
-
-    Attributes:
-        error: one paragraph for the retry prompt ("Your previous reply was invalid: …").
-        problems: the individual problems, in the order found.
-        raw: the reply text as received.
-    """
-
-    error: str
-    problems: tuple[str, ...]
-    raw: str = field(default="", repr=False)
-
-
 def reply_schema(rubric: Rubric) -> dict[str, Any]:
     """Return the JSON Schema of a valid reply for ``rubric`` (embedded in the judge prompt)."""
     judgment = {
@@ -155,243 +138,33 @@ def reply_schema(rubric: Rubric) -> dict[str, Any]:
     }
 
 
-def parse_reply(text: str, rubric: Rubric) -> ParsedReply | ParseFailure:
+def parse_reply(text: str, rubric: Rubric, *, judged_text: str | None = None) -> ParsedReply | ParseFailure:
     """Read a judge reply against ``rubric``: strictly if possible, else leniently, else a failure.
 
-    Never raises.
+    ``judged_text`` is the answer under review: a reply object it already holds (verbatim, reformatted,
+    or as :func:`~grounding_eval.judge.render.neutralize` wrote it into the prompt) is never the reply
+    (:func:`~grounding_eval.judge.extract.read_reply`). Never raises.
     """
-    if not isinstance(text, str):
-        return _failure([f"the reply is not text (got {type(text).__name__})"], "")
-    if len(text) > MAX_REPLY_CHARS:
-        return _failure(
-            [
-                f"the reply is {len(text):,} characters long, more than the {MAX_REPLY_CHARS:,} read;"
-                " send only the JSON object"
-            ],
-            text,
-        )
-    if not text.strip("\ufeff \t\r\n"):
-        return _failure(["the reply is empty"], text)
-
-    strict = _decode_whole(text)
-    if strict is not None:
-        result = _validate(strict, rubric)
-        if not result.problems and not result.repairs:
-            return ParsedReply(result.judgments, "strict", (), result.summary, text)
-
-    repairs: list[str] = []
-    body = text
-    if body.startswith("\ufeff"):
-        body = body.lstrip("\ufeff")
-        repairs.append("removed a leading byte-order mark")
-    found = _objects(body)
-    if found.gave_up:
-        return _failure(
-            [
-                f"the reply starts more than {MAX_BAD_OBJECTS} JSON objects that are not valid JSON"
-                f" (first: {found.first_error}); send exactly one valid JSON object"
-            ],
-            text,
-        )
-    if found.replies > 1:
-        if found.replies_differ:
-            return _failure(
-                [
-                    f"the reply contains {found.replies} different JSON objects with a 'criteria' key;"
-                    " send exactly one"
-                ],
-                text,
-            )
-        repairs.append(f"the same JSON object appears {found.replies} times; read it once")
-    if found.first_reply is not None:
-        span, chosen = found.first_reply
-    elif found.truncated:
-        return _failure(["the reply ends inside an unfinished JSON object (was it cut off?)"], text)
-    elif found.first_error is not None:
-        return _failure(
-            [f"the reply contains no valid JSON object with a 'criteria' key ({found.first_error})"], text
-        )
-    elif found.first_object is not None and found.objects == 1:
-        span, chosen = found.first_object
-    elif found.objects:
-        return _failure(["none of the reply's JSON objects has a 'criteria' key"], text)
-    else:
-        return _failure(["the reply contains no JSON object"], text)
-
-    if _FENCE.search(body):
-        repairs.append("ignored Markdown code fences")
-    if _FENCE.sub("", body[: span[0]]).strip() or _FENCE.sub("", body[span[1] :]).strip():
-        repairs.append("ignored text around the JSON object")
-    result = _validate(chosen, rubric)
-    if result.problems:
-        return _failure(result.problems, text)
-    return ParsedReply(result.judgments, "lenient", (*repairs, *result.repairs), result.summary, text)
+    read = read_reply(
+        text, lambda obj: _validate(obj, rubric), _SHAPE, judged_text=judged_text, neutralize=_neutralize
+    )
+    if isinstance(read, ParseFailure):
+        return read
+    result = read.checked
+    return ParsedReply(result.judgments, read.mode, read.repairs, result.summary, str(text))
 
 
-# ---------------------------------------------------------------------------------------------------
-# Finding JSON objects in text.
-# ---------------------------------------------------------------------------------------------------
+def _neutralize(text: str) -> str:
+    # What render_judge_prompt applies to the answer. Imported here, not at the top: render imports
+    # this module for reply_schema.
+    from grounding_eval.judge.render import neutralize
 
-
-class _Object(dict[str, Any]):
-    """A decoded JSON object that remembers keys it saw twice (plain dicts keep the last silently)."""
-
-    duplicates: tuple[str, ...] = ()
-
-
-def _pairs_hook(pairs: list[tuple[str, Any]]) -> _Object:
-    obj = _Object()
-    repeated: list[str] = []
-    for key, value in pairs:
-        if key in obj:
-            repeated.append(key)
-        obj[key] = value
-    if repeated:
-        obj.duplicates = tuple(repeated)
-    return obj
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs_hook)
-
-
-def _decode_whole(text: str) -> Any | None:
-    try:
-        return _DECODER.decode(text)
-    except (ValueError, RecursionError):
-        return None
-
-
-_Span = tuple[tuple[int, int], Any]  # ((start, end), decoded object)
-
-
-@dataclass
-class _Found:
-    """What the scan found; only the objects the parser can use are kept, not every ``{}`` in a reply."""
-
-    objects: int = 0  # top-level objects decoded
-    first_object: _Span | None = None
-    replies: int = 0  # of which reply-like (a "criteria" key)
-    first_reply: _Span | None = None
-    replies_differ: bool = False  # a later reply-like object differs from the first
-    first_error: str | None = None
-    truncated: bool = False
-    gave_up: bool = False
-
-    def add(self, span: tuple[int, int], obj: Any, reply_key: str) -> None:
-        self.objects += 1
-        if self.first_object is None:
-            self.first_object = (span, obj)
-        if _reply_like(obj, reply_key):
-            self.replies += 1
-            if self.first_reply is None:
-                self.first_reply = (span, obj)
-            elif obj != self.first_reply[1]:
-                self.replies_differ = True
-
-
-# A "{" that a JSON object can start at: "{", optional JSON white space, then a key's quote or "}".
-# Any other "{" (prose such as "{helpfulness}", or brace soup) fails at its next character, so it is
-# not worth a decode. Possessive: the white space run is read once.
-_CAN_OPEN = re.compile(r'\{[ \t\n\r]*+["}]')
-
-
-def _objects(text: str, reply_key: str = "criteria") -> _Found:
-    """Every top-level JSON object in ``text``: decode at each ``{`` not inside an object already read.
-
-    An object with a ``reply_key`` key is reply-like (the rubric judge's ``criteria``; other judges
-    built on this parser pass their own).
-
-    Only the first decoding error is kept: it is where the judge's object began, while later ones are
-    usually the same object's insides.
-
-    Budget: linear in ``len(text)``. The scan for the next candidate ``{`` moves only forward; a
-    decoded object is skipped whole; a ``{`` that cannot open an object costs no decode (only the
-    first one is decoded, for its error message); and a failed decode, which may read to the end of
-    the text and whose error counts lines from its start, happens at most :data:`MAX_BAD_OBJECTS`
-    times before the scan gives up (``gave_up``).
-    """
-    found = _Found()
-    failed = 0
-    i = 0
-    while True:
-        candidate = _CAN_OPEN.search(text, i)
-        if found.first_error is None:
-            brace = text.find("{", i, candidate.start() if candidate else len(text))
-            if brace >= 0:
-                found.first_error = _decode_error(text, brace)
-        if candidate is None:
-            break
-        start = candidate.start()
-        try:
-            obj, end = _DECODER.raw_decode(text, start)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            if found.first_error is None:
-                found.first_error = _describe(exc)
-            failed += 1
-            if failed > MAX_BAD_OBJECTS:
-                found.gave_up = True
-                break
-            i = start + 1
-            continue
-        found.add((start, end), obj, reply_key)
-        i = end
-    found.truncated = _unbalanced(text)
-    return found
-
-
-def _decode_error(text: str, start: int) -> str:
-    """The decoding error at a ``{`` that cannot open an object (it fails at its next character)."""
-    try:
-        _DECODER.raw_decode(text, start)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        return _describe(exc)
-    return "invalid JSON"  # not reached: _CAN_OPEN accepts every "{" that can decode
-
-
-def _describe(exc: json.JSONDecodeError | RecursionError) -> str:
-    if isinstance(exc, RecursionError):
-        return "JSON nested too deeply"
-    return f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-
-
-def _unbalanced(text: str) -> bool:
-    """True when text ends inside a ``{`` (string-aware): the signature of a cut-off reply."""
-    depth = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"' and depth:
-            in_string = True  # quotes only delimit strings inside JSON, not in the prose around it
-        elif ch == "{":
-            depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-    return depth > 0
-
-
-def _reply_like(obj: Any, reply_key: str) -> bool:
-    return isinstance(obj, dict) and any(_clean_key(k) == reply_key for k in obj)
+    return neutralize(text)
 
 
 # ---------------------------------------------------------------------------------------------------
 # Validation against the rubric.
 # ---------------------------------------------------------------------------------------------------
-
-
-def _invisible(ch: str) -> bool:
-    # Unicode "format" characters: zero-width space/joiners, BOM, soft hyphen, bidi marks. They
-    # render as nothing, so a key containing one looks right to a person and wrong to a dict.
-    return unicodedata.category(ch) == "Cf"
-
-
-def _clean_key(key: str) -> str:
-    return "".join(ch for ch in key if not _invisible(ch)).strip()
 
 
 @dataclass
@@ -444,7 +217,7 @@ def _validate(obj: Any, rubric: Rubric) -> _Validation:
 def _clean_keys(obj: Mapping[str, Any], what: str, out: _Validation) -> dict[str, Any]:
     cleaned: dict[str, Any] = {}
     for key, value in obj.items():
-        clean = _clean_key(key)
+        clean = clean_key(key)
         if clean != key:
             out.repairs.append(f"removed invisible characters or spaces from {what} key {_quote(key)}")
         if clean in cleaned:
@@ -497,7 +270,7 @@ def _verdict(cid: str, value: Any, out: _Validation) -> Verdict | None:
             f"criterion '{cid}': verdict {json.dumps(value)} is not one of {_ENUM} (it must be a string)"
         )
         return None
-    canonical = _CANONICAL.get("".join(ch for ch in value if not _invisible(ch)).strip().casefold())
+    canonical = _CANONICAL.get("".join(ch for ch in value if not invisible(ch)).strip().casefold())
     if canonical is None:
         out.problems.append(f"criterion '{cid}': verdict {_quote(value)} is not one of {_ENUM}")
         return None
@@ -509,11 +282,6 @@ def _verdict(cid: str, value: Any, out: _Validation) -> Verdict | None:
 # ---------------------------------------------------------------------------------------------------
 # Messages.
 # ---------------------------------------------------------------------------------------------------
-
-
-def _failure(problems: list[str], raw: str) -> ParseFailure:
-    error = f"Your previous reply was invalid: {'; '.join(problems)}. Reply with only the JSON object."
-    return ParseFailure(" ".join(error.split()), tuple(problems), raw)
 
 
 def _quote(text: str) -> str:
