@@ -27,24 +27,34 @@ import io
 import json
 import os
 import platform
+import re
 import tarfile
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from grounding_eval.errors import DataError, clip
 from grounding_eval.resources import pack_root, pack_version, sha256_file
-from grounding_eval.share.redact import policy, redact_results
+from grounding_eval.share.leaks import (
+    ARCHIVE_HEAD,
+    KeyScan,
+    archive_kind,
+    find_absolute_path,
+    is_env_file,
+    line_of,
+    relative_paths,
+)
+from grounding_eval.share.redact import policy, redact_results, redact_row
 
-__all__ = ["BUNDLE_FORMAT", "CheckReport", "check_bundle", "make_bundle"]
+__all__ = ["BUNDLE_FORMAT", "MANIFEST", "make_bundle", "member_problem"]
 
 BUNDLE_FORMAT = "grounding-eval-bundle/1"
 MANIFEST = "manifest.json"
 # Never shared from a study folder: installed packages, promptfoo's database and logs, caches, keys.
 _SKIP_DIRS = frozenset({"node_modules", ".promptfoo", ".cache", "__pycache__", ".git", "results", ".venv"})
-_SKIP_FILES = frozenset({".env.local"})
+_ENV_HEADER = "Rebuilt by grounding-eval share: only the settings that are the same on every machine."
+_PLAIN_VALUE = re.compile(r"^[A-Za-z0-9._/:-]*$")
 
 
 def _sha(data: bytes) -> str:
@@ -106,33 +116,42 @@ def _rubrics() -> list[dict[str, Any]]:
 
 
 def _shareable_env(data: bytes) -> tuple[bytes, list[str]]:
-    """The study's ``.env`` with only the settings that are the same on every machine.
+    """A new ``.env`` holding only the study's settings that are the same on every machine.
 
-    A ``.env`` is where API keys are kept; it also names this machine's Python. Only the settings in
-    ``policy.yaml`` (``bundle.shareable_env``) go into the bundle; the names of the others (never their
-    values) are listed in the manifest.
+    A ``.env`` is where API keys are kept (commented-out ones too); it also names this machine's Python.
+    The file is rebuilt from scratch: one ``NAME=value`` line for each setting in ``policy.yaml``
+    (``bundle.shareable_env``) whose value is plain (letters, digits, ``./_-:``; not an absolute path),
+    nothing else, no comment of the user's. The names of the others (never their values) are returned
+    for the manifest.
     """
     keep = set(policy()["bundle"]["shareable_env"])
-    lines, dropped = [], []
+    lines, dropped = [f"# {_ENV_HEADER}"], []
     for line in data.decode("utf-8", "replace").splitlines():
-        name = line.split("=", 1)[0].strip().removeprefix("export ").strip()
-        if not line.strip() or line.lstrip().startswith("#") or name in keep:
-            lines.append(line)
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        name, sep, value = line.partition("=")
+        name = name.strip().removeprefix("export ").strip()
+        value = value.strip().strip("'\"")
+        if sep and name in keep and _PLAIN_VALUE.match(value) and not find_absolute_path(value):
+            lines.append(f"{name}={value}")
         else:
-            dropped.append(name if "=" in line else "(a line that is not NAME=value)")
+            dropped.append(name if sep else "(a line that is not NAME=value)")
     return ("\n".join(lines) + "\n").encode(), dropped
 
 
-def _study_files(study: Path) -> Iterable[tuple[str, Path]]:
+def _study_files(study: Path, skip: Path) -> list[tuple[str, Path]]:
+    """``(member name, path)`` of the study's files, without installed and private folders and links."""
+    out = []
     for folder, dirs, files in os.walk(study):
         dirs[:] = sorted(
             d for d in dirs if d not in _SKIP_DIRS and not os.path.islink(os.path.join(folder, d))
         )
         for name in sorted(files):
             path = Path(folder) / name
-            if name in _SKIP_FILES or path.is_symlink() or not path.is_file():
-                continue
-            yield "study/" + path.relative_to(study).as_posix(), path
+            if path.is_symlink() or not path.is_file() or path.resolve() == skip.resolve():
+                continue  # a bundle written into the study folder is not part of the next one
+            out.append(("study/" + path.relative_to(study).as_posix(), path))
+    return out
 
 
 def _pack_files() -> Iterable[tuple[str, Path]]:
@@ -162,6 +181,90 @@ def _data_files(dataset: Path) -> list[tuple[str, Path]]:
     return out
 
 
+def _configured_datasets(study: Path) -> list[Path]:
+    """The dataset folders the study's config names (``tests[].config.dataset``), resolved against it,
+    and the pack's sample, which a study without ``dataset:`` runs on."""
+    from grounding_eval.files import read_yaml
+
+    out = [pack_root() / "datasets" / "sample"]
+    try:
+        config = read_yaml(study / "promptfooconfig.yaml")
+    except DataError:
+        return out
+    tests = config.get("tests") if isinstance(config, dict) else None
+    for test in tests if isinstance(tests, list) else ():
+        named = (test.get("config") or {}).get("dataset") if isinstance(test, dict) else None
+        if isinstance(named, str) and named.strip():
+            out.append((study / named).resolve())
+    return out
+
+
+class _Sharing:
+    """The members of one bundle being made, and the checks every member passes before it is written."""
+
+    def __init__(self, study: Path, redact: bool, shared_data: dict[Path, str]) -> None:
+        self.study, self.redact, self.shared_data = study, redact, shared_data
+        self.members: dict[str, bytes] = {}
+        self.sources: dict[str, Path] = {}  # member -> the file it came from, for messages
+        self.withheld: dict[str, str] = {}  # member name -> SHA-256: hashed, not shared
+        self.rows: list[Any] = []  # every results row seen, for the High-Risk texts
+        self.redacted_rows = 0
+
+    def add(self, name: str, source: Path, data: bytes) -> None:
+        self.members[name], self.sources[name] = data, source
+
+    def paths(self, value: Any) -> Any:
+        """``value`` (text or a parsed document) with its absolute paths rewritten (under --redact)."""
+        if not self.redact:
+            return value
+        if isinstance(value, str):
+            return relative_paths(value, self.study, self.shared_data)
+        if isinstance(value, dict):
+            return {self.paths(k): self.paths(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.paths(v) for v in value]
+        return value
+
+    def add_results(self, name: str, source: Path, document: Any) -> None:
+        from grounding_eval.share.content import results_rows
+
+        self.rows += results_rows(document)
+        if self.redact:
+            document, count = redact_results(document)
+            self.redacted_rows += count
+            self.add(name, source, _json(self.paths(document)))
+        else:
+            self.add(name, source, source.read_bytes())
+
+    def add_result_lines(self, name: str, source: Path, rows: list[Any]) -> None:
+        from grounding_eval.share.redact import is_high_risk
+
+        self.rows += rows
+        out = []
+        for row in rows:
+            if isinstance(row, dict) and is_high_risk(row):
+                row = redact_row(row)
+                self.redacted_rows += 1
+            out.append(json.dumps(self.paths(row), ensure_ascii=False))
+        self.add(name, source, ("\n".join(out) + "\n").encode())
+
+    def check(self, keys: KeyScan, datasets: list[Path]) -> None:
+        """Refuse the share, in one line naming the file, if a member holds a key, a nested archive, an
+        absolute path or (under --redact) the text of a High-Risk item."""
+        from grounding_eval.share.content import high_risk_texts
+
+        texts = high_risk_texts(self.rows, datasets) if self.redact else {}
+        # A line the pack's own files hold (a rubric's wording, a prompt template) is nobody's text.
+        public = [
+            data.decode("utf-8", "replace") for name, data in self.members.items() if name.startswith("pack/")
+        ]
+        texts = {t: w for t, w in texts.items() if not any(t in p for p in public)}
+        for name, data in self.members.items():
+            problem = member_problem(name, data, keys=keys, redacted=self.redact, texts=texts)
+            if problem:
+                raise DataError(self.sources.get(name, name), f"{problem}; nothing was written")
+
+
 def make_bundle(
     study: Path,
     output: Path,
@@ -172,43 +275,73 @@ def make_bundle(
 ) -> dict[str, Any]:
     """Write the bundle; returns its manifest.
 
+    Under ``redact`` what a study file is decides what is shared (:mod:`grounding_eval.share.content`):
+    results anywhere are redacted, dataset files anywhere are hashed only. In every bundle ``.env*``
+    files are replaced by a rebuilt ``.env``, and a member holding a key or a nested archive refuses the
+    share (:mod:`grounding_eval.share.leaks`).
+
     Raises:
         DataError: the study has no ``promptfooconfig.yaml``, a results file cannot be read, the
-            dataset does not validate, or two results files share a name.
+            dataset does not validate, two results files share a name, or a member would leak (a key, a
+            nested archive, an absolute path or High-Risk text under ``redact``): one line, no bundle.
     """
-    from grounding_eval.files import RESULTS, read_json
+    from grounding_eval.files import RESULTS, read_bytes, read_json
+    from grounding_eval.share.content import Kind, classify, dataset_folders
 
     if not (study / "promptfooconfig.yaml").is_file():
         raise DataError(
             study, "not a study folder (no promptfooconfig.yaml; make one with grounding-eval init)"
         )
-    members: dict[str, bytes] = {}
+    shareable = policy()["bundle"]["shareable_env"]
+    shared_data = {dataset.resolve(): f"data/{dataset.name}"} if dataset is not None and not redact else {}
+    sharing = _Sharing(study, redact, shared_data)
+    files = _study_files(study, output)
+    env_files = [(name, path) for name, path in files if is_env_file(path.name)]
+    keys = KeyScan.for_study([read_bytes(p).decode("utf-8", "replace") for _, p in env_files], shareable)
+    folders = dataset_folders(path for _, path in files)
+    if dataset is not None:
+        folders.add(dataset.resolve())
+    configured = _configured_datasets(study)
+    folders |= {f for f in configured if f.is_relative_to(study.resolve())}
     env_dropped: list[str] = []
-    for name, path in [*_study_files(study), *_pack_files()]:
-        if path.resolve() == output.resolve():
-            continue  # a bundle written into the study folder is not part of the next one
-        members[name] = path.read_bytes()
-        if name == "study/.env":
-            members[name], env_dropped = _shareable_env(members[name])
-    dataset_hashes: dict[str, str] = {}
+    for name, path in files:
+        if is_env_file(path.name):
+            if name == "study/.env":
+                data, env_dropped = _shareable_env(read_bytes(path))
+                sharing.add(name, path, data)
+            continue  # .env.bak, .env.production, .envrc, a .env in a subfolder: never shared
+        data = read_bytes(path, RESULTS)
+        kind = archive_kind(data[:ARCHIVE_HEAD], path.name)
+        if kind:
+            raise DataError(path, f"an archive ({kind}) inside the study: a bundle never holds another "
+                            "(an earlier bundle?); move it out of the study folder")  # fmt: skip
+        if not redact:
+            sharing.add(name, path, data)
+            continue
+        text = _utf8(data)
+        parsed = classify(str(path), text, in_dataset=any(path.resolve().is_relative_to(f) for f in folders))
+        if parsed.kind is Kind.DATA:
+            sharing.withheld[name] = _sha(data)
+        elif parsed.kind is Kind.RESULTS:
+            sharing.add_results(name, path, parsed.document)
+        elif parsed.kind is Kind.RESULT_LINES:
+            sharing.add_result_lines(name, path, parsed.document)
+        else:
+            sharing.add(name, path, sharing.paths(text).encode() if text is not None else data)
+    for name, path in _pack_files():
+        sharing.add(name, path, path.read_bytes())
     if dataset is not None:
         for name, path in _data_files(dataset):
             if redact:  # hashes only: the files hold High-Risk questions, sources and answers
-                dataset_hashes[name] = sha256_file(path)
+                sharing.withheld[name] = sha256_file(path)
             else:
-                members[name] = path.read_bytes()
-    redacted_rows = 0
+                sharing.add(name, path, path.read_bytes())
     for path in results:
         name = f"results/{path.name}"
-        if name in members:
+        if name in sharing.members:
             raise DataError(path, f"two results files named {path.name!r}: rename one")
-        data = read_json(path, RESULTS)
-        if redact:
-            data, count = redact_results(data)
-            redacted_rows += count
-            members[name] = json.dumps(data, ensure_ascii=False, indent=1).encode()
-        else:
-            members[name] = path.read_bytes()
+        sharing.add_results(name, path, read_json(path, RESULTS))
+    sharing.check(keys, sorted(folders | set(configured)))
     manifest = {
         "format": BUNDLE_FORMAT,
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -218,142 +351,71 @@ def make_bundle(
         "packages": _package_versions(),
         "rubrics": _rubrics(),
         "redacted": redact,
-        "redacted_rows": redacted_rows,
-        "dataset_file_hashes": dataset_hashes,
+        "redacted_rows": sharing.redacted_rows,
+        "dataset_file_hashes": dict(sorted(sharing.withheld.items())),
         "env_dropped": env_dropped,
-        "files": {name: {"sha256": _sha(data), "size": len(data)} for name, data in sorted(members.items())},
+        "env_files_dropped": sorted(name for name, _ in env_files if name != "study/.env"),
+        "files": {
+            name: {"sha256": _sha(data), "size": len(data)} for name, data in sorted(sharing.members.items())
+        },
     }
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(output, "w:gz") as tar:
-        for name, data in [(MANIFEST, json.dumps(manifest, indent=1).encode()), *sorted(members.items())]:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            info.mode = 0o644
-            info.mtime = 0  # the same study gives the same members, whenever it is shared
-            tar.addfile(info, io.BytesIO(data))
+    _write_tar(
+        output, [(MANIFEST, json.dumps(manifest, indent=1).encode()), *sorted(sharing.members.items())]
+    )
     return manifest
 
 
-@dataclass
-class CheckReport:
-    """What ``bundle check`` found: files verified and version warnings (refusals raise)."""
-
-    files: int
-    manifest: dict[str, Any]
-    warnings: list[str] = field(default_factory=list)
+def _json(document: Any) -> bytes:
+    return json.dumps(document, ensure_ascii=False, indent=1).encode()
 
 
-def _member_name_problem(name: str) -> str | None:
-    if name.startswith("/") or PurePosixPath(name).is_absolute() or (len(name) > 1 and name[1] == ":"):
-        return "absolute path"
-    if "\\" in name:
-        return "backslash in path"
-    if any(part == ".." for part in PurePosixPath(name).parts):
-        return "path leaves the bundle ('..')"
+def _utf8(data: bytes) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _write_tar(output: Path, members: list[tuple[str, bytes]]) -> None:
+    """Write the gzip tar to a temporary file beside ``output`` and move it into place (as
+    :func:`grounding_eval.files.write_text_atomic` does for text): never half a bundle."""
+    import tempfile
+
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle, tarfile.open(fileobj=handle, mode="w:gz") as tar:
+            for name, data in members:
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                info.mode = 0o644
+                info.mtime = 0  # the same study gives the same members, whenever it is shared
+                tar.addfile(info, io.BytesIO(data))
+        os.replace(tmp, output)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def member_problem(
+    name: str, data: bytes, *, keys: KeyScan, redacted: bool, texts: dict[str, str] | None = None
+) -> str | None:
+    """Why this member must not be in a bundle, or ``None``: a nested archive, a key, and in a redacted
+    bundle an absolute path or the text of a High-Risk item (``texts``: each with what it is)."""
+    kind = archive_kind(data[:ARCHIVE_HEAD])
+    if kind:
+        return f"an archive ({kind}): a bundle never holds another"
+    text = _utf8(data)
+    found = keys.find(text if text is not None else data.decode("latin-1"))
+    if found:
+        return f"{found}: an API key must never be shared (use {{{{ env.NAME }}}} in configs)"
+    if not redacted or text is None:
+        return None
+    path = find_absolute_path(text)
+    if path:
+        return f"line {line_of(text, path.start())}: an absolute local path ({clip(path.group(), 30)})"
+    for snippet, what in (texts or {}).items():
+        for form in (snippet, json.dumps(snippet)[1:-1], json.dumps(snippet, ensure_ascii=False)[1:-1]):
+            if form in text:
+                return f"holds {what} (line {line_of(text, text.index(form))}), which --redact never shares"
     return None
-
-
-def _read_members(bundle: Path) -> dict[str, bytes]:
-    limits = policy()["bundle"]
-    max_bytes, max_members = int(limits["max_member_bytes"]), int(limits["max_members"])
-    members: dict[str, bytes] = {}
-    try:
-        with tarfile.open(bundle, "r:*") as tar:
-            for count, info in enumerate(tar, 1):
-                if count > max_members:
-                    raise DataError(bundle, f"more than {max_members} members")
-                where = f"member {clip(info.name)}"
-                problem = _member_name_problem(info.name)
-                if problem:
-                    raise DataError(bundle, f"{where}: {problem}")
-                if info.issym() or info.islnk():
-                    raise DataError(
-                        bundle, f"{where}: a link (to {clip(info.linkname)}); bundles hold files only"
-                    )
-                if info.isdir():
-                    continue
-                if not info.isfile():
-                    raise DataError(bundle, f"{where}: not a regular file")
-                if info.size > max_bytes:
-                    raise DataError(bundle, f"{where}: {info.size} bytes, over the {max_bytes}-byte limit")
-                name = PurePosixPath(info.name).as_posix()
-                if name in members:
-                    raise DataError(bundle, f"{where}: appears twice")
-                handle = tar.extractfile(info)
-                members[name] = handle.read() if handle else b""
-    except (tarfile.TarError, EOFError, OSError) as exc:
-        if isinstance(exc, FileNotFoundError):
-            raise DataError(bundle, "no such file") from None
-        raise DataError(bundle, f"not a readable tar.gz bundle ({type(exc).__name__}: {exc})") from None
-    return members
-
-
-def check_bundle(bundle: Path) -> CheckReport:
-    """Verify a bundle: paths, member types, every hash and the file list; warn on version differences.
-
-    Raises:
-        DataError: the first problem, as one line naming the bundle and the member.
-    """
-    members = _read_members(bundle)
-    raw = members.pop(MANIFEST, None)
-    if raw is None:
-        raise DataError(bundle, f"no {MANIFEST}")
-    try:
-        manifest = json.loads(raw)
-    except ValueError as exc:
-        raise DataError(bundle, f"{MANIFEST} is not JSON ({exc})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
-        raise DataError(bundle, f"{MANIFEST}: not a {BUNDLE_FORMAT} manifest")
-    listed = manifest.get("files")
-    if not isinstance(listed, dict):
-        raise DataError(bundle, f"{MANIFEST}: no files list")
-    for name, entry in listed.items():
-        if _member_name_problem(str(name)):
-            raise DataError(bundle, f"{MANIFEST} lists {clip(name)}: {_member_name_problem(str(name))}")
-        if name not in members:
-            raise DataError(bundle, f"member {clip(name)}: listed in the manifest but missing")
-        expected = entry.get("sha256") if isinstance(entry, dict) else None
-        actual = _sha(members[name])
-        if actual != expected:
-            raise DataError(
-                bundle, f"member {clip(name)}: SHA-256 {actual[:16]}… differs from the manifest's (tampered)"
-            )
-    extra = sorted(set(members) - set(listed))
-    if extra:
-        raise DataError(bundle, f"member {clip(extra[0])}: not in the manifest")
-    return CheckReport(files=len(listed), manifest=manifest, warnings=_version_warnings(manifest, members))
-
-
-def _version_warnings(manifest: dict[str, Any], members: dict[str, bytes]) -> list[str]:
-    """Differences between the bundle's versions and this environment's that can change a score."""
-    warnings = []
-    ours = _package_versions()
-    packages = manifest.get("packages")
-    theirs: dict[str, Any] = dict(packages) if isinstance(packages, dict) else {}
-    if manifest.get("grounding_eval") != pack_version():
-        theirs = {**theirs, "grounding-eval": manifest.get("grounding_eval")}
-    for name in policy()["bundle"]["score_sensitive_packages"]:
-        mine = pack_version() if name == "grounding-eval" else ours.get(name)
-        if name in theirs and theirs[name] != mine:
-            warnings.append(f"{name}: bundle {theirs[name]}, here {mine} (can change scores)")
-    pinned = manifest.get("promptfoo")
-    here = (
-        _promptfoo_versions(Path.cwd()).get("promptfoo") if (Path.cwd() / "node_modules").is_dir() else None
-    )
-    if pinned and here is None:
-        warnings.append(f"promptfoo: bundle {pinned}, here not known (no node_modules in this folder; "
-                        "run bundle check from your study folder)")  # fmt: skip
-    elif pinned and pinned != here:
-        warnings.append(f"promptfoo: bundle {pinned}, here {here} (can change scores)")
-    for rubric in manifest.get("rubrics") or ():
-        if not isinstance(rubric, dict):
-            continue
-        mine_path = pack_root() / "rubrics" / PurePosixPath(str(rubric.get("file"))).name
-        label = f"rubric {rubric.get('id') or rubric.get('file')}@{rubric.get('version', '-')}"
-        if not mine_path.is_file():
-            warnings.append(f"{label}: not in this grounding-eval (can change scores)")
-        elif sha256_file(mine_path) != rubric.get("sha256"):
-            warnings.append(
-                f"{label}: the bundle's rubric file differs from this grounding-eval's (can change scores)"
-            )
-    return warnings

@@ -106,7 +106,7 @@ def _provenance(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from grounding_eval.share.bundle import check_bundle
+    from grounding_eval.share.check import check_bundle
 
     report = check_bundle(args.bundle)
     m = report.manifest

@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["is_high_risk", "policy", "redact_results"]
+__all__ = ["is_high_risk", "policy", "redact_results", "redact_row"]
 
 REDACTED = "[redacted: High-Risk item]"
 
@@ -117,7 +117,8 @@ def _grading_metadata(meta: Any, rules: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _redact_row(row: Mapping[str, Any]) -> dict[str, Any]:
+def redact_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A High-Risk row reduced to the fields ``policy.yaml`` keeps (its ids, scores, verdicts, finding types)."""
     rules = policy()["redact"]
     out = _keep(row, list(rules["row_fields"]))
     out["testCase"] = {
@@ -154,7 +155,7 @@ def redact_results(results: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
     out_rows: list[Any] = []
     for row in rows:
         if isinstance(row, Mapping) and is_high_risk(row):
-            out_rows.append(_redact_row(row))
+            out_rows.append(redact_row(row))
             redacted += 1
         else:
             out_rows.append(row)

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from grounding_eval.cli import main
-from grounding_eval.share.bundle import check_bundle, make_bundle
+from grounding_eval.share.bundle import make_bundle
+from grounding_eval.share.check import check_bundle
 from grounding_eval.share.scaffold import scaffold
 
 
