@@ -334,7 +334,7 @@ def stream_results(
                     stream.where = f"row {number} of results.results"
                     raw = stream.value()
                     if not isinstance(raw, dict):
-                        raise stream.problem(f"is {json_type(raw)}, expected an object")
+                        raise DataError(path, f"{stream.where} is {json_type(raw)}, expected an object")
                     try:
                         kept.append(row(raw, number))
                     except RowProblem as exc:

@@ -60,6 +60,13 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         "(scored against the first RESULTS_JSON)",
     )
     r.add_argument("--json", action="store_true", help="print JSON")
+    r.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        type=Path,
+        help="write what would be printed to FILE instead (replaced whole: never left half-written)",
+    )
 
     c = sub.add_parser("calibrate", help="calibrate the judge against people: draw a sample, score it")
     csub = c.add_subparsers(dest="action", required=True, parser_class=type(r))
@@ -105,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     """Run a results command; returns the exit status."""
     if args.command == "calibrate":
         return _calibrate(args)
-    from grounding_eval.analysis.summary import format_report, load_results, report_json
+    from grounding_eval.analysis.summary import load_results
 
     by = [k.strip() for k in str(args.by).split(",") if k.strip()]
     flags = (("--effects", args.effects), ("--rates", args.rates), ("--html", args.html is not None),
@@ -116,55 +123,79 @@ def run(args: argparse.Namespace) -> int:
     loaded = [load_results(path) for path in args.results]
     rows = [row for results in loaded for row in results.rows]
     if args.html is not None:
-        from grounding_eval.analysis.html_report import write_html
+        from grounding_eval.analysis.html_report import render_html
 
-        write_html(loaded, args.html, sheet=args.sheet)
+        _write(args.html, render_html(loaded, sheet=args.sheet), "the HTML report")
+    text = _report_text(args, by, loaded, rows)
+    if args.output is not None:
+        _write(args.output, text + "\n", "the report")
+    else:
+        print(text)
+    return 0
+
+
+def _report_text(args: argparse.Namespace, by: list[str], loaded: list[Any], rows: list[Any]) -> str:
+    """What ``report`` prints. Text outputs escape every control character a results file brought
+    (:func:`~grounding_eval.errors.terminal_safe`); JSON escapes them itself."""
+    from grounding_eval.analysis.summary import format_report, report_json
+    from grounding_eval.errors import terminal_safe
+
     if args.effects:
         from grounding_eval.analysis.effects import format_effects, paired_effects, pass_rates
 
         effects = paired_effects(rows)
         if args.json:
-            print(json.dumps([e.as_dict() for e in effects], indent=2))
-        else:
-            print(format_effects(effects, pass_rates(rows)))
-        return 0
+            return json.dumps([e.as_dict() for e in effects], indent=2)
+        return terminal_safe(format_effects(effects, pass_rates(rows)), lines=True)
     if args.rates:
         from grounding_eval.analysis.effects import format_rates, pass_rates
 
         rates = pass_rates(rows)
-        print(json.dumps(rates, indent=2) if args.json else format_rates(rates))
-        return 0
+        return json.dumps(rates, indent=2) if args.json else terminal_safe(format_rates(rates), lines=True)
     if args.criteria:
         from grounding_eval.analysis.effects import criterion_shares, format_shares
 
         shares = criterion_shares(rows)
-        print(json.dumps(shares, indent=2) if args.json else format_shares(shares))
-        return 0
+        return json.dumps(shares, indent=2) if args.json else terminal_safe(format_shares(shares), lines=True)
     if by == ["question_type"]:
         from grounding_eval.analysis.effects import format_question_types, question_type_table
 
         entries = question_type_table(rows)
-        print(json.dumps(entries, indent=2) if args.json else format_question_types(entries))
-        return 0
+        if args.json:
+            return json.dumps(entries, indent=2)
+        return terminal_safe(format_question_types(entries), lines=True)
     if args.json:
-        print(json.dumps(report_json(rows, by), indent=2))
-        return 0
-    print(format_report(rows, by))
-    _print_provenance(loaded)
-    return 0
+        return json.dumps(report_json(rows, by), indent=2)
+    return terminal_safe("\n".join([format_report(rows, by), *_provenance_lines(loaded)]), lines=True)
 
 
-def _print_provenance(loaded: list[Any]) -> None:
+def _write(path: Path, text: str, what: str) -> None:
+    """Write an output atomically (:func:`~grounding_eval.files.write_text_atomic`): a failing run leaves
+    an existing file as it was."""
+    from grounding_eval.errors import DataError
+    from grounding_eval.files import write_text_atomic
+
+    try:
+        write_text_atomic(path, text)
+    except OSError as exc:
+        raise DataError(path, f"cannot write {what} ({exc.strerror or exc})") from None
+
+
+def _provenance_lines(loaded: list[Any]) -> list[str]:
     """What produced each results file: grounding-eval version, rubrics (id, version, SHA-256), prompt
     versions and datasets, as the rows' ``metadata.provenance`` records them."""
     from grounding_eval.share.provenance import format_provenance
 
+    lines = []
     for results in loaded:
         if not results.provenance.get("rows_with_provenance"):
             continue  # made before rows recorded it (or by other assertions): nothing to print
-        print(f"\nProvenance of {results.path}")
-        for line in format_provenance(results.provenance):
-            print(f"  {line}")
+        lines += [
+            "",
+            f"Provenance of {results.path}",
+            *(f"  {line}" for line in format_provenance(results.provenance)),
+        ]
+    return lines
 
 
 def _need_analysis(command: str) -> None:

@@ -82,8 +82,8 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any, Literal, get_args
 
-from grounding_eval.errors import DataError, clip
-from grounding_eval.files import RESULTS, read_json
+from grounding_eval.errors import DataError, clip, terminal_safe
+from grounding_eval.results_file import RowProblem, json_type, number, stream_results
 from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS, SafetySplit, safety_split
 
 __all__ = [
@@ -144,7 +144,7 @@ _CELL_HEADS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One thing the verifier reported that is not plainly fine: its check, status and a short detail."""
 
@@ -153,7 +153,7 @@ class Finding:
     detail: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Claim:
     """One claim the factual-accuracy judge verified (``metadata.factuality.claims[i]``)."""
 
@@ -166,9 +166,9 @@ class Claim:
 _NOT_SOURCES = frozenset({"question", "query_id", "item_id", "jurisdiction", "topic", "round"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReportRow:
-    """What the report needs from one promptfoo result row.
+    """What the report needs from one promptfoo result row (``__slots__``: a report holds 100,000 of them).
 
     Attributes:
         keys: the row's value of each of :data:`GROUP_KEYS`.
@@ -429,32 +429,26 @@ def load_rows(path: str | Path) -> list[ReportRow]:
 
 
 def load_results(path: str | Path) -> Results:
-    """Read a promptfoo JSON results file (``promptfoo eval -o`` or ``promptfoo export eval``).
+    """Read a promptfoo JSON results file (``promptfoo eval -o`` or ``promptfoo export eval``), row by row.
 
-    A field the report reads must have the JSON type promptfoo writes (or be absent or ``null``); any
-    other is refused with the row and the field named, never skipped or guessed around.
+    The file is streamed (:func:`grounding_eval.results_file.stream_results`: strict JSON, bounded
+    nesting, lone surrogates made U+FFFD): only each row's :class:`ReportRow` is kept. A field the report
+    reads must have the JSON type promptfoo writes (or be absent or ``null``), and a score must be a
+    number in range; any other is refused with the row and the field named, never skipped or guessed
+    around.
 
     Raises:
-        DataError: the file is missing, not a regular file, over 256 MiB, not JSON (or nested too
+        DataError: the file is missing, not a regular file, over 1 GiB, not strict JSON (or nested too
             deeply), not a promptfoo results file, or a row has a field of the wrong type.
     """
-    from grounding_eval.share.provenance import results_provenance
+    provenance = _Provenance()
 
-    data = read_json(path, RESULTS)
-    results = data.get("results") if isinstance(data, dict) else None
-    rows = results.get("results") if isinstance(results, dict) else None
-    if not isinstance(data, dict) or not isinstance(results, dict) or not isinstance(rows, list):
-        raise DataError(
-            path, "not a promptfoo results file (no results.results list; write it with -o FILE.json)"
-        )
-    loaded = []
-    for number, raw in enumerate(rows, 1):
-        if not isinstance(raw, dict):
-            raise DataError(path, f"row {number} of results.results is {_json_type(raw)}, expected an object")
-        try:
-            loaded.append(_row(raw))
-        except _Shape as exc:
-            raise DataError(path, f"row {number} of results.results: {exc}") from None
+    def read(raw: dict[str, Any], _number: int) -> ReportRow:
+        provenance.add(raw)
+        return _row(raw)
+
+    loaded, data = stream_results(path, read)
+    results = data["results"]
     try:
         config = _obj(data.get("config"), "config")
         prompts = tuple(
@@ -484,29 +478,48 @@ def load_results(path: str | Path) -> Results:
             description=_label(config.get("description"), "config.description", ""),
             prompts=prompts,
             providers=tuple(providers),
-            provenance=results_provenance(data),
+            provenance=provenance.summary(),
         )
-    except _Shape as exc:
+    except RowProblem as exc:
         raise DataError(path, str(exc)) from None
 
 
-class _Shape(ValueError):
+class _Provenance:
+    """:func:`~grounding_eval.share.provenance.results_provenance` of a streamed file: it reads a whole
+    document, so the rows are handed to it in batches and the counts added up."""
+
+    _BATCH = 1000
+
+    def __init__(self) -> None:
+        self.batch: list[dict[str, Any]] = []
+        self.totals: dict[str, Any] = {}
+
+    def add(self, raw: dict[str, Any]) -> None:
+        self.batch.append(raw)
+        if len(self.batch) >= self._BATCH:
+            self._count()
+
+    def _count(self) -> None:
+        from grounding_eval.share.provenance import results_provenance
+
+        counted = results_provenance({"results": {"results": self.batch}})
+        self.batch = []
+        for key, value in counted.items():
+            if isinstance(value, dict):
+                total = self.totals.setdefault(key, {})
+                for name, n in value.items():
+                    total[name] = total.get(name, 0) + n
+            else:
+                self.totals[key] = self.totals.get(key, 0) + value
+
+    def summary(self) -> dict[str, Any]:
+        self._count()
+        return {k: dict(sorted(v.items())) if isinstance(v, dict) else v for k, v in self.totals.items()}
+
+
+def _shape(where: str, expected: str, value: Any) -> RowProblem:
     """A field of a results row holding the wrong JSON type."""
-
-    def __init__(self, where: str, expected: str, value: Any) -> None:
-        super().__init__(f"{where} is {_json_type(value)}, expected {expected}")
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "a list" if isinstance(value, list) else "an object"
+    return RowProblem(f"{where} is {json_type(value)}, expected {expected}")
 
 
 def _obj(value: Any, where: str, *, null: bool = True) -> dict[str, Any]:
@@ -514,7 +527,7 @@ def _obj(value: Any, where: str, *, null: bool = True) -> dict[str, Any]:
     if value is None and null:
         return {}
     if not isinstance(value, dict):
-        raise _Shape(where, "an object", value)
+        raise _shape(where, "an object", value)
     return value
 
 
@@ -527,17 +540,11 @@ def _arr(value: Any, where: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise _Shape(where, "a list", value)
+        raise _shape(where, "a list", value)
     return value
 
 
-def _num(value: Any, where: str) -> float | None:
-    """A score: a number, or None when absent."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _Shape(where, "a number", value)
-    return value
+_num = number  # a score: a number within range, or None when absent
 
 
 def _label(value: Any, where: str, default: str) -> str:
@@ -545,7 +552,7 @@ def _label(value: Any, where: str, default: str) -> str:
     if value is None or value == "":
         return default
     if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise _Shape(where, "text", value)
+        raise _shape(where, "text", value)
     return str(value)
 
 
@@ -672,7 +679,11 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         # (no verdicts to look at) counts when its test names a rubric or round that asks them.
         safety_scope=bool(judge_safety)
         or (judge_missing is not None and (rubric in _SAFETY_RUBRICS or keys["round"] in _SAFETY_ROUNDS)),
-        scores={k: float(v) for k, v in named.items() if _num(v, f"namedScores[{clip(k)}]") is not None},
+        scores={
+            k: v
+            for k, v in ((k, _num(v, f"namedScores[{clip(k)}]")) for k, v in named.items())
+            if v is not None
+        },
         verdicts=_judge_verdicts(judge_meta),
         rubric=f"{judge_meta.get('rubric_id')}@{judge_meta.get('rubric_version')}" if judge_meta else None,
         prompt_version=_label((judge_meta or {}).get("prompt_version"), "metadata.judge.prompt_version", "")
@@ -923,7 +934,9 @@ def format_report(rows: Sequence[ReportRow], by: Sequence[str]) -> str:
 
 
 def table_lines(rows: list[list[str]]) -> list[str]:
-    """Left-aligned text columns, two spaces apart (the first row is the head)."""
+    """Left-aligned text columns, two spaces apart (the first row is the head); every cell is printed
+    through :func:`~grounding_eval.errors.terminal_safe` (a label's escape sequence shows as ``\\x1b``)."""
+    rows = [[terminal_safe(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
 
@@ -990,4 +1003,4 @@ def _agreement_text(tables: list[CheckAgreement], by: Sequence[str]) -> list[str
                     f"  {_CELL_LABELS[cell]}: {item['query_id']} ({item['condition']}, {item['provider']})"
                     f"{reason}"
                 )
-    return lines
+    return [terminal_safe(line) for line in lines]
