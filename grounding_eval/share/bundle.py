@@ -285,7 +285,8 @@ def make_bundle(
             dataset does not validate, two results files share a name, or a member would leak (a key, a
             nested archive, an absolute path or High-Risk text under ``redact``): one line, no bundle.
     """
-    from grounding_eval.files import RESULTS, read_bytes, read_json
+    from grounding_eval.files import RESULTS, read_bytes
+    from grounding_eval.results_file import read_results
     from grounding_eval.share.content import Kind, classify, dataset_folders
 
     if not (study / "promptfooconfig.yaml").is_file():
@@ -323,7 +324,9 @@ def make_bundle(
         if parsed.kind is Kind.DATA:
             sharing.withheld[name] = _sha(data)
         elif parsed.kind is Kind.RESULTS:
-            sharing.add_results(name, path, parsed.document)
+            # JSON results are read again by the one results reader (its shape, nesting and text rules).
+            document = read_results(path) if path.suffix.lower() == ".json" else parsed.document
+            sharing.add_results(name, path, document)
         elif parsed.kind is Kind.RESULT_LINES:
             sharing.add_result_lines(name, path, parsed.document)
         else:
@@ -340,7 +343,7 @@ def make_bundle(
         name = f"results/{path.name}"
         if name in sharing.members:
             raise DataError(path, f"two results files named {path.name!r}: rename one")
-        sharing.add_results(name, path, read_json(path, RESULTS))
+        sharing.add_results(name, path, read_results(path))
     sharing.check(keys, sorted(folders | set(configured)))
     manifest = {
         "format": BUNDLE_FORMAT,

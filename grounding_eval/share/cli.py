@@ -10,8 +10,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from grounding_eval.errors import DataError
-
 __all__ = ["COMMANDS", "add_commands", "run"]
 
 COMMANDS = frozenset({"init", "share", "bundle", "provenance"})
@@ -92,13 +90,11 @@ def _share(args: argparse.Namespace) -> int:
 
 
 def _provenance(args: argparse.Namespace) -> int:
-    from grounding_eval.files import RESULTS, read_json
+    from grounding_eval.results_file import read_results
     from grounding_eval.share.provenance import format_provenance, results_provenance
 
     for number, path in enumerate(args.results):
-        data = read_json(path, RESULTS)
-        if not isinstance(data, dict):
-            raise DataError(path, "not a promptfoo results file (write it with -o FILE.json)")
+        data = read_results(path)
         print(("\n" if number else "") + f"Provenance of {path}")
         for line in format_provenance(results_provenance(data)):
             print(f"  {line}")
