@@ -15,6 +15,10 @@
 // Pool size: $GROUNDING_EVAL_WORKERS (default 4, promptfoo's default concurrency), each one call at a time.
 // If no worker can be started or kept, a call is graded in a one-off Python process
 // (`--once`), and its reason says so: never a silent change of what graded the row.
+// Deadline: a worker (or one-off process) that has not answered a call within
+// $GROUNDING_EVAL_CALL_TIMEOUT seconds is killed (SIGKILL: a stopped process ignores SIGTERM) and
+// replaced, and that row gets an explicit ERROR / UNSCORED result saying so; calls on other workers go
+// on, and the eval always finishes. Default: the slowest legitimate call, see defaultDeadlineS().
 'use strict';
 
 const { execFileSync, spawn } = require('node:child_process');
@@ -53,6 +57,63 @@ function python() {
 // call, not per CPU (measured with recorded replies on 2 cores: 4 workers no slower than 2).
 const DEFAULT_WORKERS = 4;
 
+// The slowest legitimate call is a factual-accuracy judgment: up to 3 model calls (cheap judge, capable
+// judge, its repair retry; the rubric judge makes 2), each bounded by the judge client's own deadline,
+// (max_retries + 1) × timeout + max_retries × backoff_max (grounding_eval.judge.client.worst_case_seconds),
+// with the assertion's timeout / max_retries (defaults 120 s and 4, backoff_max 30 s): 3 × 720 + 60 s of
+// margin = 2220 s. A verifier or composite call is far below it.
+const JUDGE_TIMEOUT_S = 120;
+const JUDGE_MAX_RETRIES = 4;
+const JUDGE_BACKOFF_MAX_S = 30;
+const MODEL_CALLS_PER_JUDGMENT = 3;
+const DEADLINE_MARGIN_S = 60;
+const MAX_DEADLINE_S = Math.floor((2 ** 31 - 1) / 1000); // setTimeout's limit (24.8 days)
+
+function defaultDeadlineS(config) {
+  const c = config && typeof config === 'object' ? config : {};
+  // As the Python assertions read them (float(...), int(...)): "300" is 300 s there, so here too.
+  const given = (value) => (typeof value === 'number' || typeof value === 'string' ? Number(value) : NaN);
+  const t = given(c.timeout);
+  const r = Math.trunc(given(c.max_retries));
+  const timeout = Number.isFinite(t) && t > 0 ? t : JUDGE_TIMEOUT_S;
+  const retries = Number.isFinite(r) && r >= 0 ? r : JUDGE_MAX_RETRIES;
+  const oneCall = (retries + 1) * timeout + retries * JUDGE_BACKOFF_MAX_S;
+  return Math.min(MODEL_CALLS_PER_JUDGMENT * oneCall + DEADLINE_MARGIN_S, MAX_DEADLINE_S);
+}
+
+// $GROUNDING_EVAL_CALL_TIMEOUT in seconds, or undefined when unset; a bad value is an Error naming it.
+function envDeadlineS() {
+  const raw = process.env.GROUNDING_EVAL_CALL_TIMEOUT;
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const seconds = Number(raw.trim());
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_DEADLINE_S) {
+    return new Error(
+      `GROUNDING_EVAL_CALL_TIMEOUT must be a number of seconds above 0 and at most ${MAX_DEADLINE_S}, got ${JSON.stringify(raw)}`,
+    );
+  }
+  return seconds;
+}
+
+let deadlineWarned = false;
+
+// The call's deadline in seconds, or an Error (said once on standard error, and on every row).
+function callDeadlineS(context) {
+  const fromEnv = envDeadlineS();
+  if (fromEnv instanceof Error && !deadlineWarned) {
+    deadlineWarned = true;
+    process.stderr.write(`grounding-eval: ${fromEnv.message}; every grounding-eval assertion is unscored\n`);
+  }
+  return fromEnv !== undefined ? fromEnv : defaultDeadlineS(context && context.config);
+}
+
+// A call past its deadline: the row's result says so, and the call is not tried again elsewhere.
+class CallTimeout extends Error {
+  constructor(who, seconds) {
+    super(`${who} did not answer within ${seconds} s; it was killed (GROUNDING_EVAL_CALL_TIMEOUT)`);
+    this.name = 'CallTimeout';
+  }
+}
+
 function poolSize() {
   const wanted = Number.parseInt(process.env.GROUNDING_EVAL_WORKERS || '', 10);
   return Number.isInteger(wanted) && wanted > 0 ? wanted : DEFAULT_WORKERS;
@@ -83,6 +144,8 @@ function stringify(value) {
 class Worker {
   constructor(onGone) {
     this.pending = new Map();
+    this.order = []; // ids sent, oldest first: the worker answers one call at a time, in order
+    this.timer = null; // the deadline of the call the worker is on (order[0])
     this.busy = 0;
     this.buffer = '';
     this.gone = null;
@@ -96,7 +159,10 @@ class Worker {
       this.markReady = resolve;
       this.failReady = reject;
     });
-    const timer = setTimeout(() => this.fail(new Error(`no ready line within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+    const timer = setTimeout(() => {
+      this.fail(new Error(`no ready line within ${READY_TIMEOUT_MS} ms`));
+      this.child.kill('SIGKILL'); // a stopped process would ignore anything milder
+    }, READY_TIMEOUT_MS);
     timer.unref();
     this.ready.then(() => clearTimeout(timer), () => clearTimeout(timer));
     this.child.on('error', (err) => this.fail(err));
@@ -145,29 +211,57 @@ class Worker {
       const waiting = this.pending.get(message.id);
       if (!waiting) continue;
       this.pending.delete(message.id);
+      this.order = this.order.filter((id) => id !== message.id);
+      this.arm();
       if (message.error !== undefined) waiting.reject(new Error(message.error));
       else waiting.resolve(message.result);
     }
   }
 
+  // The deadline runs for the call the worker is on, so a call queued behind another is not charged
+  // for the wait.
+  arm() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    if (this.gone || this.order.length === 0) return;
+    const id = this.order[0];
+    const { seconds } = this.pending.get(id);
+    this.timer = setTimeout(() => this.expire(id, seconds), seconds * 1000);
+  }
+
+  // Past the deadline: the call fails for good, the worker is killed, the calls queued behind it go to
+  // another worker.
+  expire(id, seconds) {
+    const waiting = this.pending.get(id);
+    this.pending.delete(id);
+    this.fail(new Error(`worker killed: the call before this one did not answer within ${seconds} s`));
+    this.child.kill('SIGKILL');
+    if (waiting) waiting.reject(new CallTimeout('the grounding-eval worker', seconds));
+  }
+
   fail(err) {
     if (this.gone) return;
     this.gone = err;
+    clearTimeout(this.timer);
+    this.timer = null;
     this.failReady(err);
     for (const waiting of this.pending.values()) waiting.reject(err);
     this.pending.clear();
+    this.order = [];
   }
 
   // Busy from the moment a call is taken, so that waiting for the ready line keeps Node alive too.
-  async call(id, line) {
+  async call(id, line, seconds) {
     this.busy += 1;
     this.busyHandles();
     try {
       await this.ready;
       if (this.gone) throw this.gone;
       return await new Promise((resolve, reject) => {
-        this.pending.set(id, { resolve, reject });
+        this.pending.set(id, { resolve, reject, seconds });
+        this.order.push(id);
         this.child.stdin.write(line);
+        if (this.order.length === 1) this.arm();
       });
     } finally {
       this.busy -= 1;
@@ -196,7 +290,7 @@ function pickWorker(state) {
   return alive.reduce((a, b) => (b.busy < a.busy ? b : a));
 }
 
-function once(line) {
+function once(line, seconds) {
   return new Promise((resolve, reject) => {
     const child = spawn(python(), ['-m', 'grounding_eval.promptfoo.worker', '--once'], {
       cwd: process.cwd(),
@@ -204,12 +298,25 @@ function once(line) {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     let out = '';
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      child.kill('SIGKILL');
+    }, seconds * 1000);
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk) => {
       out += chunk;
     });
-    child.on('error', reject);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
     child.on('close', (code) => {
+      clearTimeout(timer);
+      if (late) {
+        reject(new CallTimeout('the one-off Python process', seconds));
+        return;
+      }
       try {
         const message = JSON.parse(out.trim().split('\n').pop());
         if (message.error !== undefined) reject(new Error(message.error));
@@ -249,18 +356,22 @@ async function grade(call, value, context) {
   } catch (err) {
     return failed(call, err.message);
   }
+  const seconds = callDeadlineS(context);
+  if (seconds instanceof Error) return failed(call, seconds.message);
   const line = `${stringify({ id, call, args: [value, context], pack_root: root })}\n`;
   let workerError;
-  // A worker can end between two calls (its idle limit); a second worker gets one more try.
+  // A worker can end between two calls (its idle limit); a second worker gets one more try. A call
+  // past its deadline gets none: asked again, it could hold the eval as long again.
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
-      return await pickWorker(state).call(id, line);
+      return await pickWorker(state).call(id, line, seconds);
     } catch (err) {
+      if (err instanceof CallTimeout) return failed(call, err.message);
       workerError = err;
     }
   }
   try {
-    const result = await once(line);
+    const result = await once(line, seconds);
     const note = `(graded in a one-off Python process: the grounding-eval worker failed: ${workerError.message})`;
     return { ...result, reason: `${result.reason}\n${note}` };
   } catch (err) {
@@ -269,6 +380,8 @@ async function grade(call, value, context) {
 }
 
 module.exports = {
+  // Not an assertion: the deadline a call with this context gets, in seconds (or the Error), for tests.
+  deadlineSeconds: callDeadlineS,
   verifier: (output, context) => grade('verifier', output, context),
   judge: (output, context) => grade('judge', output, context),
   factuality: (output, context) => grade('factuality', output, context),

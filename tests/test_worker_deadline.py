@@ -1,0 +1,302 @@
+"""Nothing hangs: every call assertions/grounding.cjs forwards to a Python worker has a deadline.
+
+A worker that stops answering (SIGSTOP, a deadlock, a call that never returns) is killed with SIGKILL
+past ``GROUNDING_EVAL_CALL_TIMEOUT`` seconds and replaced; its row gets an explicit ERROR (or, for a
+composite, UNSCORED as a value) naming the deadline, calls on other workers are untouched, and the eval
+finishes with every row. Real processes throughout: Node runs the entry, the project's Python the
+workers, the pinned promptfoo the eval. One test needs a worker whose calls take chosen times, which
+the real worker cannot be told to do: a stand-in speaking the worker's protocol (``STAND_IN``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grounding_eval.analysis.summary import _row
+from grounding_eval.files import read_yaml
+from tests.promptfoo_runs import EvalRun, shared_group
+from tests.test_worker import ANSWER, CONTEXT, ENTRY, REPO, _alive, _graded, _promptfoo, _workers
+
+GOLDEN: list[dict[str, Any]] = read_yaml(REPO / "tests" / "golden" / "call_timeout_env.yaml")["cases"]
+POOL = "globalThis[Symbol.for('grounding-eval.worker-pool')]"
+
+
+def _run_node(body: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run ``body`` (async JavaScript, ``g`` the entry) in Node with exactly ``env``; it must exit 0."""
+    node = shutil.which("node")
+    assert node is not None, "node is not on PATH"
+    script = f"const g = require({json.dumps(str(ENTRY))});\n(async () => {{\n{body}\n}})();"
+    done = subprocess.run(
+        [node, "-e", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def _script(body: str, env: dict[str, str]) -> Any:
+    """What ``body`` prints, read as JSON."""
+    return json.loads(_run_node(body, env).stdout)
+
+
+def _without_deadline() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "GROUNDING_EVAL_CALL_TIMEOUT"}
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    """An idle limit that tags this test's workers; any left (stopped ones included) are killed after."""
+    tag = f"{os.getpid() % 1000}.{time.monotonic_ns() % 10_000:04d}1"
+    yield tag
+    for pid in _workers(tag):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+class TestDeadlineSetting:
+    """The deadline a call gets (``deadlineSeconds``): the variable, else the judge's own bound."""
+
+    @pytest.mark.parametrize("case", GOLDEN, ids=[c["id"] for c in GOLDEN])
+    def test_golden(self, case: dict[str, Any]) -> None:
+        env = {} if case["env"] is None else {"GROUNDING_EVAL_CALL_TIMEOUT": case["env"]}
+        got = _script(
+            f"const s = g.deadlineSeconds({{ config: {json.dumps(case['config'])} }});\n"
+            "process.stdout.write(JSON.stringify(s instanceof Error ? { error: s.message } : { s }));",
+            {**_without_deadline(), **env},
+        )
+        if case.get("error"):
+            assert got["error"].startswith("GROUNDING_EVAL_CALL_TIMEOUT must be a number of seconds"), case[
+                "note"
+            ]
+            assert json.dumps(case["env"]) in got["error"]
+        else:
+            assert got == {"s": case["expected"]}, case["note"]
+
+    def test_a_bad_value_is_one_line_and_every_row_unscored_before_any_python(self, tmp_path: Path) -> None:
+        """No worker is started (the Python here does not exist); two calls, one line on standard error."""
+        env = {
+            **_without_deadline(),
+            "GROUNDING_EVAL_CALL_TIMEOUT": "ten",
+            "PROMPTFOO_PYTHON": str(tmp_path / "missing"),
+        }
+        done = _run_node(
+            "const a = await g.verifier('x', {}); const b = await g.round3({}, {});\n"
+            "process.stdout.write(JSON.stringify([a, b]));",
+            env,
+        )
+        verifier, composite = json.loads(done.stdout)
+        message = (
+            'GROUNDING_EVAL_CALL_TIMEOUT must be a number of seconds above 0 and at most 2147483, got "ten"'
+        )
+        assert verifier == {"pass": False, "score": 0, "reason": f"ERROR (verifier not run): {message}"}
+        assert composite["reason"] == f"UNSCORED: composite not computed: {message}"
+        assert composite["metadata"] == {"composite": {"status": "unscored"}}
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        assert lines == [f"grounding-eval: {message}; every grounding-eval assertion is unscored"]
+
+
+class TestStoppedWorker:
+    def test_killed_replaced_and_the_other_call_unaffected(self, marker: str) -> None:
+        """SIGSTOP a warm worker: its next call is an ERROR in about the deadline, a concurrent call on
+        another worker is graded as usual, and the call after that gets a fresh worker."""
+        env = {
+            **_without_deadline(),
+            "PROMPTFOO_PYTHON": sys.executable,
+            "GROUNDING_EVAL_CALL_TIMEOUT": "2",
+            "GROUNDING_EVAL_WORKER_IDLE": marker,
+        }
+        got = _script(
+            f"""
+            const args = [{json.dumps(ANSWER)}, {json.dumps(CONTEXT)}];
+            const clean = await g.verifier(...args);
+            const stopped = {POOL}.workers[0].child.pid;
+            process.kill(stopped, 'SIGSTOP');
+            const t0 = Date.now();
+            const [stuck, other] = await Promise.all([g.verifier(...args), g.verifier(...args)]);
+            const took = (Date.now() - t0) / 1000;
+            const after = await g.verifier(...args);
+            const pids = {POOL}.workers.map((w) => w.child.pid);
+            process.stdout.write(JSON.stringify({{ clean, stopped, stuck, other, took, after, pids }}));
+            """,
+            env,
+        )
+        reason = (
+            "ERROR (verifier not run): the grounding-eval worker did not answer within 2 s; it was killed"
+        )
+        assert got["stuck"] == {
+            "pass": False,
+            "score": 0,
+            "reason": f"{reason} (GROUNDING_EVAL_CALL_TIMEOUT)",
+        }
+        assert got["other"] == got["clean"] and got["after"] == got["clean"]
+        assert got["clean"]["pass"] is True
+        assert 1.9 <= got["took"] < 2 + 3, got["took"]
+        assert got["stopped"] not in got["pids"]
+        assert not _alive(got["stopped"]), "the stopped worker was not killed"
+        # The report counts the row apart, never as a failure.
+        assert _report_row({"componentResults": [got["stuck"]]}).unscored is True
+
+
+def _report_row(grading: dict[str, Any]) -> Any:
+    return _row({
+        "success": False, "score": 0, "namedScores": {}, "prompt": {"label": "C0", "raw": "p"},
+        "vars": {"query_id": "q"}, "testCase": {"metadata": {"round": "3"}}, "provider": {"id": "p"},
+        "response": {"output": "answer"}, "gradingResult": {"pass": False, "score": 0, **grading},
+    })  # fmt: skip
+
+
+# A worker stand-in: ready line, then one reply per request after sleeping args[0] seconds (the real
+# worker cannot be told how long to take). --once answers one request the same way; --refuse exits.
+STAND_IN = r"""
+import json, os, sys, time
+if "--once" not in sys.argv and os.environ.get("STAND_IN_REFUSE"):
+    sys.exit(3)
+out = sys.stdout
+def answer(line):
+    request = json.loads(line)
+    time.sleep(float(request["args"][0]))
+    out.write(json.dumps({"id": request["id"], "result": {"pass": True, "score": 1, "reason": f"slept {request['args'][0]}"}}) + "\n")
+    out.flush()
+if "--once" in sys.argv:
+    answer(sys.stdin.read())
+    sys.exit(0)
+out.write(json.dumps({"id": None, "ready": 1, "pid": os.getpid()}) + "\n")
+out.flush()
+for line in sys.stdin:
+    answer(line)
+"""
+
+
+@pytest.fixture
+def stand_in(tmp_path: Path) -> Callable[..., dict[str, str]]:
+    program = tmp_path / "stand_in.py"
+    program.write_text(STAND_IN, encoding="utf-8")
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} {program} "$@"\n', encoding="utf-8")
+    python.chmod(0o755)
+
+    def env(**extra: str) -> dict[str, str]:
+        return {**_without_deadline(), "PROMPTFOO_PYTHON": str(python), **extra}
+
+    return env
+
+
+class TestQueue:
+    def test_a_call_waiting_behind_another_is_not_charged_for_the_wait(
+        self, stand_in: Callable[..., dict[str, str]]
+    ) -> None:
+        """One worker, a 1.5 s deadline, three 1 s calls sent together: 3 s in all, each within its own."""
+        got = _script(
+            "const t0 = Date.now();\n"
+            "const r = await Promise.all([1, 1, 1].map((s) => g.verifier(s, {})));\n"
+            "process.stdout.write(JSON.stringify({ r, took: (Date.now() - t0) / 1000 }));",
+            stand_in(GROUNDING_EVAL_WORKERS="1", GROUNDING_EVAL_CALL_TIMEOUT="1.5"),
+        )
+        assert [r["reason"] for r in got["r"]] == ["slept 1"] * 3
+        assert got["took"] >= 3
+
+    def test_calls_queued_behind_a_stuck_one_go_to_a_new_worker(
+        self, stand_in: Callable[..., dict[str, str]]
+    ) -> None:
+        got = _script(
+            "const r = await Promise.all([30, 0.1, 0.2].map((s) => g.judge(s, {})));\n"
+            "process.stdout.write(JSON.stringify(r));",
+            stand_in(GROUNDING_EVAL_WORKERS="1", GROUNDING_EVAL_CALL_TIMEOUT="1"),
+        )
+        assert got[0]["reason"] == (
+            "ERROR (judge unscored): the grounding-eval worker did not answer within 1 s; it was killed "
+            "(GROUNDING_EVAL_CALL_TIMEOUT)"
+        )
+        assert [r["reason"] for r in got[1:]] == ["slept 0.1", "slept 0.2"]
+
+    def test_the_one_off_process_has_the_deadline_too(self, stand_in: Callable[..., dict[str, str]]) -> None:
+        got = _script(
+            "const t0 = Date.now(); const r = await g.round3(30, {});\n"
+            "process.stdout.write(JSON.stringify({ r, took: (Date.now() - t0) / 1000 }));",
+            stand_in(GROUNDING_EVAL_CALL_TIMEOUT="1", STAND_IN_REFUSE="1"),
+        )
+        assert got["r"]["reason"].startswith(
+            "UNSCORED: composite not computed: no Python could grade this row"
+        )
+        assert got["r"]["reason"].endswith(
+            "one-off: the one-off Python process did not answer within 1 s; it was killed (GROUNDING_EVAL_CALL_TIMEOUT)"
+        )
+        assert got["r"]["metadata"] == {"composite": {"status": "unscored"}}
+        assert got["took"] < 10
+
+
+# --- promptfoo end to end ------------------------------------------------------------------------------
+
+
+def _waiting_for_a_request(pid: int) -> bool:
+    """Whether the worker sits in select() on its pipe: it has sent its ready line."""
+    try:
+        wchan = (Path("/proc") / str(pid) / "wchan").read_text()
+    except OSError:
+        return False
+    return "select" in wchan or "poll" in wchan
+
+
+def _mentions(row: dict[str, Any], text: str) -> bool:
+    return text in json.dumps(row.get("gradingResult"), ensure_ascii=False)
+
+
+@pytest.mark.e2e
+@pytest.mark.xdist_group(shared_group("promptfooconfig.yaml"))
+def test_a_stopped_worker_never_hangs_the_eval(
+    tmp_path: Path, marker: str, shared_eval: Callable[[str], EvalRun]
+) -> None:
+    """SIGSTOP one worker early in the 24-row sample eval with a 3 s deadline: the eval finishes, every
+    row is written, the rows it held carry the ERROR and count as unscored, the others are graded exactly
+    as a clean run grades them."""
+    clean = shared_eval("promptfooconfig.yaml")
+    assert clean.returncode in (0, 100), clean.tail()
+    out = tmp_path / "out.json"
+    started = time.monotonic()
+    proc = _promptfoo(
+        ["-c", "promptfooconfig.yaml", "-j", "4", "-o", str(out)],
+        tmp_path,
+        env={"GROUNDING_EVAL_CALL_TIMEOUT": "3", "GROUNDING_EVAL_WORKER_IDLE": marker},
+    )
+    stopped = None
+    try:
+        while stopped is None:
+            assert proc.poll() is None, "promptfoo ended before a worker could be stopped"
+            assert time.monotonic() - started < 120, "no worker started"
+            ready = [pid for pid in _workers(marker) if _waiting_for_a_request(pid)]
+            if ready:
+                stopped = min(ready)
+                os.kill(stopped, signal.SIGSTOP)
+            else:
+                time.sleep(0.05)
+        _, err = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    took = time.monotonic() - started
+    assert proc.returncode in (0, 100), err[-3000:]
+    assert not _alive(stopped), "the stopped worker outlived its deadline"
+    rows = json.loads(out.read_text(encoding="utf-8"))["results"]["results"]
+    assert len(rows) == 24
+    said = "the grounding-eval worker did not answer within 3 s; it was killed (GROUNDING_EVAL_CALL_TIMEOUT)"
+    held = [r for r in rows if _mentions(r, said)]
+    assert held, "no row was graded by the stopped worker"
+    assert all(_row(r).unscored for r in held)
+    held_keys = {(r["vars"]["query_id"], r["prompt"]["label"]) for r in held}
+    graded = {g[0]: g for g in _graded(out)}
+    expected = {g[0]: g for g in _graded(clean.out)}
+    assert {k: v for k, v in graded.items() if k not in held_keys} == {
+        k: v for k, v in expected.items() if k not in held_keys
+    }
+    assert took < 200
