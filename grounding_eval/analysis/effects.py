@@ -17,6 +17,8 @@ the choices (condition order, metrics, resamples, seed, the test) are data in ``
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -29,6 +31,7 @@ from grounding_eval.errors import DataError
 
 __all__ = [
     "Effect",
+    "condition_order",
     "condition_pairs",
     "criterion_shares",
     "decisions",
@@ -85,12 +88,21 @@ def _condition_key(label: str) -> tuple[int, str]:
     return (order.index(label), "") if label in order else (len(order), label)
 
 
-def condition_pairs(conditions: Iterable[str]) -> list[tuple[str, str]]:
-    """``(earlier, later)`` pairs in study order, neighbours first: (C0, C1), (C1, C1.5), (C0, C1.5)."""
-    ordered = sorted(set(conditions), key=_condition_key)
-    return [
+def condition_order(conditions: Iterable[str]) -> list[str]:
+    """The distinct ``conditions`` in study order: ``effects.condition_order``, then others alphabetically."""
+    return sorted(set(conditions), key=_condition_key)
+
+
+def condition_pairs(conditions: Iterable[str], limit: int | None = None) -> list[tuple[str, str]]:
+    """``(earlier, later)`` pairs in study order, neighbours first: (C0, C1), (C1, C1.5), (C0, C1.5).
+
+    ``limit`` stops after that many pairs (k conditions make k·(k−1)/2 of them).
+    """
+    ordered = condition_order(conditions)
+    pairs = (
         (ordered[i], ordered[i + gap]) for gap in range(1, len(ordered)) for i in range(len(ordered) - gap)
-    ]
+    )
+    return list(pairs if limit is None else itertools.islice(pairs, limit))
 
 
 def _metrics(rows: Sequence[ReportRow]) -> list[str]:
@@ -107,9 +119,22 @@ def paired_effects(
     resamples: int | None = None,
     seed: int | None = None,
     metrics: Sequence[str] | None = None,
+    max_pairs: int | None = None,
 ) -> list[Effect]:
-    """Every paired comparison in ``rows`` (see the module docstring), sorted by provider and round."""
-    from grounding_eval.analysis.stats import bootstrap_mean_ci, sign_flip_p
+    """Every paired comparison in ``rows`` (see the module docstring), sorted by provider and round.
+
+    ``max_pairs`` keeps, per provider and round, only the first that many condition pairs of
+    :func:`condition_pairs` (neighbours first): the HTML page computes no more than it lists.
+
+    The resampling unit is the item: a comparison's bootstrap draws among the items that have a row
+    under both of its conditions, and every metric of a drawn item comes along (one draw shared by the
+    comparison's metrics, :func:`~grounding_eval.analysis.stats.bootstrap_mean_intervals`). A metric
+    scored on every such item gets the plain bootstrap of its differences; one with unscored items
+    averages, in each resample, the drawn items it has.
+    """
+    import numpy as np
+
+    from grounding_eval.analysis.stats import bootstrap_mean_intervals, sign_flip_pvalues
 
     setup = decisions()["effects"]
     resamples = int(setup["resamples"]) if resamples is None else resamples
@@ -121,57 +146,129 @@ def paired_effects(
     for row in rows:
         cells[(row.keys["provider"], row.keys["round"])][row.keys["condition"]][row.query_id].append(row)
     chosen = list(metrics) if metrics is not None else _metrics(rows)
-    effects = []
+    columns = {metric: j for j, metric in enumerate(chosen)}
+    compared: list[_Comparison] = []
     for (provider, round_), by_condition in sorted(cells.items()):
-        for a, b in condition_pairs(by_condition):
-            items = sorted(set(by_condition[a]) | set(by_condition[b]))
-            for metric in chosen:
-                diffs, missing, unscored = [], 0, 0
-                for item in items:
-                    if item not in by_condition[a] or item not in by_condition[b]:
-                        missing += 1
-                        continue
-                    before = _value(by_condition[a][item], metric)
-                    after = _value(by_condition[b][item], metric)
-                    if before is None or after is None:
-                        unscored += 1
-                        continue
-                    diffs.append(after - before)
-                if not diffs and all(
-                    _value(r, metric) is None for c in (a, b) for r in _flat(by_condition[c])
-                ):
-                    continue  # the metric does not exist in this comparison at all
-                ci = (
-                    bootstrap_mean_ci(diffs, resamples=resamples, seed=seed, confidence=setup["confidence"])
-                    if diffs
-                    else None
-                )
-                effects.append(
-                    Effect(
-                        provider=provider,
-                        round=round_,
-                        from_=a,
-                        to=b,
-                        metric=metric,
-                        n=len(diffs),
-                        mean_diff=round(fmean(diffs), 6) if diffs else None,
-                        ci_low=round(ci[0], 6) if ci else None,
-                        ci_high=round(ci[1], 6) if ci else None,
-                        p_value=round(
-                            sign_flip_p(diffs, permutations=int(setup["permutations"]), seed=seed), 6
-                        )
-                        if diffs
-                        else None,
-                        n_missing=missing,
-                        n_unscored=unscored,
-                    )
-                )
-    return effects
+        items = sorted({item for by_item in by_condition.values() for item in by_item})
+        index = {item: i for i, item in enumerate(items)}
+        table = {c: _value_table(by_item, index, columns) for c, by_item in by_condition.items()}
+        for a, b in condition_pairs(by_condition, max_pairs):
+            (before, has_a), (after, has_b) = table[a], table[b]
+            exists = ~np.all(np.isnan(before), axis=0) | ~np.all(np.isnan(after), axis=0)
+            kept = [m for m in chosen if exists[columns[m]]]  # a metric absent from both: no comparison
+            if not kept:
+                continue
+            both = has_a & has_b
+            picked = [columns[m] for m in kept]
+            diff = after[both][:, picked] - before[both][:, picked]  # NaN: unscored under one condition
+            compared.append(
+                _Comparison(provider, round_, a, b, kept, diff, int(np.count_nonzero(has_a ^ has_b)))
+            )
+    # Comparisons with equally many paired items share one draw (the same seed draws the same anyway).
+    by_size: dict[int, list[_Comparison]] = defaultdict(list)
+    for comparison in compared:
+        by_size[comparison.diff.shape[0]].append(comparison)
+    for size, group in by_size.items():
+        if size == 0:
+            continue
+        values = np.concatenate([c.diff for c in group], axis=1)
+        scored = ~np.isnan(values)
+        cis = bootstrap_mean_intervals(
+            values, scored, resamples=resamples, seed=seed, confidence=float(setup["confidence"])
+        )
+        ps = sign_flip_pvalues(values, scored, permutations=int(setup["permutations"]), seed=seed)
+        start = 0
+        for c in group:
+            c.cis, c.ps = cis[start : start + len(c.kept)], ps[start : start + len(c.kept)]
+            start += len(c.kept)
+    return [effect for c in compared for effect in c.effects()]
 
 
-def _flat(by_item: Mapping[str, list[ReportRow]]) -> Iterable[ReportRow]:
-    for rows in by_item.values():
-        yield from rows
+@dataclass
+class _Comparison:
+    """One pair of conditions of one model and round: the paired items' differences per metric."""
+
+    provider: str
+    round: str
+    from_: str
+    to: str
+    kept: list[str]
+    diff: Any  # items with a row under both conditions × kept metrics; NaN where unscored under one
+    missing: int  # items with a row under one condition only
+    cis: Sequence[tuple[float, float] | None] = ()
+    ps: Sequence[float | None] = ()
+
+    def effects(self) -> list[Effect]:
+        import numpy as np
+
+        out = []
+        for j, metric in enumerate(self.kept):
+            column = self.diff[:, j]
+            diffs = column[~np.isnan(column)].tolist()
+            ci = self.cis[j] if diffs else None
+            p = self.ps[j] if diffs else None
+            out.append(
+                Effect(
+                    provider=self.provider,
+                    round=self.round,
+                    from_=self.from_,
+                    to=self.to,
+                    metric=metric,
+                    n=len(diffs),
+                    mean_diff=round(fmean(diffs), 6) if diffs else None,
+                    ci_low=round(ci[0], 6) if ci else None,
+                    ci_high=round(ci[1], 6) if ci else None,
+                    p_value=round(p, 6) if p is not None else None,
+                    n_missing=self.missing,
+                    n_unscored=len(column) - len(diffs),
+                )
+            )
+        return out
+
+
+def _value_table(
+    by_item: Mapping[str, list[ReportRow]], index: Mapping[str, int], columns: Mapping[str, int]
+) -> tuple[Any, Any]:
+    """Per item of ``index``: each metric's value (:func:`_value`: NaN when no scored row has it), and
+    whether the item has a row at all."""
+    import numpy as np
+
+    values = np.full((len(index), len(columns)), np.nan)
+    present = np.zeros(len(index), dtype=bool)
+    # Items with one scored row (the common case) are read in bulk: rows naming the same scores share
+    # one getter, and each such batch is one assignment.
+    getters: dict[tuple[str, ...], tuple[Any, list[int]]] = {}
+    batches: dict[tuple[str, ...], tuple[list[int], list[Any]]] = {}
+    for item, rows in by_item.items():
+        i = index[item]
+        present[i] = True
+        scored = [r for r in rows if not r.unscored]
+        if len(scored) == 1:
+            scores = scored[0].scores
+            names = tuple(scores)
+            if names not in getters:
+                wanted = [name for name in names if name in columns]
+                getters[names] = (
+                    operator.itemgetter(*wanted) if wanted else None,
+                    [columns[n] for n in wanted],
+                )
+                batches[names] = ([], [])
+            getter, _ = getters[names]
+            if getter is not None:
+                lines, got = batches[names]
+                lines.append(i)
+                got.append(getter(scores))
+        elif scored:
+            for name, j in columns.items():
+                mean = _value(scored, name)
+                if mean is not None:
+                    values[i, j] = mean
+    for names, (lines, got) in batches.items():
+        picked = getters[names][1]
+        if lines:
+            block = np.array(got, dtype=float).reshape(len(lines), len(picked))
+            values[np.ix_(lines, picked)] = block
+    return values, present
 
 
 def _value(rows: Sequence[ReportRow] | ReportRow, metric: str) -> float | None:

@@ -27,6 +27,7 @@ from typing import Any
 
 from grounding_eval.analysis.effects import (
     Effect,
+    condition_order,
     condition_pairs,
     criterion_shares,
     decisions,
@@ -43,12 +44,18 @@ from grounding_eval.analysis.summary import (
     safety_agreement,
     safety_split_table,
 )
+from grounding_eval.encodable import utf8_encodable
 from grounding_eval.errors import DataError
+from grounding_eval.files import write_text_atomic
 
 __all__ = ["render_html", "write_html"]
 
 MAX_EXAMPLES = 3  # examples listed per (check, status) in the findings section
 MAX_LISTED = 10  # rows listed per (safety check, disagreement cell)
+MAX_PAIRS = 15  # condition pairs listed per model and round (six conditions' worth), neighbours first
+LABEL_CHARS = 60  # a label (model, condition, criterion, metric …) longer than this is clipped with "…"
+CELL_CHARS = 1200  # any other table cell (a reason, a description) longer than this is clipped
+TITLE_CHARS = 2000  # a clipped text's title attribute holds it whole up to this length
 _COLORS = {
     "Yes": "#1b7837",
     "Partial": "#e0a526",
@@ -79,13 +86,13 @@ def write_html(loaded: Sequence[Results], path: Path, *, sheet: Path | None = No
     """Write the report for ``loaded`` (one or more results files) to ``path``."""
     page = render_html(loaded, sheet=sheet)
     try:
-        path.write_text(page, encoding="utf-8")
+        write_text_atomic(path, page)  # an existing report is replaced whole or kept, never emptied
     except OSError as exc:
         raise DataError(path, f"cannot write the HTML report ({exc.strerror or exc})") from None
 
 
 def render_html(loaded: Sequence[Results], *, sheet: Path | None = None) -> str:
-    """The whole page as a string."""
+    """The whole page as a string, UTF-8 encodable (a lone surrogate in a label is shown as U+FFFD)."""
     rows = [row for results in loaded for row in results.rows]
     sections = [
         ("rates", "Pass rate and composite", _rates_section(rows)),
@@ -103,7 +110,7 @@ def render_html(loaded: Sequence[Results], *, sheet: Path | None = None) -> str:
     )
     unscored = sum(r.unscored for r in rows)
     generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return (
+    return utf8_encodable(
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         f"<title>grounding-eval report</title><style>{_STYLE}</style></head><body><main>"
@@ -118,19 +125,51 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+class _Html(str):
+    """Text already escaped (a clipped label with its title): :func:`_table` puts it in as it is."""
+
+
+def _clip(value: Any, limit: int = LABEL_CHARS) -> str:
+    """``value`` escaped, or, when longer than ``limit``, its start and "…" in a span whose title is
+    the whole text (itself clipped past :data:`TITLE_CHARS`)."""
+    text = str(value)
+    if len(text) <= limit:
+        return _e(text)
+    return _Html(f'<span title="{_title(text)}">{_e(_cut(text, limit))}</span>')
+
+
+def _title(text: str) -> str:
+    """``text`` escaped for a title (attribute or SVG ``<title>``), clipped past :data:`TITLE_CHARS`."""
+    return _e(_cut(text, TITLE_CHARS))
+
+
+def _cut(text: str, limit: int) -> str:
+    """The first ``limit − 1`` characters and "…" (``text`` itself when it fits)."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    if head and "\ud800" <= head[-1] <= "\udbff":
+        head = head[:-1]  # never half of a surrogate pair
+    return head + "…"
+
+
 def _f(value: float | None, fmt: str = ".3f") -> str:
     return "–" if value is None else format(value, fmt)
 
 
-def _table(head: Sequence[str], body: Sequence[Sequence[Any]], *, cls: str = "") -> str:
-    th = "".join(f"<th>{_e(h)}</th>" for h in head)
+def _table(head: Sequence[str], body: Sequence[Sequence[Any]], *, cls: str = "", labels: int = 0) -> str:
+    """An HTML table; the first ``labels`` columns are labels (clipped at :data:`LABEL_CHARS`), other
+    text at :data:`CELL_CHARS`; cells already rendered (:class:`_Html`) go in as they are."""
+    th = "".join(f"<th>{_clip(h)}</th>" for h in head)
     trs = "".join(
         "<tr>"
         + "".join(
-            f'<td class="num">{_e(c)}</td>'
+            f"<td>{c}</td>"
+            if isinstance(c, _Html)
+            else f'<td class="num">{_e(c)}</td>'
             if isinstance(c, int | float) or _numeric(c)
-            else f"<td>{_e(c)}</td>"
-            for c in row
+            else f"<td>{_clip(c, LABEL_CHARS if k < labels else CELL_CHARS)}</td>"
+            for k, c in enumerate(row)
         )
         + "</tr>"
         for row in body
@@ -147,9 +186,17 @@ def _numeric(text: Any) -> bool:
 
 
 def _condition_colors(conditions: Sequence[str]) -> dict[str, str]:
-    ordered = [a for a, _ in condition_pairs(conditions)] + [b for _, b in condition_pairs(conditions)]
-    unique = list(dict.fromkeys(ordered)) or list(conditions)
-    return {c: _CONDITION_COLORS[i % len(_CONDITION_COLORS)] for i, c in enumerate(unique)}
+    return {
+        c: _CONDITION_COLORS[i % len(_CONDITION_COLORS)] for i, c in enumerate(condition_order(conditions))
+    }
+
+
+def _svg_label(text: str, limit: int) -> str:
+    """SVG text content: ``text`` escaped, or clipped with "…" and the whole (to :data:`TITLE_CHARS`) as
+    the element's ``<title>``."""
+    if len(text) <= limit:
+        return _e(text)
+    return f"<title>{_title(text)}</title>{_e(_cut(text, limit))}"
 
 
 def _bar_chart(
@@ -181,7 +228,7 @@ def _bar_chart(
                 parts.append(
                     f'<rect x="{x}" y="{top + height - h:.1f}" width="{bar}" height="{h:.1f}" '
                     f'fill="{colors.get(name, "#777")}">'
-                    f"<title>{_e(label)} {_e(name)}: {value:.3f}"
+                    f"<title>{_title(label)} {_title(name)}: {value:.3f}"
                     + (f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else "")
                     + "</title></rect>"
                 )
@@ -192,15 +239,15 @@ def _bar_chart(
                         f'{y2:.1f}h10" stroke="#222" fill="none"/>'
                     )
             parts.append(
-                f'<text x="{x + bar / 2}" y="{top + height + 14}" text-anchor="middle">{_e(name)}</text>'
+                f'<text x="{x + bar / 2}" y="{top + height + 14}" text-anchor="middle">'
+                f"{_svg_label(name, 8)}</text>"
             )
             x += bar + gap
         room = max(6, int((x - start) / 6.5))  # characters that fit under the group's bars
-        for line_no, line in enumerate(label.split(" · ")):
-            text = line if len(line) <= room else line[: room - 1] + "…"
+        for line_no, line in enumerate(label.split(" · ")[:4]):
             parts.append(
                 f'<text x="{(start + x) / 2:.1f}" y="{top + height + 30 + 14 * line_no}" '
-                f'text-anchor="middle"><title>{_e(label)}</title>{_e(text)}</text>'
+                f'text-anchor="middle"><title>{_title(label)}</title>{_e(_cut(line, room))}</text>'
             )
         x += group_gap
     parts.append("</svg>")
@@ -210,27 +257,12 @@ def _bar_chart(
 def _rates_section(rows: Sequence[ReportRow]) -> str:
     if not rows:
         return "<p>No rows.</p>"
-    from grounding_eval.analysis.stats import bootstrap_mean_ci
-
     rates = pass_rates(rows)
-    setup = decisions()["effects"]
     colors = _condition_colors([r["condition"] for r in rates])
     cells: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rates:
         cells[(r["round"], r["provider"])].append(r)
-    comp_ci: dict[tuple[str, str, str], tuple[float, float]] = {}
-    for row_key in {(r["round"], r["condition"], r["provider"]) for r in rates}:
-        values = [
-            x.scores["composite"]
-            for x in rows
-            if not x.unscored
-            and "composite" in x.scores
-            and (x.keys["round"], x.keys["condition"], x.keys["provider"]) == row_key
-        ]
-        if values:
-            comp_ci[row_key] = bootstrap_mean_ci(
-                values, resamples=int(setup["resamples"]), seed=int(setup["seed"])
-            )
+    comp_ci = _composite_intervals(rows)
     pass_groups = [
         (f"Round {rd} · {prov}", [(r["condition"], r["pass_rate"], r["ci_low"], r["ci_high"]) for r in group])
         for (rd, prov), group in sorted(cells.items())
@@ -247,7 +279,7 @@ def _rates_section(rows: Sequence[ReportRow]) -> str:
     ]
     legend = (
         '<p class="legend">'
-        + "".join(f'<span style="background:{c}"></span>{_e(k)}' for k, c in colors.items())
+        + "".join(f'<span style="background:{c}"></span>{_clip(k, 24)}' for k, c in colors.items())
         + "</p>"
     )
     body = [
@@ -287,10 +319,39 @@ def _rates_section(rows: Sequence[ReportRow]) -> str:
                 "unscored",
             ],
             body,
+            labels=3,
         )
         + '<p class="note">Pass rate = passed ÷ scored rows (n/a: none scored); unscored rows (errors, '
         "unscorable judge replies) are counted apart, never as failures; means are over the scored rows.</p>"
     )
+
+
+def _composite_intervals(rows: Sequence[ReportRow]) -> dict[tuple[str, str, str], tuple[float, float]]:
+    """Per (round, condition, model): the bootstrap interval of the mean composite over its scored rows.
+
+    The groups are read in one pass, and groups of equally many rows share one draw (the seed gives
+    them the same draw anyway): one call of :func:`~grounding_eval.analysis.stats.bootstrap_mean_intervals`
+    per group size, whatever the number of conditions.
+    """
+    import numpy as np
+
+    from grounding_eval.analysis.stats import bootstrap_mean_intervals
+
+    setup = decisions()["effects"]
+    values: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    for x in rows:
+        if not x.unscored and "composite" in x.scores:
+            values[(x.keys["round"], x.keys["condition"], x.keys["provider"])].append(x.scores["composite"])
+    by_size: dict[int, list[tuple[str, str, str]]] = defaultdict(list)
+    for key, found in values.items():
+        by_size[len(found)].append(key)
+    out: dict[tuple[str, str, str], tuple[float, float]] = {}
+    for keys in by_size.values():
+        intervals = bootstrap_mean_intervals(
+            np.array([values[k] for k in keys]).T, resamples=int(setup["resamples"]), seed=int(setup["seed"])
+        )
+        out.update((k, ci) for k, ci in zip(keys, intervals, strict=True) if ci is not None)
+    return out
 
 
 def _forest(effects: Sequence[Effect]) -> str:
@@ -323,13 +384,14 @@ def _forest(effects: Sequence[Effect]) -> str:
         y = top + i * row_h + row_h / 2
         assert e.ci_low is not None and e.ci_high is not None and e.mean_diff is not None
         color = "#1b7837" if e.ci_low > 0 else "#b2182b" if e.ci_high < 0 else "#555"
-        label = f"{e.provider[:28]} · R{e.round} · {e.to} − {e.from_} · {e.metric}"
+        label = f"{_cut(e.provider, 28)} · R{_cut(e.round, 8)} · {_cut(e.to, 16)} − {_cut(e.from_, 16)} · {e.metric}"
+        whole = f"{e.provider} · R{e.round} · {e.to} − {e.from_} · {e.metric}"
         parts.append(
-            f'<text x="4" y="{y + 4:.1f}">{_e(label[:72])}</text>'
+            f'<text x="4" y="{y + 4:.1f}">{_svg_label(whole if label == whole else label, 72)}</text>'
             f'<line x1="{sx(e.ci_low):.1f}" x2="{sx(e.ci_high):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
             f'stroke="{color}" stroke-width="2"/>'
             f'<circle cx="{sx(e.mean_diff):.1f}" cy="{y:.1f}" r="4" '
-            f'fill="{color}"><title>{_e(label)}: {e.mean_diff:+.3f} '
+            f'fill="{color}"><title>{_title(whole)}: {e.mean_diff:+.3f} '
             f"[{e.ci_low:+.3f}, {e.ci_high:+.3f}], n={e.n}, p={e.p_value}</title></circle>"
             f'<text x="{width - 4}" y="{y + 4:.1f}" text-anchor="end">{e.mean_diff:+.2f} (n={e.n})</text>'
         )
@@ -338,9 +400,10 @@ def _forest(effects: Sequence[Effect]) -> str:
 
 
 def _effects_section(rows: Sequence[ReportRow]) -> str:
-    effects = paired_effects(rows)
+    effects = paired_effects(rows, max_pairs=MAX_PAIRS)
     if not effects:
         return "<p>No model has rows under two conditions: nothing to compare.</p>"
+    left_out = _pairs_left_out(rows)
     setup = decisions()["effects"]
     headline = [
         e
@@ -353,7 +416,7 @@ def _effects_section(rows: Sequence[ReportRow]) -> str:
         [
             e.provider,
             e.round,
-            f"{e.to} − {e.from_}",
+            _Html(f"{_clip(e.to)} − {_clip(e.from_)}"),
             e.metric,
             e.n,
             _f(e.mean_diff, "+.3f"),
@@ -371,7 +434,8 @@ def _effects_section(rows: Sequence[ReportRow]) -> str:
         "paired sign-flip permutation p. "
         "Green: the interval is above 0; red: below. Items missing a condition or unscored under "
         "one are left out and counted.</p>"
-        "<h3>Composite, judge and verifier scores</h3>"
+        + left_out
+        + "<h3>Composite, judge and verifier scores</h3>"
         + _forest(headline)
         + "<h3>Every metric</h3>"
         + _table(
@@ -388,7 +452,34 @@ def _effects_section(rows: Sequence[ReportRow]) -> str:
                 "unscored / no score",
             ],
             body,
+            labels=4,
         )
+    )
+
+
+def _pairs_left_out(rows: Sequence[ReportRow]) -> str:
+    """A visible note per model and round with more condition pairs than :data:`MAX_PAIRS`: how many
+    are listed, how many left out, and from which pair on (``report --effects --json`` has them all)."""
+    conditions: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for row in rows:
+        conditions[(row.keys["provider"], row.keys["round"])].add(row.keys["condition"])
+    notes = []
+    for (provider, round_), found in sorted(conditions.items()):
+        total = len(found) * (len(found) - 1) // 2
+        if total <= MAX_PAIRS:
+            continue
+        later, earlier = condition_pairs(found, MAX_PAIRS + 1)[-1][::-1]
+        notes.append(
+            f"<li>{_clip(provider)}, round {_clip(round_)}: {MAX_PAIRS} of {total:,} condition pairs "
+            f"listed; <strong>{total - MAX_PAIRS:,} left out</strong>, from {_clip(later)} − "
+            f"{_clip(earlier)} on (study order, neighbours first).</li>"
+        )
+    if not notes:
+        return ""
+    return (
+        f'<p class="warn">Not every condition pair is shown: at most {MAX_PAIRS} per model and round '
+        "(neighbours first). <code>report --effects --json</code> has every pair.</p>"
+        f"<ul>{''.join(notes)}</ul>"
     )
 
 
@@ -419,8 +510,8 @@ def _criteria_section(rows: Sequence[ReportRow]) -> str:
                 name += " (No = good)"
             previous = s["criterion"]
             parts.append(
-                f'<text x="4" y="{y + 11}">{_e(name[:44])}</text><text x="{label_w - 6}" '
-                f'y="{y + 11}" text-anchor="end">{_e(s["condition"])}</text>'
+                f'<text x="4" y="{y + 11}">{_svg_label(name, 44)}</text><text x="{label_w - 6}" '
+                f'y="{y + 11}" text-anchor="end">{_svg_label(s["condition"], 16)}</text>'
             )
             x = float(label_w)
             for verdict in scale:
@@ -429,7 +520,7 @@ def _criteria_section(rows: Sequence[ReportRow]) -> str:
                     parts.append(
                         f'<rect x="{x:.1f}" y="{y + 2}" width="{w:.1f}" height="{row_h - 4}" '
                         f'fill="{_COLORS[verdict]}">'
-                        f"<title>{_e(s['criterion'])} {_e(s['condition'])}: {verdict} "
+                        f"<title>{_title(s['criterion'])} {_title(s['condition'])}: {verdict} "
                         f"{s['counts'][verdict]}/{s['rows']}</title></rect>"
                     )
                 x += w
@@ -440,7 +531,9 @@ def _criteria_section(rows: Sequence[ReportRow]) -> str:
             + "".join(f'<span style="background:{_COLORS[v]}"></span>{v}' for v in scale)
             + "</p>"
         )
-        out.append(f"<h3>Round {_e(round_)} · {_e(provider)} · {_e(source)}</h3>{legend}{''.join(parts)}")
+        out.append(
+            f"<h3>Round {_clip(round_)} · {_clip(provider)} · {_e(source)}</h3>{legend}{''.join(parts)}"
+        )
     return (
         "".join(out)
         + '<p class="note">Each bar is one criterion under one condition: the share of rows with '
@@ -473,14 +566,7 @@ def _findings_section(rows: Sequence[ReportRow]) -> str:
                 ex.append(f"{f.detail} ({row.query_id}, {row.keys['condition']})")
     if not counts:
         return "<p>The verifier reported no findings (or did not run) in these rows.</p>"
-    conditions = sorted(
-        {c for _, _, c in counts},
-        key=lambda c: (
-            [a for a, _ in condition_pairs([*{c for _, _, c in counts}])].index(c)
-            if c in [a for a, _ in condition_pairs([*{c for _, _, c in counts}])]
-            else 99
-        ),
-    )
+    conditions = condition_order(c for _, _, c in counts)
     kinds = sorted({(k, s) for k, s, _ in counts})
     body = [
         [
@@ -488,12 +574,12 @@ def _findings_section(rows: Sequence[ReportRow]) -> str:
             status,
             *(counts[(check, status, c)] for c in conditions),
             sum(counts[(check, status, c)] for c in conditions),
-            " · ".join(examples[(check, status)]),
+            _Html(" · ".join(_clip(x, CELL_CHARS // MAX_EXAMPLES) for x in examples[(check, status)])),
         ]
         for check, status in kinds
     ]
     return (
-        _table(["check", "status", *conditions, "total", f"examples (up to {MAX_EXAMPLES})"], body)
+        _table(["check", "status", *conditions, "total", f"examples (up to {MAX_EXAMPLES})"], body, labels=2)
         + '<p class="note">Findings other than plain successes (allowlisted URLs, matching phones '
         "and URL owners, exact or "
         "unsourced quotes), counted per condition.</p>"
@@ -543,7 +629,7 @@ def _safety_section(rows: Sequence[ReportRow]) -> str:
         "miss or a verifier false alarm "
         "(verifier No only).</p>"
         "<h3>Per round, condition and model: rows with a No on any check</h3>"
-        + _table(split_head, split)
+        + _table(split_head, split, labels=3)
         + '<p class="note">judge disagrees: the judge said No on a check the verifier passed (the '
         "composite's <code>metadata.safety.judge_disagrees</code>); verifier No only: the verifier said "
         "No, the judge Yes or Partial; decided by: the <code>safety_source</code> the rows' composites "
@@ -551,10 +637,10 @@ def _safety_section(rows: Sequence[ReportRow]) -> str:
         + "<h3>Per check</h3>"
         + _table(heads, body)
         + "<h3>Per check, round, condition and model</h3>"
-        + _table(["check", "round", "condition", "model", "rows", *heads[2:]], per_group)
+        + _table(["check", "round", "condition", "model", "rows", *heads[2:]], per_group, labels=4)
         + (
             "<h3>Rows where they disagree</h3>"
-            + _table(["check", "cell", "item", "what each side said"], listed)
+            + _table(["check", "cell", "item", "what each side said"], listed, labels=2)
             + tail
             if listed
             else ""
@@ -582,7 +668,7 @@ def _question_type_section(rows: Sequence[ReportRow]) -> str:
         ]
         for e in entries
     ]
-    return chart + _table(["Question type", "Pass rate", "n", "95 % Wilson", "unscored"], body)
+    return chart + _table(["Question type", "Pass rate", "n", "95 % Wilson", "unscored"], body, labels=1)
 
 
 def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
