@@ -139,6 +139,7 @@ def _add_data_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     build = asub.add_parser("build", help="write the URL allowlist derived from a content index")
     build.add_argument("index", metavar="INDEX", type=Path, help="content index (.jsonl, .csv, .yaml, .json)")
     build.add_argument("-o", "--output", metavar="FILE", type=Path, help="write here instead of stdout")
+    build.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
 
     o = sub.add_parser("orgs", help="the organization directory")
     osub = o.add_subparsers(dest="action", required=True, parser_class=_Parser)

@@ -363,15 +363,37 @@ def read_yaml(path: str | Path, kind: FileKind = DATA, *, inside: str | Path | N
 
 def write_text_atomic(path: str | Path, text: str) -> None:
     """Write ``text`` (UTF-8, newlines as given) to a temporary file beside ``path`` and move it into
-    place: ``path`` is either the old file or the whole new one, never half-written."""
-    import tempfile  # only writers pay for it: every assertion process imports this module
+    place: ``path`` is either the old file or the whole new one, never half-written.
 
+    The new file gets the old one's permissions, or, for a new file, the usual ``0o666`` less the umask
+    (a temporary file from :mod:`tempfile` would be ``0o600``: an allowlist or report nobody else can read).
+
+    Raises:
+        DataError: the folder is missing or not writable (one line naming ``path``).
+        UnicodeEncodeError: ``text`` holds a lone surrogate (callers make text encodable first); the old
+            file is kept and the temporary one removed.
+    """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
+    tmp = path.parent / f".{path.name}-{os.urandom(6).hex()}.tmp"  # O_EXCL below: never someone else's
+    try:
+        old_mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        old_mode = None
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(tmp, flags, 0o666)  # the kernel applies the umask
+    except FileNotFoundError:
+        raise DataError(path, f"cannot write: the folder {path.parent} does not exist") from None
+    except OSError as exc:
+        raise DataError(path, f"cannot write: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
+        if old_mode is not None:
+            os.chmod(tmp, old_mode)
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and not isinstance(exc, UnicodeError):
+            raise DataError(path, f"cannot write: {exc.strerror or exc}") from None
         raise

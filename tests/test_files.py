@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -211,3 +213,24 @@ class TestWriteTextAtomic:
             write_text_atomic(target, "half \ud83d")  # a lone surrogate cannot be written as UTF-8
         assert target.read_text(encoding="utf-8") == "old\n"
         assert [p.name for p in tmp_path.iterdir()] == ["key.json"]
+
+    def test_permissions_follow_the_umask_or_the_old_file(self, tmp_path: Path) -> None:
+        old_umask = os.umask(0o022)
+        try:
+            fresh = tmp_path / "allowlist.txt"
+            write_text_atomic(fresh, "https://example.org\n")
+            assert stat.S_IMODE(fresh.stat().st_mode) == 0o644  # not mkstemp's 0o600
+            kept = tmp_path / "report.html"
+            kept.write_text("old", encoding="utf-8")
+            kept.chmod(0o640)
+            write_text_atomic(kept, "new")
+            assert stat.S_IMODE(kept.stat().st_mode) == 0o640
+        finally:
+            os.umask(old_umask)
+
+    def test_a_missing_folder_is_one_line(self, tmp_path: Path) -> None:
+        target = tmp_path / "no" / "such" / "report.html"
+        with pytest.raises(DataError) as caught:
+            write_text_atomic(target, "x")
+        message = str(caught.value)
+        assert "\n" not in message and str(target) in message and "does not exist" in message

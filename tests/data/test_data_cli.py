@@ -97,10 +97,7 @@ class TestAllowlistBuildOutput:
     def test_force_replaces_it(self, tmp_path: Path) -> None:
         out = tmp_path / "allow.txt"
         out.write_text("old\n", encoding="utf-8")
-        args = argparse.Namespace(
-            command="allowlist", action="build", index=self.INDEX, output=out, force=True
-        )
-        assert data_cli.run(args) == 0
+        assert main(["allowlist", "build", str(self.INDEX), "-o", str(out), "--force"]) == 0
         assert out.read_text(encoding="utf-8").startswith("# URL allowlist derived from ")
         assert [p.name for p in tmp_path.iterdir()] == ["allow.txt"]  # no temporary file left
 
@@ -150,7 +147,7 @@ class TestAllowlistBuildOutput:
         assert main(["allowlist", "build", str(self.INDEX), "-o", str(out)]) == 2
         assert (
             capsys.readouterr().err
-            == f"grounding-eval: error: {out}: cannot write: No such file or directory\n"
+            == f"grounding-eval: error: {out}: cannot write: the folder {out.parent} does not exist\n"
         )
 
 
