@@ -55,8 +55,10 @@ __all__ = [
     "SCORE_LIMIT",
     "STREAMED_RESULTS",
     "RowProblem",
+    "arr",
     "json_type",
     "number",
+    "obj",
     "read_results",
     "stream_results",
 ]
@@ -110,6 +112,33 @@ def number(value: Any, where: str) -> float | None:
     if not -SCORE_LIMIT <= value <= SCORE_LIMIT:
         raise RowProblem(f"{where} is {clip(value)}, out of range (a score is within ±{SCORE_LIMIT:g})")
     return float(value)
+
+
+def obj(value: Any, where: str, *, null: bool = True) -> dict[str, Any]:
+    """An object field of a row; absent or null reads as empty (``null=False``: a list item, where null is
+    refused).
+
+    Raises:
+        RowProblem: ``<where> is a list, expected an object``.
+    """
+    if value is None and null:
+        return {}
+    if not isinstance(value, dict):
+        raise RowProblem(f"{where} is {json_type(value)}, expected an object")
+    return value
+
+
+def arr(value: Any, where: str) -> list[Any]:
+    """A list field of a row; absent or null reads as empty.
+
+    Raises:
+        RowProblem: ``<where> is an object, expected a list``.
+    """
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise RowProblem(f"{where} is {json_type(value)}, expected a list")
+    return value
 
 
 def _pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -132,15 +132,24 @@ def test_aggregation_follows_promptfoo() -> None:
     assert grading["componentResults"][1]["assertion"] == results[0].get("assertion")
 
 
-@pytest.mark.parametrize("content", ["not json", "[]", '{"results": {}}', '{"results": {"results": 3}}'])
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("not json", "line 1: not valid JSON (Expecting value)"),
+        ("[]", "not a promptfoo results file"),
+        ('{"results": {}}', "not a promptfoo results file"),
+        ('{"results": {"results": 3}}', "not a promptfoo results file"),
+    ],
+)
 def test_not_a_results_file_is_one_line(
-    tmp_path: Path, content: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, content: str, problem: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(content, encoding="utf-8")
     assert main(["rescore", str(bad), "-o", str(tmp_path / "out.json")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "not a promptfoo results file" in err
+    assert err.count("\n") == 1 and f"{bad}: {problem}" in err
+    assert not (tmp_path / "out.json").exists()
 
 
 @pytest.mark.e2e

@@ -83,7 +83,7 @@ from statistics import fmean
 from typing import Any, Literal, get_args
 
 from grounding_eval.errors import DataError, clip, terminal_safe
-from grounding_eval.results_file import RowProblem, json_type, number, stream_results
+from grounding_eval.results_file import RowProblem, arr, json_type, number, obj, stream_results
 from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS, SafetySplit, safety_split
 
 __all__ = [
@@ -522,28 +522,14 @@ def _shape(where: str, expected: str, value: Any) -> RowProblem:
     return RowProblem(f"{where} is {json_type(value)}, expected {expected}")
 
 
-def _obj(value: Any, where: str, *, null: bool = True) -> dict[str, Any]:
-    """An object field; absent or null reads as empty (``null=False``: a list item, where null is refused)."""
-    if value is None and null:
-        return {}
-    if not isinstance(value, dict):
-        raise _shape(where, "an object", value)
-    return value
+_obj = obj  # an object field: absent or null reads as empty
 
 
 def _opt_obj(value: Any, where: str) -> dict[str, Any] | None:
     return None if value is None else _obj(value, where)
 
 
-def _arr(value: Any, where: str) -> list[Any]:
-    """A list field; absent or null reads as empty."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise _shape(where, "a list", value)
-    return value
-
-
+_arr = arr  # a list field: absent or null reads as empty
 _num = number  # a score: a number within range, or None when absent
 
 

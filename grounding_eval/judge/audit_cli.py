@@ -53,49 +53,59 @@ def run(args: argparse.Namespace) -> int:
 def _row_audits(results: Path, ref: str) -> list[tuple[str, str]]:
     """``(audit_dir, audit_id)`` of every judge result in the row ``ref`` of ``results``."""
     from grounding_eval.errors import DataError
-    from grounding_eval.files import RESULTS, read_text
+    from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
+    from grounding_eval.results_file import RowProblem, arr, obj, read_results
 
-    try:
-        rows = json.loads(read_text(results, RESULTS))["results"]["results"]
-    except (ValueError, KeyError, TypeError):
-        raise DataError(results, "not a promptfoo results file (no results.results list)") from None
-    if not isinstance(rows, list):
-        raise DataError(results, "not a promptfoo results file (no results.results list)")
-    rows = [r for r in rows if isinstance(r, dict)]
+    rows = read_results(results)["results"]["results"]  # strict, shape-checked, text made encodable
     if ":" in ref:
         test, _, prompt = ref.partition(":")
         found = [
-            r
-            for r in rows
+            (n, r)
+            for n, r in enumerate(rows, 1)
             if f"{r.get('testIdx')}" == test.strip() and f"{r.get('promptIdx')}" == prompt.strip()
         ]
     else:
-        found = [r for r in rows if r.get("id") == ref]
+        found = [(n, r) for n, r in enumerate(rows, 1) if r.get("id") == ref]
     if not found:
         raise DataError(results, f"no row {ref} (give a row id, or TEST_INDEX:PROMPT_INDEX)")
+    number, row = found[0]
     refs = []
-    for component in (found[0].get("gradingResult") or {}).get("componentResults") or ():
-        for value in ((component or {}).get("metadata") or {}).values():
-            if isinstance(value, dict) and isinstance(value.get("audit_id"), str):
-                refs.append((str(value.get("audit_dir") or ".cache/grounding-eval/audit"), value["audit_id"]))
+    components = "gradingResult.componentResults"
+    try:
+        grading = obj(row.get("gradingResult"), "gradingResult")
+        for i, component in enumerate(arr(grading.get("componentResults"), components)):
+            metadata = obj(
+                obj(component, f"{components}[{i}]").get("metadata"), f"{components}[{i}].metadata"
+            )
+            for value in metadata.values():
+                if isinstance(value, dict) and isinstance(value.get("audit_id"), str):
+                    folder = value.get("audit_dir")
+                    folder = folder if isinstance(folder, str) and folder else str(DEFAULT_AUDIT_DIR)
+                    refs.append((folder, value["audit_id"]))
+    except RowProblem as exc:
+        raise DataError(results, f"row {number} of results.results: {exc}") from None
     return refs
 
 
 def _text(record: dict[str, Any]) -> str:
+    """The record as text; every value escaped for the terminal (the replies and the prompt hold a model's
+    and a dataset's text: :func:`~grounding_eval.errors.terminal_safe`, line breaks kept in the blocks)."""
+    from grounding_eval.errors import terminal_safe
+
     prompt = record.get("rendered_prompt") or {}
-    lines = [f"===== audit {record['audit_id']} ====="]
+    lines = [f"===== audit {terminal_safe(record['audit_id'])} ====="]
     for key in ("fixture_key", "rubric_id", "rubric_version", "prompt_version", "provider", "model", "timestamp",
                 "answer_sha256"):  # fmt: skip
         if record.get(key) is not None:
-            lines.append(f"{key}: {record[key]}")
+            lines.append(f"{key}: {terminal_safe(record[key])}")
     lines += [
         "----- SYSTEM -----",
-        str(prompt.get("system") or ""),
+        terminal_safe(prompt.get("system") or "", lines=True),
         "----- USER -----",
-        str(prompt.get("user") or ""),
+        terminal_safe(prompt.get("user") or "", lines=True),
     ]
     for n, reply in enumerate(record.get("raw_replies") or (), 1):
-        lines += [f"----- REPLY {n} -----", str(reply)]
+        lines += [f"----- REPLY {n} -----", terminal_safe(reply, lines=True)]
     for error in record.get("errors") or ():
-        lines.append(f"error: {error}")
+        lines.append(f"error: {terminal_safe(error)}")
     return "\n".join(lines)

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["COMMANDS", "add_commands", "rescore_rows", "run"]
+__all__ = ["COMMANDS", "add_commands", "check_row", "remetric", "rescore_rows", "run"]
 
 COMMANDS = frozenset({"rescore"})
 
@@ -61,40 +61,88 @@ def run(args: argparse.Namespace) -> int:
     """Rescore ``args.results`` into ``args.output``; prints one summary line."""
     import time
 
-    from grounding_eval.errors import DataError
-    from grounding_eval.files import RESULTS, read_text
+    from grounding_eval.errors import DataError, terminal_safe
+    from grounding_eval.files import write_text_atomic
+    from grounding_eval.results_file import RowProblem, obj, read_results
 
     started = time.perf_counter()
+    data = read_results(args.results)  # strict, shape-checked, lone surrogates made writable
+    rows = data["results"]["results"]
     try:
-        data = json.loads(read_text(args.results, RESULTS))
-        rows = data["results"]["results"]
-        if not isinstance(rows, list):
-            raise TypeError
-    except (ValueError, KeyError, TypeError):
-        raise DataError(args.results, "not a promptfoo results file (no results.results list)") from None
-    default_scoring = ((data.get("config") or {}).get("defaultTest") or {}).get("assertScoringFunction")
+        for number, row in enumerate(rows, 1):
+            try:
+                check_row(row)
+            except RowProblem as exc:
+                raise DataError(args.results, f"row {number} of results.results: {exc}") from None
+        config = obj(data.get("config"), "config")
+        default_test = obj(config.get("defaultTest"), "config.defaultTest")
+    except RowProblem as exc:
+        raise DataError(args.results, str(exc)) from None
+    default_scoring = default_test.get("assertScoringFunction")
     jobs = args.jobs if args.jobs and args.jobs > 0 else (os.cpu_count() or 1)
     grading_started = time.perf_counter()
     new_rows, kept = rescore_rows(rows, default_scoring, jobs=jobs)
     grading = time.perf_counter() - grading_started
     data["results"]["results"] = new_rows
     _restat(data, new_rows)
+    derived = [d.get("name") for d in config.get("derivedMetrics") or () if isinstance(d, dict)]
+    remetric(data["results"], new_rows, [str(name) for name in derived if name])
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     data["metadata"] = {
-        **(data.get("metadata") or {}),
+        **(data["metadata"] if isinstance(data.get("metadata"), dict) else {}),
         "groundingEvalRescore": {"from": str(args.results), "fromEvalId": data.get("evalId"), "at": stamp},
     }
     data["evalId"] = f"{data.get('evalId') or 'eval'}-rescored-{stamp}"
-    args.output.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    try:
+        write_text_atomic(args.output, json.dumps(data, ensure_ascii=False))
+    except OSError as exc:  # the old file, if any, is left as it was
+        raise DataError(args.output, f"cannot write the rescored results ({exc.strerror or exc})") from None
     seconds = time.perf_counter() - started
-    passed = sum(1 for r in new_rows if isinstance(r, dict) and r.get("success"))
+    passed = sum(1 for r in new_rows if r.get("success"))
     print(
         f"rescored {len(new_rows)} rows in {seconds:.1f} s ({grading:.1f} s grading with {jobs} process(es), "
         f"{len(new_rows) / grading if grading else 0:.0f} rows/s; the rest reading and writing): {passed} passed; "
         f"kept as recorded: {kept['rows']} rows without output, {kept['assertions']} assertions "
-        f"and {kept['scoring']} scoring functions not of this pack; wrote {args.output}"
+        f"and {kept['scoring']} scoring functions not of this pack; wrote {terminal_safe(args.output)}"
     )
     return 0
+
+
+def check_row(row: dict[str, Any]) -> None:
+    """Refuse a row whose fields rescore reads hold the wrong JSON type (a traceback before).
+
+    Raises:
+        RowProblem: naming the field, e.g. ``gradingResult is a list, expected an object``.
+    """
+    from grounding_eval.results_file import arr, number, obj
+
+    for name in ("response", "vars", "prompt"):
+        obj(row.get(name), name)
+    test = obj(row.get("testCase"), "testCase")
+    for i, assertion in enumerate(arr(test.get("assert"), "testCase.assert")):
+        if isinstance(assertion, dict):
+            obj(assertion.get("config"), f"testCase.assert[{i}].config")
+            number(assertion.get("weight"), f"testCase.assert[{i}].weight")
+    grading = obj(row.get("gradingResult"), "gradingResult")
+    components = "gradingResult.componentResults"
+    for i, component in enumerate(arr(grading.get(components.split(".")[1]), components)):
+        _check_result(obj(component, f"{components}[{i}]", null=False), f"{components}[{i}]")
+    number(row.get("promptIdx"), "promptIdx")
+
+
+def _check_result(result: dict[str, Any], where: str) -> None:
+    """The numbers :func:`aggregate` reads from a recorded result."""
+    from grounding_eval.results_file import number, obj
+
+    number(result.get("score"), f"{where}.score")
+    for key in ("namedScores", "namedScoreWeights", "tokensUsed"):
+        for name, value in obj(result.get(key), f"{where}.{key}").items():
+            if key != "tokensUsed" or name in _TOKEN_FIELDS:
+                number(value, f"{where}.{key}.{name}")
+    for i, sub in enumerate(result.get("componentResults") or ()):
+        _check_result(
+            obj(sub, f"{where}.componentResults[{i}]", null=False), f"{where}.componentResults[{i}]"
+        )
 
 
 def rescore_rows(
@@ -206,7 +254,8 @@ def aggregate(results: Sequence[dict[str, Any]], assertions: Sequence[Any]) -> d
     weights: dict[str, float] = {}
     failed: str | None = None
     for result, assertion in zip(results, assertions, strict=True):
-        weight = float((assertion or {}).get("weight", 1) if isinstance(assertion, dict) else 1)
+        recorded_weight = assertion.get("weight") if isinstance(assertion, dict) else None
+        weight = 1.0 if recorded_weight is None else float(recorded_weight)
         metric = assertion.get("metric") if isinstance(assertion, dict) else None
         score = float(result.get("score") or 0)
         total_score += score * weight
@@ -264,10 +313,88 @@ def _recorded(recorded: Iterable[dict[str, Any]], assertion: Any, index: int) ->
 
 
 def _restat(data: dict[str, Any], rows: Sequence[Any]) -> None:
+    """The top-level ``results.stats`` counts, as promptfoo counts them: a row that did not succeed is an
+    error when its ``failureReason`` is 2, else a failure."""
     stats = data["results"].get("stats")
     if not isinstance(stats, dict):
         return
-    graded = [r for r in rows if isinstance(r, dict)]
-    stats["successes"] = sum(1 for r in graded if r.get("success"))
-    stats["failures"] = sum(1 for r in graded if not r.get("success") and r.get("failureReason") == 1)
-    stats["errors"] = sum(1 for r in graded if r.get("failureReason") == _ERROR)
+    stats["successes"] = sum(1 for r in rows if r.get("success"))
+    stats["errors"] = sum(1 for r in rows if not r.get("success") and r.get("failureReason") == _ERROR)
+    stats["failures"] = len(rows) - stats["successes"] - stats["errors"]
+
+
+def remetric(results: dict[str, Any], rows: Sequence[dict[str, Any]], derived: Iterable[str] = ()) -> None:
+    """Recompute each ``results.prompts[i].metrics`` from the rescored rows, as promptfoo 0.121.20 sums them
+    (``Evaluator.updatePromptMetricsForRow``; the viewer's "N % passing (p/n)" header reads them).
+
+    Per prompt (the rows' ``promptIdx``): ``score`` is the sum of the rows' scores; ``testPassCount``,
+    ``testFailCount`` and ``testErrorCount`` count the rows that succeeded, failed, or did not succeed with
+    ``failureReason`` 2; ``assertPassCount`` / ``assertFailCount`` count the rows' component results that
+    passed / did not; each named score adds its value (times its weight when the row's
+    ``gradingResult.namedScoreWeights`` has one) to ``namedScores``, the number of the row's components
+    whose assertion's metric is that name (at least 1) to ``namedScoresCount``, and that weight (else the
+    count) to ``namedScoreWeights``; ``tokenUsage.assertions`` sums the rows' ``gradingResult.tokensUsed``.
+
+    Choices where promptfoo does more: metric names are taken as written (promptfoo renders a templated
+    ``metric`` with the test's vars; this pack's metrics are plain names); latency, cost and the provider's
+    token counts are kept (grading changes none of them); the ``derived`` names (the config's
+    ``derivedMetrics``, which promptfoo evaluates with mathjs over the sums) keep their recorded values.
+    """
+    prompts = results.get("prompts")
+    if not isinstance(prompts, list):
+        return
+    fresh: list[dict[str, Any]] = [
+        {
+            "score": 0,
+            "testPassCount": 0,
+            "testFailCount": 0,
+            "testErrorCount": 0,
+            "assertPassCount": 0,
+            "assertFailCount": 0,
+            "namedScores": {},
+            "namedScoresCount": {},
+            "namedScoreWeights": {},
+            "assertions": dict.fromkeys(_TOKEN_FIELDS, 0),
+        }
+        for _ in prompts
+    ]
+    for row in rows:
+        index = row.get("promptIdx")
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(fresh):
+            continue
+        m = fresh[index]
+        grading = row.get("gradingResult") or {}
+        m["score"] += row.get("score") or 0
+        components = grading.get("componentResults") or ()
+        weights = grading.get("namedScoreWeights") or {}
+        for name, value in (row.get("namedScores") or {}).items():
+            count = (
+                sum(1 for c in components if ((c or {}).get("assertion") or {}).get("metric") == name) or 1
+            )
+            weight = weights.get(name, count)
+            m["namedScores"][name] = m["namedScores"].get(name, 0) + (
+                value * weight if name in weights else value
+            )
+            m["namedScoresCount"][name] = m["namedScoresCount"].get(name, 0) + count
+            m["namedScoreWeights"][name] = m["namedScoreWeights"].get(name, 0) + weight
+        if row.get("success"):
+            m["testPassCount"] += 1
+        elif row.get("failureReason") == _ERROR:
+            m["testErrorCount"] += 1
+        else:
+            m["testFailCount"] += 1
+        m["assertPassCount"] += sum(1 for c in components if (c or {}).get("pass"))
+        m["assertFailCount"] += sum(1 for c in components if not (c or {}).get("pass"))
+        for field in _TOKEN_FIELDS:
+            m["assertions"][field] += int((grading.get("tokensUsed") or {}).get(field) or 0)
+    for prompt, m in zip(prompts, fresh, strict=True):
+        if not isinstance(prompt, dict) or not isinstance(prompt.get("metrics"), dict):
+            continue  # promptfoo wrote none for it: nothing to bring up to date
+        metrics = prompt["metrics"]
+        assertions = m.pop("assertions")
+        recorded = metrics.get("namedScores") if isinstance(metrics.get("namedScores"), dict) else {}
+        m["namedScores"].update({name: recorded[name] for name in derived if name in recorded})
+        metrics.update(m)
+        usage = metrics.get("tokenUsage")
+        if isinstance(usage, dict):
+            usage["assertions"] = {**(usage.get("assertions") or {}), **assertions}
