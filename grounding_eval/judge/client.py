@@ -330,13 +330,8 @@ def _deadline_adapter() -> type[requests.adapters.HTTPAdapter]:
             _watched(self.sock)
             super().request(*args, **kwargs)
 
-    class WatchedHTTPSConnection(HTTPSConnection):
-        def _new_conn(self) -> Any:
-            return _watched(super()._new_conn())
-
-        def request(self, *args: Any, **kwargs: Any) -> None:
-            _watched(self.sock)
-            super().request(*args, **kwargs)
+    class WatchedHTTPSConnection(WatchedHTTPConnection, HTTPSConnection):  # the methods above, then TLS
+        pass
 
     class WatchedHTTPPool(HTTPConnectionPool):
         ConnectionCls = WatchedHTTPConnection

@@ -1,9 +1,9 @@
-"""A warm Python for a whole promptfoo eval: the grading calls of ``assertions/grounding.js``.
+"""A warm Python for a whole promptfoo eval: the grading calls of ``assertions/grounding.cjs``.
 
 promptfoo starts a fresh Python process for every ``type: python`` assertion and every Python scoring
 function (about 50 ms before any of our code runs, then the imports and the directory load). A
 ``type: javascript`` file assertion and a JavaScript scoring function run inside promptfoo's own Node
-process instead, so ``assertions/grounding.js`` forwards each call to a few of these workers, started
+process instead, so ``assertions/grounding.cjs`` forwards each call to a few of these workers, started
 on first use and kept for the eval. A worker grades with exactly the functions the Python entry files
 call (``verifier_assertion``, ``judge_assertion``, the ``score_round*`` composites), so a row gets the
 same GradingResult through either entry.
@@ -16,7 +16,10 @@ JavaScript side runs several workers for concurrency.
 A worker never outlives its eval: it reads requests from a pipe held by the Node process, so it exits
 when that pipe closes (promptfoo finished, crashed or was killed), and it also exits after
 ``--idle`` seconds without a request (the JavaScript side starts a new one if a call comes later).
-It opens no socket and writes no file of its own.
+It opens no socket and writes no file of its own. A worker that does not answer a call within the
+JavaScript side's deadline (``GROUNDING_EVAL_CALL_TIMEOUT``; by default the judge client's own bound on
+the slowest judgment, plus margin) is killed with SIGKILL and replaced, and that row's result says so:
+nothing here needs to cooperate, so a stopped or deadlocked worker cannot hang the eval.
 
 ``python -m grounding_eval.promptfoo.worker --once`` reads a single request from standard input, writes
 its reply and exits: the JavaScript entry's way to grade when no worker can be kept.
