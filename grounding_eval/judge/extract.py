@@ -163,6 +163,14 @@ def read_reply(
     if not text.strip("\ufeff \t\r\n"):
         return failure(["the reply is empty"], text)
     echoes = _Echoes(judged_text, shape.key, neutralize)
+    if echoes.unscannable:
+        return failure(
+            [
+                f"{shape.judged} holds more than {MAX_BAD_OBJECTS} JSON objects that are not valid JSON, so a"
+                f" '{shape.key}' object copied from it cannot be ruled out; the reply cannot be read"
+            ],
+            text,
+        )
 
     whole = decode_whole(text)
     if whole is not None and not echoes.holds(whole):
@@ -181,14 +189,6 @@ def read_reply(
             [
                 f"the reply starts more than {MAX_BAD_OBJECTS} JSON objects that are not valid JSON"
                 f" (first: {found.first_error}); send exactly one valid JSON object"
-            ],
-            text,
-        )
-    if echoes.unscannable:
-        return failure(
-            [
-                f"{shape.judged} holds more than {MAX_BAD_OBJECTS} JSON objects that are not valid JSON, so a"
-                f" '{shape.key}' object copied from it cannot be ruled out; the reply cannot be read"
             ],
             text,
         )
