@@ -28,7 +28,7 @@ GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "judge_deadline_server
 CASES: list[dict[str, Any]] = read_yaml(GOLDEN)["cases"]
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 1.0
-MARGIN = 1.0  # thread start, connection set-up and a loaded 2-core machine; the old client took 60 s
+MARGIN = 1.5  # first use imports requests; a loaded 2-core machine; the old client took 25-144 s here
 FAST = {"backoff_base": 0.01, "backoff_max": 0.05}
 
 
