@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -322,12 +322,20 @@ def criterion_shares(rows: Sequence[ReportRow]) -> list[dict[str, Any]]:
     Judge rubric criteria count Yes / Partial / No (rows the judge scored); docs-QA criteria count
     pass / fail / n/a.
     """
-    counts: dict[tuple[str, str, str, str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    # Counted per (round, model, condition) first, a row's (criterion, verdict) pairs in one update.
+    tallies: dict[tuple[str, str, str], tuple[Counter[tuple[str, str]], Counter[tuple[str, str]]]] = {}
     for row in rows:
-        for source, verdicts in (("judge", row.verdicts), ("docs_qa", row.docs_qa)):
-            for criterion, verdict in verdicts.items():
-                key = (row.keys["round"], row.keys["provider"], source, criterion, row.keys["condition"])
-                counts[key][verdict] += 1
+        key = (row.keys["round"], row.keys["provider"], row.keys["condition"])
+        if key not in tallies:
+            tallies[key] = (Counter(), Counter())
+        judge, docs_qa = tallies[key]
+        judge.update(row.verdicts.items())
+        docs_qa.update(row.docs_qa.items())
+    counts: dict[tuple[str, str, str, str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for (round_, provider, condition), pair in tallies.items():
+        for source, tally in zip(("judge", "docs_qa"), pair, strict=True):
+            for (criterion, verdict), n in tally.items():
+                counts[(round_, provider, source, criterion, condition)][verdict] += n
     out = []
     for (round_, provider, source, criterion, condition), tally in sorted(
         counts.items(), key=lambda kv: (*kv[0][:4], _condition_key(kv[0][4]))

@@ -53,6 +53,8 @@ __all__ = ["render_html", "write_html"]
 MAX_EXAMPLES = 3  # examples listed per (check, status) in the findings section
 MAX_LISTED = 10  # rows listed per (safety check, disagreement cell)
 MAX_PAIRS = 15  # condition pairs listed per model and round (six conditions' worth), neighbours first
+MAX_CHARTED = 12  # conditions drawn in the charts (study order); the tables list every one
+MAX_ROWS = 1000  # rows per table; past it, a note says how many more and where they are
 LABEL_CHARS = 60  # a label (model, condition, criterion, metric …) longer than this is clipped with "…"
 CELL_CHARS = 1200  # any other table cell (a reason, a description) longer than this is clipped
 TITLE_CHARS = 2000  # a clipped text's title attribute holds it whole up to this length
@@ -157,9 +159,19 @@ def _f(value: float | None, fmt: str = ".3f") -> str:
     return "–" if value is None else format(value, fmt)
 
 
-def _table(head: Sequence[str], body: Sequence[Sequence[Any]], *, cls: str = "", labels: int = 0) -> str:
+def _table(
+    head: Sequence[str],
+    body: Sequence[Sequence[Any]],
+    *,
+    cls: str = "",
+    labels: int = 0,
+    whole: str = "report --json",
+) -> str:
     """An HTML table; the first ``labels`` columns are labels (clipped at :data:`LABEL_CHARS`), other
-    text at :data:`CELL_CHARS`; cells already rendered (:class:`_Html`) go in as they are."""
+    text at :data:`CELL_CHARS`; cells already rendered (:class:`_Html`) go in as they are. At most
+    :data:`MAX_ROWS` rows, then a note naming the command (``whole``) that lists them all."""
+    more = len(body) - MAX_ROWS
+    body = body[:MAX_ROWS]
     th = "".join(f"<th>{_clip(h)}</th>" for h in head)
     trs = "".join(
         "<tr>"
@@ -174,7 +186,13 @@ def _table(head: Sequence[str], body: Sequence[Sequence[Any]], *, cls: str = "",
         + "</tr>"
         for row in body
     )
-    return f'<table class="{cls}"><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>'
+    note = (
+        f'<p class="warn">The first {MAX_ROWS:,} rows of {MAX_ROWS + more:,} are shown; the other '
+        f"{more:,}: <code>{_e(whole)}</code>.</p>"
+        if more > 0
+        else ""
+    )
+    return f'<table class="{cls}"><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>{note}'
 
 
 def _numeric(text: Any) -> bool:
@@ -263,6 +281,9 @@ def _rates_section(rows: Sequence[ReportRow]) -> str:
     for r in rates:
         cells[(r["round"], r["provider"])].append(r)
     comp_ci = _composite_intervals(rows)
+    charted, not_charted = _charted([r["condition"] for r in rates])
+    cells = {key: [r for r in group if r["condition"] in charted] for key, group in cells.items()}
+    colors = {c: colors[c] for c in charted}
     pass_groups = [
         (f"Round {rd} · {prov}", [(r["condition"], r["pass_rate"], r["ci_low"], r["ci_high"]) for r in group])
         for (rd, prov), group in sorted(cells.items())
@@ -301,6 +322,7 @@ def _rates_section(rows: Sequence[ReportRow]) -> str:
     ]
     return (
         legend
+        + not_charted
         + "<h3>Pass rate (95 % Wilson interval)</h3>"
         + _bar_chart("Pass rate by round, condition and model", pass_groups, colors)
         + "<h3>Mean composite (95 % bootstrap interval)</h3>"
@@ -320,10 +342,25 @@ def _rates_section(rows: Sequence[ReportRow]) -> str:
             ],
             body,
             labels=3,
+            whole="report --rates --json",
         )
         + '<p class="note">Pass rate = passed ÷ scored rows (n/a: none scored); unscored rows (errors, '
         "unscorable judge replies) are counted apart, never as failures; means are over the scored rows.</p>"
     )
+
+
+def _charted(conditions: Sequence[str], rest: str = "the table lists them") -> tuple[set[str], str]:
+    """The conditions the charts draw (the first :data:`MAX_CHARTED` in study order), and a visible note
+    of how many are not drawn (empty when every one is)."""
+    ordered = condition_order(conditions)
+    if len(ordered) <= MAX_CHARTED:
+        return set(ordered), ""
+    note = (
+        f'<p class="warn">The charts draw the first {MAX_CHARTED} of {len(ordered):,} conditions (study '
+        f"order, up to {_clip(ordered[MAX_CHARTED - 1])}); <strong>{len(ordered) - MAX_CHARTED:,} are not "
+        f"drawn</strong>: {rest}.</p>"
+    )
+    return set(ordered[:MAX_CHARTED]), note
 
 
 def _composite_intervals(rows: Sequence[ReportRow]) -> dict[tuple[str, str, str], tuple[float, float]]:
@@ -487,9 +524,13 @@ def _criteria_section(rows: Sequence[ReportRow]) -> str:
     shares = criterion_shares(rows)
     if not shares:
         return "<p>No judge verdicts per criterion in these rows.</p>"
+    charted, not_charted = _charted(
+        [s["condition"] for s in shares], "<code>report --criteria --json</code> has every one"
+    )
     blocks: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for s in shares:
-        blocks[(s["round"], s["provider"], s["source"])].append(s)
+        if s["condition"] in charted:
+            blocks[(s["round"], s["provider"], s["source"])].append(s)
     negative = _negative_criteria({r.rubric.split("@", 1)[0] for r in rows if r.rubric})
     out = []
     for (round_, provider, source), entries in sorted(blocks.items()):
@@ -535,7 +576,8 @@ def _criteria_section(rows: Sequence[ReportRow]) -> str:
             f"<h3>Round {_clip(round_)} · {_clip(provider)} · {_e(source)}</h3>{legend}{''.join(parts)}"
         )
     return (
-        "".join(out)
+        not_charted
+        + "".join(out)
         + '<p class="note">Each bar is one criterion under one condition: the share of rows with '
         "each verdict.</p>"
     )

@@ -10,8 +10,18 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
-from grounding_eval.analysis.stats import agreement, bootstrap_mean_ci, cohen_kappa, sign_flip_p, wilson
+from grounding_eval.analysis.stats import (
+    agreement,
+    bootstrap_mean_ci,
+    bootstrap_mean_intervals,
+    cohen_kappa,
+    sign_flip_p,
+    sign_flip_pvalues,
+    wilson,
+)
 
 
 class TestSignFlip:
@@ -165,3 +175,137 @@ class TestSignFlipAgainstScipy:
 
     def test_single_item(self) -> None:
         assert sign_flip_p([0.7], permutations=9999, seed=1) == 1.0
+
+
+# The implementation before issue 19, kept here as the reference: one draw per comparison, gathered and
+# averaged (bootstrap), and sign patterns drawn with ``rng.choice`` in batches of 1,000 (sign flip).
+def _reference_bootstrap(diffs: list[float], resamples: int, seed: int) -> tuple[float, float]:
+    import numpy as np
+
+    d = np.asarray(diffs, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(0, d.size, size=(resamples, d.size))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def _reference_sign_flip(diffs: list[float], permutations: int, seed: int) -> float:
+    import numpy as np
+
+    d = np.abs(np.asarray(diffs, dtype=float))
+    observed = abs(float(np.mean(diffs)))
+    if not np.any(d) or d.size == 1:
+        return 1.0
+    threshold = observed * (1 - 1e-12)
+    if 2**d.size <= permutations:
+        patterns = ((np.arange(2**d.size)[:, None] >> np.arange(d.size)) & 1) * 2 - 1
+        return float(np.mean(np.abs(patterns @ d) / d.size >= threshold))
+    rng = np.random.default_rng(seed)
+    hits, left = 0, permutations
+    while left:
+        batch = min(left, 1000)
+        signs = rng.choice((-1.0, 1.0), size=(batch, d.size))
+        hits += int(np.count_nonzero(np.abs(signs @ d) / d.size >= threshold))
+        left -= batch
+    return (hits + 1) / (permutations + 1)
+
+
+_SCORES = [0.0, 0.25, 0.5, 0.75, 1.0, 1 / 3, 0.1]
+
+
+class TestBatchedAgainstTheReference:
+    """The batched bootstrap and sign-flip test (one draw for many columns, in blocks) give, for a column
+    every item has, what the one-comparison code gave: the same draws (int32 indices, sign bits taken
+    from the generator's words), so the same interval up to the last bit and the same p exactly."""
+
+    @settings(max_examples=40, deadline=None)
+    @given(
+        n=st.integers(1, 40),
+        columns=st.integers(1, 4),
+        seed=st.integers(0, 2**32 - 1),
+        data=st.data(),
+    )
+    def test_full_columns_match(self, n: int, columns: int, seed: int, data: st.DataObject) -> None:
+        import numpy as np
+
+        values = np.array(
+            [[data.draw(st.sampled_from(_SCORES)) - data.draw(st.sampled_from(_SCORES)) for _ in range(columns)]
+             for _ in range(n)]
+        )  # fmt: skip
+        cis = bootstrap_mean_intervals(values, resamples=300, seed=seed)
+        ps = sign_flip_pvalues(values, permutations=499, seed=seed)
+        event(f"sign flip {'exact' if 2**n <= 499 else 'drawn'}")
+        for j in range(columns):
+            column = values[:, j].tolist()
+            assert cis[j] == pytest.approx(_reference_bootstrap(column, 300, seed), abs=1e-12)
+            assert ps[j] == _reference_sign_flip(column, 499, seed)
+
+    @pytest.mark.parametrize("block", [1, 7, 1 << 22], ids=["one-entry", "seven-entries", "default"])
+    def test_blocks_change_nothing(self, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Drawing in blocks continues one stream: any block size gives the same draws (the same p; an
+        interval up to the last bit, as the matrix products are cut differently)."""
+        import numpy as np
+
+        from grounding_eval.analysis import stats
+
+        rng = np.random.default_rng(0)
+        values = rng.choice(_SCORES, size=(90, 3)) - rng.choice(_SCORES, size=(90, 3))
+        scored = rng.random((90, 3)) > 0.2
+        want = (
+            bootstrap_mean_intervals(values, scored, resamples=200, seed=4),
+            sign_flip_pvalues(values, scored, permutations=999, seed=4),
+        )
+        monkeypatch.setattr(stats, "_BLOCK", block)
+        got = bootstrap_mean_intervals(values, scored, resamples=200, seed=4)
+        assert got == [pytest.approx(ci, abs=1e-12) for ci in want[0]]  # a product's last bit may differ
+        assert sign_flip_pvalues(values, scored, permutations=999, seed=4) == want[1]
+
+    def test_large_items_are_counted_line_by_line_the_same(self) -> None:
+        """From 4,096 items on each resample is counted on its own: the counts are the same."""
+        from grounding_eval.analysis.stats import resample_counts
+
+        counts = resample_counts(5000, resamples=3, seed=2)
+        import numpy as np
+
+        idx = np.random.default_rng(2).integers(0, 5000, size=(3, 5000))
+        assert (counts == np.stack([np.bincount(line, minlength=5000) for line in idx])).all()
+
+    def test_a_column_scored_nowhere_has_no_statistics(self) -> None:
+        values = [[0.5, 0.0], [0.25, 0.0]]
+        scored = [[True, False], [True, False]]
+        cis = bootstrap_mean_intervals(values, scored, resamples=100, seed=1)
+        ps = sign_flip_pvalues(values, scored, permutations=99, seed=1)
+        assert cis[1] is None and ps[1] is None
+        assert cis[0] == pytest.approx((0.25, 0.5)) and ps[0] == 0.5
+
+    def test_partial_columns_match_in_distribution(self) -> None:
+        """A column with unscored items resamples all the comparison's items (its own drawn ones averaged):
+        its interval and p agree with the reference on the scored items alone up to Monte-Carlo error."""
+        import numpy as np
+
+        rng = np.random.default_rng(11)
+        n = 600
+        values = rng.normal(0.05, 0.3, size=(n, 4))
+        scored = np.ones((n, 4), dtype=bool)
+        scored[rng.random(n) < 0.15, 1] = False
+        scored[rng.random(n) < 0.5, 2] = False
+        scored[: n // 3, 3] = False
+        cis = bootstrap_mean_intervals(values, scored, resamples=4000, seed=13)
+        ps = sign_flip_pvalues(values, scored, permutations=9999, seed=13)
+        for j in range(4):
+            own = values[scored[:, j], j].tolist()
+            low, high = _reference_bootstrap(own, 4000, 13)
+            got = cis[j]
+            assert got is not None
+            width = high - low
+            assert abs(got[0] - low) < 0.08 * width and abs(got[1] - high) < 0.08 * width, (
+                j,
+                got,
+                (low, high),
+            )
+            reference = _reference_sign_flip(own, 9999, 13)
+            p = ps[j]
+            assert (
+                p is not None
+                and abs(p - reference) < 4 * math.sqrt(reference * (1 - reference) / 9999) + 2e-4
+            )
