@@ -300,7 +300,7 @@ def _rates_section(rows: Sequence[ReportRow]) -> str:
     ]
     legend = (
         '<p class="legend">'
-        + "".join(f'<span style="background:{c}"></span>{_clip(k, 24)}' for k, c in colors.items())
+        + "".join(f'<span style="background:{c}"></span>{_clip(k)}' for k, c in colors.items())
         + "</p>"
     )
     body = [
