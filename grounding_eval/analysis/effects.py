@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import operator
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -235,39 +234,24 @@ def _value_table(
 
     values = np.full((len(index), len(columns)), np.nan)
     present = np.zeros(len(index), dtype=bool)
-    # Items with one scored row (the common case) are read in bulk: rows naming the same scores share
-    # one getter, and each such batch is one assignment.
-    getters: dict[tuple[str, ...], tuple[Any, list[int]]] = {}
-    batches: dict[tuple[str, ...], tuple[list[int], list[Any]]] = {}
+    nan = float("nan")
+    lines: list[int] = []
+    single: list[list[float]] = []  # items with one scored row (the common case), read in one assignment
     for item, rows in by_item.items():
         i = index[item]
         present[i] = True
         scored = [r for r in rows if not r.unscored]
         if len(scored) == 1:
-            scores = scored[0].scores
-            names = tuple(scores)
-            if names not in getters:
-                wanted = [name for name in names if name in columns]
-                getters[names] = (
-                    operator.itemgetter(*wanted) if wanted else None,
-                    [columns[n] for n in wanted],
-                )
-                batches[names] = ([], [])
-            getter, _ = getters[names]
-            if getter is not None:
-                lines, got = batches[names]
-                lines.append(i)
-                got.append(getter(scores))
+            get = scored[0].scores.get
+            lines.append(i)
+            single.append([get(name, nan) for name in columns])
         elif scored:
             for name, j in columns.items():
                 mean = _value(scored, name)
                 if mean is not None:
                     values[i, j] = mean
-    for names, (lines, got) in batches.items():
-        picked = getters[names][1]
-        if lines:
-            block = np.array(got, dtype=float).reshape(len(lines), len(picked))
-            values[np.ix_(lines, picked)] = block
+    if lines:
+        values[lines] = np.array(single, dtype=float).reshape(len(lines), len(columns))
     return values, present
 
 
