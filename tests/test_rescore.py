@@ -207,3 +207,98 @@ def test_safety_source_judge_in_promptfoo_and_in_rescore(
     assert main(["rescore", str(run.out), "-o", str(new), "-j", "1"]) == 0
     capsys.readouterr()
     assert _graded(_rows(new)) == _graded(rows)
+
+
+_METRIC_KEYS = ("score", "testPassCount", "testFailCount", "testErrorCount", "assertPassCount", "assertFailCount",
+                "namedScores", "namedScoresCount", "namedScoreWeights")  # fmt: skip
+
+
+@pytest.mark.e2e
+@pytest.mark.xdist_group(MAIN_JOB_GROUP)
+def test_prompt_metrics_are_summed_as_promptfoo_sums_them(main_job: Path, tmp_path: Path) -> None:
+    """Each prompt's metrics recomputed from the rescored rows equal what the pinned promptfoo wrote for the
+    same rows (score, test and assertion counts, named-score sums, counts and weights)."""
+    before = json.loads(main_job.read_text(encoding="utf-8"))["results"]["prompts"]
+    for prompt in before:  # stale counts: what a file graded with an older directory would hold
+        prompt["metrics"]["testPassCount"] = -1
+        prompt["metrics"]["namedScores"] = {"stale": 1}
+    stale = tmp_path / "stale.json"
+    data = json.loads(main_job.read_text(encoding="utf-8"))
+    data["results"]["prompts"] = before
+    stale.write_text(json.dumps(data), encoding="utf-8")
+    new = tmp_path / "new.json"
+    assert main(["rescore", str(stale), "-o", str(new), "-j", "1"]) == 0
+    written = json.loads(main_job.read_text(encoding="utf-8"))["results"]["prompts"]
+    after = json.loads(new.read_text(encoding="utf-8"))["results"]["prompts"]
+    assert len(after) == len(written) == 3
+    for theirs, ours in zip(written, after, strict=True):
+        for key in _METRIC_KEYS:
+            assert ours["metrics"][key] == pytest.approx(theirs["metrics"][key]), (theirs["label"][:4], key)
+        assert ours["metrics"]["totalLatencyMs"] == theirs["metrics"]["totalLatencyMs"]  # not grading's: kept
+
+
+_VERIFIER = {"type": "javascript", "value": "file://assertions/grounding.cjs:verifier",
+             "config": {"liveness": "offline"}}  # fmt: skip
+_FINE = "Call Legal Aid Chicago at (312) 341-1070."
+_INVENTED = "Call Legal Aid Chicago at (312) 341-1070 or see https://legal-help.invented/ for forms."
+
+
+def _graded_row(number: int, prompt: int, output: str | None) -> dict[str, Any]:
+    """A row as promptfoo recorded it when every answer passed (an older directory, say)."""
+    row: dict[str, Any] = {
+        "id": f"r{number}", "testIdx": number, "promptIdx": prompt, "success": output is not None,
+        "score": 1.0 if output is not None else 0, "failureReason": 0 if output is not None else 2,
+        "namedScores": {"deterministic_verifier_score": 1.0} if output is not None else {},
+        "vars": {"jurisdiction": "IL", "query_id": f"q{number}"}, "prompt": {"raw": "Q", "label": f"C{prompt}"},
+        "testCase": {"vars": {"jurisdiction": "IL"}, "assert": [_VERIFIER]},
+        "gradingResult": {"pass": True, "score": 1.0, "componentResults": [{"pass": True, "assertion": _VERIFIER}]}
+        if output is not None else None,
+    }  # fmt: skip
+    row["response"] = {"output": output} if output is not None else {}
+    if output is None:
+        row["error"] = "provider down"
+    return row
+
+
+def test_rescore_brings_the_viewer_header_up_to_date(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The issue's case: the recorded metrics said every graded row passed; after rescoring, an answer with an
+    invented URL fails (a HALLUCINATED_URL hard failure), and the prompt's metrics and the stats say so. Worked
+    by hand: prompt 0 has r1 (fine: pass), r2 (invented URL: fail), r3 (provider error: kept); prompt 1 has r4
+    (fine: pass)."""
+    rows = [
+        _graded_row(1, 0, _FINE),
+        _graded_row(2, 0, _INVENTED),
+        _graded_row(3, 0, None),
+        _graded_row(4, 1, _FINE),
+    ]
+    stale = {"score": 2.0, "testPassCount": 2, "testFailCount": 0, "testErrorCount": 1, "assertPassCount": 2,
+             "assertFailCount": 0, "namedScores": {"deterministic_verifier_score": 2.0},
+             "namedScoresCount": {"deterministic_verifier_score": 2}, "totalLatencyMs": 40, "cost": 0.5,
+             "tokenUsage": {"total": 7, "assertions": {"total": 0}}}  # fmt: skip
+    prompts = [
+        {"label": "C0", "id": "p0", "metrics": stale},
+        {"label": "C1", "id": "p1", "metrics": dict(stale)},
+    ]
+    data = {"evalId": "e1", "results": {"version": 3, "prompts": prompts, "results": rows,
+                                        "stats": {"successes": 3, "failures": 0, "errors": 1}}}  # fmt: skip
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    new = tmp_path / "new.json"
+    assert main(["rescore", str(path), "-o", str(new), "-j", "1"]) == 0
+    assert "2 passed" in capsys.readouterr().out
+    out = json.loads(new.read_text(encoding="utf-8"))["results"]
+    first, second = (p["metrics"] for p in out["prompts"])
+    assert (first["testPassCount"], first["testFailCount"], first["testErrorCount"]) == (1, 1, 1)
+    assert first["score"] == pytest.approx(1.0)  # 1 + 0 + the error row's 0
+    assert first["namedScores"]["deterministic_verifier_score"] == pytest.approx(1.0)  # 1 + 0
+    assert first["namedScoresCount"]["deterministic_verifier_score"] == 2  # no assertion names it: 1 per row
+    assert (
+        "url_allowlist_score" in first["namedScores"] and "url_allowlist_score" not in second["namedScores"]
+    )
+    assert (second["testPassCount"], second["testFailCount"], second["testErrorCount"]) == (1, 0, 0)
+    assert (
+        first["totalLatencyMs"] == 40 and first["cost"] == 0.5 and first["tokenUsage"]["total"] == 7
+    )  # kept
+    assert out["stats"] == {"successes": 2, "failures": 1, "errors": 1}

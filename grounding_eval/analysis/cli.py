@@ -120,7 +120,9 @@ def run(args: argparse.Namespace) -> int:
     needs = [flag for flag, on in flags if on]
     if needs:
         _need_analysis(f"report {needs[0]}")
-    loaded = [load_results(path) for path in args.results]
+    # Only the text report and the HTML page show what produced the rows.
+    plain = not (args.json or args.effects or args.rates or args.criteria or by == ["question_type"])
+    loaded = [load_results(path, provenance=plain or args.html is not None) for path in args.results]
     rows = [row for results in loaded for row in results.rows]
     if args.html is not None:
         from grounding_eval.analysis.html_report import render_html

@@ -83,7 +83,7 @@ from statistics import fmean
 from typing import Any, Literal, get_args
 
 from grounding_eval.errors import DataError, clip, terminal_safe
-from grounding_eval.results_file import RowProblem, arr, json_type, number, obj, stream_results
+from grounding_eval.results_file import SCORE_LIMIT, RowProblem, arr, json_type, number, obj, stream_results
 from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS, SafetySplit, safety_split
 
 __all__ = [
@@ -428,23 +428,25 @@ def load_rows(path: str | Path) -> list[ReportRow]:
     return load_results(path).rows
 
 
-def load_results(path: str | Path) -> Results:
+def load_results(path: str | Path, *, provenance: bool = True) -> Results:
     """Read a promptfoo JSON results file (``promptfoo eval -o`` or ``promptfoo export eval``), row by row.
 
     The file is streamed (:func:`grounding_eval.results_file.stream_results`: strict JSON, bounded
     nesting, lone surrogates made U+FFFD): only each row's :class:`ReportRow` is kept. A field the report
     reads must have the JSON type promptfoo writes (or be absent or ``null``), and a score must be a
     number in range; any other is refused with the row and the field named, never skipped or guessed
-    around.
+    around. ``provenance=False`` leaves :attr:`Results.provenance` empty (the outputs that do not print
+    it skip counting it).
 
     Raises:
         DataError: the file is missing, not a regular file, over 1 GiB, not strict JSON (or nested too
             deeply), not a promptfoo results file, or a row has a field of the wrong type.
     """
-    provenance = _Provenance()
+    counted = _Provenance()
 
     def read(raw: dict[str, Any], _number: int) -> ReportRow:
-        provenance.add(raw)
+        if provenance:
+            counted.add(raw)
         return _row(raw)
 
     loaded, data = stream_results(path, read)
@@ -478,7 +480,7 @@ def load_results(path: str | Path) -> Results:
             description=_label(config.get("description"), "config.description", ""),
             prompts=prompts,
             providers=tuple(providers),
-            provenance=provenance.summary(),
+            provenance=counted.summary() if provenance else {},
         )
     except RowProblem as exc:
         raise DataError(path, str(exc)) from None
@@ -535,7 +537,9 @@ _num = number  # a score: a number within range, or None when absent
 
 def _label(value: Any, where: str, default: str) -> str:
     """A grouping or listing value: text (or a number, shown as text); absent, null or empty is ``default``."""
-    if value is None or value == "":
+    if type(value) is str:  # the common case first: a report reads some 20 labels per row
+        return value or default
+    if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise _shape(where, "text", value)
@@ -564,24 +568,37 @@ def _row(raw: dict[str, Any]) -> ReportRow:
     composite_meta = _obj(grading_meta.get("composite"), "gradingResult.metadata.composite")
     components = "gradingResult.componentResults"
     for i, component in enumerate(_arr(grading.get("componentResults"), components)):
-        component = _obj(component, f"{components}[{i}]")
-        where = f"{components}[{i}].metadata"
-        meta = _obj(component.get("metadata"), where)
-        judge_meta = judge_meta or _opt_obj(meta.get("judge"), f"{where}.judge")
-        verifier_meta = verifier_meta or _opt_obj(meta.get("verifier"), f"{where}.verifier")
-        docs_meta = docs_meta or _opt_obj(meta.get("docs_qa"), f"{where}.docs_qa")
-        fact_meta = fact_meta or _opt_obj(meta.get("factuality"), f"{where}.factuality")
-        if judge_pass is None and any(k in meta for k in ("judge", "docs_qa", "factuality")):
-            judge_pass = component.get("pass") is True
-        if _obj(component.get("assertion"), f"{components}[{i}].assertion").get("type") == "human":
+        # Each check is inlined for the common case (the right type) so that the field's name, for the
+        # message, is only built when a check fails: the report reads 100,000 rows.
+        if type(component) is not dict:
+            component = _obj(component, f"{components}[{i}]")
+        meta = component.get("metadata")
+        if type(meta) is not dict:
+            meta = _obj(meta, f"{components}[{i}].metadata")
+        if meta:
+            for key in ("judge", "verifier", "docs_qa", "factuality"):
+                if meta.get(key) is not None and type(meta[key]) is not dict:
+                    _obj(meta[key], f"{components}[{i}].metadata.{key}")
+            judge_meta = judge_meta or meta.get("judge")
+            verifier_meta = verifier_meta or meta.get("verifier")
+            docs_meta = docs_meta or meta.get("docs_qa")
+            fact_meta = fact_meta or meta.get("factuality")
+            if judge_pass is None and any(k in meta for k in ("judge", "docs_qa", "factuality")):
+                judge_pass = component.get("pass") is True
+        assertion = component.get("assertion")
+        if type(assertion) is not dict:
+            assertion = _obj(assertion, f"{components}[{i}].assertion")
+        if assertion.get("type") == "human":
             human = {
                 "pass": component.get("pass") is True,
                 "score": _num(component.get("score"), f"{components}[{i}].score"),
                 "comment": _label(component.get("comment"), f"{components}[{i}].comment", ""),
             }
-        reason = _label(component.get("reason"), f"{components}[{i}].reason", "")
+        reason = component.get("reason")
+        if type(reason) is not str:
+            reason = _label(reason, f"{components}[{i}].reason", "")
         errored = errored or reason.startswith("ERROR (")
-        metric = _obj(component.get("assertion"), f"{components}[{i}].assertion").get("metric")
+        metric = assertion.get("metric")
         if isinstance(metric, str) and metric.rpartition(".")[2] in ROUND3_SAFETY_CHECKS and reason:
             own = reason.removeprefix(f"{metric}: ")  # the criterion's own name starts its reason
             criterion_reasons.setdefault(metric.rpartition(".")[2], own)
@@ -665,11 +682,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         # (no verdicts to look at) counts when its test names a rubric or round that asks them.
         safety_scope=bool(judge_safety)
         or (judge_missing is not None and (rubric in _SAFETY_RUBRICS or keys["round"] in _SAFETY_ROUNDS)),
-        scores={
-            k: v
-            for k, v in ((k, _num(v, f"namedScores[{clip(k)}]")) for k, v in named.items())
-            if v is not None
-        },
+        scores=_scores(named),
         verdicts=_judge_verdicts(judge_meta),
         rubric=f"{judge_meta.get('rubric_id')}@{judge_meta.get('rubric_version')}" if judge_meta else None,
         prompt_version=_label((judge_meta or {}).get("prompt_version"), "metadata.judge.prompt_version", "")
@@ -689,6 +702,17 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         safety_source=_label(safety_meta.get("source"), "gradingResult.metadata.safety.source", "") or None,
         safety_reasons=safety_reasons,
     )
+
+
+def _scores(named: dict[str, Any]) -> dict[str, float]:
+    """Every numeric named score (each checked by :func:`~grounding_eval.results_file.number`)."""
+    out = {}
+    for key, value in named.items():
+        if (type(value) is float or type(value) is int) and -SCORE_LIMIT <= value <= SCORE_LIMIT:
+            out[key] = float(value)  # the common case, without building the field's name
+        elif (checked := _num(value, f"namedScores[{clip(key)}]")) is not None:
+            out[key] = checked
+    return out
 
 
 def _judge_verdicts(judge_meta: dict[str, Any] | None) -> dict[str, str]:
