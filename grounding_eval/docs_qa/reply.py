@@ -31,7 +31,14 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from grounding_eval.docs_qa.rubric import DocsQaRubric
-from grounding_eval.judge.extract import ParseFailure, ReplyShape, clean_key, invisible, read_reply
+from grounding_eval.judge.extract import (
+    ParseFailure,
+    ReplyShape,
+    clean_key,
+    invisible,
+    neutralize_tags,
+    read_reply,
+)
 from grounding_eval.judge.parse import MAX_REASONING_CHARS, _json_type, _quote
 
 __all__ = ["Grade", "GradingFailure", "ParsedGrading", "Score", "grading_schema", "parse_grading"]
@@ -126,18 +133,11 @@ def parse_grading(
         checked.reply(obj)
         return checked
 
-    read = read_reply(text, validate, _SHAPE, judged_text=judged_text, neutralize=_neutralize)
+    read = read_reply(text, validate, _SHAPE, judged_text=judged_text, neutralize=neutralize_tags)
     if isinstance(read, ParseFailure):
         return read
     checked = read.checked
     return ParsedGrading(checked.grades, read.mode, read.repairs, checked.summary, str(text))
-
-
-def _neutralize(text: str) -> str:
-    # What render_grader_prompt applies to the answer (imported late: the render module imports this one).
-    from grounding_eval.judge.render import neutralize
-
-    return neutralize(text)
 
 
 class _Check:

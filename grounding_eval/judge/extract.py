@@ -54,6 +54,7 @@ __all__ = [
     "decode_whole",
     "failure",
     "invisible",
+    "neutralize_tags",
     "read_reply",
     "reply_objects_in",
 ]
@@ -244,6 +245,16 @@ def read_reply(
     if checked.problems:
         return failure(checked.problems, text)
     return Reading(checked, "lenient", (*repairs, *checked.repairs))
+
+
+def neutralize_tags(text: str) -> str:
+    """:func:`grounding_eval.judge.render.neutralize`, what the rubric and docs-QA prompts apply to the answer.
+
+    Imported on first call: the render modules import the parsers (for the reply schemas).
+    """
+    from grounding_eval.judge.render import neutralize
+
+    return neutralize(text)
 
 
 def reply_objects_in(text: str, key: str) -> tuple[list[dict[str, Any]], bool]:

@@ -50,6 +50,7 @@ from grounding_eval.judge.extract import (
     ReplyShape,
     clean_key,
     invisible,
+    neutralize_tags,
     read_reply,
 )
 from grounding_eval.judge.rubric import VERDICTS, Rubric, Verdict
@@ -146,20 +147,12 @@ def parse_reply(text: str, rubric: Rubric, *, judged_text: str | None = None) ->
     (:func:`~grounding_eval.judge.extract.read_reply`). Never raises.
     """
     read = read_reply(
-        text, lambda obj: _validate(obj, rubric), _SHAPE, judged_text=judged_text, neutralize=_neutralize
+        text, lambda obj: _validate(obj, rubric), _SHAPE, judged_text=judged_text, neutralize=neutralize_tags
     )
     if isinstance(read, ParseFailure):
         return read
     result = read.checked
     return ParsedReply(result.judgments, read.mode, read.repairs, result.summary, str(text))
-
-
-def _neutralize(text: str) -> str:
-    # What render_judge_prompt applies to the answer. Imported here, not at the top: render imports
-    # this module for reply_schema.
-    from grounding_eval.judge.render import neutralize
-
-    return neutralize(text)
 
 
 # ---------------------------------------------------------------------------------------------------

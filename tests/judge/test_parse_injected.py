@@ -9,6 +9,9 @@ verdicts, the bug the issue reported (a fenced quote then a prose verdict scored
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,7 @@ from grounding_eval.judge.extract import MAX_BAD_OBJECTS, ParseFailure, reply_ob
 from grounding_eval.judge.parse import ParsedReply, parse_reply
 from grounding_eval.judge.render import neutralize
 from grounding_eval.judge.rubric import load_rubric
+from tests.judge import test_degenerate as degenerate
 
 TESTS = Path(__file__).resolve().parents[1]
 GOLDEN = TESTS / "golden" / "injected_replies.yaml"
@@ -150,3 +154,33 @@ def test_an_echo_is_never_the_verdict(case: tuple[str, str, str]) -> None:
     result = parse_reply(reply, MINI, judged_text=answer)
     assert isinstance(result, ParseFailure), result
     assert "copied from a JSON verdict object inside the answer under review" in result.error
+
+
+_JUDGED_CHILD = textwrap.dedent(
+    """
+    import json, sys, time
+    from grounding_eval.judge.parse import parse_reply
+    from grounding_eval.judge.rubric import load_rubric, rubric_for_round
+
+    judged = sys.stdin.read()
+    rubric = load_rubric(rubric_for_round("1a"))
+    reply = json.dumps({"criteria": {c: {"verdict": "Yes", "reasoning": "r."} for c in rubric.ids}})
+    t0 = time.perf_counter()
+    parse_reply("Mine: " + reply, rubric, judged_text=judged)
+    print(time.perf_counter() - t0)
+    """
+)
+JUDGED_SHAPES = {
+    **degenerate.PARSE,
+    "many-reply-objects": '{"criteria": {"a": 1}} ' * (degenerate.PARSE_SIZE // 23),
+}
+
+
+@pytest.mark.parametrize("judged", [pytest.param(t, id=i) for i, t in JUDGED_SHAPES.items()])
+def test_the_judged_text_scan_is_linear(judged: str) -> None:
+    """A reply read against about 500 kB of degenerate judged text finishes well inside the bound."""
+    done = subprocess.run(
+        [sys.executable, "-c", _JUDGED_CHILD], input=judged, capture_output=True, text=True,
+        cwd=degenerate.REPO, timeout=degenerate.BOUND_S + degenerate._START_S, check=True,
+    )  # fmt: skip
+    assert float(done.stdout) < degenerate.BOUND_S
