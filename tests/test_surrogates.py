@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +20,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grounding_eval.cli import main
 from grounding_eval.encodable import utf8_encodable
 from grounding_eval.judge.audit import read_audit
 from grounding_eval.judge.client import answer_sha256
 from grounding_eval.promptfoo.verifier_assertion import verifier_assertion
 from grounding_eval.verifier.quotes import check_quotes
+from tests.analysis.rows import row as result_row
 from tests.entry_points import REPO, load_entry_point
 
 TINY = REPO / "tests" / "fixtures" / "data" / "tiny"
@@ -118,6 +121,49 @@ class TestEntryFiles:
         assert written["pass"] is False and isinstance(written["reason"], str)
 
 
+class TestResultsCommands:
+    """A results file holding lone surrogates (as promptfoo writes them: ``"\\ud83d"`` escapes) is read by
+    every results command; the half emoji shows as U+FFFD. Each crashed with ``UnicodeEncodeError`` (and
+    ``--html`` left a 0-byte file, destroying an existing report)."""
+
+    @pytest.fixture
+    def results(self, tmp_path: Path) -> Path:
+        rows = [
+            result_row(f"q{HALF_EMOJI}{i}", condition, composite=0.4 + 0.1 * i, provider=f"model{HALF_EMOJI}",
+                       verdicts={"engages_with_variables": "Yes"}, success=bool(i % 2))
+            for i in range(3) for condition in ("C0", "C1")
+        ]  # fmt: skip
+        for row in rows:
+            row["response"]["output"] = ANSWER
+            row["vars"]["question"] = f"Can my landlord {HALF_EMOJI} lock me out?"
+        path = tmp_path / "results.json"
+        path.write_text(json.dumps({"evalId": "e", "results": {"results": rows}}), encoding="utf-8")
+        assert "\\ud83d" in path.read_text(encoding="utf-8")  # the escape, as promptfoo writes it
+        return path
+
+    @pytest.mark.parametrize(
+        "flags", [[], ["--effects"], ["--rates"], ["--criteria"]], ids=lambda f: " ".join(f) or "table"
+    )
+    def test_report(self, results: Path, flags: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+        assert main(["report", str(results), *flags]) == 0
+        out = capsys.readouterr().out
+        assert "model\ufffd" in out and HALF_EMOJI not in out
+
+    def test_html_report(self, results: Path, tmp_path: Path) -> None:
+        html = tmp_path / "report.html"
+        html.write_text("an earlier report", encoding="utf-8")
+        assert main(["report", str(results), "--html", str(html)]) == 0
+        page = html.read_text(encoding="utf-8")
+        assert "model\ufffd" in page and page.startswith("<!doctype html>")
+
+    def test_rescore(self, results: Path, tmp_path: Path) -> None:
+        new = tmp_path / "new.json"
+        assert main(["rescore", str(results), "-o", str(new), "-j", "1"]) == 0
+        assert json.loads(new.read_text(encoding="utf-8"))["results"]["results"][0]["vars"]["question"] == (
+            "Can my landlord \ufffd lock me out?"
+        )
+
+
 @pytest.mark.e2e
 def test_promptfoo_writes_every_row(tmp_path: Path) -> None:
     """The pinned promptfoo, an ``echo`` answer holding a lone surrogate, the verifier: no stack trace."""
@@ -154,3 +200,11 @@ def test_promptfoo_writes_every_row(tmp_path: Path) -> None:
         reason = row["gradingResult"]["reason"]
         assert "UnicodeEncodeError" not in reason and "Traceback" not in reason, reason[:500]
         assert row["namedScores"]["phone_org_score"] == 1.0, reason[:500]
+    # promptfoo's own file, read by every results command: the half emoji is U+FFFD, nothing fails.
+    html = tmp_path / "report.html"
+    for argv in (["report", str(out)], ["report", str(out), "--html", str(html)],
+                 ["rescore", str(out), "-o", str(tmp_path / "rescored.json"), "-j", "1"]):  # fmt: skip
+        done = subprocess.run([sys.executable, "-m", "grounding_eval", *argv], cwd=REPO, capture_output=True,
+                              text=True, timeout=120, check=False)  # fmt: skip
+        assert done.returncode == 0 and not done.stderr, (argv[0], done.stderr[-2000:])
+    assert "\ufffd" in html.read_text(encoding="utf-8")
