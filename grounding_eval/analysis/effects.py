@@ -6,7 +6,9 @@ the choices (condition order, metrics, resamples, seed, the test) are data in ``
 * :func:`paired_effects` — per model (provider label) and round, for each pair of conditions (C1 − C0,
   C1.5 − C1, C1.5 − C0), per metric (a named score): the mean per-item difference (later − earlier),
   a seeded paired bootstrap interval, the number of items, and a paired sign-flip p-value. Items
-  missing a condition or unscored are counted (``n_missing``, ``n_unscored``) and left out.
+  missing a condition or unscored are counted (``n_missing``, ``n_unscored``) and left out. The item is
+  the resampling unit: one draw per comparison serves all its metrics, so a report over 100,000 rows
+  costs a few matrix products, not a draw per metric.
 * :func:`pass_rates` — pass rate per round × condition × model over the scored rows, with a Wilson
   interval.
 * :func:`criterion_shares` — per criterion, the share of Yes / Partial / No (or pass / fail / n/a for
@@ -317,8 +319,8 @@ def criterion_shares(rows: Sequence[ReportRow]) -> list[dict[str, Any]]:
         docs_qa.update(row.docs_qa.items())
     counts: dict[tuple[str, str, str, str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for (round_, provider, condition), pair in tallies.items():
-        for source, tally in zip(("judge", "docs_qa"), pair, strict=True):
-            for (criterion, verdict), n in tally.items():
+        for source, found in zip(("judge", "docs_qa"), pair, strict=True):
+            for (criterion, verdict), n in found.items():
                 counts[(round_, provider, source, criterion, condition)][verdict] += n
     out = []
     for (round_, provider, source, criterion, condition), tally in sorted(

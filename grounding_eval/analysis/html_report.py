@@ -3,7 +3,11 @@
 No script, no stylesheet or font from the network: the charts are inline SVG drawn here (bars, interval
 whiskers, a forest plot, stacked shares), the tables are plain HTML, the style is one ``<style>`` block.
 Everything on the page is an aggregate (examples are capped per finding type), so its size does not grow
-with the number of rows beyond a few listed examples. Sections, in order:
+with the number of rows beyond a few listed examples; nor quadratically with the number of conditions: at
+most :data:`MAX_PAIRS` condition pairs per model and round are computed and listed, the charts draw the
+first :data:`MAX_CHARTED` conditions, a table shows :data:`MAX_ROWS` rows, and each says visibly what it
+left out and which command lists it all. Long labels are clipped with "…", the whole text (to
+:data:`TITLE_CHARS`) in a title; every text is escaped. Sections, in order:
 
 1. pass rate and mean composite per round × condition × model (bars with 95 % intervals);
 2. paired condition effects (forest plot and table);
@@ -149,10 +153,7 @@ def _cut(text: str, limit: int) -> str:
     """The first ``limit − 1`` characters and "…" (``text`` itself when it fits)."""
     if len(text) <= limit:
         return text
-    head = text[: limit - 1]
-    if head and "\ud800" <= head[-1] <= "\udbff":
-        head = head[:-1]  # never half of a surrogate pair
-    return head + "…"
+    return text[: limit - 1] + "…"
 
 
 def _f(value: float | None, fmt: str = ".3f") -> str:
