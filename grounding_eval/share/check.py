@@ -65,7 +65,7 @@ def _chunks(handle: IO[bytes]) -> Iterator[bytes]:
 
 
 class _Reader:
-    """One pass over the tar: names, types and sizes first, then each member streamed and checked."""
+    """Reads a bundle: every header first (names, types, sizes), then each member streamed and checked."""
 
     def __init__(self, bundle: Path) -> None:
         from grounding_eval.share.redact import policy
@@ -86,15 +86,21 @@ class _Reader:
 
     def read(self) -> None:
         try:
+            # Twice: first every header (names, types, sizes, their total) with no content read — the
+            # gzip stream is only inflated to skip members — then each member's content, streamed.
             with tarfile.open(self.bundle, "r:*") as tar:
                 for count, info in enumerate(tar, 1):
-                    self._member(tar, info, count)
+                    self._header(info, count)
+            with tarfile.open(self.bundle, "r:*") as tar:
+                for count, info in enumerate(tar, 1):
+                    if info.isfile():
+                        self._member(tar, info, count)
         except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
             if isinstance(exc, FileNotFoundError):
                 raise self.fail("no such file") from None
             raise self.fail(f"not a readable tar.gz bundle ({type(exc).__name__}: {exc})") from None
 
-    def _member(self, tar: tarfile.TarFile, info: tarfile.TarInfo, count: int) -> None:
+    def _header(self, info: tarfile.TarInfo, count: int) -> None:
         if count > self.max_members:
             raise self.fail(f"more than {self.max_members} members")
         where = f"member {clip(info.name)}"
@@ -115,6 +121,9 @@ class _Reader:
                 f"{where}: the members add up to more than {self.max_total} bytes uncompressed "
                 "(policy.yaml bundle.max_total_bytes): refused unread"
             )
+
+    def _member(self, tar: tarfile.TarFile, info: tarfile.TarInfo, count: int) -> None:
+        where = f"member {clip(info.name)}"
         name = PurePosixPath(info.name).as_posix()
         if name in self.hashes or (name == "manifest.json" and self.manifest is not None):
             raise self.fail(f"{where}: appears twice")
@@ -177,14 +186,16 @@ class _Reader:
             if not text_ok:
                 piece = block.decode("latin-1")  # keys are ASCII: still looked for in a binary file
             window = tail + piece
-            self._text(name, window, is_text=text_ok)
+            self._text(name, window, paths=text_ok and not keep)  # parsed members: after the parse
             tail = window[-_OVERLAP:]
         if first:
             self._head(name, b"")
         if is_env:
             self.check_env(b"".join(whole).decode("utf-8", "replace"))
         elif keep and text_ok:
-            self._parsed(name, b"".join(whole).decode("utf-8"))
+            text = b"".join(whole).decode("utf-8")
+            self._parsed(name, text)  # a results file's redaction says more than its first path
+            self._text(name, text, paths=True)
         return digest.hexdigest()
 
     def _head(self, name: str, head: bytes) -> None:
@@ -197,11 +208,11 @@ class _Reader:
         if name.startswith("data/") and self.redacted:
             raise self.fail(f"member {clip(name)}: a dataset file in a redacted bundle (hashes only)")
 
-    def _text(self, name: str, window: str, *, is_text: bool) -> None:
+    def _text(self, name: str, window: str, *, paths: bool) -> None:
         found = self.keys.find(window)
         if found:
             raise self.fail(f"member {clip(name)}: holds text shaped like an API key")
-        if self.redacted and is_text:
+        if self.redacted and paths:
             path = find_absolute_path(window)
             if path:
                 raise self.fail(

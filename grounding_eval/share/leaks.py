@@ -4,7 +4,7 @@
 it reads, so a bundle made by an older (or a hostile) grounding-eval is judged by what it holds, not by
 what its manifest says.
 
-* **Keys.** :data:`~grounding_eval.judge._redact.KEY_SHAPE` (text shaped like any vendor's key, a private
+* **Keys.** :func:`~grounding_eval.judge._redact.key_shape` (text shaped like any vendor's key, a private
   key block, a literal ``apiKey:``), plus, when sharing, every secret this machine is known to hold (the
   values in the study's ``.env*`` files, commented-out lines included, and the environment's ``*_KEY``,
   ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD`` variables) in every form the judge client's scrubber knows
@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Final
 
-from grounding_eval.judge._redact import KEY_SHAPE, secret_pattern
+from grounding_eval.judge._redact import key_shape, secret_pattern
 
 __all__ = [
     "ABSOLUTE_PATH",
@@ -43,19 +43,21 @@ __all__ = [
 ]
 
 _PART: Final = r"[\w.@+~%-]"
-# Not after a character that makes the slash part of something else: a word (and/or), a URL's "//",
-# a relative path (a/b), a placeholder ({dataset}/x, ${HOME}/x, $DIR/x) or our own "<local>/x".
-_AFTER: Final = r"(?<![\w/.\-~%}\]>)$\\])"
+# Each form starts with the character it is found by ("/", "~", ":", "\\") and looks behind from there:
+# a pattern starting with a look-behind is tried at every character (some 100 times slower).
 ABSOLUTE_PATH: Final = re.compile(
     rf"""(?x)
-    (?<=file://)/{_PART}*(?:/{_PART}*)*               # file:///tmp/x
-    | {_AFTER}/{_PART}+/(?:{_PART}+(?:/{_PART}+)*/?)?  # /tmp/x, /home/me/study/
-    | (?<![\w/~])~/{_PART}+(?:/{_PART}*)*             # ~/x
-    | (?<![\w])[A-Za-z]:(?:\\\\|\\|/)[^\s"'<>]*       # C:\\x (JSON-escaped or not), C:/x
-    | (?<![\w\\])\\\\(?:\\\\)?[\w.-]+\\(?:\\)?[^\s"'<>]*  # \\\\host\\share
+    /(?<=file:///){_PART}*(?:/{_PART}*)*                          # file:///tmp/x
+    # /tmp/x, /home/me/study/: not after a word (and/or), a URL's "//", a relative path (a/b), a
+    # placeholder ({{dataset}}/x, ${{HOME}}/x, $DIR/x) or our own "<local>/x".
+    | /(?<![\w/.\-~%}}\]>)$\\]/){_PART}+/(?:{_PART}+(?:/{_PART}+)*/?)?
+    | ~(?<![\w/~]~)/{_PART}+(?:/{_PART}*)*                        # ~/x
+    | :(?<=[A-Za-z]:)(?<![\w][A-Za-z]:)(?:\\\\|\\|/)[^\s"'<>]*      # C:\x (JSON-escaped or not), C:/x
+    | \\\\(?<![\w\\]\\\\)(?:\\\\)?[\w.-]+\\(?:\\)?[^\s"'<>]*      # \\host\share
     """
 )
-"""An absolute local path in text (see the module docstring)."""
+"""An absolute local path in text (see the module docstring). A Windows path's match starts at the
+colon after its drive letter."""
 
 _ENV_NAME: Final = re.compile(r"^\.env(?:rc)?(?:[._-].*)?$")
 _ASSIGNMENT: Final = re.compile(r"^\s*(?:#\s*)?(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
@@ -128,7 +130,12 @@ def relative_paths(text: str, study: Path, shared_data: Mapping[Path, str] | Non
         inner = "" if replacement == "." else replacement + "/"
         text = re.sub(re.escape(prefix) + r"/(?=[\w.@+~%-])", inner.replace("\\", "\\\\"), text)
         text = re.sub(re.escape(prefix) + r"/?(?![\w.@+~%/-])", replacement.replace("\\", "\\\\"), text)
-    return ABSOLUTE_PATH.sub(_local, text)
+    out, done = [], 0
+    for match in ABSOLUTE_PATH.finditer(text):
+        start = match.start() - 1 if match.group().startswith(":") else match.start()  # the drive letter
+        out += [text[done:start], _local(match)]
+        done = match.end()
+    return "".join([*out, text[done:]])
 
 
 def _spellings(folder: Path) -> list[Path]:
@@ -171,7 +178,7 @@ class KeyScan:
     def find(self, text: str) -> str | None:
         """``line N: what`` for the first key in ``text`` (never the key itself), or ``None``."""
         hits = []
-        shape = KEY_SHAPE.search(text)
+        shape = key_shape(text)
         if shape:
             hits.append((shape.start(), "text shaped like an API key"))
         for pattern in self._patterns:
