@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import json
+import re
+import resource
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from grounding_eval.analysis.summary import load_rows, summarize
 from grounding_eval.cli import main
 from grounding_eval.errors import DataError
+from grounding_eval.judge.audit import write_audit
+from tests.analysis.rows import REPO, write
+from tests.analysis.rows import row as result_row
 
 
 def _row(condition: str, *, success: bool, composite: float | None, judge: float | None = None,
@@ -204,3 +213,74 @@ def test_an_unscored_composite_is_not_a_failure(tmp_path: Path) -> None:
     (group,) = summarize(load_rows(_file(tmp_path, [unscored, imitation, passing])), ["condition"])
     assert (group.rows, group.rate.scored, group.passed, group.unscored) == (3, 2, 1, 1)
     assert group.judges == [0.9, 0.9]  # the unscored row's judge score is not averaged in either
+
+
+TERMINAL = yaml.safe_load(
+    (Path(__file__).parent / "golden" / "results_terminal.yaml").read_text(encoding="utf-8")
+)
+# What must never reach the terminal raw: C0 but the line break, DEL, C1, and the invisible format characters.
+_RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+@pytest.mark.parametrize("case", TERMINAL["cases"], ids=[c["id"] for c in TERMINAL["cases"]])
+class TestTerminalOutput:
+    """Every value from a results file is printed through one escaping function (golden table)."""
+
+    @pytest.mark.parametrize("flags", [[], ["--effects"]], ids=["table", "effects"])
+    def test_report(self, case: dict[str, str], flags: list[str], tmp_path: Path,
+                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+        rows = [result_row(f"q{i}", c, composite=0.5 + 0.1 * i, provider=case["value"]) for i in range(3)
+                for c in ("C0", "C1")]  # fmt: skip
+        assert main(["report", str(write(tmp_path / "results.json", rows)), *flags]) == 0
+        out = capsys.readouterr().out
+        assert case["shown"] in out
+        assert not _RAW.search(out), repr(_RAW.search(out))
+
+    def test_audit(self, case: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        record = {"model": case["value"], "provider": "replay", "rendered_prompt": {"system": f"S {case['value']}",
+                  "user": "first line\nsecond line"}, "raw_replies": [f"R {case['value']}"], "errors": []}  # fmt: skip
+        record_id = write_audit(tmp_path / "audit", record)
+        assert main(["audit", "--dir", str(tmp_path / "audit"), record_id]) == 0
+        out = capsys.readouterr().out
+        assert f"model: {case['shown']}\n" in out
+        assert "first line\nsecond line" in out  # a printed block keeps its line breaks
+        assert not _RAW.search(out), repr(_RAW.search(out))
+
+
+def _limited(limit: int) -> None:
+    """In the child: files may grow to ``limit`` bytes (writing past it fails with EFBIG, not a signal)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+OLD = "the report from an earlier run, which a failing run must leave as it was\n" * 4
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "{results}", "--html", "{out}"],
+        ["report", "{results}", "--json", "-o", "{out}"],
+        ["rescore", "{results}", "-o", "{out}", "-j", "1"],
+    ],
+    ids=["html", "json-o", "rescore-o"],
+)
+def test_a_failing_write_leaves_the_old_file_as_it_was(tmp_path: Path, argv: list[str]) -> None:
+    """The write fails halfway (the file-size limit stands in for a full disk): the command says so in one
+    line and the existing output is byte-identical (it was truncated to a broken file before)."""
+    rows = [result_row(f"q{i}", c, composite=0.5) for i in range(20) for c in ("C0", "C1")]
+    results = write(tmp_path / "results.json", rows)
+    out = tmp_path / "out" / "report.out"
+    out.parent.mkdir()
+    out.write_text(OLD, encoding="utf-8")
+    command = [a.format(results=results, out=out) for a in argv]
+    done = subprocess.run([sys.executable, "-m", "grounding_eval", *command], cwd=REPO, capture_output=True,
+                          text=True, timeout=120, check=False, preexec_fn=lambda: _limited(4096))  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr == f"grounding-eval: error: {out}: cannot write: File too large\n"
+    assert out.read_text(encoding="utf-8") == OLD
+    assert [p.name for p in out.parent.iterdir()] == ["report.out"]  # no temporary file left behind
+    # Without the limit the same command replaces the file whole.
+    assert subprocess.run([sys.executable, "-m", "grounding_eval", *command], cwd=REPO, capture_output=True,
+                          timeout=120, check=False).returncode == 0  # fmt: skip
+    assert out.read_text(encoding="utf-8") != OLD and out.stat().st_size > 4096

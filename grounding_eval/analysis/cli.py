@@ -113,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "calibrate":
         return _calibrate(args)
     from grounding_eval.analysis.summary import load_results
+    from grounding_eval.files import write_text_atomic
 
     by = [k.strip() for k in str(args.by).split(",") if k.strip()]
     flags = (("--effects", args.effects), ("--rates", args.rates), ("--html", args.html is not None),
@@ -127,10 +128,10 @@ def run(args: argparse.Namespace) -> int:
     if args.html is not None:
         from grounding_eval.analysis.html_report import render_html
 
-        _write(args.html, render_html(loaded, sheet=args.sheet), "the HTML report")
+        write_text_atomic(args.html, render_html(loaded, sheet=args.sheet))  # never a half-written page
     text = _report_text(args, by, loaded, rows)
     if args.output is not None:
-        _write(args.output, text + "\n", "the report")
+        write_text_atomic(args.output, text + "\n")
     else:
         print(text)
     return 0
@@ -169,18 +170,6 @@ def _report_text(args: argparse.Namespace, by: list[str], loaded: list[Any], row
     if args.json:
         return json.dumps(report_json(rows, by), indent=2)
     return terminal_safe("\n".join([format_report(rows, by), *_provenance_lines(loaded)]), lines=True)
-
-
-def _write(path: Path, text: str, what: str) -> None:
-    """Write an output atomically (:func:`~grounding_eval.files.write_text_atomic`): a failing run leaves
-    an existing file as it was."""
-    from grounding_eval.errors import DataError
-    from grounding_eval.files import write_text_atomic
-
-    try:
-        write_text_atomic(path, text)
-    except OSError as exc:
-        raise DataError(path, f"cannot write {what} ({exc.strerror or exc})") from None
 
 
 def _provenance_lines(loaded: list[Any]) -> list[str]:
