@@ -258,9 +258,15 @@ class _Sharing:
         public = [
             data.decode("utf-8", "replace") for name, data in self.members.items() if name.startswith("pack/")
         ]
-        texts = {t: w for t, w in texts.items() if not any(t in p for p in public)}
+        # Each text as written and as a JSON string holds it (both escapings), computed once.
+        forms = {
+            form: what
+            for text, what in texts.items()
+            if not any(text in p for p in public)
+            for form in (text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1])
+        }
         for name, data in self.members.items():
-            problem = member_problem(name, data, keys=keys, redacted=self.redact, texts=texts)
+            problem = member_problem(name, data, keys=keys, redacted=self.redact, texts=forms)
             if problem:
                 raise DataError(self.sources.get(name, name), f"{problem}; nothing was written")
 
@@ -404,7 +410,8 @@ def member_problem(
     name: str, data: bytes, *, keys: KeyScan, redacted: bool, texts: dict[str, str] | None = None
 ) -> str | None:
     """Why this member must not be in a bundle, or ``None``: a nested archive, a key, and in a redacted
-    bundle an absolute path or the text of a High-Risk item (``texts``: each with what it is)."""
+    bundle an absolute path or the text of a High-Risk item (``texts``: each form it may be written in,
+    with what it is)."""
     kind = archive_kind(data[:ARCHIVE_HEAD])
     if kind:
         return f"an archive ({kind}): a bundle never holds another"
@@ -417,8 +424,7 @@ def member_problem(
     path = find_absolute_path(text)
     if path:
         return f"line {line_of(text, path.start())}: an absolute local path ({clip(path.group(), 30)})"
-    for snippet, what in (texts or {}).items():
-        for form in (snippet, json.dumps(snippet)[1:-1], json.dumps(snippet, ensure_ascii=False)[1:-1]):
-            if form in text:
-                return f"holds {what} (line {line_of(text, text.index(form))}), which --redact never shares"
+    for form, what in (texts or {}).items():
+        if form in text:
+            return f"holds {what} (line {line_of(text, text.index(form))}), which --redact never shares"
     return None

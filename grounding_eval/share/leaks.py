@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from functools import cache
 from pathlib import Path
 from typing import Final
 
@@ -121,21 +122,44 @@ def relative_paths(text: str, study: Path, shared_data: Mapping[Path, str] | Non
         study: The study folder: paths under it become relative to it.
         shared_data: Dataset folders shared in the bundle, each with its ``data/<name>`` member folder.
     """
-    roots: list[tuple[str, str]] = []
-    for folder, member in (shared_data or {}).items():
-        roots += [(str(p), f"../{member}") for p in _spellings(folder)]
-    roots += [(str(p), ".") for p in _spellings(study)]
-    for prefix, replacement in sorted(roots, key=lambda r: -len(r[0])):
-        # "<study>/x" -> "x", "<study>" -> ".", "<data>/x" -> "../data/<name>/x".
-        inner = "" if replacement == "." else replacement + "/"
-        text = re.sub(re.escape(prefix) + r"/(?=[\w.@+~%-])", inner.replace("\\", "\\\\"), text)
-        text = re.sub(re.escape(prefix) + r"/?(?![\w.@+~%/-])", replacement.replace("\\", "\\\\"), text)
+    if not _MAY_HOLD_PATH.search(text):
+        return text
+    for inner, whole, replacement in _rewrites(study, tuple(sorted((shared_data or {}).items()))):
+        # A function, not a template: a replacement is never read for backslash escapes.
+        text = inner.sub(_literal("" if replacement == "." else replacement + "/"), text)
+        text = whole.sub(_literal(replacement), text)
     out, done = [], 0
     for match in ABSOLUTE_PATH.finditer(text):
         start = match.start() - 1 if match.group().startswith(":") else match.start()  # the drive letter
         out += [text[done:start], _local(match)]
         done = match.end()
     return "".join([*out, text[done:]])
+
+
+def _literal(text: str) -> Callable[[re.Match[str]], str]:
+    return lambda _match: text
+
+
+_Pattern = re.Pattern[str]
+_MAY_HOLD_PATH: Final = re.compile(r"[/~:\\]")
+
+
+@cache
+def _rewrites(
+    study: Path, shared_data: tuple[tuple[Path, str], ...]
+) -> list[tuple[re.Pattern[str], re.Pattern[str], str]]:
+    """For each folder's spellings, longest first: the pattern of a path inside it, the pattern of the
+    folder itself, and what it becomes ("." for the study, "../data/<name>" for a shared dataset)."""
+    roots = [(str(p), f"../{member}") for folder, member in shared_data for p in _spellings(folder)]
+    roots += [(str(p), ".") for p in _spellings(study)]
+    return [
+        (
+            re.compile(re.escape(prefix) + r"/(?=[\w.@+~%-])"),
+            re.compile(re.escape(prefix) + r"/?(?![\w.@+~%/-])"),
+            to,
+        )
+        for prefix, to in sorted(roots, key=lambda r: -len(r[0]))
+    ]
 
 
 def _spellings(folder: Path) -> list[Path]:

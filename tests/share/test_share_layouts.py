@@ -100,17 +100,20 @@ def write(study: Path, rel: str, spec: Any, tmp_path: Path) -> None:
     if spec == "results":
         target.write_text(RESULTS.read_text())
     elif spec == "results-yaml":
-        target.write_text(yaml.safe_dump(document, allow_unicode=True))
+        target.write_text(
+            yaml.dump(document, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), allow_unicode=True)
+        )
     elif spec == "results-jsonl":
         target.write_text("".join(json.dumps(r) + "\n" for r in document["results"]["results"]))
     elif spec == "hr-items":
         shutil.copy(SAMPLE / "high_risk.jsonl", target)
     elif spec == "answers":
         shutil.copy(SAMPLE / "recorded_answers.yaml", target)
-    elif spec == "bundle":
-        earlier = tmp_path / "earlier.tar.gz"
-        make_bundle(study, earlier, results=[RESULTS], redact=False)
-        shutil.move(earlier, target)
+    elif spec == "bundle":  # as an earlier share wrote it: the study's files and the results, unredacted
+        with tarfile.open(target, "w:gz") as tar:
+            for path in sorted(p for p in study.rglob("*") if p.is_file() and p != target):
+                tar.add(path, arcname="study/" + path.relative_to(study).as_posix())
+            tar.add(RESULTS, arcname=f"results/{RESULTS.name}")
     elif "text" in spec:
         target.write_text(_fill(spec["text"], tmp_path))
     elif "gzip" in spec:
