@@ -84,6 +84,9 @@ NOT_RESULTS = "not a promptfoo results file (no results.results list; write it w
 """The problem reported for a JSON file without promptfoo's shape."""
 
 _CHUNK = 8 * _MIB  # characters parsed at a time; a longer row makes the read grow geometrically
+# A value cut by a chunk's end fails within this many characters of it (a literal, a number's tail, a
+# \uXXXX escape) or in a string still open; an error earlier is the file's own.
+_CUT_NEAR = 16
 _WS = re.compile(r"[ \t\n\r]*")
 # A \uXXXX escape of a surrogate: the only way a lone surrogate gets into text decoded as strict UTF-8.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB]")
@@ -186,7 +189,7 @@ class _Stream:
 
     # -- reading -----------------------------------------------------------------------------------
 
-    def fill(self, at_least: int = _CHUNK) -> bool:
+    def fill(self, at_least: int = 0) -> bool:
         """Append the next chunk to the buffer (dropping what was parsed); False at the end of the file."""
         if self.eof:
             return False
@@ -238,7 +241,8 @@ class _Stream:
             try:
                 value, end = _DECODER.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError as exc:
-                if self.fill(2 * (len(self.buf) - self.pos)):  # maybe only cut by the chunk's end
+                cut = exc.pos >= len(self.buf) - _CUT_NEAR or exc.msg.startswith("Unterminated string")
+                if cut and self.fill(2 * (len(self.buf) - self.pos)):
                     continue
                 raise self.problem(f"not valid JSON ({exc.msg})", exc.pos) from None
             except JsonProblem as exc:

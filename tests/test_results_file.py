@@ -182,6 +182,19 @@ class TestReadResults:
         with pytest.raises(DataError, match="a promptfoo results file may be at most 100 bytes"):
             stream_results(path, lambda raw, number: None, kind=small)
 
+    def test_a_syntax_error_is_reported_where_it_is_without_reading_on(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Only a value cut by a chunk's end makes the reader read more: the error at the file's start is
+        reported as such (reading on would have reached the byte that is not UTF-8, megabytes later)."""
+        monkeypatch.setattr(results_file, "_CHUNK", 4096)
+        path = tmp_path / "results.json"
+        path.write_bytes(b'{"results": {"results": [{"a": 1 x}, ' + b'{"b": 2}, ' * 100_000 + b'"\xff"]}}')
+        with pytest.raises(
+            DataError, match=r"line 1: row 1 of results.results: not valid JSON \(Expecting ',' delimiter\)"
+        ):
+            read_results(path)
+
     def test_a_fifo_is_refused_without_blocking(self, tmp_path: Path) -> None:
         fifo = tmp_path / "results.json"
         import os
