@@ -39,6 +39,7 @@ __all__ = [
 
 _BLOCK = 1 << 22  # matrix entries per block of resamples or sign patterns (32 MB of float64)
 _PER_LINE = 4096  # from this many items on, each resample is counted on its own (fits the cache)
+_COLUMNS = 1024  # columns per pass: past this, the same draw is made again for the next columns
 
 
 def _lines(total: int, width: int) -> Iterator[int]:
@@ -103,6 +104,18 @@ def bootstrap_mean_intervals(
     """
     v, s = _as_columns(values, scored)
     n, columns = v.shape
+    if columns > _COLUMNS:  # the resample means are resamples × columns: bounded per pass
+        return [
+            ci
+            for start in range(0, columns, _COLUMNS)
+            for ci in bootstrap_mean_intervals(
+                v[:, start : start + _COLUMNS],
+                s[:, start : start + _COLUMNS],
+                resamples=resamples,
+                seed=seed,
+                confidence=confidence,
+            )
+        ]
     masks, which = np.unique(s.T, axis=0, return_inverse=True)  # columns scored on the same items
     rng = np.random.default_rng(seed)
     means = np.empty((resamples, columns))
@@ -151,6 +164,17 @@ def sign_flip_pvalues(
     """
     v, s = _as_columns(values, scored)
     n, columns = v.shape
+    if columns > _COLUMNS:
+        return [
+            p
+            for start in range(0, columns, _COLUMNS)
+            for p in sign_flip_pvalues(
+                v[:, start : start + _COLUMNS],
+                s[:, start : start + _COLUMNS],
+                permutations=permutations,
+                seed=seed,
+            )
+        ]
     out: list[float | None] = [None] * columns
     drawn: list[int] = []
     for j in range(columns):

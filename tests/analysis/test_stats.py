@@ -260,6 +260,24 @@ class TestBatchedAgainstTheReference:
         assert got == [pytest.approx(ci, abs=1e-12) for ci in want[0]]  # a product's last bit may differ
         assert sign_flip_pvalues(values, scored, permutations=999, seed=4) == want[1]
 
+    def test_columns_in_passes_change_nothing(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Past ``_COLUMNS`` columns the same draw is made again for the next ones: the same numbers."""
+        import numpy as np
+
+        from grounding_eval.analysis import stats
+
+        rng = np.random.default_rng(1)
+        values = rng.choice(_SCORES, size=(30, 5)) - rng.choice(_SCORES, size=(30, 5))
+        scored = rng.random((30, 5)) > 0.1
+        want = (
+            bootstrap_mean_intervals(values, scored, resamples=100, seed=2),
+            sign_flip_pvalues(values, scored, permutations=999, seed=2),
+        )
+        monkeypatch.setattr(stats, "_COLUMNS", 2)
+        got = bootstrap_mean_intervals(values, scored, resamples=100, seed=2)
+        assert got == [pytest.approx(ci, abs=1e-12) for ci in want[0]]
+        assert sign_flip_pvalues(values, scored, permutations=999, seed=2) == want[1]
+
     def test_large_items_are_counted_line_by_line_the_same(self) -> None:
         """From 4,096 items on each resample is counted on its own: the counts are the same."""
         from grounding_eval.analysis.stats import resample_counts
