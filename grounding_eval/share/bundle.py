@@ -1,22 +1,28 @@
-"""``grounding-eval share`` and ``grounding-eval bundle check``: a study a partner can reproduce.
+"""``grounding-eval share``: a study a partner can reproduce, packed so that nothing private leaks.
 
-A bundle is a gzip tar with ``manifest.json`` and four folders:
+A bundle is a gzip tar with ``manifest.json`` (always the first member) and four folders:
 
 ``study/``    the study folder as ``init`` wrote it and the owner edited it (config, prompts, entry
-              files, ``package.json``, ``.env``), without ``node_modules``, promptfoo's database or caches;
+              files, ``package.json``), without ``node_modules``, promptfoo's database or caches; its
+              ``.env`` rebuilt with only the machine-independent settings, no other ``.env*`` file;
 ``pack/``     the rubrics (YAML and judge templates), generation prompts and JSON Schemas of the
               grounding-eval that made it, so a partner can diff them against their own;
 ``data/``     the dataset files the owner chose (``--data``): only a dataset that loads and validates;
               under ``--redact`` none (the manifest lists their SHA-256 only);
 ``results/``  promptfoo results files (``--results``), redacted under ``--redact``.
 
+Under ``--redact`` the study folder's files are judged by what they hold, not where they are
+(:mod:`grounding_eval.share.content`): results files anywhere are redacted, dataset files anywhere are
+listed by hash only (``dataset_file_hashes``), and paths are rewritten relative to the study. In every
+bundle, a member holding a key or a nested archive refuses the share, and under ``--redact`` so does one
+holding an absolute path or a High-Risk item's text (:mod:`grounding_eval.share.leaks`): one line naming
+the file, nothing written. The bundle is written to a temporary file and moved into place.
+
 The manifest names the SHA-256 and size of every member, grounding-eval's version, promptfoo's and
 Node's (as pinned by the study's ``package.json``, and as installed in its ``node_modules`` when
-present), the Python package versions and each rubric's id, version, source and file hash.
-
-``bundle check`` trusts nothing in the tar: it refuses absolute paths, ``..`` components, links and
-special files before reading a byte of content, then every member's hash against the manifest and the
-manifest's list against the members. Version differences that can change a score are warnings.
+present), the Python package versions, each rubric's id, version, source and file hash, and the names
+(never the values) of the settings and ``.env*`` files left out. ``bundle check``
+(:mod:`grounding_eval.share.check`) verifies all of it against what the members hold.
 """
 
 from __future__ import annotations
