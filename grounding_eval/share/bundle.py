@@ -333,6 +333,9 @@ def make_bundle(
             continue
         text = _utf8(data)
         parsed = classify(str(path), text, in_dataset=any(path.resolve().is_relative_to(f) for f in folders))
+        if parsed.kind is Kind.DATA and name == "study/promptfooconfig.yaml":
+            raise DataError(path, f"holds test rows ({parsed.why}): under --redact the config cannot be "
+                            "shared with its tests written in it; move them into a dataset")  # fmt: skip
         if parsed.kind is Kind.DATA:
             sharing.withheld[name] = _sha(data)
         elif parsed.kind is Kind.RESULTS:
