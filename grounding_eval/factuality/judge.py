@@ -235,7 +235,9 @@ class _Run:
 
     def parse(self, text: str) -> Scorecard | ParseFailure:
         """The reply read, and refused when it copies a scorecard out of the target text."""
-        return refuse_copied(parse_scorecard(text, self.rubric), self.target_text, self.rubric)
+        return refuse_copied(
+            parse_scorecard(text, self.rubric, judged_text=self.target_text), self.target_text, self.rubric
+        )
 
     def accept(self, text: str) -> bool:
         return isinstance(self.parse(text), Scorecard)

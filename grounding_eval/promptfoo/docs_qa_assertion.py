@@ -136,7 +136,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     seen: dict[str, ParsedGrading | GradingFailure] = {}
 
     def parses(text: str) -> bool:
-        seen[text] = parse_grading(text, rubric, out_of_scope=out_of_scope)
+        seen[text] = parse_grading(text, rubric, out_of_scope=out_of_scope, judged_text=answer)
         return isinstance(seen[text], ParsedGrading)
 
     replies: list[str] = []
@@ -149,7 +149,9 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         except (JudgeError, DataError) as exc:
             return _error(f"grader call failed ({provider}): {exc}")
         replies.append(reply.text)
-        result = seen.pop(reply.text, None) or parse_grading(reply.text, rubric, out_of_scope=out_of_scope)
+        result = seen.pop(reply.text, None) or parse_grading(
+            reply.text, rubric, out_of_scope=out_of_scope, judged_text=answer
+        )
         if isinstance(result, ParsedGrading):
             parsed = result
             break

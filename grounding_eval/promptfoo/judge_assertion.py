@@ -147,7 +147,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     seen: dict[str, ParsedReply | ParseFailure] = {}  # the client's accept() and this loop parse once
 
     def parses(text: str) -> bool:
-        seen[text] = parse_reply(text, rubric)
+        seen[text] = parse_reply(text, rubric, judged_text=answer)  # an echo of the answer is no reply
         return isinstance(seen[text], ParsedReply)
 
     for _attempt in range(2):
@@ -156,7 +156,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         except (JudgeError, DataError) as exc:
             return _error(f"judge call failed ({provider}): {exc}")
         replies.append(reply.text)
-        result = seen.pop(reply.text, None) or parse_reply(reply.text, rubric)
+        result = seen.pop(reply.text, None) or parse_reply(reply.text, rubric, judged_text=answer)
         if not isinstance(result, ParseFailure):
             parsed = result
             break
