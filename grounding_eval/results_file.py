@@ -88,6 +88,7 @@ _CHUNK = 8 * _MIB  # characters parsed at a time; a longer row makes the read gr
 # A value cut by a chunk's end fails within this many characters of it (a literal, a number's tail, a
 # \uXXXX escape) or in a string still open; an error earlier is the file's own.
 _CUT_NEAR = 16
+_NUMBER_TAIL = re.compile(r"[0-9.eE+-]*")
 _WS = re.compile(r"[ \t\n\r]*")
 # A \uXXXX escape of a surrogate: the only way a lone surrogate gets into text decoded as strict UTF-8.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abAB]")
@@ -252,7 +253,9 @@ class _Stream:
                 raise self.problem("a number is too long (over 4,300 digits)") from None
             except RecursionError:
                 raise self.problem("not readable: nested too deeply") from None
-            if end < len(self.buf) or not self.fill():  # a number may go on in the next chunk
+            # A number that ends with the text read so far may go on in the next chunk ("0" of "0.5").
+            number = type(value) is int or type(value) is float
+            if not (number and _NUMBER_TAIL.fullmatch(self.buf, end)) or not self.fill():
                 return value, end
 
     def value(self) -> Any:
