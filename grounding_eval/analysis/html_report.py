@@ -350,18 +350,18 @@ def _rates_section(rows: Sequence[ReportRow]) -> str:
     )
 
 
-def _charted(conditions: Sequence[str], rest: str = "the table lists them") -> tuple[set[str], str]:
+def _charted(conditions: Sequence[str], rest: str = "the table lists them") -> tuple[list[str], str]:
     """The conditions the charts draw (the first :data:`MAX_CHARTED` in study order), and a visible note
     of how many are not drawn (empty when every one is)."""
     ordered = condition_order(conditions)
     if len(ordered) <= MAX_CHARTED:
-        return set(ordered), ""
+        return ordered, ""
     note = (
         f'<p class="warn">The charts draw the first {MAX_CHARTED} of {len(ordered):,} conditions (study '
         f"order, up to {_clip(ordered[MAX_CHARTED - 1])}); <strong>{len(ordered) - MAX_CHARTED:,} are not "
         f"drawn</strong>: {rest}.</p>"
     )
-    return set(ordered[:MAX_CHARTED]), note
+    return ordered[:MAX_CHARTED], note
 
 
 def _composite_intervals(rows: Sequence[ReportRow]) -> dict[tuple[str, str, str], tuple[float, float]]:
