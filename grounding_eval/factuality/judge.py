@@ -7,10 +7,12 @@ The flow (the seed's integration paragraphs; our decisions are in ``rubrics/fact
    Its verdict is accepted when the reply parsed without trouble, at least one claim is verifiable,
    every verifiable claim is Supported with its quote FOUND, and no claim has a severity. Anything else
    (a call or parse failure included) goes on to the capable model; the attempt is recorded.
-3. **Capable stage**: a reply that fails validation (a claim copied from a scorecard inside the target
-   text included: :func:`~.parse.copied_claims`) is retried once with the errors appended to the
-   constraints section; a second failure writes the item (rendered prompt, raw replies, errors) to the
-   review queue and the result is ``error``, never a score.
+3. **Capable stage**: the judges' one loop (:func:`grounding_eval.judge.pipeline.run_judge`, which the
+   cheap stage also asks through, once): a reply that fails validation (a claim copied from a scorecard
+   inside the target text included: :func:`~.parse.copied_claims`) is retried once with the errors
+   appended to the constraints section; a second failure (or a failed call after an invalid reply)
+   writes the item (rendered prompt, raw replies, errors) to the review queue and the result is
+   ``error``, never a score.
 4. The scorecard is assessed in code (:func:`~.score.assess`; a verdict whose evidence cannot be verified
    never makes the answer look better). At risk level high a Major or Critical finding, or a finding whose
    quote is not in the evidence, makes the result ``needs_human_verification`` and writes one entry per
@@ -40,7 +42,19 @@ from grounding_eval.factuality.parse import ParseFailure, Scorecard, parse_score
 from grounding_eval.factuality.render import RenderedFactualityPrompt, render_factuality_prompt
 from grounding_eval.factuality.rubric import FactualityRubric
 from grounding_eval.factuality.score import Assessment, Status, assess
-from grounding_eval.judge.client import JudgeClient, JudgeError, ReplayJudgeClient, answer_sha256
+from grounding_eval.judge.client import JudgeClient, JudgeError, answer_sha256
+from grounding_eval.judge.pipeline import (
+    Audit,
+    Prompt,
+    Recorded,
+    Review,
+    Scored,
+    Unscored,
+    audit_once,
+    check_replay,
+    run_judge,
+    unscored_reason,
+)
 
 __all__ = ["RAW_REPLY_CHARS", "FactualityResult", "decide", "judge_factuality"]
 
@@ -197,12 +211,12 @@ def judge_factuality(
         cheap_model_id=cheap.model if cheap is not None else None,
     )
     run = _Run(rubric, rendered, documents, target_text, fixture_key, answer_is_recorded, domain_constraints)
-    replies: list[str] = []
+    replies: list[str] = []  # every reply of the judgment, the cheap stage's included
     if cheap is not None and risk_level != "high":
         decided = run.cheap_stage(cheap, result, replies, risk_level, downgrade_ungrounded)
         if decided is not None:
-            return _finish(result, decided, run, stage="cheap", item=item, human_queue=human_queue,
-                           audit_dir=audit_dir, replies=replies)  # fmt: skip
+            _write_audit(result, run, replies, audit_dir)
+            return _finish(result, decided, run, stage="cheap", item=item, human_queue=human_queue)
     elif cheap is not None:
         result.attempts.append(
             {"stage": "cheap", "model_id": cheap.model, "outcome": "skipped (risk level high)"}
@@ -211,16 +225,18 @@ def judge_factuality(
     if refused:
         result.reason = f"ERROR (factuality not run): {refused}"
         return result
-    card, errors = run.capable_stage(capable, result, replies)
-    if card is None:
-        result.reason = _review(result, run, replies, errors, review_queue, item)
-        _audit(result, run, replies, audit_dir)
+    outcome = run.capable_stage(capable, result, replies, review_queue, audit_dir, item)
+    if isinstance(outcome, Unscored):
+        if replies:
+            result.raw_reply = replies[-1]
+        why = unscored_reason(outcome, whose="the judge", caller="judge", provider=capable.provider_id)
+        result.reason = f"ERROR (factuality unscored): {why}"
         return result
+    card = outcome.parsed
     assessed = assess(
         card, documents, rubric, risk_level=risk_level, downgrade_ungrounded=downgrade_ungrounded
     )
-    return _finish(result, (card, assessed), run, stage="capable", item=item, human_queue=human_queue,
-                   audit_dir=audit_dir, replies=replies)  # fmt: skip
+    return _finish(result, (card, assessed), run, stage="capable", item=item, human_queue=human_queue)
 
 
 @dataclass
@@ -239,29 +255,27 @@ class _Run:
             parse_scorecard(text, self.rubric, judged_text=self.target_text), self.target_text, self.rubric
         )
 
-    def accept(self, text: str) -> bool:
-        return isinstance(self.parse(text), Scorecard)
-
     def replay_refusal(self, client: JudgeClient) -> str | None:
-        if not isinstance(client, ReplayJudgeClient):
-            return None
+        """Why a recorded judge may not grade this target text, or ``None`` (a live judge, or a match)."""
         try:
-            check = client.check_answer(
-                self.fixture_key, self.target_text, answer_is_recorded=self.answer_is_recorded
+            check = check_replay(
+                client, self.fixture_key, self.target_text, answer_is_recorded=self.answer_is_recorded
             )
         except JudgeError as exc:
             return str(exc)
-        return None if check.allowed else check.detail
+        return None if check is None or check.allowed else check.detail
 
-    def ask(self, client: JudgeClient, user: str) -> tuple[str | None, str | None, bool]:
-        """(reply text, call error, cached)."""
-        try:
-            reply = client.complete(
-                user, system=self.rendered.system, fixture_key=self.fixture_key, accept=self.accept
-            )
-        except JudgeError as exc:
-            return None, str(exc), False
-        return reply.text, None, reply.cached
+    def prompt(self) -> Prompt:
+        return Prompt(self.rendered.system, self.rendered.user)
+
+    def retry(self, error: str) -> str:
+        """The retry's user prompt: the validation error added to the constraints section."""
+        return render_factuality_prompt(
+            self.rubric,
+            target_text=self.target_text,
+            documents=self.documents,
+            domain_constraints=[*self.domain_constraints, error],
+        ).user
 
     def cheap_stage(
         self,
@@ -277,16 +291,19 @@ class _Run:
         if refused:
             attempt["outcome"] = f"escalated: cheap judge not run ({refused})"
             return None
-        text, error, cached = self.ask(cheap, self.rendered.user)
-        if text is None:
-            attempt["outcome"] = f"escalated: call failed ({error})"
+        outcome = run_judge(
+            cheap, self.prompt(), fixture_key=self.fixture_key, parse=self.parse, max_attempts=1
+        )
+        asked = outcome.attempts[0]
+        if asked.reply is None:
+            attempt["outcome"] = f"escalated: call failed ({asked.error})"
             return None
-        replies.append(text)
-        attempt |= {"raw_reply_sha256": _sha(text), "cached": cached}
-        card = self.parse(text)
-        if isinstance(card, ParseFailure):
-            attempt |= {"outcome": "escalated: invalid reply", "errors": [card.error]}
+        replies.append(asked.reply)
+        attempt |= {"raw_reply_sha256": _sha(asked.reply), "cached": asked.cached}
+        if isinstance(outcome, Unscored):
+            attempt |= {"outcome": "escalated: invalid reply", "errors": [asked.error]}
             return None
+        card = outcome.parsed
         assessed = assess(
             card, self.documents, self.rubric, risk_level=risk_level, downgrade_ungrounded=downgrade
         )
@@ -298,33 +315,63 @@ class _Run:
         return card, assessed
 
     def capable_stage(
-        self, capable: JudgeClient, result: FactualityResult, replies: list[str]
-    ) -> tuple[Scorecard | None, list[str]]:
-        errors: list[str] = []
-        user = self.rendered.user
-        for n in (1, 2):
-            attempt: dict[str, Any] = {"stage": "capable", "model_id": capable.model, "attempt": n}
-            result.attempts.append(attempt)
-            text, error, cached = self.ask(capable, user)
-            if text is None:
-                attempt["outcome"] = f"call failed: {error}"
-                errors.append(f"judge call failed: {error}")
-                return None, errors
-            replies.append(text)
-            attempt |= {"raw_reply_sha256": _sha(text), "cached": cached}
-            card = self.parse(text)
-            if isinstance(card, Scorecard):
+        self,
+        capable: JudgeClient,
+        result: FactualityResult,
+        replies: list[str],
+        review_queue: Path | None,
+        audit_dir: Path | None,
+        item: dict[str, Any] | None,
+    ) -> Scored[Scorecard] | Unscored:
+        """Ask the capable judge (one retry), audit the judgment, queue a reply invalid twice."""
+        earlier = list(replies)
+
+        def attempts(outcome: Scored[Any] | Unscored) -> list[dict[str, Any]]:
+            return [*result.attempts, *_capable_attempts(outcome, capable.model)]
+
+        def audit_record(outcome: Scored[Any] | Unscored) -> dict[str, Any]:
+            return _audit_record(result, self, [*earlier, *outcome.replies], attempts(outcome))
+
+        def review_record(outcome: Unscored) -> dict[str, Any]:
+            return {
+                **_record_head("factuality_invalid_reply", result, self, item),
+                "rendered_prompt": {"system": self.rendered.system, "user": self.rendered.user},
+                "raw_replies": [*earlier, *outcome.replies],
+                "errors": outcome.errors,
+                "timestamp": result.timestamp,
+            }
+
+        outcome = run_judge(
+            capable,
+            self.prompt(),
+            fixture_key=self.fixture_key,
+            parse=self.parse,
+            retry=self.retry,
+            audit=Audit(Path(audit_dir), audit_record) if audit_dir is not None else None,
+            review=Review(review_queue, review_record) if review_queue is not None else None,
+        )
+        result.attempts[:] = attempts(outcome)
+        replies.extend(outcome.replies)
+        _audit_fields(result, outcome.recorded)
+        result.review_entry_id = outcome.recorded.review_entry_id
+        return outcome
+
+
+def _capable_attempts(outcome: Scored[Any] | Unscored, model: str) -> list[dict[str, Any]]:
+    """The capable stage's attempts as a result lists them (stage, model, number, reply hash, outcome)."""
+    out = []
+    for asked in outcome.attempts:
+        attempt: dict[str, Any] = {"stage": "capable", "model_id": model, "attempt": asked.number}
+        if asked.reply is None:
+            attempt["outcome"] = f"call failed: {asked.error}"
+        else:
+            attempt |= {"raw_reply_sha256": _sha(asked.reply), "cached": asked.cached}
+            if asked.error is None:
                 attempt["outcome"] = "parsed"
-                return card, errors
-            attempt |= {"outcome": "invalid reply", "errors": [card.error]}
-            errors.append(card.error)
-            user = render_factuality_prompt(
-                self.rubric,
-                target_text=self.target_text,
-                documents=self.documents,
-                domain_constraints=[*self.domain_constraints, card.error],
-            ).user
-        return None, errors
+            else:
+                attempt |= {"outcome": "invalid reply", "errors": [asked.error]}
+        out.append(attempt)
+    return out
 
 
 def _cheap_rejection(assessed: Assessment) -> str | None:
@@ -348,8 +395,6 @@ def _finish(
     stage: str,
     item: dict[str, Any] | None,
     human_queue: Path | None,
-    audit_dir: Path | None,
-    replies: list[str],
 ) -> FactualityResult:
     card, assessed = decided
     result.stage = stage
@@ -362,7 +407,6 @@ def _finish(
     result.repairs = list(card.repairs)
     if stage == "cheap" and result.cheap_model_id:
         result.model_id = result.cheap_model_id
-    _audit(result, run, replies, audit_dir)
     if assessed.human_findings and human_queue is not None:
         record = _human_record(result, run, assessed, item)
         from grounding_eval.judge.review_queue import enqueue_review, review_entry_id
@@ -419,59 +463,38 @@ def _record_head(
     }
 
 
-def _review(
-    result: FactualityResult,
-    run: _Run,
-    replies: list[str],
-    errors: list[str],
-    queue: Path | None,
-    item: dict[str, Any] | None,
-) -> str:
-    last = errors[-1] if errors else "no reply"
-    if not replies:  # the call itself failed: nothing for a reviewer to read
-        return f"ERROR (factuality unscored): {last}"
-    result.raw_reply = replies[-1]
-    if queue is None:
-        return f"ERROR (factuality unscored): the judge reply was invalid twice. Last error: {last}"
-    from grounding_eval.judge.review_queue import enqueue_review, review_entry_id
-
-    record: dict[str, Any] = {
-        **_record_head("factuality_invalid_reply", result, run, item),
-        "rendered_prompt": {"system": run.rendered.system, "user": run.rendered.user},
-        "raw_replies": replies,
-        "errors": errors,
-        "timestamp": result.timestamp,
-    }
-    record = {"entry_id": review_entry_id(record), **record}
-    result.review_entry_id = record["entry_id"]
-    sent = "sent to" if enqueue_review(queue, record) else "already in"
-    return (
-        f"ERROR (factuality unscored): the judge reply was invalid twice; {sent} the review queue {queue}. "
-        f"Last error: {last}"
-    )
-
-
-def _audit(result: FactualityResult, run: _Run, replies: list[str], audit_dir: Path | None) -> None:
-    """Write the rendered prompt and every raw reply to the judges' audit log (``audit_id`` in the row)."""
-    from grounding_eval.judge.audit import audit_path, write_audit
-
-    if audit_dir is None:
-        return
-    record = {
+def _audit_record(
+    result: FactualityResult, run: _Run, replies: list[str], attempts: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The judgment's audit record: the rendered prompt, every raw reply and every attempt."""
+    return {
         "kind": "factual_accuracy",
         "fixture_key": result.fixture_key,
         "prompt_version": result.prompt_version,
         "answer_sha256": result.answer_sha256,
         "rendered_prompt": {"system": run.rendered.system, "user": run.rendered.user},
         "raw_replies": replies,
-        "attempts": result.attempts,
+        "attempts": attempts,
     }
-    try:
-        result.audit_id = write_audit(Path(audit_dir), record)
-        result.audit_dir = str(audit_dir)
-        result.audit_file = str(audit_path(Path(audit_dir), result.audit_id))
-    except OSError as exc:  # the audit copy is extra: the result still carries the start of the raw reply
-        result.audit_file = f"not written: {exc.strerror or exc}"
+
+
+def _write_audit(result: FactualityResult, run: _Run, replies: list[str], audit_dir: Path | None) -> None:
+    """Audit a judgment the cheap stage decided (the capable stage's is written by its loop)."""
+    if audit_dir is not None:
+        record = _audit_record(result, run, replies, result.attempts)
+        _audit_fields(result, audit_once(Path(audit_dir), record))
+
+
+def _audit_fields(result: FactualityResult, recorded: Recorded) -> None:
+    """Name the audit record in the result (``audit_id``, ``audit_dir``, ``audit_file``)."""
+    from grounding_eval.judge.audit import audit_path
+
+    if recorded.audit_error:  # the audit copy is extra: the result still carries the start of the raw reply
+        result.audit_file = f"not written: {recorded.audit_error}"
+    elif recorded.audit_id and recorded.audit_dir:
+        result.audit_id = recorded.audit_id
+        result.audit_dir = recorded.audit_dir
+        result.audit_file = str(audit_path(Path(recorded.audit_dir), recorded.audit_id))
 
 
 def _sha(text: str) -> str:

@@ -10,10 +10,11 @@ One call per row. The flow, and what can come back:
 3. The grader (``$GROUNDING_EVAL_JUDGE_PROVIDER``, else ``config.provider``; ``{dataset}`` stands for the
    dataset folder) is sent the rendered rubric prompt. A recorded grader (``replay:``) grades only the
    answer its reply was recorded for (``answer_sha256``); another answer gets an explicit
-   ``ERROR (docs-qa grader not run)``. The reply is parsed strictly
-   (:func:`grounding_eval.docs_qa.reply.parse_grading`); an invalid reply is sent back once with the
-   error; a second invalid reply goes to the review queue (``config.review_queue``) and the row is an
-   explicit ``ERROR (docs-qa unscored)`` with no named scores.
+   ``ERROR (docs-qa grader not run)``. The judges' one loop (:func:`grounding_eval.judge.pipeline.run_judge`)
+   parses the reply strictly (:func:`grounding_eval.docs_qa.reply.parse_grading`); an invalid reply is
+   sent back once with the error; a second invalid reply goes to the review queue (``config.review_queue``,
+   with the prompt, every raw reply and the errors) and the row is an explicit ``ERROR (docs-qa
+   unscored)`` with no named scores, as is a grader call that fails for good.
 4. Otherwise: the seed's score (sum of applicable criteria) and pass rule (Correct = 1 and Grounded = 1),
    one named score and one component per applicable criterion, the helpers' named scores and
    components, and ``metadata.docs_qa`` (verdicts with reasons, ``applicable``, ``total``, ``passed``,
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from grounding_eval.docs_qa.rubric import DocsQaRubric
+    from grounding_eval.judge.pipeline import Scored
 
 __all__ = ["docs_qa_assertion"]
 
@@ -57,12 +59,21 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     from grounding_eval.docs_qa.coverage import check_coverage
     from grounding_eval.docs_qa.docs_set import load_docs_set
     from grounding_eval.docs_qa.render import render_grader_prompt
-    from grounding_eval.docs_qa.reply import GradingFailure, ParsedGrading, parse_grading
+    from grounding_eval.docs_qa.reply import parse_grading
     from grounding_eval.docs_qa.scoring import disagreements, score_answer
     from grounding_eval.errors import DataError
-    from grounding_eval.judge.client import JudgeConfigError, JudgeError, ReplayJudgeClient, answer_sha256
-    from grounding_eval.judge.review_queue import enqueue_review, review_entry_id
-    from grounding_eval.promptfoo.judge_assertion import answer_recording, audit_into
+    from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
+    from grounding_eval.judge.client import JudgeConfigError, JudgeError, answer_sha256
+    from grounding_eval.judge.pipeline import (
+        Audit,
+        Prompt,
+        Review,
+        Unscored,
+        check_replay,
+        run_judge,
+        unscored_reason,
+    )
+    from grounding_eval.promptfoo.judge_assertion import answer_recording, audit_fields
 
     config = context.get("config") or {}
     test = context.get("test") or {}
@@ -117,81 +128,61 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "question_type": question.type,
     }
-    if isinstance(client, ReplayJudgeClient):
-        recording = answer_recording(context)
-        try:
-            check = client.check_answer(key, answer, answer_is_recorded=recording is not None)
-        except JudgeError as exc:
-            return _error(f"grader call failed ({provider}): {exc}")
-        if not check.allowed:
-            return {
-                "pass": False,
-                "score": 0.0,
-                "reason": f"ERROR (docs-qa grader not run): {check.detail}; set $GROUNDING_EVAL_JUDGE_PROVIDER "
-                "to a live grader (e.g. anthropic:messages:claude-sonnet-4-5-20250929)",
-                "namedScores": {},
-                "metadata": {_PREFIX: {**evidence, "status": "unscored", "error": f"replay_{check.status}"}},
-            }
-    out_of_scope = question.out_of_scope
-    seen: dict[str, ParsedGrading | GradingFailure] = {}
-
-    def parses(text: str) -> bool:
-        seen[text] = parse_grading(text, rubric, out_of_scope=out_of_scope, judged_text=answer)
-        return isinstance(seen[text], ParsedGrading)
-
-    replies: list[str] = []
-    errors: list[str] = []
-    parsed: ParsedGrading | None = None
-    user = rendered.user
-    for _attempt in range(2):
-        try:
-            reply = client.complete(user, system=rendered.system, fixture_key=key, accept=parses)
-        except (JudgeError, DataError) as exc:
-            return _error(f"grader call failed ({provider}): {exc}")
-        replies.append(reply.text)
-        result = seen.pop(reply.text, None) or parse_grading(
-            reply.text, rubric, out_of_scope=out_of_scope, judged_text=answer
-        )
-        if isinstance(result, ParsedGrading):
-            parsed = result
-            break
-        errors.append(result.error)
-        user = f"{rendered.user}\n\n{result.error}"
-    evidence["retried"] = len(replies) > 1
-    prompt = {"system": rendered.system, "user": rendered.user}
-    record = {
-        "kind": "docs_qa",
-        **evidence,
-        "rendered_prompt": prompt,
-        "raw_replies": replies,
-        "errors": errors,
-    }
-    audit_into(config, record, evidence)  # a failed write leaves audit_error in the row, no verdict changes
-    if parsed is None:
-        queue = Path(str(config.get("review_queue") or "results/docs_qa_review_queue.jsonl"))
-        record = {
-            **evidence,
-            "rendered_prompt": {"system": rendered.system, "user": rendered.user},
-            "question_id": question.id,
-            "errors": errors,
-        }
-        record = {"entry_id": review_entry_id(record), **record}
-        sent = "sent to" if enqueue_review(queue, record) else "already in"
+    try:
+        check = check_replay(client, key, answer, answer_is_recorded=answer_recording(context) is not None)
+    except JudgeError as exc:
+        return _error(f"grader call failed ({provider}): {exc}")
+    if check is not None and not check.allowed:
         return {
             "pass": False,
             "score": 0.0,
-            "reason": f"ERROR (docs-qa unscored): the grader's reply was invalid twice; {sent} the review queue "
-            f"{queue}. Last error: {errors[-1]}",
+            "reason": f"ERROR (docs-qa grader not run): {check.detail}; set $GROUNDING_EVAL_JUDGE_PROVIDER "
+            "to a live grader (e.g. anthropic:messages:claude-sonnet-4-5-20250929)",
+            "namedScores": {},
+            "metadata": {_PREFIX: {**evidence, "status": "unscored", "error": f"replay_{check.status}"}},
+        }
+    out_of_scope = question.out_of_scope
+    prompt = {"system": rendered.system, "user": rendered.user}
+
+    def audit_record(outcome: Scored[Any] | Unscored) -> dict[str, Any]:
+        return {"kind": "docs_qa", **evidence, "retried": outcome.retried, "rendered_prompt": prompt,
+                "raw_replies": outcome.replies, "errors": outcome.errors}  # fmt: skip
+
+    def review_record(outcome: Unscored) -> dict[str, Any]:
+        return {**evidence, "retried": outcome.retried, "rendered_prompt": prompt, "raw_replies": outcome.replies,
+                "question_id": question.id, "errors": outcome.errors}  # fmt: skip
+
+    audit_dir = Path(str(config.get("audit_dir") or DEFAULT_AUDIT_DIR))
+    outcome = run_judge(
+        client,
+        Prompt(rendered.system, rendered.user),
+        fixture_key=key,
+        parse=lambda text: parse_grading(text, rubric, out_of_scope=out_of_scope, judged_text=answer),
+        audit=Audit(audit_dir, audit_record),
+        review=Review(
+            Path(str(config.get("review_queue") or "results/docs_qa_review_queue.jsonl")), review_record
+        ),
+    )
+    evidence["retried"] = outcome.retried
+    audit_note = audit_fields(outcome.recorded, evidence, audit_dir)  # a failed write changes no verdict
+    if isinstance(outcome, Unscored):
+        why = unscored_reason(outcome, whose="the grader's", caller="grader", provider=provider)
+        return {
+            "pass": False,
+            "score": 0.0,
+            "reason": f"ERROR (docs-qa unscored): {why}" + (f"; {audit_note}" if audit_note else ""),
             "namedScores": {},
             "metadata": {
                 _PREFIX: {
                     **evidence,
                     "status": "unscored",
-                    "errors": errors,
-                    "review_entry_id": record["entry_id"],
+                    "error": outcome.reason,  # invalid_reply or call_failed (a refused recording: replay_*)
+                    "errors": outcome.errors,
+                    "review_entry_id": outcome.recorded.review_entry_id,
                 }
             },
         }
+    parsed = outcome.parsed
 
     scores = {cid: g.score for cid, g in parsed.grades.items()}
     answer_score = score_answer(scores, rubric.pass_requires)
@@ -233,6 +224,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         + (f"; flag missed point(s): {'; '.join(missed)}" if missed else "")
         + (f"; invalid citation(s): {', '.join(invalid)}" if invalid else "")
         + (f"; DISAGREEMENT: {' | '.join(flags)}" if flags else "")
+        + (f"; {audit_note}" if audit_note else "")
     )
     return {
         "pass": answer_score.passed,

@@ -17,12 +17,15 @@ One call per row and rubric. The flow, and what can come back:
    not the recording's verdict. A recording without a hash is replayed only when the answer is a
    recording too (the replay provider's response carries ``metadata.recorded_fixture``), and the reason
    says so.
-4. The reply is parsed strictly, then leniently. If it still does not fit the schema, the judge is asked
-   once more with the validation error appended; a second failure writes the item (test, prompt, raw
-   replies, errors) to the review queue (``config.review_queue``, default
-   ``results/judge_review_queue.jsonl``) and returns an explicit ``ERROR (judge unscored)`` result with
-   no named scores. Only replies that parse are cached, so a re-run asks the judge again; and the
-   queue never holds the same entry twice (:func:`enqueue_review` says how, and what it guarantees).
+4. The judges' one loop (:func:`grounding_eval.judge.pipeline.run_judge`) asks, parses strictly then
+   leniently, and, if the reply still does not fit the schema, asks once more with the validation error
+   appended; a second failure writes the item (test, prompt, raw replies, errors) to the review queue
+   (``config.review_queue``, default ``results/judge_review_queue.jsonl``) and returns an explicit
+   ``ERROR (judge unscored)`` result with no named scores. A judge call that fails for good is
+   ``ERROR (judge unscored): judge call failed (<provider>): …`` (an invalid reply received before it
+   is queued). Only replies that parse are cached, so a re-run asks the judge again; and the queue never
+   holds the same entry twice (:func:`~grounding_eval.judge.review_queue.enqueue_review`). Every
+   outcome's prompt and replies go to the audit log (``config.audit_dir``).
 5. Otherwise: per-criterion ``namedScores`` (``<rubric>.<criterion>``, Yes=1, Partial=0.5, No=0, negative
    criteria inverted so higher is always better), the rubric's ``<rubric>.llm_judge_score``, one
    ``componentResult`` per criterion with the judge's sentence, and the evidence in ``metadata.judge``:
@@ -42,15 +45,14 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grounding_eval.judge.review_queue import enqueue_review, review_entry_id
-
 if TYPE_CHECKING:
     from grounding_eval.judge.client import AnswerCheck
+    from grounding_eval.judge.pipeline import Recorded, Scored
 
 __all__ = [
     "JUDGE_PROVIDER_ENV",
     "answer_recording",
-    "audit_into",
+    "audit_fields",
     "condition_of",
     "judge_assertion",
     "judge_client",
@@ -84,8 +86,18 @@ def judge_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, 
 
 def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, Any]:
     from grounding_eval.errors import DataError
-    from grounding_eval.judge.client import JudgeConfigError, JudgeError, ReplayJudgeClient, answer_sha256
-    from grounding_eval.judge.parse import ParsedReply, ParseFailure, parse_reply
+    from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
+    from grounding_eval.judge.client import JudgeConfigError, JudgeError, answer_sha256
+    from grounding_eval.judge.parse import parse_reply
+    from grounding_eval.judge.pipeline import (
+        Audit,
+        Prompt,
+        Review,
+        Unscored,
+        check_replay,
+        run_judge,
+        unscored_reason,
+    )
     from grounding_eval.judge.render import render_judge_prompt
     from grounding_eval.judge.score import judge_scores
 
@@ -128,41 +140,17 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         return _error(f"cannot render rubric {rubric.id}: {exc}")
     query_id = str(vars_.get("query_id") or metadata.get("query_id") or "")
     key = f"{rubric.id}/{query_id}/{condition}"
-    answer_hash = answer_sha256(answer)
     replay_note = ""
-    if isinstance(client, ReplayJudgeClient):
-        recording = answer_recording(context)
-        try:
-            check = client.check_answer(key, answer, answer_is_recorded=recording is not None)
-        except JudgeError as exc:
-            return _error(f"judge call failed ({provider}): {exc}")
+    recording = answer_recording(context)
+    try:
+        check = check_replay(client, key, answer, answer_is_recorded=recording is not None)
+    except JudgeError as exc:
+        return _error(f"judge call failed ({provider}): {exc}")
+    if check is not None:
         if not check.allowed:
             return _not_run(check, recording, rubric.id, provider, client.model, condition)
         replay_note = check.detail
-    replies: list[str] = []
-    errors: list[str] = []
-    user = rendered.user
-    parsed = None
-    reply = None
-    seen: dict[str, ParsedReply | ParseFailure] = {}  # the client's accept() and this loop parse once
-
-    def parses(text: str) -> bool:
-        seen[text] = parse_reply(text, rubric, judged_text=answer)  # an echo of the answer is no reply
-        return isinstance(seen[text], ParsedReply)
-
-    for _attempt in range(2):
-        try:
-            reply = client.complete(user, system=rendered.system, fixture_key=key, accept=parses)
-        except (JudgeError, DataError) as exc:
-            return _error(f"judge call failed ({provider}): {exc}")
-        replies.append(reply.text)
-        result = seen.pop(reply.text, None) or parse_reply(reply.text, rubric, judged_text=answer)
-        if not isinstance(result, ParseFailure):
-            parsed = result
-            break
-        errors.append(result.error)
-        user = f"{rendered.user}\n\n{result.error}"
-    evidence = {
+    evidence: dict[str, Any] = {
         "rubric_id": rubric.id,
         "rubric_version": rubric.version,
         "prompt_version": rendered.prompt_version,
@@ -172,44 +160,54 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         "condition": condition,
         "fixture_key": key,
         "source_document_ids": list(metadata.get(_ids_key(condition)) or []),
-        "cached": bool(reply and reply.cached),
-        "answer_sha256": answer_hash,
+        "cached": False,
+        "answer_sha256": answer_sha256(answer),
     }
-    if isinstance(client, ReplayJudgeClient):
+    if check is not None:
         evidence["replay_answer_check"] = replay_note or "recorded for this very answer (same sha256)"
-    provenance = _provenance(rubric, rubric_file, metadata, config)
     # The bulk stays out of the row: the prompt the judge saw and its replies go to the audit log.
-    bulk = {"rendered_prompt": {"system": rendered.system, "user": rendered.user}, "raw_replies": replies}
-    audit_note = audit_into(config, {**evidence, "query_id": query_id, **bulk, "errors": errors}, evidence)
-    if parsed is None:
-        queue = Path(str(config.get("review_queue") or "results/judge_review_queue.jsonl"))
-        record = {
-            **evidence,
-            **bulk,
-            "query_id": query_id,
-            "description": test.get("description"),
-            "errors": errors,
-        }
-        record.pop("audit_id", None)
-        record.pop("audit_dir", None)
-        record = {"entry_id": review_entry_id(record), **record}
-        sent = "sent to" if enqueue_review(queue, record) else "already in"
+    prompt = {"system": rendered.system, "user": rendered.user}
+
+    def audit_record(outcome: Scored[Any] | Unscored) -> dict[str, Any]:
+        return {**evidence, "cached": outcome.cached, "query_id": query_id, "rendered_prompt": prompt,
+                "raw_replies": outcome.replies, "errors": outcome.errors}  # fmt: skip
+
+    def review_record(outcome: Unscored) -> dict[str, Any]:
+        return {**evidence, "cached": outcome.cached, "rendered_prompt": prompt, "raw_replies": outcome.replies,
+                "query_id": query_id, "description": test.get("description"), "errors": outcome.errors}  # fmt: skip
+
+    audit_dir = Path(str(config.get("audit_dir") or DEFAULT_AUDIT_DIR))
+    queue = Path(str(config.get("review_queue") or "results/judge_review_queue.jsonl"))
+    outcome = run_judge(
+        client,
+        Prompt(rendered.system, rendered.user),
+        fixture_key=key,
+        parse=lambda text: parse_reply(text, rubric, judged_text=answer),  # an echo of the answer is no reply
+        audit=Audit(audit_dir, audit_record),
+        review=Review(queue, review_record),
+    )
+    evidence["cached"] = outcome.cached
+    audit_note = audit_fields(outcome.recorded, evidence, audit_dir)
+    provenance = _provenance(rubric, rubric_file, metadata, config)
+    if isinstance(outcome, Unscored):
+        why = unscored_reason(outcome, whose=f"the {rubric.id} judge", caller="judge", provider=provider)
         return {
             "pass": False,
             "score": 0.0,
-            "reason": f"ERROR (judge unscored): the {rubric.id} judge reply was invalid twice; {sent} the review "
-            f"queue {queue}. Last error: {errors[-1]}",
+            "reason": f"ERROR (judge unscored): {why}" + (f"; {audit_note}" if audit_note else ""),
             "namedScores": {},
             "metadata": {
                 "judge": {
                     **evidence,
                     "status": "unscored",
-                    "errors": errors,
-                    "review_entry_id": record["entry_id"],
+                    "error": outcome.reason,  # invalid_reply or call_failed (a refused recording: replay_*)
+                    "errors": outcome.errors,
+                    "review_entry_id": outcome.recorded.review_entry_id,
                 },
                 "provenance": provenance,
             },
         }
+    parsed = outcome.parsed
     scores = judge_scores(rubric, parsed)
     forced = [d for d, ds in scores.dimensions.items() if ds.capped_by and ds.verdict == "No"]
     passed = scores.llm_judge_score >= 0.5 and not forced
@@ -241,7 +239,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
                 "status": "scored",
                 "parse_mode": parsed.mode,
                 "repairs": list(parsed.repairs),
-                "retried": len(replies) > 1,
+                "retried": outcome.retried,
                 # Each verdict's reasoning is its criterion's reason (componentResults) and in the audit log.
                 "verdicts": {cid: {"verdict": j.verdict} for cid, j in parsed.judgments.items()},
                 "llm_judge_score": scores.llm_judge_score,
@@ -271,22 +269,19 @@ def _provenance(
     )
 
 
-def audit_into(config: dict[str, Any], record: dict[str, Any], evidence: dict[str, Any]) -> str:
-    """Write ``record`` to the judges' audit log (``config.audit_dir``) and name it in ``evidence``
-    (``audit_id``, ``audit_dir``); returns a note for the reason when it failed (``audit_error``).
+def audit_fields(recorded: Recorded, evidence: dict[str, Any], directory: Path) -> str:
+    """Name the outcome's audit record in ``evidence`` (``audit_id``, ``audit_dir``, or ``audit_error``
+    when the write failed); returns a note for the reason when it failed, else ``""``.
 
     A failed write does not change the verdict (the judgment itself is sound), but the row says that its
     prompt and replies were not kept, and ``audit_id`` is then absent.
     """
-    from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR, write_audit
-
-    directory = Path(str(config.get("audit_dir") or DEFAULT_AUDIT_DIR))
-    try:
-        evidence["audit_id"] = write_audit(directory, record)
-    except OSError as exc:
-        evidence["audit_error"] = f"{type(exc).__name__}: {exc}"
-        return f"audit record not written to {directory}: {evidence['audit_error']}"
-    evidence["audit_dir"] = str(directory)
+    if recorded.audit_error:
+        evidence["audit_error"] = recorded.audit_error
+        return f"audit record not written to {directory}: {recorded.audit_error}"
+    if recorded.audit_id:
+        evidence["audit_id"] = recorded.audit_id
+        evidence["audit_dir"] = recorded.audit_dir
     return ""
 
 

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from grounding_eval.judge import review_queue
 from grounding_eval.judge.audit import read_audit
 from grounding_eval.judge.client import answer_sha256
 from grounding_eval.judge.rubric import load_rubric
@@ -233,7 +234,7 @@ class TestRerunAfterInvalidReplies:
 
 def _append_from_process(args: tuple[str, dict[str, Any], int]) -> bool:
     path, record, n = args
-    return judge_module.enqueue_review(Path(path), {**record, "n": n})
+    return review_queue.enqueue_review(Path(path), {**record, "n": n})
 
 
 class TestEnqueueReview:
@@ -248,8 +249,8 @@ class TestEnqueueReview:
         """Only the identifying fields count: a later timestamp or a cache hit is the same entry."""
         base = {"fixture_key": "v3/q1/C1", "raw_replies": ["x"], "timestamp": "t1", "cached": False}
         same = base | {"timestamp": "t2", "cached": True, "description": "other"}
-        assert judge_module.review_entry_id(base) == judge_module.review_entry_id(same)
-        assert judge_module.review_entry_id(base) != judge_module.review_entry_id(
+        assert review_queue.review_entry_id(base) == review_queue.review_entry_id(same)
+        assert review_queue.review_entry_id(base) != review_queue.review_entry_id(
             base | {"raw_replies": ["y"]}
         )
 
@@ -257,8 +258,8 @@ class TestEnqueueReview:
         """A reply that contains the entry id text does not count as the entry (quotes are escaped)."""
         queue = tmp_path / "q.jsonl"
         queue.write_text(json.dumps({"entry_id": "f" * 64, "raw_replies": self.RECORD["raw_replies"]}) + "\n")
-        assert judge_module.enqueue_review(queue, self.RECORD) is True
-        assert judge_module.enqueue_review(queue, self.RECORD) is False
+        assert review_queue.enqueue_review(queue, self.RECORD) is True
+        assert review_queue.enqueue_review(queue, self.RECORD) is False
         assert len(queue.read_text().splitlines()) == 2
 
     def test_parallel_processes_append_once(self, tmp_path: Path) -> None:
@@ -283,14 +284,14 @@ class TestEnqueueReview:
         """A reply holding half an emoji is queued as valid UTF-8 JSON that reads back the same."""
         queue = tmp_path / "q.jsonl"
         record = {"entry_id": "s" * 64, "raw_replies": ["half \ud83d emoji"]}
-        assert judge_module.enqueue_review(queue, record) is True
+        assert review_queue.enqueue_review(queue, record) is True
         assert json.loads(queue.read_text(encoding="utf-8")) == record
 
     def test_cut_line_is_closed_first(self, tmp_path: Path) -> None:
         """After a line cut short by a crash, the next entry starts on a line of its own."""
         queue = tmp_path / "q.jsonl"
         queue.write_text('{"entry_id": "cut', encoding="utf-8")
-        assert judge_module.enqueue_review(queue, self.RECORD) is True
+        assert review_queue.enqueue_review(queue, self.RECORD) is True
         lines = queue.read_text().splitlines()
         assert lines[0] == '{"entry_id": "cut' and json.loads(lines[1])["entry_id"] == "e" * 64
 

@@ -1,0 +1,298 @@
+"""The one judge loop, for every judge: ask → parse → one retry with the error → audit → review queue.
+
+The rubric judge (:mod:`grounding_eval.promptfoo.judge_assertion`), the factual-accuracy judge
+(:mod:`grounding_eval.factuality.judge`) and the docs-QA grader
+(:mod:`grounding_eval.promptfoo.docs_qa_assertion`) differ in their template and their reply schema, not
+in how a judge is asked. Each renders its prompt and passes a parser (reply text → parsed reply or
+:class:`~grounding_eval.judge.extract.ParseFailure`); :func:`run_judge` does the rest and returns a typed
+outcome, :class:`Scored` or :class:`Unscored`, that the promptfoo adapters map to a GradingResult:
+
+1. Ask the client. A caching client keeps only replies that parse (the parser is the ``accept`` test,
+   and each reply text is parsed once).
+2. A reply that does not parse is sent back once: the validation error appended to the user prompt, or
+   the judge's own ``retry`` rendering (the factual-accuracy judge puts it in its constraints section).
+3. A call that fails for good (:class:`~grounding_eval.judge.client.JudgeError`, or a
+   :class:`~grounding_eval.errors.DataError` from a recording) ends the loop: unscored, ``call_failed``.
+4. Every outcome is written to the judges' audit log (the record is the judge's: :class:`Audit`), a
+   failed call included, so the prompt that was sent and any reply received are kept.
+5. An unscored outcome with at least one reply received goes to the review queue (:class:`Review`):
+   a person can read what the judge said. A failed call with no reply is not queued (there is nothing
+   to read; a re-run asks again).
+
+Where a judge gives no audit directory or queue, that step is skipped. :func:`unscored_reason` writes
+the reason line of an unscored outcome the same way for every judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Generic, Literal, TypeVar
+
+from grounding_eval.errors import DataError
+from grounding_eval.judge.audit import write_audit
+from grounding_eval.judge.client import AnswerCheck, JudgeClient, JudgeError, ReplayJudgeClient
+from grounding_eval.judge.extract import ParseFailure
+from grounding_eval.judge.review_queue import enqueue_review, review_entry_id
+
+__all__ = [
+    "Attempt",
+    "Audit",
+    "Prompt",
+    "Recorded",
+    "Review",
+    "Scored",
+    "Unscored",
+    "audit_once",
+    "check_replay",
+    "run_judge",
+    "unscored_reason",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A rendered judge prompt: the system text and the user text."""
+
+    system: str
+    user: str
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One call of the loop.
+
+    Attributes:
+        number: 1 for the first call, 2 for the retry.
+        reply: The reply text, or ``None`` when the call failed.
+        cached: Whether the reply came from the client's cache.
+        error: The validation error of a reply that did not parse, or the call's error; ``None`` when
+            the reply parsed.
+    """
+
+    number: int
+    reply: str | None
+    cached: bool = False
+    error: str | None = None
+
+    @property
+    def call_failed(self) -> bool:
+        """Whether the call itself failed (no reply)."""
+        return self.reply is None
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What was written for an outcome: its audit record and its review-queue entry.
+
+    Attributes:
+        audit_id: The audit record's id, or ``None`` when none was written.
+        audit_dir: The audit directory it was written to.
+        audit_error: ``"<exception type>: <message>"`` when the write failed (the verdict stands).
+        review_queue: The queue an unscored outcome was sent to.
+        review_entry_id: Its entry id there.
+        review_sent: ``True`` when appended now, ``False`` when the same entry was there already.
+    """
+
+    audit_id: str | None = None
+    audit_dir: str | None = None
+    audit_error: str | None = None
+    review_queue: Path | None = None
+    review_entry_id: str | None = None
+    review_sent: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Outcome:
+    attempts: tuple[Attempt, ...]
+    recorded: Recorded = field(default_factory=Recorded)
+
+    @property
+    def replies(self) -> list[str]:
+        """Every reply text received, in order."""
+        return [a.reply for a in self.attempts if a.reply is not None]
+
+    @property
+    def errors(self) -> list[str]:
+        """Every validation or call error, in order."""
+        return [a.error for a in self.attempts if a.error is not None]
+
+    @property
+    def retried(self) -> bool:
+        """Whether the judge was asked a second time."""
+        return len(self.attempts) > 1
+
+    @property
+    def cached(self) -> bool:
+        """Whether the last reply came from the cache."""
+        return bool(self.attempts) and self.attempts[-1].cached
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scored(_Outcome, Generic[T]):
+    """The judge's reply parsed: ``parsed`` is the judge's verdict, to be scored by the judge's rules."""
+
+    parsed: T
+
+
+@dataclass(frozen=True, kw_only=True)
+class Unscored(_Outcome):
+    """No verdict: every reply was invalid (``invalid_reply``) or a call failed (``call_failed``).
+
+    ``call_error`` is the failed call's message (without the provider), ``None`` for invalid replies.
+    """
+
+    reason: Literal["invalid_reply", "call_failed"] = "invalid_reply"
+    call_error: str | None = None
+
+    @property
+    def last_error(self) -> str:
+        """The last validation or call error."""
+        errors = self.errors
+        return errors[-1] if errors else "no reply"
+
+
+@dataclass(frozen=True)
+class Audit:
+    """Where and what to write to the audit log: ``record`` builds the judge's record from the outcome."""
+
+    directory: Path
+    record: Callable[[Scored[Any] | Unscored], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Review:
+    """Where and what to queue for a person: ``record`` builds the entry (``entry_id`` is added here)."""
+
+    queue: Path
+    record: Callable[[Unscored], Mapping[str, Any]]
+
+
+def run_judge(
+    client: JudgeClient,
+    prompt: Prompt,
+    *,
+    fixture_key: str,
+    parse: Callable[[str], T | ParseFailure],
+    retry: Callable[[str], str] | None = None,
+    max_attempts: int = 2,
+    audit: Audit | None = None,
+    review: Review | None = None,
+) -> Scored[T] | Unscored:
+    """Ask ``client`` until a reply parses (at most ``max_attempts`` calls), then record the outcome.
+
+    Args:
+        client: The judge model (or its recording).
+        prompt: The rendered prompt.
+        fixture_key: The judgment's key (the replay client's recording; part of the cache's key).
+        parse: Reply text → parsed reply, or a :class:`ParseFailure` whose ``error`` is sent back.
+        retry: The user prompt of the next call, from the last validation error; by default the
+            first user prompt with the error appended after a blank line.
+        max_attempts: Calls at most (2: one retry; the factual-accuracy judge's cheap stage asks once).
+        audit: The audit record to write for every outcome; ``None`` writes none.
+        review: The review-queue entry for an unscored outcome with a reply; ``None`` queues none.
+
+    Returns:
+        :class:`Scored` with the parsed reply, or :class:`Unscored` with why; each with every attempt
+        and what was recorded. Never raises for a failed call or a failed audit write.
+    """
+    seen: dict[str, T | ParseFailure] = {}  # the client's accept() and this loop parse each text once
+
+    def parsed(text: str) -> T | ParseFailure:
+        if text not in seen:
+            seen[text] = parse(text)
+        return seen[text]
+
+    def accept(text: str) -> bool:
+        return not isinstance(parsed(text), ParseFailure)
+
+    attempts: list[Attempt] = []
+    user = prompt.user
+    outcome: Scored[T] | Unscored | None = None
+    for number in range(1, max_attempts + 1):
+        try:
+            reply = client.complete(user, system=prompt.system, fixture_key=fixture_key, accept=accept)
+        except (JudgeError, DataError) as exc:
+            message = exc.one_line() if isinstance(exc, DataError) else str(exc)
+            attempts.append(Attempt(number, None, error=message))
+            outcome = Unscored(attempts=tuple(attempts), reason="call_failed", call_error=message)
+            break
+        result = parsed(reply.text)
+        seen.clear()  # a retry's reply is another text; keep the memo to this call's accept() and loop
+        if not isinstance(result, ParseFailure):
+            attempts.append(Attempt(number, reply.text, cached=reply.cached))
+            outcome = Scored(attempts=tuple(attempts), parsed=result)
+            break
+        attempts.append(Attempt(number, reply.text, cached=reply.cached, error=result.error))
+        user = retry(result.error) if retry is not None else f"{prompt.user}\n\n{result.error}"
+    if outcome is None:
+        outcome = Unscored(attempts=tuple(attempts), reason="invalid_reply")
+    return replace(outcome, recorded=_record(outcome, audit, review))
+
+
+def _record(outcome: Scored[Any] | Unscored, audit: Audit | None, review: Review | None) -> Recorded:
+    recorded = audit_once(audit.directory, audit.record(outcome)) if audit is not None else Recorded()
+    if review is not None and isinstance(outcome, Unscored) and outcome.replies:
+        entry = dict(review.record(outcome))
+        entry = {"entry_id": review_entry_id(entry), **entry}
+        sent = enqueue_review(review.queue, entry)
+        recorded = replace(
+            recorded, review_queue=review.queue, review_entry_id=entry["entry_id"], review_sent=sent
+        )
+    return recorded
+
+
+def audit_once(directory: Path, record: Mapping[str, Any]) -> Recorded:
+    """Write ``record`` to the audit log in ``directory``; a failed write is named, never raised.
+
+    The judgment itself is sound when its audit copy cannot be written; the row says its evidence was
+    not kept (``audit_error``).
+    """
+    try:
+        return Recorded(audit_id=write_audit(directory, record), audit_dir=str(directory))
+    except OSError as exc:
+        return Recorded(audit_error=f"{type(exc).__name__}: {exc}")
+
+
+def check_replay(
+    client: JudgeClient, fixture_key: str, answer: str, *, answer_is_recorded: bool
+) -> AnswerCheck | None:
+    """Whether a recorded judge may grade ``answer`` (:meth:`ReplayJudgeClient.check_answer`); ``None``
+    for a live judge, which grades any answer.
+
+    Raises:
+        JudgeError: The recording has no reply for ``fixture_key``.
+    """
+    if not isinstance(client, ReplayJudgeClient):
+        return None
+    return client.check_answer(fixture_key, answer, answer_is_recorded=answer_is_recorded)
+
+
+def unscored_reason(outcome: Unscored, *, whose: str, caller: str, provider: str | None) -> str:
+    """The reason line of an unscored outcome, after the judge's ``ERROR (… unscored): `` prefix.
+
+    Args:
+        outcome: The outcome.
+        whose: Whose reply it was, as the sentence starts: ``the v3 judge``, ``the grader's``.
+        caller: What was called, for a failed call: ``judge``, ``grader``.
+        provider: The provider id, named in a failed call's line.
+    """
+    rec = outcome.recorded
+    queued = (
+        f"{'sent to' if rec.review_sent else 'already in'} the review queue {rec.review_queue}"
+        if rec.review_queue is not None
+        else ""
+    )
+    if outcome.reason == "call_failed":
+        where = f" ({provider})" if provider else ""
+        line = f"{caller} call failed{where}: {outcome.call_error}"
+        return line + (f"; the earlier invalid reply was {queued}" if queued else "")
+    head = f"{whose} reply was invalid {'twice' if outcome.retried else 'once'}"
+    return (
+        f"{head}; {queued}. Last error: {outcome.last_error}"
+        if queued
+        else (f"{head}. Last error: {outcome.last_error}")
+    )
