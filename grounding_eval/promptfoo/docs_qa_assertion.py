@@ -73,7 +73,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         run_judge,
         unscored_reason,
     )
-    from grounding_eval.promptfoo.judge_assertion import answer_recording, audit_fields
+    from grounding_eval.promptfoo.judge_assertion import answer_recording, audit_fields, not_run_advice
 
     config = context.get("config") or {}
     test = context.get("test") or {}
@@ -128,18 +128,20 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "question_type": question.type,
     }
+    recording = answer_recording(context)
     try:
-        check = check_replay(client, key, answer, answer_is_recorded=answer_recording(context) is not None)
+        check = check_replay(client, key, answer, answer_is_recorded=recording is not None)
     except JudgeError as exc:
         return _error(f"grader call failed ({provider}): {exc}")
     if check is not None and not check.allowed:
+        refused = {"status": "unscored", "error": f"replay_{check.status}",
+                   "recorded_answer_sha256": check.recorded_sha256, "answer_recording": recording}  # fmt: skip
         return {
             "pass": False,
             "score": 0.0,
-            "reason": f"ERROR (docs-qa grader not run): {check.detail}; set $GROUNDING_EVAL_JUDGE_PROVIDER "
-            "to a live grader (e.g. anthropic:messages:claude-sonnet-4-5-20250929)",
+            "reason": f"ERROR (docs-qa grader not run): {check.detail}; {not_run_advice(check, recording, 'grader')}",
             "namedScores": {},
-            "metadata": {_PREFIX: {**evidence, "status": "unscored", "error": f"replay_{check.status}"}},
+            "metadata": {_PREFIX: {**evidence, **refused}},
         }
     out_of_scope = question.out_of_scope
     prompt = {"system": rendered.system, "user": rendered.user}

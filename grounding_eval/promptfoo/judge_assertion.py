@@ -57,6 +57,7 @@ __all__ = [
     "judge_assertion",
     "judge_client",
     "judge_provider_id",
+    "not_run_advice",
     "with_dataset",
 ]
 
@@ -289,16 +290,10 @@ def _not_run(
     check: AnswerCheck, recording: str | None, rubric_id: str, provider: str, model: str, condition: str
 ) -> dict[str, Any]:
     """The explicit error for a recorded reply refused for this answer (an ``AnswerCheck`` not allowed)."""
-    advice = f"set {JUDGE_PROVIDER_ENV} to a live judge (e.g. {_LIVE_JUDGE_EXAMPLE})"
-    if recording is not None and check.status == "mismatch":  # both sides recorded, out of step
-        advice += (
-            f"; or, if the recorded answer in {recording} was edited on purpose, re-record this "
-            "judge reply and re-hash it with scripts/hash_judge_replies.py"
-        )
     return {
         "pass": False,
         "score": 0.0,
-        "reason": f"ERROR (judge not run): {check.detail}; {advice}",
+        "reason": f"ERROR (judge not run): {check.detail}; {not_run_advice(check, recording, 'judge')}",
         "namedScores": {},
         "metadata": {
             "judge": {
@@ -315,6 +310,18 @@ def _not_run(
             }
         },
     }
+
+
+def not_run_advice(check: AnswerCheck, recording: str | None, who: str) -> str:
+    """What to do when a recorded ``who`` (judge, grader) may not grade this answer: set a live one; and,
+    when both sides are recordings out of step, re-record and re-hash the reply."""
+    advice = f"set {JUDGE_PROVIDER_ENV} to a live {who} (e.g. {_LIVE_JUDGE_EXAMPLE})"
+    if recording is not None and check.status == "mismatch":  # both sides recorded, out of step
+        advice += (
+            f"; or, if the recorded answer in {recording} was edited on purpose, re-record this "
+            f"{who} reply and re-hash it with scripts/hash_judge_replies.py"
+        )
+    return advice
 
 
 def answer_recording(context: dict[str, Any]) -> str | None:

@@ -157,7 +157,9 @@ class TestExplicitErrors:
         assert result["reason"].startswith(
             "ERROR (docs-qa grader not run): recorded judge reply docs_qa/Q07 was recorded for"
         )
-        assert "GROUNDING_EVAL_JUDGE_PROVIDER" in result["reason"]
+        assert "set GROUNDING_EVAL_JUDGE_PROVIDER to a live grader" in result["reason"]
+        meta = result["metadata"]["docs_qa"]  # the rubric judge's evidence of a refused recording
+        assert meta["error"] == "replay_mismatch" and meta["recorded_answer_sha256"] != meta["answer_sha256"]
 
     def test_invalid_twice_goes_to_the_review_queue(self, tmp_path: Path) -> None:
         test = _tests(TINY)["Q07"]
