@@ -328,14 +328,11 @@ def _provider(config: dict[str, Any], metadata: dict[str, Any]) -> str:
 
 
 def _client(provider: str, config: dict[str, Any]) -> Any:
-    from grounding_eval.judge.client import make_client
-    from grounding_eval.promptfoo.judge_assertion import judge_client as cached_client
+    """The grader's client, built once per process as the rubric judge's (a recording restarted per row:
+    its position in a key's replies, reply 1 then the retry's reply 2, starts over for every row)."""
+    from grounding_eval.promptfoo.judge_assertion import judge_client
 
-    if provider.startswith("replay:"):
-        # A fresh replay client per row: its position in a key's replies (reply 1, then the retry's reply
-        # 2) must start at the first reply for every row, also in a long-lived worker process.
-        return make_client(provider)
-    return cached_client(
+    return judge_client(
         provider,
         str(config.get("cache_dir") or ".cache/grounding-eval/judge"),
         str(config["base_url"]) if config.get("base_url") else None,

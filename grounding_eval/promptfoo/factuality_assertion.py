@@ -54,11 +54,12 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
     from grounding_eval.errors import DataError
     from grounding_eval.factuality.judge import decide, judge_factuality
     from grounding_eval.factuality.rubric import load_rubric
-    from grounding_eval.judge.client import JudgeConfigError, make_client
+    from grounding_eval.judge.client import JudgeConfigError
     from grounding_eval.promptfoo.judge_assertion import (
         JUDGE_PROVIDER_ENV,
         answer_recording,
         condition_of,
+        judge_client,
         judge_provider_id,
     )
 
@@ -86,15 +87,16 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
         )
         capable_id = judge_provider_id(config, test, metadata)
         cheap_id = _cheap_provider(config, metadata, live_judge=bool(os.environ.get(JUDGE_PROVIDER_ENV)))
-        cache_dir = Path(str(config.get("cache_dir") or _DEFAULT_CACHE))
+        cache_dir = str(config.get("cache_dir") or _DEFAULT_CACHE)
         timeout = float(config.get("timeout", 120.0))
         retries = int(config.get("max_retries", 4))
-        capable = make_client(capable_id, cache_dir=cache_dir, base_url=_opt(config, "base_url"),
-                              timeout=timeout, max_retries=retries)  # fmt: skip
-        cheap = None
-        if cheap_id:
-            cheap = make_client(cheap_id, cache_dir=cache_dir, base_url=_opt(config, "cheap_base_url"),
-                                timeout=timeout, max_retries=retries)  # fmt: skip
+        # Built once per process, as the other judges' (a recording restarted for every row).
+        capable = judge_client(capable_id, cache_dir, _opt(config, "base_url"), timeout, retries)
+        cheap = (
+            judge_client(cheap_id, cache_dir, _opt(config, "cheap_base_url"), timeout, retries)
+            if cheap_id
+            else None
+        )
         constraints = config.get("domain_constraints") or []
         constraints = [constraints] if isinstance(constraints, str) else [str(c) for c in constraints]
         threshold = float(config.get("pass_threshold", rubric.pass_threshold))

@@ -7,6 +7,7 @@ The scriptable 127.0.0.1 judge server and the three wire formats are the rubric 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +70,14 @@ def rubric() -> FactualityRubric:
 @pytest.fixture(scope="session")
 def documents(rubric: FactualityRubric) -> list[Document]:
     return load_evidence_files(EVIDENCE_FILES, max_chars=rubric.chunk_chars)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_clients() -> Iterator[None]:
+    """A new process's judge clients for every test (the adapters build each client once per process,
+    with the API key and base URL the environment holds then; tests change the environment)."""
+    from grounding_eval.promptfoo import judge_assertion
+
+    judge_assertion._built_client.cache_clear()
+    yield
+    judge_assertion._built_client.cache_clear()
