@@ -12,8 +12,9 @@ one draw of rows shared by every criterion's statistic, the macro mean and the r
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 from scipy import stats  # type: ignore[import-untyped]
@@ -37,6 +38,7 @@ __all__ = [
 ]
 
 
+_R = TypeVar("_R")
 _BLOCK = 1 << 22  # matrix entries per block of resamples or sign patterns (32 MB of float64)
 _PER_LINE = 4096  # from this many items on, each resample is counted on its own (fits the cache)
 _COLUMNS = 1024  # columns per pass: past this, the same draw is made again for the next columns
@@ -64,6 +66,15 @@ def _draw_counts(rng: np.random.Generator, lines: int, n: int) -> np.ndarray:
     for line, drawn in enumerate(idx):
         out[line] = np.bincount(drawn, minlength=n)
     return out
+
+
+def _in_passes(compute: Callable[..., list[_R]], v: np.ndarray, s: np.ndarray, **options: Any) -> list[_R]:
+    """``compute`` over :data:`_COLUMNS` columns at a time (each pass draws the same again), joined."""
+    return [
+        out
+        for start in range(0, v.shape[1], _COLUMNS)
+        for out in compute(v[:, start : start + _COLUMNS], s[:, start : start + _COLUMNS], **options)
+    ]
 
 
 def _as_columns(
@@ -105,17 +116,9 @@ def bootstrap_mean_intervals(
     v, s = _as_columns(values, scored)
     n, columns = v.shape
     if columns > _COLUMNS:  # the resample means are resamples × columns: bounded per pass
-        return [
-            ci
-            for start in range(0, columns, _COLUMNS)
-            for ci in bootstrap_mean_intervals(
-                v[:, start : start + _COLUMNS],
-                s[:, start : start + _COLUMNS],
-                resamples=resamples,
-                seed=seed,
-                confidence=confidence,
-            )
-        ]
+        return _in_passes(
+            bootstrap_mean_intervals, v, s, resamples=resamples, seed=seed, confidence=confidence
+        )
     masks, which = np.unique(s.T, axis=0, return_inverse=True)  # columns scored on the same items
     rng = np.random.default_rng(seed)
     means = np.empty((resamples, columns))
@@ -165,16 +168,7 @@ def sign_flip_pvalues(
     v, s = _as_columns(values, scored)
     n, columns = v.shape
     if columns > _COLUMNS:
-        return [
-            p
-            for start in range(0, columns, _COLUMNS)
-            for p in sign_flip_pvalues(
-                v[:, start : start + _COLUMNS],
-                s[:, start : start + _COLUMNS],
-                permutations=permutations,
-                seed=seed,
-            )
-        ]
+        return _in_passes(sign_flip_pvalues, v, s, permutations=permutations, seed=seed)
     out: list[float | None] = [None] * columns
     drawn: list[int] = []
     for j in range(columns):
