@@ -240,43 +240,32 @@ class TestBatchedAgainstTheReference:
             assert cis[j] == pytest.approx(_reference_bootstrap(column, 300, seed), abs=1e-12)
             assert ps[j] == _reference_sign_flip(column, 499, seed)
 
-    @pytest.mark.parametrize("block", [1, 7, 1 << 22], ids=["one-entry", "seven-entries", "default"])
-    def test_blocks_change_nothing(self, block: int, monkeypatch: pytest.MonkeyPatch) -> None:
-        """Drawing in blocks continues one stream: any block size gives the same draws (the same p; an
-        interval up to the last bit, as the matrix products are cut differently)."""
+    @pytest.mark.parametrize(
+        ("setting", "value"),
+        [("_BLOCK", 1), ("_BLOCK", 7), ("_BLOCK", 1 << 22), ("_COLUMNS", 2)],
+        ids=["one-entry-blocks", "seven-entry-blocks", "default-blocks", "two-column-passes"],
+    )
+    def test_blocks_and_passes_change_nothing(
+        self, setting: str, value: int, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Drawing in blocks continues one stream, and each pass of columns draws the same again: any block
+        or pass size gives the same draws (the same p; an interval up to the last bit, as the matrix
+        products are cut differently)."""
         import numpy as np
 
         from grounding_eval.analysis import stats
 
         rng = np.random.default_rng(0)
-        values = rng.choice(_SCORES, size=(90, 3)) - rng.choice(_SCORES, size=(90, 3))
-        scored = rng.random((90, 3)) > 0.2
+        values = rng.choice(_SCORES, size=(90, 5)) - rng.choice(_SCORES, size=(90, 5))
+        scored = rng.random((90, 5)) > 0.2
         want = (
             bootstrap_mean_intervals(values, scored, resamples=200, seed=4),
             sign_flip_pvalues(values, scored, permutations=999, seed=4),
         )
-        monkeypatch.setattr(stats, "_BLOCK", block)
+        monkeypatch.setattr(stats, setting, value)
         got = bootstrap_mean_intervals(values, scored, resamples=200, seed=4)
-        assert got == [pytest.approx(ci, abs=1e-12) for ci in want[0]]  # a product's last bit may differ
-        assert sign_flip_pvalues(values, scored, permutations=999, seed=4) == want[1]
-
-    def test_columns_in_passes_change_nothing(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        """Past ``_COLUMNS`` columns the same draw is made again for the next ones: the same numbers."""
-        import numpy as np
-
-        from grounding_eval.analysis import stats
-
-        rng = np.random.default_rng(1)
-        values = rng.choice(_SCORES, size=(30, 5)) - rng.choice(_SCORES, size=(30, 5))
-        scored = rng.random((30, 5)) > 0.1
-        want = (
-            bootstrap_mean_intervals(values, scored, resamples=100, seed=2),
-            sign_flip_pvalues(values, scored, permutations=999, seed=2),
-        )
-        monkeypatch.setattr(stats, "_COLUMNS", 2)
-        got = bootstrap_mean_intervals(values, scored, resamples=100, seed=2)
         assert got == [pytest.approx(ci, abs=1e-12) for ci in want[0]]
-        assert sign_flip_pvalues(values, scored, permutations=999, seed=2) == want[1]
+        assert sign_flip_pvalues(values, scored, permutations=999, seed=4) == want[1]
 
     def test_large_items_are_counted_line_by_line_the_same(self) -> None:
         """From 4,096 items on each resample is counted on its own: the counts are the same."""
