@@ -177,9 +177,32 @@ class TestExplicitErrors:
         )
         entries = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
         assert len(entries) == 1 and entries[0]["question_id"] == "Q07" and len(entries[0]["errors"]) == 2
+        assert entries[0]["raw_replies"] == [bad, bad]  # the review queue's promise (it had no replies)
         again = get_assert(answer, context)
         assert "already in the review queue" in again["reason"]
         assert len(queue.read_text(encoding="utf-8").splitlines()) == 1
+
+    def test_failed_call_after_an_invalid_reply_queues_the_reply(self, tmp_path: Path) -> None:
+        """One recorded reply, invalid: the retry's call fails (no reply 2); the reply is queued, audited,
+        and the row says the call failed (was: a bare error, the reply lost)."""
+        test = _tests(TINY)["Q07"]
+        answer = _answers(TINY)["Q07"]
+        replay = tmp_path / "bad.yaml"
+        replay.write_text(yaml.safe_dump([{"key": "docs_qa/Q07", "answer_sha256": hashlib.sha256(answer.encode()).hexdigest(),
+                                           "replies": ["not json"]}]), encoding="utf-8")  # fmt: skip
+        queue = tmp_path / "queue.jsonl"
+        result = get_assert(
+            answer, _context(test, TINY, provider=f"replay:{replay}", review_queue=str(queue))
+        )
+        assert result["reason"].startswith(
+            f"ERROR (docs-qa unscored): grader call failed (replay:{replay}): "
+        )
+        assert result["reason"].endswith(f"; the earlier invalid reply was sent to the review queue {queue}")
+        (entry,) = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
+        meta = result["metadata"]["docs_qa"]
+        assert entry["raw_replies"] == ["not json"] and meta["review_entry_id"] == entry["entry_id"]
+        assert meta["status"] == "unscored" and meta["error"] == "call_failed"
+        assert read_audit(Path(meta["audit_dir"]), meta["audit_id"])["raw_replies"] == ["not json"]
 
     def test_no_grader_configured(self) -> None:
         test = _tests(TINY)["T01"]

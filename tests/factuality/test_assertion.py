@@ -166,6 +166,22 @@ class TestResult:
         assert "already in the review queue" in again["reason"]
         assert len((tmp_path / "q.jsonl").read_text(encoding="utf-8").splitlines()) == 1
 
+    def test_failed_call_after_an_invalid_reply_says_the_call_failed(self, tmp_path: Path) -> None:
+        """One recorded reply, invalid: the retry's call fails (no reply 2). The reason names the failed
+        call and its provider (was: 'invalid twice'), and the invalid reply is queued."""
+        provider = _record(tmp_path / "r.json", "factual_accuracy/q1/C0", ANSWER, "nope")
+        result = get_assert(ANSWER, _context(provider, review_queue=str(tmp_path / "q.jsonl")))
+        assert result["reason"].startswith(f"ERROR (factuality unscored): judge call failed ({provider}): ")
+        assert result["reason"].endswith(
+            f"; the earlier invalid reply was sent to the review queue {tmp_path / 'q.jsonl'}"
+        )
+        (entry,) = [
+            json.loads(line) for line in (tmp_path / "q.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
+        meta = result["metadata"]["factuality"]
+        assert entry["raw_replies"] == ["nope"] and meta["review_entry_id"] == entry["entry_id"]
+        assert [a["outcome"].split(":")[0] for a in meta["attempts"]] == ["invalid reply", "call failed"]
+
 
 class TestLegalAidRows:
     """A C1.5 row's evidence is the articles it was shown; its risk tier sets the risk level."""

@@ -460,6 +460,20 @@ class TestRecordedReplyGuard:
         assert result["reason"].startswith("ERROR (judge unscored): judge call failed (replay:")
         assert "has no recorded replies for key 'v3/q1/C1'" in result["reason"]
 
+    def test_failed_call_after_an_invalid_reply_queues_the_reply(self, tmp_path: Path) -> None:
+        """One recorded reply, invalid: the retry's call fails (no reply 2). The reply is queued and
+        audited, the row carries the judge's evidence (was: a bare error, the reply lost)."""
+        provider = _record(tmp_path / "r.yaml", "v3/q1/C1", ANSWER, "not json")
+        queue = tmp_path / "queue.jsonl"
+        result = judge(ANSWER, _context(provider, review_queue=str(queue), audit_dir=str(tmp_path / "audit")))
+        assert result["reason"].startswith(f"ERROR (judge unscored): judge call failed ({provider}): ")
+        assert result["reason"].endswith(f"; the earlier invalid reply was sent to the review queue {queue}")
+        (entry,) = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
+        meta = result["metadata"]["judge"]
+        assert entry["raw_replies"] == ["not json"] and meta["review_entry_id"] == entry["entry_id"]
+        assert (meta["status"], meta["error"], result["namedScores"]) == ("unscored", "call_failed", {})
+        assert read_audit(Path(meta["audit_dir"]), meta["audit_id"])["raw_replies"] == ["not json"]
+
 
 def _components(*results: dict[str, Any]) -> dict[str, Any]:
     return {"componentResults": [{k: v for k, v in r.items() if k != "componentResults"} for r in results]}
