@@ -401,7 +401,7 @@ _CLIP_MARK = re.compile(
 )
 # A text the writer puts one apostrophe before: a formula start, after any apostrophes of its own (so
 # that a text of its own starting with ' followed by one is told apart), or the clip marker's opening.
-_ESCAPED = re.compile("'*[" + re.escape(_FORMULA_START) + "]|" + re.escape(_CLIP_OPENING))
+_ESCAPED = re.compile("'*(?:[" + re.escape(_FORMULA_START) + "]|" + re.escape(_CLIP_OPENING) + ")")
 # The columns whose text is there for the grader's reading, clipped past CELL_LIMIT; every other column
 # is a key the reader matches on, never clipped.
 _PROSE_COLUMNS = frozenset({"definition", "question", "answer", "sources", "human_note"})
@@ -601,18 +601,9 @@ def write_sample(
     }
     # Both texts are whole before either file is written; the key goes last, so a sheet without its
     # key is refused by score rather than scored against another draw's verdicts.
-    _write(sheet, text)
-    _write(key_path, json.dumps(utf8_encodable(key_record), indent=1, ensure_ascii=False) + "\n")
+    write_text_atomic(sheet, text)
+    write_text_atomic(key_path, json.dumps(utf8_encodable(key_record), indent=1, ensure_ascii=False) + "\n")
     return Drawn(len(drawn), allocation, tuple(by), key_path, not_drawn, clipped)
-
-
-def _write(path: Path, text: str) -> None:
-    """:func:`~grounding_eval.files.write_text_atomic`, a folder that is missing or not writable
-    refused in one line."""
-    try:
-        write_text_atomic(path, text)
-    except OSError as exc:
-        raise DataError(path, f"cannot write: {exc.strerror or exc}") from None
 
 
 def _human_codes(scale: str) -> Mapping[str, str]:

@@ -88,6 +88,11 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         required=True,
         help="the grading sheet; the judge's verdicts go to <name>.key.json beside it",
     )
+    s.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite an existing sheet and its key file (they may hold grades)",
+    )
     sc = csub.add_parser("score", help="agreement, kappa and confusion of people versus the judge")
     sc.add_argument("results", metavar="RESULTS_JSON", type=Path)
     sc.add_argument(
@@ -210,7 +215,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     if args.action == "sample":
         strata = [k.strip() for k in str(args.by).split(",") if k.strip()]
         drawn = calibrate.write_sample(
-            args.results, args.output, fraction=args.fraction, by=strata, seed=args.seed
+            args.results, args.output, fraction=args.fraction, by=strata, seed=args.seed, force=args.force
         )
         print("\n".join(drawn.summary()))
         print(f"wrote {args.output}; the judge's verdicts to {drawn.key}")

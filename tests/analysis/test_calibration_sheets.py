@@ -200,6 +200,13 @@ class TestSampleNeverLosesASheet:
         drawn = write_sample(results, sheet, fraction=0.2, by=["round"], seed=4, force=True)
         assert sheet.read_bytes() != graded
         assert json.loads(drawn.key.read_text(encoding="utf-8"))["seed"] == 4
+
+    def test_force_on_the_command_line(self, tmp_path: Path) -> None:
+        results, sheet = _results(tmp_path), tmp_path / "sheet.csv"
+        assert _sample(results, sheet) == 0
+        graded = _grade(sheet)
+        assert _sample(results, sheet, "--force") == 0
+        assert sheet.read_bytes() != graded
         assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json", "sheet.csv", "sheet.key.json"]
 
     def test_the_results_file_is_never_the_sheet(self, tmp_path: Path) -> None:
@@ -231,7 +238,7 @@ class TestSampleNeverLosesASheet:
         assert _sample(_results(tmp_path), sheet) == 2
         assert (
             capsys.readouterr().err
-            == f"grounding-eval: error: {sheet}: cannot write: No such file or directory\n"
+            == f"grounding-eval: error: {sheet}: cannot write: the folder {sheet.parent} does not exist\n"
         )
 
 
