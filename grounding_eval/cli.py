@@ -268,9 +268,11 @@ def _verify(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:
-        print(summary_line(report))
+        from grounding_eval.errors import terminal_safe
+
+        print(terminal_safe(summary_line(report)))  # the lines quote the answer: escaped for the terminal
         for line in check_lines(report).values():
-            print("  " + line)
+            print("  " + terminal_safe(line))
     return EXIT_PASS if report.passed else EXIT_FAIL
 
 

@@ -246,6 +246,14 @@ class TestTerminalOutput:
         assert "first line\nsecond line" in out  # a printed block keeps its line breaks
         assert not _RAW.search(out), repr(_RAW.search(out))
 
+    def test_verify(self, case: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """verify quotes the answer in its findings: an invented URL carrying the value is shown escaped."""
+        answer = tmp_path / "answer.txt"
+        answer.write_text(f"See https://www.example-invented.test/{case['value']} now.", encoding="utf-8")
+        main(["verify", str(answer), "--jurisdiction", "IL", "--offline"])
+        out = capsys.readouterr().out
+        assert not _RAW.search(out), repr(_RAW.search(out))
+
 
 def _limited(limit: int) -> None:
     """In the child: files may grow to ``limit`` bytes (writing past it fails with EFBIG, not a signal)."""

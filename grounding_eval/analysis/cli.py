@@ -217,10 +217,17 @@ def _calibrate(args: argparse.Namespace) -> int:
         drawn = calibrate.write_sample(
             args.results, args.output, fraction=args.fraction, by=strata, seed=args.seed, force=args.force
         )
-        print("\n".join(drawn.summary()))
+        from grounding_eval.errors import terminal_safe
+
+        print(terminal_safe("\n".join(drawn.summary()), lines=True))  # strata are labels from the results
         print(f"wrote {args.output}; the judge's verdicts to {drawn.key}")
         return 0
     _need_analysis("calibrate score")
     report = calibrate.score(args.results, args.sheet, ratings=args.ratings, threshold=args.threshold)
-    print(json.dumps(report, indent=2) if args.json else calibrate.format_score(report))
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        from grounding_eval.errors import terminal_safe
+
+        print(terminal_safe(calibrate.format_score(report), lines=True))
     return 0

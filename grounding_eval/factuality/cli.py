@@ -131,11 +131,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:
-        print(line)
+        from grounding_eval.errors import terminal_safe
+
+        print(terminal_safe(line))
         for claim in result.claims_json(with_sources=True):
             flag = f" {claim['flag']}" if claim.get("flag") else ""
             sev = f" [{claim['severity']}]" if claim["severity"] else ""
             where = f" in {', '.join(claim['chunk_ids'])}" if claim["chunk_ids"] else ""
-            print(f"  {claim['claim_id']}: {claim['verification_result']}{sev} — {claim['claim_text']} "
-                  f"(quote {claim['evidence_check']}{where}{flag})")  # fmt: skip
+            # A claim's text and ids come from the judge's reply: escaped, as every printed model text is.
+            print(terminal_safe(f"  {claim['claim_id']}: {claim['verification_result']}{sev} — "
+                                f"{claim['claim_text']} (quote {claim['evidence_check']}{where}{flag})"))  # fmt: skip
     return _EXIT_OK if result.status in ("scored", "no_verifiable_claims") else _EXIT_FLAGGED

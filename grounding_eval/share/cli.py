@@ -90,6 +90,7 @@ def _share(args: argparse.Namespace) -> int:
 
 
 def _provenance(args: argparse.Namespace) -> int:
+    from grounding_eval.errors import terminal_safe
     from grounding_eval.results_file import read_results
     from grounding_eval.share.provenance import format_provenance, results_provenance
 
@@ -97,19 +98,22 @@ def _provenance(args: argparse.Namespace) -> int:
         data = read_results(path)
         print(("\n" if number else "") + f"Provenance of {path}")
         for line in format_provenance(results_provenance(data)):
-            print(f"  {line}")
+            print(f"  {terminal_safe(line)}")  # the values come from the results file
     return 0
 
 
 def _check(args: argparse.Namespace) -> int:
+    from grounding_eval.errors import terminal_safe
     from grounding_eval.share.check import check_bundle
 
     report = check_bundle(args.bundle)
     m = report.manifest
     print(
-        f"{args.bundle}: OK, {report.files} files match the manifest (grounding-eval {m.get('grounding_eval')}, "
-        f"promptfoo {m.get('promptfoo')}{', redacted' if m.get('redacted') else ''})"
+        terminal_safe(
+            f"{args.bundle}: OK, {report.files} files match the manifest (grounding-eval "
+            f"{m.get('grounding_eval')}, promptfoo {m.get('promptfoo')}{', redacted' if m.get('redacted') else ''})"
+        )
     )
     for warning in report.warnings:
-        print(f"warning: {warning}")
+        print(f"warning: {terminal_safe(warning)}")  # names and versions come from the bundle
     return 0
