@@ -29,7 +29,7 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from grounding_eval.errors import EXCERPT_CHARS, DataError, clip
 
@@ -40,6 +40,7 @@ __all__ = [
     "FileKind",
     "JsonProblem",
     "check_inside",
+    "open_checked",
     "parse_json",
     "read_bytes",
     "read_json",
@@ -129,8 +130,10 @@ _OPEN_FLAGS = (
 )
 
 
-def read_bytes(path: str | Path, kind: FileKind = DATA, *, inside: str | Path | None = None) -> bytes:
-    """Return the file's bytes, if it is a regular file within ``kind``'s limit (and ``inside``).
+def open_checked(path: str | Path, kind: FileKind = DATA, *, inside: str | Path | None = None) -> IO[bytes]:
+    """The file opened for reading (binary), if it is a regular file within ``kind``'s limit (and
+    ``inside``): for a reader that streams the file instead of holding it (``results_file``). The size is
+    checked before opening and again on the open file (the first check races with a rename).
 
     Raises:
         DataError: missing, not a regular file, too large, outside ``inside``, or unreadable.
@@ -150,12 +153,26 @@ def read_bytes(path: str | Path, kind: FileKind = DATA, *, inside: str | Path | 
         raise DataError(path, f"cannot read: {exc.strerror or exc}") from None
     try:
         _check(path, os.fstat(fd), kind)
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(kind.max_bytes + 1)
     except OSError as exc:
-        raise DataError(path, f"cannot read: {exc.strerror or exc}") from None
-    finally:
         os.close(fd)
+        raise DataError(path, f"cannot read: {exc.strerror or exc}") from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
+def read_bytes(path: str | Path, kind: FileKind = DATA, *, inside: str | Path | None = None) -> bytes:
+    """Return the file's bytes, if it is a regular file within ``kind``'s limit (and ``inside``).
+
+    Raises:
+        DataError: missing, not a regular file, too large, outside ``inside``, or unreadable.
+    """
+    with open_checked(path, kind, inside=inside) as handle:
+        try:
+            data = handle.read(kind.max_bytes + 1)
+        except OSError as exc:
+            raise DataError(path, f"cannot read: {exc.strerror or exc}") from None
     if len(data) > kind.max_bytes:
         raise DataError(path, f"grew while being read, past the {_limit(kind)} a {kind.name} may be")
     return data

@@ -32,7 +32,6 @@ from __future__ import annotations
 import codecs
 import gc
 import json
-import os
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -41,13 +40,12 @@ from typing import IO, Any, TypeVar
 from grounding_eval.encodable import utf8_encodable
 from grounding_eval.errors import DataError, clip
 from grounding_eval.files import (
-    _OPEN_FLAGS,  # the same open as every other reader: non-blocking, close-on-exec, binary
     RESULTS,
     FileKind,
     JsonProblem,
-    _check,  # the same regular-file and size checks as every other reader
     _finite,
     _no_constant,
+    open_checked,  # the same open and regular-file and size checks as every other reader
 )
 
 __all__ = [
@@ -302,25 +300,6 @@ class _Stream:
             raise self.problem("not valid JSON (extra data after the document)", self.pos)
 
 
-def _open(path: str | Path, kind: FileKind) -> IO[bytes]:
-    """The file opened for reading, if it is a regular file within ``kind``'s limit."""
-    try:
-        _check(path, os.stat(path), kind)
-        fd = os.open(path, _OPEN_FLAGS)
-    except FileNotFoundError:
-        raise DataError(path, "file not found") from None
-    except NotADirectoryError:
-        raise DataError(path, "file not found (a parent is not a folder)") from None
-    except OSError as exc:
-        raise DataError(path, f"cannot read: {exc.strerror or exc}") from None
-    try:
-        _check(path, os.fstat(fd), kind)  # the stat above races with a rename
-    except BaseException:
-        os.close(fd)
-        raise
-    return os.fdopen(fd, "rb")
-
-
 def stream_results(
     path: str | Path, row: Callable[[dict[str, Any], int], _T], *, kind: FileKind = STREAMED_RESULTS
 ) -> tuple[list[_T], dict[str, Any]]:
@@ -356,7 +335,7 @@ def stream_results(
 def _stream(
     path: str | Path, row: Callable[[dict[str, Any], int], _T], kind: FileKind, kept: list[_T]
 ) -> tuple[list[_T], dict[str, Any]]:
-    with _open(path, kind) as handle:
+    with open_checked(path, kind) as handle:
         stream = _Stream(path, handle, kind)
         document: dict[str, Any] = {}
         seen_rows = False
