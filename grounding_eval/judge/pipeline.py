@@ -216,7 +216,7 @@ def run_judge(
         try:
             reply = client.complete(user, system=prompt.system, fixture_key=fixture_key, accept=accept)
         except (JudgeError, DataError) as exc:
-            message = exc.one_line() if isinstance(exc, DataError) else str(exc)
+            message = str(exc)  # one line, both kinds
             attempts.append(Attempt(number, None, error=message))
             outcome = Unscored(attempts=tuple(attempts), reason="call_failed", call_error=message)
             break
