@@ -10,11 +10,14 @@ from typing import Any
 
 
 def _fail(exc: Exception) -> dict[str, Any]:
+    # Written out here (grounding_eval may be what failed to import): the outcome fields of
+    # grounding_eval.outcome, read by the report; never the reason's text.
+    why = f"{type(exc).__name__}: {exc}"
     return {
         "pass": False,
         "score": 0.0,
-        "reason": f"UNSCORED: composite not computed: {type(exc).__name__}: {exc}",
-        "metadata": {"composite": {"status": "unscored"}},  # read by the report; never the reason's text
+        "reason": f"UNSCORED: composite not computed: {why}",
+        "metadata": {"composite": {"status": "unscored"}, "outcome": "unscored", "unscored_reason": why},
     }
 
 

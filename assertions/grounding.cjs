@@ -339,12 +339,16 @@ const FAILED = {
   round3: 'UNSCORED: composite not computed',
 };
 
-// A composite that could not run says so as a value (metadata.composite.status), as the Python composite
-// does: the report never reads the reason's text, which another assertion's reason could imitate.
+// A call that could not run is unscored as a value: metadata.outcome 'unscored' and its reason, the
+// fields grounding_eval/outcome.py writes for Python's own failures (a composite also says
+// metadata.composite.status, as the Python composite does). The report never reads the reason's text,
+// which another assertion's reason could imitate. No named scores of its own (a composite's result keeps
+// the row's others, and adds no composite score), so promptfoo's averages leave the row out.
 function failed(call, message) {
-  const result = { pass: false, score: 0, reason: `${FAILED[call]}: ${message}` };
-  if (call.startsWith('round')) result.metadata = { composite: { status: 'unscored' } };
-  return result;
+  const why = String(message).trim() || 'no reason given';
+  const metadata = { outcome: 'unscored', unscored_reason: why };
+  if (call.startsWith('round')) metadata.composite = { status: 'unscored' };
+  return { pass: false, score: 0, reason: `${FAILED[call]}: ${why}`, metadata };
 }
 
 async function grade(call, value, context) {

@@ -346,7 +346,9 @@ class TestRound3SafetySource:
     def test_unknown_value_is_unscored_naming_the_key(self) -> None:
         result = score_round3({"x": 1.0}, _round3_context({}, [], {"safety_source": "juge"}))
         assert result == {
-            "pass": False, "score": 0.0, "namedScores": {"x": 1.0}, "metadata": {"composite": {"status": "unscored"}},
+            "pass": False, "score": 0.0, "namedScores": {"x": 1.0},
+            "metadata": {"composite": {"status": "unscored"}, "outcome": "unscored", "unscored_reason":
+                         "the judge assertion's config.safety_source is 'juge': use verifier, judge, either"},
             "reason": "Round 3: UNSCORED: no composite — the judge assertion's config.safety_source is 'juge': "
             "use verifier, judge, either",
         }  # fmt: skip

@@ -73,6 +73,8 @@ class TestHandle:
             "pass": False,
             "score": 0.0,
             "reason": "ERROR (verifier not run): RuntimeError: boom",
+            "namedScores": {},
+            "metadata": {"outcome": "unscored", "unscored_reason": "RuntimeError: boom"},
         }
 
     def test_same_result_as_the_python_entry_file(self) -> None:
@@ -307,10 +309,17 @@ def _report_row(grading: dict[str, Any]) -> Any:
     })  # fmt: skip
 
 
+def _unscored(why: str, *, composite: bool = False) -> dict[str, Any]:
+    """The metadata of an unscored fallback: its outcome and reason (a composite's status too)."""
+    status = {"composite": {"status": "unscored"}} if composite else {}
+    return {**status, "outcome": "unscored", "unscored_reason": why}
+
+
 class TestCompositeFallbacksAreUnscored:
     """Every fallback that stands in for a composite (the worker's, the one-off entry's, the JavaScript
-    entry's) says ``metadata.composite.status: unscored``, so the report counts the row apart, never as
-    a failure — the reason's "UNSCORED:" text is never what decides."""
+    entry's) says ``metadata.outcome: unscored`` with its reason (and ``metadata.composite.status``), so
+    the report counts the row apart, never as a failure — the reason's "UNSCORED:" text is never what
+    decides."""
 
     def test_the_report_reads_the_value_not_the_text(self) -> None:
         scored = _report_row({"pass": False, "reason": "UNSCORED: composite not computed: x"})
@@ -319,16 +328,20 @@ class TestCompositeFallbacksAreUnscored:
 
     def test_the_worker(self) -> None:
         reply = worker.handle({"id": 1, "call": "round3", "args": ["only one"], "pack_root": str(REPO)})
-        assert reply["result"]["metadata"] == {"composite": {"status": "unscored"}}
+        why = "malformed request: args must be [value, context]"
+        assert reply["result"]["metadata"] == _unscored(why, composite=True)
+        assert "namedScores" not in reply["result"]  # the row keeps its others; no composite score added
         assert _report_row(reply["result"]).unscored is True
         judge = worker.handle({"id": 2, "call": "judge", "args": ["only one"], "pack_root": str(REPO)})
-        assert "metadata" not in judge["result"]  # an assertion's ERROR is read from its own prefix
+        assert judge["result"]["metadata"] == _unscored(why)  # an assertion's too: a value, not its prefix
+        assert judge["result"]["namedScores"] == {}
 
     def test_the_one_off_entry(self) -> None:
         composite = load_entry_point("composite", "round3")
         result = composite({}, object())  # a context that is not a mapping: the entry's own guard
         assert result["reason"].startswith("UNSCORED: composite not computed: AttributeError")
-        assert result["metadata"] == {"composite": {"status": "unscored"}}
+        why = result["reason"].removeprefix("UNSCORED: composite not computed: ")
+        assert result["metadata"] == _unscored(why, composite=True)
         assert _report_row(result).unscored is True
 
     def test_the_javascript_entry_with_no_python(self, tmp_path: Path) -> None:
@@ -336,5 +349,6 @@ class TestCompositeFallbacksAreUnscored:
             "round3", {}, {"componentResults": []}, {"PROMPTFOO_PYTHON": str(tmp_path / "none")}
         )
         assert result["reason"].startswith("UNSCORED: composite not computed: no Python could grade this row")
-        assert result["metadata"] == {"composite": {"status": "unscored"}}
+        why = result["reason"].removeprefix("UNSCORED: composite not computed: ")
+        assert result["metadata"] == _unscored(why, composite=True)
         assert _report_row(result).unscored is True

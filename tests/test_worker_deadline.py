@@ -99,9 +99,11 @@ class TestDeadlineSetting:
         message = (
             'GROUNDING_EVAL_CALL_TIMEOUT must be a number of seconds above 0 and at most 2147483, got "ten"'
         )
-        assert verifier == {"pass": False, "score": 0, "reason": f"ERROR (verifier not run): {message}"}
+        unscored = {"outcome": "unscored", "unscored_reason": message}
+        assert verifier == {"pass": False, "score": 0, "reason": f"ERROR (verifier not run): {message}",
+                            "metadata": unscored}  # fmt: skip
         assert composite["reason"] == f"UNSCORED: composite not computed: {message}"
-        assert composite["metadata"] == {"composite": {"status": "unscored"}}
+        assert composite["metadata"] == {"composite": {"status": "unscored"}, **unscored}
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         assert lines == [f"grounding-eval: {message}; every grounding-eval assertion is unscored"]
 
@@ -131,13 +133,14 @@ class TestStoppedWorker:
             """,
             env,
         )
-        reason = (
-            "ERROR (verifier not run): the grounding-eval worker did not answer within 2 s; it was killed"
+        why = (
+            "the grounding-eval worker did not answer within 2 s; it was killed (GROUNDING_EVAL_CALL_TIMEOUT)"
         )
         assert got["stuck"] == {
             "pass": False,
             "score": 0,
-            "reason": f"{reason} (GROUNDING_EVAL_CALL_TIMEOUT)",
+            "reason": f"ERROR (verifier not run): {why}",
+            "metadata": {"outcome": "unscored", "unscored_reason": why},
         }
         assert got["other"] == got["clean"] and got["after"] == got["clean"]
         assert got["clean"]["pass"] is True
@@ -232,7 +235,9 @@ class TestQueue:
         assert got["r"]["reason"].endswith(
             "one-off: the one-off Python process did not answer within 1 s; it was killed (GROUNDING_EVAL_CALL_TIMEOUT)"
         )
-        assert got["r"]["metadata"] == {"composite": {"status": "unscored"}}
+        why = got["r"]["reason"].removeprefix("UNSCORED: composite not computed: ")
+        assert got["r"]["metadata"] == {"composite": {"status": "unscored"}, "outcome": "unscored",
+                                        "unscored_reason": why}  # fmt: skip
         assert got["took"] < 10
 
 

@@ -83,6 +83,7 @@ from statistics import fmean
 from typing import Any, Literal, get_args
 
 from grounding_eval.errors import DataError, clip, terminal_safe
+from grounding_eval.outcome import legacy_unscored, read_outcome
 from grounding_eval.results_file import SCORE_LIMIT, RowProblem, arr, json_type, number, obj, stream_results
 from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS, SafetySplit, safety_split
 
@@ -173,8 +174,9 @@ class ReportRow:
     Attributes:
         keys: the row's value of each of :data:`GROUP_KEYS`.
         passed: promptfoo's verdict for the row.
-        unscored: an error, an unscorable judge reply, or a composite that could not score the row
-            (``gradingResult.metadata.composite.status``): counted, never averaged, never a failure.
+        unscored: an error, an unscorable judge reply, or a composite that could not score the row (a
+            result's ``metadata.outcome`` is ``unscored``; see :func:`_unscored` for files written before
+            that field): counted, never averaged, never a failure.
         composite: the ``composite`` named score, if any.
         judge: the ``<rubric>.llm_judge_score`` named score, if any.
         verifier: ``deterministic_verifier_score``, if any.
@@ -546,6 +548,26 @@ def _label(value: Any, where: str, default: str) -> str:
     return str(value)
 
 
+def _unscored(metadata: list[dict[str, Any]], legacy: bool) -> bool:
+    """Whether a row's results say it is unscored: any result's ``outcome`` field is ``unscored``.
+
+    A row none of whose results carries ``outcome`` comes from a file written before the field existed;
+    ``legacy`` is then its old way of saying so (:func:`~grounding_eval.outcome.legacy_unscored`), the one
+    place a reason prefix is still read.
+    """
+    found = False
+    for meta in metadata:
+        try:
+            outcome = read_outcome(meta)
+        except ValueError as exc:
+            raise RowProblem(f"metadata: {exc}") from None
+        if outcome is not None:
+            if not outcome.scored:
+                return True
+            found = True
+    return legacy and not found
+
+
 def _row(raw: dict[str, Any]) -> ReportRow:
     named = _obj(raw.get("namedScores"), "namedScores")
     test_case = _obj(raw.get("testCase"), "testCase")
@@ -561,11 +583,12 @@ def _row(raw: dict[str, Any]) -> ReportRow:
     human: dict[str, Any] | None = None
     judge_pass: bool | None = None
     criterion_reasons: dict[str, str] = {}  # a judge criterion component's reason, per safety check
-    errored = False  # an assertion returned an explicit ERROR result (judge unscored, verifier not run)
+    outcomes: list[dict[str, Any]] = []  # the metadata of every result that may carry an outcome
+    legacy_errored = False  # a result of an old file said unscored its old way (legacy_unscored)
     grading_meta = _obj(grading.get("metadata"), "gradingResult.metadata")
     safety_meta = _obj(grading_meta.get("safety"), "gradingResult.metadata.safety")
-    # The pack's composite says when it could not score the row (its judge and verifier may have).
-    composite_meta = _obj(grading_meta.get("composite"), "gradingResult.metadata.composite")
+    # The pack's composite: an object if present (its status is read only for old files, legacy_unscored).
+    _obj(grading_meta.get("composite"), "gradingResult.metadata.composite")
     components = "gradingResult.componentResults"
     for i, component in enumerate(_arr(grading.get("componentResults"), components)):
         # Each check is inlined for the common case (the right type) so that the field's name, for the
@@ -576,6 +599,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         if type(meta) is not dict:
             meta = _obj(meta, f"{components}[{i}].metadata")
         if meta:
+            outcomes.append(meta)
             for key in ("judge", "verifier", "docs_qa", "factuality"):
                 if meta.get(key) is not None and type(meta[key]) is not dict:
                     _obj(meta[key], f"{components}[{i}].metadata.{key}")
@@ -597,7 +621,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         reason = component.get("reason")
         if type(reason) is not str:
             reason = _label(reason, f"{components}[{i}].reason", "")
-        errored = errored or reason.startswith("ERROR (")
+        legacy_errored = legacy_errored or legacy_unscored(reason, meta or {})
         metric = assertion.get("metric")
         if isinstance(metric, str) and metric.rpartition(".")[2] in ROUND3_SAFETY_CHECKS and reason:
             own = reason.removeprefix(f"{metric}: ")  # the criterion's own name starts its reason
@@ -640,9 +664,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
     rubric = (judge_meta or {}).get("rubric_id") or metadata.get("rubric")
     unscored = (
         raw.get("failureReason") == 2
-        or errored
-        or (judge_meta or {}).get("status") == "unscored"
-        or composite_meta.get("status") == "unscored"
+        or _unscored([*outcomes, grading_meta], legacy_errored or legacy_unscored("", grading_meta))
         or (
             judge_meta is None
             and judge_score is None

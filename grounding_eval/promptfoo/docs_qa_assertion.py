@@ -36,6 +36,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grounding_eval.outcome import unscored_result, with_outcome
+
 if TYPE_CHECKING:
     from grounding_eval.docs_qa.rubric import DocsQaRubric
     from grounding_eval.judge.pipeline import Scored
@@ -49,7 +51,7 @@ _HELPERS = ("must_include_coverage", "citation_validity")
 def docs_qa_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, Any]:
     """Grade ``output`` with the docs-QA rubric; always returns a GradingResult dict."""
     try:
-        return _grade(output, context if isinstance(context, dict) else {}, pack_root)
+        return with_outcome(_grade(output, context if isinstance(context, dict) else {}, pack_root))
     except Exception as exc:
         return _error(f"{type(exc).__name__}: {exc}")
 
@@ -136,13 +138,8 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     if check is not None and not check.allowed:
         refused = {"status": "unscored", "error": f"replay_{check.status}",
                    "recorded_answer_sha256": check.recorded_sha256, "answer_recording": recording}  # fmt: skip
-        return {
-            "pass": False,
-            "score": 0.0,
-            "reason": f"ERROR (docs-qa grader not run): {check.detail}; {not_run_advice(check, recording, 'grader')}",
-            "namedScores": {},
-            "metadata": {_PREFIX: {**evidence, **refused}},
-        }
+        why = f"{check.detail}; {not_run_advice(check, recording, 'grader')}"
+        return unscored_result("ERROR (docs-qa grader not run)", why, **{_PREFIX: {**evidence, **refused}})
     out_of_scope = question.out_of_scope
     prompt = {"system": rendered.system, "user": rendered.user}
 
@@ -169,21 +166,15 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     audit_note = audit_fields(outcome.recorded, evidence, audit_dir)  # a failed write changes no verdict
     if isinstance(outcome, Unscored):
         why = unscored_reason(outcome, whose="the grader's", caller="grader", provider=provider)
-        return {
-            "pass": False,
-            "score": 0.0,
-            "reason": f"ERROR (docs-qa unscored): {why}" + (f"; {audit_note}" if audit_note else ""),
-            "namedScores": {},
-            "metadata": {
-                _PREFIX: {
-                    **evidence,
-                    "status": "unscored",
-                    "error": outcome.reason,  # invalid_reply or call_failed (a refused recording: replay_*)
-                    "errors": outcome.errors,
-                    "review_entry_id": outcome.recorded.review_entry_id,
-                }
-            },
+        why += f"; {audit_note}" if audit_note else ""
+        graded = {
+            **evidence,
+            "status": "unscored",
+            "error": outcome.reason,  # invalid_reply or call_failed (a refused recording: replay_*)
+            "errors": outcome.errors,
+            "review_entry_id": outcome.recorded.review_entry_id,
         }
+        return unscored_result("ERROR (docs-qa unscored)", why, **{_PREFIX: graded})
     parsed = outcome.parsed
 
     scores = {cid: g.score for cid, g in parsed.grades.items()}
@@ -347,4 +338,4 @@ def _prompt_sha256(system: str, user: str) -> str:
 
 
 def _error(message: str) -> dict[str, Any]:
-    return {"pass": False, "score": 0.0, "reason": f"ERROR (docs-qa unscored): {message}", "namedScores": {}}
+    return unscored_result("ERROR (docs-qa unscored)", message)

@@ -33,6 +33,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from grounding_eval.outcome import Outcome, unscored_result, with_outcome
+
 __all__ = ["CHEAP_PROVIDER_ENV", "factuality_assertion"]
 
 CHEAP_PROVIDER_ENV = "GROUNDING_EVAL_FACTUALITY_CHEAP_PROVIDER"
@@ -45,7 +47,7 @@ _DEFAULT_CACHE = ".cache/grounding-eval/judge"
 def factuality_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, Any]:
     """Judge ``output``'s factual accuracy against its evidence; always returns a GradingResult dict."""
     try:
-        return _assert(output, context if isinstance(context, dict) else {}, pack_root)
+        return with_outcome(_assert(output, context if isinstance(context, dict) else {}, pack_root))
     except Exception as exc:
         return _error(f"{type(exc).__name__}: {exc}")
 
@@ -139,7 +141,9 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
                                      sample=metadata.get("sample")),
     }  # fmt: skip
     if result.status == "error" or result.assessment is None:
-        return {"pass": False, "score": 0.0, "reason": reason, "namedScores": {}, "metadata": meta}
+        # The judge's core wrote the reason line (ERROR (factuality unscored|not run): …); it is the reason.
+        return {"pass": False, "score": 0.0, "reason": reason, "namedScores": {},
+                "metadata": {**meta, **Outcome.unscored(reason).metadata()}}  # fmt: skip
     a = result.assessment
     named: dict[str, float] = {}
     if result.score is not None:
@@ -240,10 +244,5 @@ def _evidence(
 
 
 def _error(message: str) -> dict[str, Any]:
-    return {
-        "pass": False,
-        "score": 0.0,
-        "reason": f"ERROR (factuality unscored): {message}",
-        "namedScores": {},
-        "metadata": {"factuality": {"status": "error", "score": None, "reason": message}},
-    }
+    factuality = {"status": "error", "score": None, "reason": message}
+    return unscored_result("ERROR (factuality unscored)", message, factuality=factuality)

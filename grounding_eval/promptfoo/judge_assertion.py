@@ -45,6 +45,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grounding_eval.outcome import unscored_result, with_outcome
+
 if TYPE_CHECKING:
     from grounding_eval.judge.client import AnswerCheck
     from grounding_eval.judge.pipeline import Recorded, Scored
@@ -80,7 +82,7 @@ def condition_of(prompt: str, vars_: dict[str, Any]) -> str:
 def judge_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, Any]:
     """Judge ``output`` against a rubric; always returns a GradingResult dict."""
     try:
-        return _judge(output, context if isinstance(context, dict) else {}, pack_root)
+        return with_outcome(_judge(output, context if isinstance(context, dict) else {}, pack_root))
     except Exception as exc:
         return _error(f"{type(exc).__name__}: {exc}")
 
@@ -192,22 +194,15 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     provenance = _provenance(rubric, rubric_file, metadata, config)
     if isinstance(outcome, Unscored):
         why = unscored_reason(outcome, whose=f"the {rubric.id} judge", caller="judge", provider=provider)
-        return {
-            "pass": False,
-            "score": 0.0,
-            "reason": f"ERROR (judge unscored): {why}" + (f"; {audit_note}" if audit_note else ""),
-            "namedScores": {},
-            "metadata": {
-                "judge": {
-                    **evidence,
-                    "status": "unscored",
-                    "error": outcome.reason,  # invalid_reply or call_failed (a refused recording: replay_*)
-                    "errors": outcome.errors,
-                    "review_entry_id": outcome.recorded.review_entry_id,
-                },
-                "provenance": provenance,
-            },
+        judge = {
+            **evidence,
+            "status": "unscored",
+            "error": outcome.reason,  # invalid_reply or call_failed (a refused recording: replay_*)
+            "errors": outcome.errors,
+            "review_entry_id": outcome.recorded.review_entry_id,
         }
+        why += f"; {audit_note}" if audit_note else ""
+        return unscored_result("ERROR (judge unscored)", why, judge=judge, provenance=provenance)
     parsed = outcome.parsed
     scores = judge_scores(rubric, parsed)
     forced = [d for d, ds in scores.dimensions.items() if ds.capped_by and ds.verdict == "No"]
@@ -290,26 +285,20 @@ def _not_run(
     check: AnswerCheck, recording: str | None, rubric_id: str, provider: str, model: str, condition: str
 ) -> dict[str, Any]:
     """The explicit error for a recorded reply refused for this answer (an ``AnswerCheck`` not allowed)."""
-    return {
-        "pass": False,
-        "score": 0.0,
-        "reason": f"ERROR (judge not run): {check.detail}; {not_run_advice(check, recording, 'judge')}",
-        "namedScores": {},
-        "metadata": {
-            "judge": {
-                "status": "unscored",  # what report.py counts as a row without a judgment
-                "error": f"replay_{check.status}",
-                "rubric_id": rubric_id,
-                "provider": provider,
-                "model": model,
-                "condition": condition,
-                "fixture_key": check.key,
-                "recorded_answer_sha256": check.recorded_sha256,
-                "answer_sha256": check.answer_sha256,
-                "answer_recording": recording,
-            }
-        },
+    judge = {
+        "status": "unscored",
+        "error": f"replay_{check.status}",
+        "rubric_id": rubric_id,
+        "provider": provider,
+        "model": model,
+        "condition": condition,
+        "fixture_key": check.key,
+        "recorded_answer_sha256": check.recorded_sha256,
+        "answer_sha256": check.answer_sha256,
+        "answer_recording": recording,
     }
+    why = f"{check.detail}; {not_run_advice(check, recording, 'judge')}"
+    return unscored_result("ERROR (judge not run)", why, judge=judge)
 
 
 def not_run_advice(check: AnswerCheck, recording: str | None, who: str) -> str:
@@ -416,4 +405,4 @@ def _built_client(
 
 
 def _error(message: str) -> dict[str, Any]:
-    return {"pass": False, "score": 0.0, "reason": f"ERROR (judge unscored): {message}", "namedScores": {}}
+    return unscored_result("ERROR (judge unscored)", message)

@@ -66,6 +66,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from grounding_eval.outcome import Outcome, unscored_result, with_outcome
+
 __all__ = ["verifier_assertion"]
 
 _DEFAULT_SOURCE_VARS = ("jkb_full_content",)
@@ -88,7 +90,7 @@ _SCORE_NAMES = {
 def verifier_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, Any]:
     """Run the deterministic verifier on a promptfoo output; always returns a GradingResult dict."""
     try:
-        return _grade(output, context if isinstance(context, dict) else {}, pack_root)
+        return with_outcome(_grade(output, context if isinstance(context, dict) else {}, pack_root))
     except Exception as exc:
         return _error(f"{type(exc).__name__}: {exc}")
 
@@ -147,7 +149,8 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     answer = _as_text(output)
     too_large = answer_too_large(answer)
     if too_large is not None:  # an explicit refusal, never a verdict on a truncated text
-        return {"pass": False, "score": 0.0, "reason": f"ERROR ({too_large})", "namedScores": {}}
+        return {"pass": False, "score": 0.0, "reason": f"ERROR ({too_large})", "namedScores": {},
+                "metadata": Outcome.unscored(too_large).metadata()}  # fmt: skip
     try:
         reference = _reference(config, vars_, metadata, dataset, quote_sources, answer, resources)
     except DataError as exc:
@@ -230,7 +233,7 @@ def _grading_result(report: Any, resources: _Resources) -> dict[str, Any]:
 
 
 def _error(message: str) -> dict[str, Any]:
-    return {"pass": False, "score": 0.0, "reason": f"ERROR (verifier not run): {message}", "namedScores": {}}
+    return unscored_result("ERROR (verifier not run)", message)
 
 
 def _as_text(output: Any) -> str:

@@ -98,6 +98,7 @@ _FAILED = {
     "round2b": "UNSCORED: composite not computed",
     "round3": "UNSCORED: composite not computed",
 }
+_COMPOSITE_FAILED = {_FAILED[name] for name in ("round1", "round2b", "round3")}
 
 
 def handle(request: Any) -> dict[str, Any]:
@@ -130,9 +131,15 @@ def handle(request: Any) -> dict[str, Any]:
 
 
 def _failure(prefix: str, message: str) -> dict[str, Any]:
-    result: dict[str, Any] = {"pass": False, "score": 0.0, "reason": f"{prefix}: {message}"}
-    if prefix.startswith("UNSCORED"):  # a composite: unscored as a value, as the composite itself says it
-        result["metadata"] = {"composite": {"status": "unscored"}}
+    """An unscored result (``metadata.outcome``, :mod:`grounding_eval.outcome`) whose reason line is
+    ``prefix: message``; a composite's also says ``metadata.composite.status`` unscored, as the
+    composite itself does."""
+    from grounding_eval.outcome import unscored_result
+
+    result = unscored_result(prefix, message)
+    if prefix in _COMPOSITE_FAILED:  # a composite's result keeps the row's other named scores (none added)
+        del result["namedScores"]
+        result["metadata"]["composite"] = {"status": "unscored"}
     return result
 
 

@@ -48,6 +48,7 @@ from typing import Literal, get_args
 
 from grounding_eval.errors import clip
 from grounding_eval.judge.rubric import SOURCE_FIDELITY, SourceFidelityGate
+from grounding_eval.outcome import Outcome
 
 __all__ = [
     "DEFAULT_SAFETY_SOURCE",
@@ -99,11 +100,24 @@ class Composite:
     score: float | None  # None: not computed (see reason)
     passed: bool
     reason: str
+    unscored_reason: str = ""  # why there is no composite (only when score is None)
+
+    @classmethod
+    def unscored(cls, why: str) -> Composite:
+        """No composite, and why; the reason line (``UNSCORED: no composite — why``) is built from it."""
+        return cls(None, False, f"UNSCORED: no composite — {why}", why)
 
     @property
     def scored(self) -> bool:
         """False when an input was missing and no composite exists."""
         return self.score is not None
+
+    @property
+    def outcome(self) -> Outcome:
+        """Pass, fail, or unscored with :attr:`unscored_reason` (the reason line's own text if unset)."""
+        if self.score is None:
+            return Outcome.unscored(self.unscored_reason or self.reason)
+        return Outcome.of(self.passed)
 
 
 def safety_source(value: object) -> SafetySource:
@@ -223,7 +237,7 @@ def safety_split(
 
 
 def _missing(what: str) -> Composite:
-    return Composite(None, False, f"UNSCORED: no composite — {what}")
+    return Composite.unscored(what)
 
 
 def round1_composite(
