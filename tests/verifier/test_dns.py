@@ -590,7 +590,9 @@ class TestDnsWithinLimits:
         answer = " ".join(f"See https://timeout.h{i}.legal-aid.org/ ." for i in range(1000))
         started = time.monotonic()
         report = verify(answer, jurisdiction=None, sources=[], resources=resources)
-        assert time.monotonic() - started < 1.6
+        # Without the budget the checks would take 1,000 × 0.3 s; the margin is for a loaded machine (the
+        # verifier's own work on a 1,000-URL answer), the budget itself is pinned by the query count.
+        assert time.monotonic() - started < 10
         assert len(stub.queries) == 4  # 0.3 + 0.3 + 0.3 + the last 0.1 s
         assert report.urls[4].detail == (
             "not in allowlist; liveness unchecked: liveness budget for this answer spent (1 s)"
