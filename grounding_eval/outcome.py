@@ -110,6 +110,19 @@ def read_outcome(metadata: Mapping[str, Any]) -> Outcome | None:
     return Outcome.unscored(reason or "")
 
 
+def row_unscored(grading: Mapping[str, Any]) -> bool:
+    """Whether a promptfoo row's ``gradingResult`` (the composite's result, or promptfoo's aggregate)
+    or any of its component results says ``outcome`` unscored; reads only the field (a malformed value
+    is not unscored here: the report refuses it with the row named)."""
+    results = [grading, *(grading.get("componentResults") or ())]
+    return any(
+        isinstance(r, dict)
+        and isinstance(r.get("metadata"), dict)
+        and r["metadata"].get("outcome") == "unscored"
+        for r in results
+    )
+
+
 def legacy_unscored(reason: str, metadata: Mapping[str, Any]) -> bool:
     """Whether a component of a results file written before ``outcome`` existed was unscored.
 

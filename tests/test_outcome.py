@@ -123,3 +123,29 @@ def test_a_composite_carries_its_outcome_and_no_composite_score_when_unscored() 
     assert result["metadata"]["outcome"] == "unscored"
     assert result["metadata"]["unscored_reason"] == "the judge assertion did not run"
     assert result["namedScores"] == {"round3.llm_judge_score": 0.9}
+
+
+def test_a_round3_composite_the_judge_left_short_has_no_safety_chips() -> None:
+    """The judge scored but left a core criterion out: no Round 3 composite, so none of its named scores
+    either (the three ``safety.*`` chips were added to such a row before, and averaged by promptfoo)."""
+    from tests.test_composite import _round3_context
+
+    context = _round3_context({}, ["hallucinated_citation"])
+    judge = context["componentResults"][1]["metadata"]["judge"]
+    left_out = judge["core"][0]
+    del judge["verdicts"][left_out]
+    result = composite_scoring.score_round3({"round3.llm_judge_score": 0.9}, context)
+    assert result["metadata"]["outcome"] == "unscored"
+    assert left_out in result["metadata"]["unscored_reason"]
+    assert result["namedScores"] == {"round3.llm_judge_score": 0.9}
+
+
+def test_rescore_counts_a_row_unscored_by_the_field_only() -> None:
+    """``row_unscored`` (rescore's count): the composite's or any component's ``outcome``, never a reason."""
+    from grounding_eval.outcome import row_unscored
+
+    imitation = {"reason": "ERROR (judge unscored): x", "metadata": {"outcome": "fail"}}
+    assert row_unscored({"metadata": {"outcome": "pass"}, "componentResults": [imitation]}) is False
+    unscored = unscored_result("ERROR (verifier not run)", "no allowlist")
+    assert row_unscored({"metadata": {"outcome": "pass"}, "componentResults": [imitation, unscored]}) is True
+    assert row_unscored(composite_scoring.score_round1({}, {"componentResults": []})) is True

@@ -8,8 +8,9 @@ prints three views of one file:
    apart, never as failures; ``n/a`` when nothing is scored), the mean composite, judge, verifier and
    ``url_allowlist_score``, how many URLs the verifier found and how many of them it could not check
    (``UNCHECKED``: listed, not scored, so the URL mean says nothing about them), and how often each
-   Round 3 safety check was No. Rows that could not be scored (an error or an unscorable judge reply)
-   are counted apart and never averaged in as zeros; the URL counts cover the same rows as the means.
+   Round 3 safety check was No. Rows that could not be scored (an error or an unscorable judge reply:
+   a result's ``metadata.outcome`` is ``unscored``, :mod:`grounding_eval.outcome`) are counted apart and
+   never averaged in as zeros; the URL counts cover the same rows as the means.
 2. **The safety split** — per group, the rows (in scope, see below) with a verifier No, a judge No, a No
    from both, a judge No on a check the verifier passed (``judge_disagrees``, the composite's flag,
    computed by the same :func:`~grounding_eval.scoring.composite.safety_split`), and a verifier No the

@@ -33,6 +33,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from grounding_eval.outcome import row_unscored
+
 __all__ = ["COMMANDS", "add_commands", "check_row", "remetric", "rescore_rows", "run"]
 
 COMMANDS = frozenset({"rescore"})
@@ -96,9 +98,13 @@ def run(args: argparse.Namespace) -> int:
     write_text_atomic(args.output, json.dumps(data, ensure_ascii=False))  # a failure leaves the old file
     seconds = time.perf_counter() - started
     passed = sum(1 for r in new_rows if r.get("success"))
+    unscored = sum(
+        1 for r in new_rows if isinstance(r.get("gradingResult"), dict) and row_unscored(r["gradingResult"])
+    )
     print(
         f"rescored {len(new_rows)} rows in {seconds:.1f} s ({grading:.1f} s grading with {jobs} process(es), "
-        f"{len(new_rows) / grading if grading else 0:.0f} rows/s; the rest reading and writing): {passed} passed; "
+        f"{len(new_rows) / grading if grading else 0:.0f} rows/s; the rest reading and writing): {passed} passed, "
+        f"{unscored} unscored (metadata.outcome); "
         f"kept as recorded: {kept['rows']} rows without output, {kept['assertions']} assertions "
         f"and {kept['scoring']} scoring functions not of this pack; wrote {terminal_safe(args.output)}"
     )
