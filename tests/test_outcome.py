@@ -9,6 +9,8 @@ before the field existed).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from grounding_eval.promptfoo.factuality_assertion import factuality_assertion
 from grounding_eval.promptfoo.judge_assertion import judge_assertion
 from grounding_eval.promptfoo.verifier_assertion import verifier_assertion
 from tests.analysis.rows import row, write
+from tests.promptfoo_runs import EvalRun, shared_group
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "tests" / "golden" / "outcomes.yaml"
@@ -149,3 +152,21 @@ def test_rescore_counts_a_row_unscored_by_the_field_only() -> None:
     unscored = unscored_result("ERROR (verifier not run)", "no allowlist")
     assert row_unscored({"metadata": {"outcome": "pass"}, "componentResults": [imitation, unscored]}) is True
     assert row_unscored(composite_scoring.score_round1({}, {"componentResults": []})) is True
+
+
+@pytest.mark.e2e
+@pytest.mark.xdist_group(shared_group("promptfooconfig.yaml"))
+def test_a_real_promptfoo_run_carries_the_outcome(shared_eval: Callable[[str], EvalRun]) -> None:
+    """The main job through the pinned promptfoo: every row's result (the composite's) and every pack
+    assertion's component says its outcome; a scored row's outcome is promptfoo's verdict."""
+    run = shared_eval("promptfooconfig.yaml")
+    assert run.returncode in (0, 100), run.tail()
+    rows = json.loads(run.out.read_text(encoding="utf-8"))["results"]["results"]
+    assert len(rows) == 24
+    for r in rows:
+        grading = r["gradingResult"]
+        assert grading["metadata"]["outcome"] == ("pass" if r["success"] else "fail"), r["id"]
+        ours = [
+            c for c in grading["componentResults"] if {"judge", "verifier"} & set(c.get("metadata") or {})
+        ]
+        assert len(ours) == 2 and all(c["metadata"]["outcome"] in ("pass", "fail") for c in ours), r["id"]
