@@ -14,7 +14,8 @@ One call per row. The flow, and what can come back:
    parses the reply strictly (:func:`grounding_eval.docs_qa.reply.parse_grading`); an invalid reply is
    sent back once with the error; a second invalid reply goes to the review queue (``config.review_queue``,
    with the prompt, every raw reply and the errors) and the row is an explicit ``ERROR (docs-qa
-   unscored)`` with no named scores, as is a grader call that fails for good.
+   unscored)`` with no named scores, as is a grader call that fails for good (``metadata.outcome``
+   unscored with its ``unscored_reason``, :mod:`grounding_eval.outcome`; scored rows say pass or fail).
 4. Otherwise: the seed's score (sum of applicable criteria) and pass rule (Correct = 1 and Grounded = 1),
    one named score and one component per applicable criterion, the helpers' named scores and
    components, and ``metadata.docs_qa`` (verdicts with reasons, ``applicable``, ``total``, ``passed``,

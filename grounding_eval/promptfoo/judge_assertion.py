@@ -25,7 +25,9 @@ One call per row and rubric. The flow, and what can come back:
    ``ERROR (judge unscored): judge call failed (<provider>): …`` (an invalid reply received before it
    is queued). Only replies that parse are cached, so a re-run asks the judge again; and the queue never
    holds the same entry twice (:func:`~grounding_eval.judge.review_queue.enqueue_review`). Every
-   outcome's prompt and replies go to the audit log (``config.audit_dir``).
+   outcome's prompt and replies go to the audit log (``config.audit_dir``). Every result says its outcome
+   in ``metadata.outcome`` (pass / fail / unscored, with ``unscored_reason``: :mod:`grounding_eval.outcome`);
+   the ``ERROR (…)`` line is built from it for the viewer, and nothing reads it back.
 5. Otherwise: per-criterion ``namedScores`` (``<rubric>.<criterion>``, Yes=1, Partial=0.5, No=0, negative
    criteria inverted so higher is always better), the rubric's ``<rubric>.llm_judge_score``, one
    ``componentResult`` per criterion with the judge's sentence, and the evidence in ``metadata.judge``:

@@ -3,7 +3,8 @@
 promptfoo starts a fresh Python process for every assertion call, so everything here is lazy and the
 data files are parsed once per process (``functools.cache``). Whatever the output holds, a
 GradingResult comes back: an unreadable data file or an unexpected exception becomes an explicit
-``ERROR`` result (pass false, no named scores) whose reason names the problem — never a quiet score.
+``ERROR`` result (pass false, no named scores, ``metadata.outcome`` unscored with its ``unscored_reason``:
+:mod:`grounding_eval.outcome`) whose reason names the problem — never a quiet score.
 
 Assertion ``config:`` keys (all optional):
 
