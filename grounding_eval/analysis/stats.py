@@ -183,8 +183,7 @@ def sign_flip_pvalues(
         return out
     a = np.abs(v[:, drawn])
     sizes = s[:, drawn].sum(axis=0)
-    # Relative tolerance, as SciPy's: a pattern equal to the observed up to rounding counts as reaching it.
-    threshold = np.array([abs(float(np.mean(v[s[:, j], j]))) for j in drawn]) * (1 - 1e-12)
+    threshold = np.array([_reach(v[s[:, j], j]) for j in drawn])
     rng = np.random.default_rng(seed)
     hits = np.zeros(len(drawn), dtype=np.int64)
     total = a.sum(axis=0)
@@ -199,12 +198,24 @@ def sign_flip_pvalues(
     return out
 
 
+def _reach(diffs: np.ndarray) -> float:
+    """The |mean| a sign pattern must reach to count: the observed one, less rounding at the data's scale.
+
+    A pattern equal to the observed up to rounding counts as reaching it. The tolerance is taken at the
+    scale of the differences (1e-12 × their mean size), not of the observed mean, as SciPy's relative one
+    is: when the differences cancel (+1/3, −1/3, −1/4, −1/12 …) the observed mean is 0 up to rounding, every
+    pattern reaches it (p = 1), and a relative tolerance of a 1e-17 mean would leave that to rounding noise
+    (0.854 or 0.896 depending on how the sums were ordered).
+    """
+    return max(0.0, abs(float(np.mean(diffs))) - 1e-12 * float(np.mean(np.abs(diffs))))
+
+
 def _sign_flip_exact(diffs: np.ndarray) -> float:
     """Every sign pattern counted (or 1.0 when all differences are 0, or there is one item)."""
     d = np.abs(diffs)
     if not np.any(d) or d.size == 1:
         return 1.0  # every sign pattern reaches the observed |mean| (one item: its two signs tie)
-    threshold = abs(float(np.mean(diffs))) * (1 - 1e-12)
+    threshold = _reach(diffs)
     patterns = ((np.arange(2**d.size)[:, None] >> np.arange(d.size)) & 1) * 2 - 1
     return float(np.mean(np.abs(patterns @ d) / d.size >= threshold))
 

@@ -196,7 +196,7 @@ def _reference_sign_flip(diffs: list[float], permutations: int, seed: int) -> fl
     observed = abs(float(np.mean(diffs)))
     if not np.any(d) or d.size == 1:
         return 1.0
-    threshold = observed * (1 - 1e-12)
+    threshold = max(0.0, observed - 1e-12 * float(np.mean(d)))  # rounding at the data's scale
     if 2**d.size <= permutations:
         patterns = ((np.arange(2**d.size)[:, None] >> np.arange(d.size)) & 1) * 2 - 1
         return float(np.mean(np.abs(patterns @ d) / d.size >= threshold))
@@ -211,6 +211,16 @@ def _reference_sign_flip(diffs: list[float], permutations: int, seed: int) -> fl
 
 
 _SCORES = [0.0, 0.25, 0.5, 0.75, 1.0, 1 / 3, 0.1]
+
+
+@pytest.mark.parametrize("permutations", [9999, 499], ids=["exact", "drawn"])
+def test_differences_that_cancel_give_p_one(permutations: int) -> None:
+    """The observed mean is 0 (up to rounding): every sign pattern reaches it, so p = 1, exact or drawn
+    (found by the batched-against-reference property: rounding made it 0.854 or 0.896)."""
+    diffs = [1 / 3, 0.0, 1 / 3, 0.0, 0.0, -1 / 3, 0.0, -0.25, 0.25 - 1 / 3]  # 2**9 patterns: 512
+    assert abs(sum(diffs)) < 1e-15
+    assert sign_flip_p(diffs, permutations=permutations, seed=0) == 1.0
+    assert _reference_sign_flip(diffs, permutations, 0) == 1.0
 
 
 class TestBatchedAgainstTheReference:
