@@ -20,6 +20,8 @@ def get_assert(output: Any, context: Any) -> dict[str, Any]:
             "pass": False,
             "score": 0.0,
             "reason": f"ERROR (verifier not run): cannot import grounding_eval: {exc}",
+            # The outcome as a value (grounding_eval.outcome cannot be imported here: that is the failure).
+            "metadata": {"outcome": "unscored", "unscored_reason": f"cannot import grounding_eval: {exc}"},
         }
     # Every string we return must be UTF-8 encodable for promptfoo to write it (lone surrogates).
     return utf8_encodable(verifier_assertion(output, context, pack_root=root))
