@@ -23,6 +23,11 @@ def test_assertion_refuses_an_answer_over_the_limit() -> None:
         "score": 0.0,
         "reason": f"ERROR (answer too large: {MAX_ANSWER_BYTES + 2} bytes; {LIMIT_NOTE})",
         "namedScores": {},
+        # The outcome as a value: the report counts the row apart by this, never by the reason's prefix.
+        "metadata": {
+            "outcome": "unscored",
+            "unscored_reason": f"answer too large: {MAX_ANSWER_BYTES + 2} bytes; {LIMIT_NOTE}",
+        },
     }
 
 
