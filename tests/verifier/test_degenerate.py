@@ -3,7 +3,7 @@
 Issue 8: 17 kB of "Legal Aid Chicago (312) 341-1070, " took 43 s, 40,000 full stops 32 s, 20,000
 "e.g. " 35 s. Each family of ``benchmarks/degenerate.py`` (the same list) is built at 100 kB and
 verified, with the JSON report and the reason lines, in a child process against the test fixtures;
-the bound is generous (5 s; after the fixes the slowest family takes about 1 s at 100 kB, and
+the bound is generous (15 s; after the fixes the slowest family takes about 1 s at 100 kB, and
 every quadratic one took over 30 s), and the child is killed soon after it, so a regression fails in
 seconds instead of hanging the suite. The benchmark measures the same families at 10 kB, 100 kB and
 1 MB.
@@ -23,7 +23,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SIZE = 100_000
-BOUND_S = 5.0
+BOUND_S = 15.0  # half the fastest quadratic case; a loaded 2-core CI took 7.2 s for a 1 s family
 _START_S = 10.0  # interpreter start, imports and the warm-up answer, before the child is killed
 
 
