@@ -208,6 +208,13 @@ class Worker {
         this.markReady();
         continue;
       }
+      if (message.model !== undefined) {
+        const asking = this.pending.get(message.id);
+        answerModelCall(message.model, asking && asking.hosted, (reply) => {
+          if (!this.gone) this.child.stdin.write(`${stringify(reply)}\n`);
+        });
+        continue;
+      }
       const waiting = this.pending.get(message.id);
       if (!waiting) continue;
       this.pending.delete(message.id);
@@ -251,14 +258,14 @@ class Worker {
   }
 
   // Busy from the moment a call is taken, so that waiting for the ready line keeps Node alive too.
-  async call(id, line, seconds) {
+  async call(id, line, seconds, hosted) {
     this.busy += 1;
     this.busyHandles();
     try {
       await this.ready;
       if (this.gone) throw this.gone;
       return await new Promise((resolve, reject) => {
-        this.pending.set(id, { resolve, reject, seconds });
+        this.pending.set(id, { resolve, reject, seconds, hosted });
         this.order.push(id);
         this.child.stdin.write(line);
         if (this.order.length === 1) this.arm();
@@ -290,7 +297,7 @@ function pickWorker(state) {
   return alive.reduce((a, b) => (b.busy < a.busy ? b : a));
 }
 
-function once(line, seconds) {
+function once(line, seconds, hosted) {
   return new Promise((resolve, reject) => {
     const child = spawn(python(), ['-m', 'grounding_eval.promptfoo.worker', '--once'], {
       cwd: process.cwd(),
@@ -304,9 +311,29 @@ function once(line, seconds) {
       child.kill('SIGKILL');
     }, seconds * 1000);
     child.stdout.setEncoding('utf8');
+    let pendingLine = '';
     child.stdout.on('data', (chunk) => {
-      out += chunk;
+      // Model calls are asked for on the way; everything else is the reply.
+      pendingLine += chunk;
+      let cut;
+      while ((cut = pendingLine.indexOf('\n')) >= 0) {
+        const text = pendingLine.slice(0, cut);
+        pendingLine = pendingLine.slice(cut + 1);
+        let message;
+        try {
+          message = JSON.parse(text);
+        } catch (_err) {
+          message = undefined;
+        }
+        if (message && message.model !== undefined) {
+          answerModelCall(message.model, hosted, (reply) => child.stdin.write(`${stringify(reply)}\n`));
+        } else {
+          out += `${text}\n`;
+          child.stdin.end();
+        }
+      }
     });
+    child.stdin.on('error', () => {});
     child.on('error', (err) => {
       clearTimeout(timer);
       reject(err);
@@ -317,6 +344,7 @@ function once(line, seconds) {
         reject(new CallTimeout('the one-off Python process', seconds));
         return;
       }
+      out += pendingLine;
       try {
         const message = JSON.parse(out.trim().split('\n').pop());
         if (message.error !== undefined) reject(new Error(message.error));
@@ -325,8 +353,203 @@ function once(line, seconds) {
         reject(new Error(`one-off Python process ended with status ${code} and no reply`));
       }
     });
-    child.stdin.end(line);
+    child.stdin.write(line);
   });
+}
+
+// --- judge model calls through promptfoo's providers ------------------------------------------------
+
+const JUDGE_CALLS = new Set(['judge', 'factuality', 'docs_qa']);
+const MODEL_CALL_DEFAULT_S = 720; // one judge call's bound: (max_retries + 1) × timeout + max_retries × backoff_max
+
+let promptfooLibrary;
+
+// The pinned promptfoo as a library (the study's, else the pack's), loaded once, its cache off: the
+// pack keeps its own reply cache, and the library's copy is not the CLI's (DESIGN.md).
+function promptfoo() {
+  if (!promptfooLibrary) {
+    promptfooLibrary = (async () => {
+      let where;
+      try {
+        where = require.resolve('promptfoo', { paths: [process.cwd(), __dirname] });
+      } catch (_err) {
+        throw new Error('the promptfoo package is not installed beside this config or the pack (npm install)');
+      }
+      const { pathToFileURL } = require('node:url');
+      const library = await import(pathToFileURL(where).href.replace(/index\.cjs$/, 'index.js'));
+      const api = library.loadApiProvider ? library : library.default;
+      if (api.cache && typeof api.cache.disableCache === 'function') api.cache.disableCache();
+      return api;
+    })();
+  }
+  return promptfooLibrary;
+}
+
+function isLoadedProvider(value) {
+  return Boolean(value) && typeof value === 'object' && typeof value.callApi === 'function';
+}
+
+function providerIdOf(value) {
+  if (typeof value === 'string') return value;
+  if (!value || typeof value !== 'object') return undefined;
+  if (typeof value.id === 'function') return value.id();
+  if (typeof value.id === 'string') return value.id;
+  return undefined;
+}
+
+// A grader setting as promptfoo takes it: an id, {id, config, label}, a loaded provider, or a map by
+// kind ({text: …}, the judges use text). Returns the one to use, or undefined.
+function graderOf(value) {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value === 'string' || isLoadedProvider(value)) return value;
+  if (typeof value === 'object') {
+    if (typeof value.id === 'string' || typeof value.id === 'function') return value;
+    if (value.text !== undefined) return graderOf(value.text);
+  }
+  return value; // malformed: Python names it
+}
+
+// What Python is told about a grader: plain data, never the provider object (or its keys).
+function describe(value) {
+  if (value === undefined) return undefined;
+  const id = providerIdOf(value);
+  if (id === undefined) return { malformed: true, type: Array.isArray(value) ? 'array' : typeof value };
+  const out = { id };
+  if (isLoadedProvider(value)) out.loaded = true;
+  if (value && typeof value === 'object' && typeof value.label === 'string') out.label = value.label;
+  if (value && typeof value === 'object') out.config = endpointOf(value.config);
+  return out;
+}
+
+// The settings that say where a model is served (judge_provider.py compares them): no keys.
+function endpointOf(config) {
+  const out = {};
+  if (!config || typeof config !== 'object') return out;
+  for (const k of ['apiBaseUrl', 'apiHost', 'baseUrl', 'url', 'region', 'projectId']) {
+    if (typeof config[k] === 'string') out[k] = config[k];
+  }
+  return out;
+}
+
+// The `provider` field of this very assertion: promptfoo does not pass it to a javascript assertion, so
+// it is found in the test's assertions by value and config. Two matches that disagree are an error.
+function ownAssertionProvider(call, context) {
+  const found = [];
+  const config = stringify((context && context.config) || {});
+  const visit = (list) => {
+    for (const a of Array.isArray(list) ? list : []) {
+      if (!a || typeof a !== 'object') continue;
+      if (a.type === 'assert-set') visit(a.assert);
+      else if (
+        a.type === 'javascript' &&
+        typeof a.value === 'string' &&
+        a.value.endsWith(`grounding.cjs:${call}`) &&
+        stringify(a.config || {}) === config &&
+        a.provider !== undefined
+      ) {
+        found.push(a.provider);
+      }
+    }
+  };
+  visit(context && context.test && context.test.assert);
+  const distinct = [...new Set(found.map((p) => stringify(describe(graderOf(p)) || null)))];
+  if (distinct.length > 1) return new Error('two assertions with the same config name different providers');
+  return found.length ? graderOf(found[0]) : undefined;
+}
+
+// The graders a judge row may use, held here for its model calls, and described in the context sent
+// to Python, which decides between them (grounding_eval/promptfoo/judge_provider.py).
+function hostGraders(call, context) {
+  const test = (context && context.test) || {};
+  const own = ownAssertionProvider(call, context);
+  const options = graderOf(test.options && test.options.provider);
+  const underTest = context && context.provider;
+  const hosted = { assertion: own instanceof Error ? undefined : own, options };
+  const info = {
+    protocol: 1,
+    assertion_provider: own instanceof Error ? { error: own.message } : describe(own),
+    grader: describe(options),
+    under_test: underTest ? { id: providerIdOf(underTest), config: endpointOf(underTest.config) } : undefined,
+    grader_is_under_test: Boolean(underTest) && (own === underTest || options === underTest),
+  };
+  let forwarded = context;
+  if (test.options && test.options.provider !== undefined) {
+    forwarded = { ...context, test: { ...test, options: { ...test.options, provider: info.grader } } };
+  }
+  return { hosted, context: { ...forwarded, grounding_eval_host: info }, };
+}
+
+function loadedProviders() {
+  const state = pool();
+  if (!state.providers) state.providers = new Map();
+  return state.providers;
+}
+
+async function providerFor(ask, hosted) {
+  const held = ask.use === 'assertion' ? hosted && hosted.assertion : ask.use === 'grader' ? hosted && hosted.options : ask.spec;
+  if (held === undefined) throw new Error(`no ${ask.use} provider was given for this row`);
+  if (isLoadedProvider(held)) return held;
+  const key = stringify(held);
+  const cache = loadedProviders();
+  if (!cache.has(key)) {
+    cache.set(key, (async () => {
+      const { loadApiProvider } = await promptfoo();
+      const options = typeof held === 'string' ? {} : { ...held };
+      const id = typeof held === 'string' ? held : held.id;
+      return loadApiProvider(id, { options, basePath: process.cwd() });
+    })());
+    cache.get(key).catch(() => cache.delete(key)); // a failed load is not remembered
+  }
+  return cache.get(key);
+}
+
+function chatPrompt(ask) {
+  // promptfoo's chat providers read a JSON list of messages (as its own llm-rubric sends them).
+  if (!ask.system) return String(ask.prompt);
+  return JSON.stringify([
+    { role: 'system', content: String(ask.system) },
+    { role: 'user', content: String(ask.prompt) },
+  ]);
+}
+
+function modelDeadlineS(ask) {
+  const s = Number(ask.deadline_s);
+  return Number.isFinite(s) && s > 0 ? Math.min(s, MAX_DEADLINE_S) : MODEL_CALL_DEFAULT_S;
+}
+
+// Answer one model call a worker asked for; `write` sends the reply on that worker's pipe. Never throws.
+async function answerModelCall(ask, hosted, write) {
+  const seq = ask && ask.seq;
+  const seconds = modelDeadlineS(ask || {});
+  const abort = new AbortController();
+  let timer;
+  try {
+    const provider = await providerFor(ask || {}, hosted);
+    const late = new Promise((_resolve, reject) => {
+      timer = setTimeout(() => {
+        abort.abort();
+        reject(new Error(`the judge provider did not answer within ${seconds} s`));
+      }, seconds * 1000);
+    });
+    const prompt = chatPrompt(ask);
+    const context = { prompt: { raw: prompt, label: 'grounding-eval judge' }, vars: {} };
+    const response = await Promise.race([provider.callApi(prompt, context, { abortSignal: abort.signal }), late]);
+    if (!response || typeof response !== 'object') throw new Error('the provider returned no response');
+    if (response.error) throw new Error(String(response.error));
+    const output = response.output;
+    if (output === undefined || output === null) throw new Error('the provider returned no output');
+    write({
+      model_reply: seq,
+      output: typeof output === 'string' ? output : JSON.stringify(output),
+      token_usage: response.tokenUsage || null,
+      cost: typeof response.cost === 'number' && Number.isFinite(response.cost) ? response.cost : null,
+      provider_id: providerIdOf(provider) || null,
+    });
+  } catch (err) {
+    write({ model_reply: seq, error: String((err && err.message) || err).split('\n')[0] || 'the model call failed' });
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const FAILED = {
@@ -362,20 +585,22 @@ async function grade(call, value, context) {
   }
   const seconds = callDeadlineS(context);
   if (seconds instanceof Error) return failed(call, seconds.message);
+  let hosted;
+  if (JUDGE_CALLS.has(call)) ({ hosted, context } = hostGraders(call, context));
   const line = `${stringify({ id, call, args: [value, context], pack_root: root })}\n`;
   let workerError;
   // A worker can end between two calls (its idle limit); a second worker gets one more try. A call
   // past its deadline gets none: asked again, it could hold the eval as long again.
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
-      return await pickWorker(state).call(id, line, seconds);
+      return await pickWorker(state).call(id, line, seconds, hosted);
     } catch (err) {
       if (err instanceof CallTimeout) return failed(call, err.message);
       workerError = err;
     }
   }
   try {
-    const result = await once(line, seconds);
+    const result = await once(line, seconds, hosted);
     const note = `(graded in a one-off Python process: the grounding-eval worker failed: ${workerError.message})`;
     return { ...result, reason: `${result.reason}\n${note}` };
   } catch (err) {

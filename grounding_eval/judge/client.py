@@ -76,6 +76,7 @@ __all__ = [
     "JudgeReply",
     "ReplayFixture",
     "ReplayJudgeClient",
+    "Usage",
     "answer_sha256",
     "backoff_delay",
     "load_replay_fixtures",
@@ -146,6 +147,9 @@ class JudgeReply:
         latency_ms: Wall time of the whole call, retries and waits included.
         raw: The provider's parsed response JSON (``None`` for replay).
         request_id: The provider's request id, for support tickets and audit trails.
+        usage: The tokens the call spent, when the provider said (a cached reply: 0 new, the
+            original's count as ``cached``); ``None`` when unknown or no model was called.
+        cost: The call's cost in US dollars as promptfoo computed it (``None``: unknown, or cached).
     """
 
     text: str
@@ -156,6 +160,39 @@ class JudgeReply:
     latency_ms: float
     raw: dict[str, Any] | None
     request_id: str | None
+    usage: Usage | None = None
+    cost: float | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens one judge call spent, promptfoo's way (``tokenUsage``): new tokens, and tokens served from
+    a cache (counted apart, never as new)."""
+
+    prompt: int = 0
+    completion: int = 0
+    total: int = 0
+    cached: int = 0
+
+    @classmethod
+    def from_promptfoo(cls, usage: object) -> Usage | None:
+        """Read a provider's ``tokenUsage``; ``None`` when it is not a mapping of counts."""
+        if not isinstance(usage, Mapping):
+            return None
+
+        def count(name: str) -> int:
+            value = usage.get(name)
+            if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+                return max(int(value), 0)
+            return 0
+
+        prompt, completion = count("prompt"), count("completion")
+        total = count("total") or prompt + completion
+        return cls(prompt=prompt, completion=completion, total=total, cached=count("cached"))
+
+    def as_cached(self) -> Usage:
+        """The same reply served from a cache: no new tokens, all of them counted as cached."""
+        return Usage(cached=self.total or self.cached)
 
 
 class JudgeClient(Protocol):

@@ -21,24 +21,40 @@ outcome, :class:`Scored` or :class:`Unscored`, that the promptfoo adapters map t
 
 Where a judge gives no audit directory or queue, that step is skipped. :func:`unscored_reason` writes
 the reason line of an unscored outcome the same way for every judge.
+
+Every call the loop makes is counted by the row's :class:`Meter` (opened by the promptfoo adapter with
+:func:`metered`): provider, whether the reply was cached or recorded, tokens and cost. The adapter puts
+:meth:`Meter.tokens_used` in the GradingResult's ``tokensUsed`` (promptfoo adds it to the row, the
+viewer and ``stats.tokenUsage.assertions``) and :meth:`Meter.summary` in ``metadata.judge_usage``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
 from grounding_eval.errors import DataError
 from grounding_eval.judge.audit import write_audit
-from grounding_eval.judge.client import AnswerCheck, JudgeClient, JudgeError, ReplayJudgeClient
+from grounding_eval.judge.client import (
+    AnswerCheck,
+    JudgeClient,
+    JudgeError,
+    JudgeReply,
+    ReplayJudgeClient,
+    Usage,
+)
 from grounding_eval.judge.extract import ParseFailure
 from grounding_eval.judge.review_queue import enqueue_review, review_entry_id
 
 __all__ = [
     "Attempt",
     "Audit",
+    "Call",
+    "Meter",
     "Prompt",
     "Recorded",
     "Review",
@@ -46,8 +62,10 @@ __all__ = [
     "Unscored",
     "audit_once",
     "check_replay",
+    "metered",
     "run_judge",
     "unscored_reason",
+    "with_usage",
 ]
 
 T = TypeVar("T")
@@ -171,6 +189,100 @@ class Review:
     record: Callable[[Unscored], Mapping[str, Any]]
 
 
+@dataclass(frozen=True)
+class Call:
+    """One judge call of a row, as its meter counts it.
+
+    Attributes:
+        provider: The provider id asked.
+        source: ``model`` (a model answered now), ``cache`` (the pack's reply cache), ``recorded`` (a
+            replay fixture) or ``failed`` (no reply).
+        usage: Tokens, when the provider said (a cached reply: 0 new, the original count as cached).
+        cost: US dollars, when promptfoo priced it.
+    """
+
+    provider: str
+    source: Literal["model", "cache", "recorded", "failed"]
+    usage: Usage | None = None
+    cost: float | None = None
+
+
+@dataclass
+class Meter:
+    """The judge calls of one row (:func:`metered`)."""
+
+    calls: list[Call] = field(default_factory=list)
+
+    def add(self, provider: str, reply: JudgeReply | None) -> None:
+        """Count one call: its reply, or ``None`` for a call that failed."""
+        if reply is None:
+            self.calls.append(Call(provider, "failed"))
+        elif reply.provider == "replay":
+            self.calls.append(Call(provider, "recorded"))
+        else:
+            source: Literal["model", "cache"] = "cache" if reply.cached else "model"
+            self.calls.append(Call(provider, source, reply.usage, reply.cost))
+
+    def tokens_used(self) -> dict[str, int]:
+        """promptfoo's ``tokensUsed`` for the row: new tokens, cached tokens apart, and the requests
+        made to a model (a cached or recorded reply is none)."""
+        total = {"total": 0, "prompt": 0, "completion": 0, "cached": 0, "numRequests": 0}
+        for call in self.calls:
+            if call.source in ("model", "failed"):
+                total["numRequests"] += 1
+            if call.usage is not None:
+                total["total"] += call.usage.total
+                total["prompt"] += call.usage.prompt
+                total["completion"] += call.usage.completion
+                total["cached"] += call.usage.cached
+        return total
+
+    def summary(self) -> dict[str, Any]:
+        """``metadata.judge_usage``: per provider, calls by source, new tokens and cost (``None`` when
+        no call was priced); and the row's ``tokens`` as :meth:`tokens_used`."""
+        by: dict[str, dict[str, Any]] = {}
+        for call in self.calls:
+            row = by.setdefault(call.provider, {"calls": 0, "model": 0, "cache": 0, "recorded": 0,
+                                                 "failed": 0, "tokens": 0, "cost": None})  # fmt: skip
+            row["calls"] += 1
+            row[call.source] += 1
+            row["tokens"] += call.usage.total if call.usage is not None else 0
+            if call.cost is not None:
+                row["cost"] = (row["cost"] or 0.0) + call.cost
+        return {"providers": by, "tokens": self.tokens_used()}
+
+
+_meter: contextvars.ContextVar[Meter | None] = contextvars.ContextVar("grounding_eval_meter", default=None)
+
+
+@contextlib.contextmanager
+def metered() -> Iterator[Meter]:
+    """Count the judge calls made inside the block (one row's judgment)."""
+    meter = Meter()
+    token = _meter.set(meter)
+    try:
+        yield meter
+    finally:
+        _meter.reset(token)
+
+
+def with_usage(result: dict[str, Any], meter: Meter) -> dict[str, Any]:
+    """``result`` (a GradingResult) with the row's judge calls: ``tokensUsed`` and, when a judge was
+    asked, ``metadata.judge_usage``."""
+    result["tokensUsed"] = meter.tokens_used()
+    if meter.calls:
+        metadata = result.get("metadata")
+        if isinstance(metadata, dict):
+            metadata["judge_usage"] = meter.summary()
+    return result
+
+
+def _count(client: JudgeClient, reply: JudgeReply | None) -> None:
+    meter = _meter.get()
+    if meter is not None:
+        meter.add(client.provider_id, reply)
+
+
 def run_judge(
     client: JudgeClient,
     prompt: Prompt,
@@ -216,10 +328,12 @@ def run_judge(
         try:
             reply = client.complete(user, system=prompt.system, fixture_key=fixture_key, accept=accept)
         except (JudgeError, DataError) as exc:
+            _count(client, None)
             message = str(exc)  # one line, both kinds
             attempts.append(Attempt(number, None, error=message))
             outcome = Unscored(attempts=tuple(attempts), reason="call_failed", call_error=message)
             break
+        _count(client, reply)
         result = parsed(reply.text)
         seen.clear()  # a retry's reply is another text; keep the memo to this call's accept() and loop
         if not isinstance(result, ParseFailure):

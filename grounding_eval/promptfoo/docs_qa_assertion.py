@@ -32,7 +32,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,8 +50,12 @@ _HELPERS = ("must_include_coverage", "citation_validity")
 
 def docs_qa_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, Any]:
     """Grade ``output`` with the docs-QA rubric; always returns a GradingResult dict."""
+    from grounding_eval.judge.pipeline import metered, with_usage
+
     try:
-        return with_outcome(_grade(output, context if isinstance(context, dict) else {}, pack_root))
+        with metered() as meter:
+            result = _grade(output, context if isinstance(context, dict) else {}, pack_root)
+        return with_outcome(with_usage(result, meter))
     except Exception as exc:
         return _error(f"{type(exc).__name__}: {exc}")
 
@@ -98,7 +101,8 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
                 f"question {question.id}: source section(s) not in {docs.root}: {', '.join(unknown)}"
             )
         sources = [(sid, docs.section(sid).text) for sid in question.source_sections]
-        provider = _provider(config, metadata)
+        choice = _provider(config, context, metadata)
+        provider = choice.id
     except (DataError, ValueError, KeyError) as exc:
         return _error(exc.one_line() if isinstance(exc, DataError) else str(exc))
     except OSError as exc:  # the rubric file named by config.rubric cannot be read
@@ -113,7 +117,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
 
     try:
         rendered = render_grader_prompt(rubric, question, answer, sources)
-        client = _client(provider, config)
+        client = _client(choice, config)
     except (DataError, JudgeConfigError, ValueError) as exc:
         return _error(str(exc))
     key = f"{rubric.id}/{question.id}"
@@ -307,25 +311,20 @@ def _load_rubric(path: str, size: int, mtime: int) -> DocsQaRubric:
     return load_docs_qa_rubric(path)
 
 
-def _provider(config: dict[str, Any], metadata: dict[str, Any]) -> str:
-    from grounding_eval.promptfoo.judge_assertion import JUDGE_PROVIDER_ENV, judge_provider_id
+def _provider(config: dict[str, Any], context: dict[str, Any], metadata: dict[str, Any]) -> Any:
+    """The grader, chosen as every judge's (:func:`grounding_eval.promptfoo.judge_provider.choose_judge`)."""
+    from grounding_eval.promptfoo.judge_provider import choose_judge
 
-    if not (os.environ.get(JUDGE_PROVIDER_ENV) or config.get("provider")):
-        raise ValueError(
-            f"no grader: set ${JUDGE_PROVIDER_ENV} or the assertion's config.provider "
-            "(e.g. replay:{dataset}/grader_replies.yaml, or anthropic:messages:claude-sonnet-4-5-20250929)"
-        )
-    provider: str = judge_provider_id(config, {}, metadata)
-    return provider
+    return choose_judge(config, context, metadata)
 
 
-def _client(provider: str, config: dict[str, Any]) -> Any:
+def _client(choice: Any, config: dict[str, Any]) -> Any:
     """The grader's client, built once per process as the rubric judge's (a recording restarted per row:
     its position in a key's replies, reply 1 then the retry's reply 2, starts over for every row)."""
-    from grounding_eval.promptfoo.judge_assertion import judge_client
+    from grounding_eval.promptfoo.judge_provider import judge_client
 
     return judge_client(
-        provider,
+        choice,
         str(config.get("cache_dir") or ".cache/grounding-eval/judge"),
         str(config["base_url"]) if config.get("base_url") else None,
         float(config.get("timeout", 120.0)),

@@ -46,8 +46,12 @@ _DEFAULT_CACHE = ".cache/grounding-eval/judge"
 
 def factuality_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, Any]:
     """Judge ``output``'s factual accuracy against its evidence; always returns a GradingResult dict."""
+    from grounding_eval.judge.pipeline import metered, with_usage
+
     try:
-        return with_outcome(_assert(output, context if isinstance(context, dict) else {}, pack_root))
+        with metered() as meter:
+            result = _assert(output, context if isinstance(context, dict) else {}, pack_root)
+        return with_outcome(with_usage(result, meter))
     except Exception as exc:
         return _error(f"{type(exc).__name__}: {exc}")
 
@@ -57,13 +61,8 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
     from grounding_eval.factuality.judge import decide, judge_factuality
     from grounding_eval.factuality.rubric import load_rubric
     from grounding_eval.judge.client import JudgeConfigError
-    from grounding_eval.promptfoo.judge_assertion import (
-        JUDGE_PROVIDER_ENV,
-        answer_recording,
-        condition_of,
-        judge_client,
-        judge_provider_id,
-    )
+    from grounding_eval.promptfoo.judge_assertion import answer_recording, condition_of
+    from grounding_eval.promptfoo.judge_provider import JUDGE_PROVIDER_ENV, choose_judge, judge_client
 
     config = context.get("config") or {}
     vars_ = context.get("vars") or {}
@@ -87,8 +86,11 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
         risk = rubric.risk_level(
             vars_.get("risk_level") or config.get("risk_level"), tier=metadata.get("risk_tier")
         )
-        capable_id = judge_provider_id(config, test, metadata)
-        cheap_id = _cheap_provider(config, metadata, live_judge=bool(os.environ.get(JUDGE_PROVIDER_ENV)))
+        capable_id = choose_judge(config, context, metadata)
+        assert capable_id is not None  # required
+        cheap_id = _cheap_provider(
+            config, context, metadata, live_judge=bool(os.environ.get(JUDGE_PROVIDER_ENV))
+        )
         cache_dir = str(config.get("cache_dir") or _DEFAULT_CACHE)
         timeout = float(config.get("timeout", 120.0))
         retries = int(config.get("max_retries", 4))
@@ -196,13 +198,18 @@ def _opt(config: dict[str, Any], key: str) -> str | None:
     return str(config[key]) if config.get(key) else None
 
 
-def _cheap_provider(config: dict[str, Any], metadata: dict[str, Any], *, live_judge: bool) -> str | None:
+def _cheap_provider(
+    config: dict[str, Any], context: dict[str, Any], metadata: dict[str, Any], *, live_judge: bool
+) -> Any:
+    """The cheap first-stage judge: ``$GROUNDING_EVAL_FACTUALITY_CHEAP_PROVIDER``, else
+    ``config.cheap_provider`` (not with a live capable judge from the environment: a recorded cheap
+    stage would then decide rows the live judge never saw); ``None`` for none."""
+    from grounding_eval.promptfoo.judge_provider import choose_judge
+
     chosen = os.environ.get(CHEAP_PROVIDER_ENV) or (None if live_judge else config.get("cheap_provider"))
     if not chosen:
         return None
-    from grounding_eval.promptfoo.judge_assertion import with_dataset
-
-    return with_dataset(str(chosen), metadata, "cheap provider")
+    return choose_judge({**config, "cheap_provider": chosen}, context, metadata, key="cheap_provider")
 
 
 def _partial(context: dict[str, Any]) -> str | None:

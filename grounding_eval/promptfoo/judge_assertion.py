@@ -43,11 +43,17 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grounding_eval.outcome import unscored_result, with_outcome
+from grounding_eval.promptfoo.judge_provider import (
+    _LIVE_JUDGE_EXAMPLE,
+    JUDGE_PROVIDER_ENV,
+    with_dataset,
+)
+
+# _built_client: the process's judge clients (tests clear it to start a new process's state)
 
 if TYPE_CHECKING:
     from grounding_eval.judge.client import AnswerCheck
@@ -59,14 +65,10 @@ __all__ = [
     "audit_fields",
     "condition_of",
     "judge_assertion",
-    "judge_client",
-    "judge_provider_id",
     "not_run_advice",
     "with_dataset",
 ]
 
-JUDGE_PROVIDER_ENV = "GROUNDING_EVAL_JUDGE_PROVIDER"
-_LIVE_JUDGE_EXAMPLE = "anthropic:messages:claude-sonnet-4-5-20250929"
 _SOURCE_VARS = {"C1.5": "jkb_full_content", "C1": "jkb_directory"}
 _RUBRIC_IDS = ("v3", "v4", "round3")
 _ITEM_FIELDS = ("required_clarifying_questions", "failure_modes", "risk_tier", "sme_variables")
@@ -83,8 +85,12 @@ def condition_of(prompt: str, vars_: dict[str, Any]) -> str:
 
 def judge_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, Any]:
     """Judge ``output`` against a rubric; always returns a GradingResult dict."""
+    from grounding_eval.judge.pipeline import metered, with_usage
+
     try:
-        return with_outcome(_judge(output, context if isinstance(context, dict) else {}, pack_root))
+        with metered() as meter:
+            result = _judge(output, context if isinstance(context, dict) else {}, pack_root)
+        return with_outcome(with_usage(result, meter))
     except Exception as exc:
         return _error(f"{type(exc).__name__}: {exc}")
 
@@ -105,6 +111,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     )
     from grounding_eval.judge.render import render_judge_prompt
     from grounding_eval.judge.score import judge_scores
+    from grounding_eval.promptfoo.judge_provider import choose_judge, judge_client
 
     config = context.get("config") or {}
     vars_ = context.get("vars") or {}
@@ -115,9 +122,11 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     try:
         rubric_file = _rubric_path(config.get("rubric") or metadata.get("rubric"), pack_root)
         rubric = _rubric(rubric_file)
-        provider = judge_provider_id(config, test, metadata)
+        choice = choose_judge(config, context, metadata)
+        assert choice is not None  # required
+        provider = choice.id
         client = judge_client(
-            provider,
+            choice,
             str(config.get("cache_dir") or ".cache/grounding-eval/judge"),
             str(config["base_url"]) if config.get("base_url") else None,
             float(config.get("timeout", 120.0)),
@@ -348,62 +357,6 @@ def _rubric(path: Path) -> Any:
     from grounding_eval.judge.rubric import load_rubric_cached
 
     return load_rubric_cached(path)
-
-
-def judge_provider_id(config: dict[str, Any], test: dict[str, Any], metadata: dict[str, Any]) -> str:
-    chosen = os.environ.get(JUDGE_PROVIDER_ENV) or config.get("provider")
-    if not chosen:
-        option = (test.get("options") or {}).get("provider")
-        chosen = option.get("id") if isinstance(option, dict) else option
-    if not chosen:
-        raise ValueError(
-            f"no judge provider: set ${JUDGE_PROVIDER_ENV}, the assertion's config.provider, or "
-            "defaultTest.options.provider (e.g. anthropic:messages:claude-sonnet-4-5-20250929)"
-        )
-    return with_dataset(str(chosen), metadata, "judge provider")
-
-
-def with_dataset(provider: str, metadata: dict[str, Any], what: str) -> str:
-    """``provider`` with ``{dataset}`` replaced by the test's ``metadata.dataset``: recorded replies that
-    travel with the dataset, like its answers, and are read only from inside it.
-
-    Raises:
-        ValueError: ``{dataset}`` is named but the test has no dataset.
-        DataError: a replay file resolves outside the dataset folder.
-    """
-    if "{dataset}" not in provider:
-        return provider
-    if not metadata.get("dataset"):
-        raise ValueError(f"{what} {provider!r} names {{dataset}}, but the test has no metadata.dataset")
-    dataset = str(metadata["dataset"])
-    provider = provider.replace("{dataset}", dataset)
-    kind, _, path = provider.partition(":")
-    if kind == "replay" and Path(path).exists():  # the dataset's recordings never come from elsewhere
-        from grounding_eval.files import check_inside
-
-        check_inside(path, dataset)
-    return provider
-
-
-def judge_client(
-    provider: str, cache_dir: str, base_url: str | None, timeout: float, max_retries: int
-) -> Any:
-    """The judge client for one row: built once per process, a replay client restarted per row."""
-    from grounding_eval.judge.client import ReplayJudgeClient
-
-    client = _built_client(provider, cache_dir, base_url, timeout, max_retries)
-    return client.restarted() if isinstance(client, ReplayJudgeClient) else client
-
-
-@cache
-def _built_client(
-    provider: str, cache_dir: str, base_url: str | None, timeout: float, max_retries: int
-) -> Any:
-    from grounding_eval.judge.client import make_client
-
-    return make_client(
-        provider, cache_dir=Path(cache_dir), base_url=base_url, timeout=timeout, max_retries=max_retries
-    )
 
 
 def _error(message: str) -> dict[str, Any]:

@@ -21,8 +21,12 @@ JavaScript side's deadline (``GROUNDING_EVAL_CALL_TIMEOUT``; by default the judg
 the slowest judgment, plus margin) is killed with SIGKILL and replaced, and that row's result says so:
 nothing here needs to cooperate, so a stopped or deadlocked worker cannot hang the eval.
 
-``python -m grounding_eval.promptfoo.worker --once`` reads a single request from standard input, writes
-its reply and exits: the JavaScript entry's way to grade when no worker can be kept.
+``python -m grounding_eval.promptfoo.worker --once`` reads a single request line from standard input,
+writes its reply and exits: the JavaScript entry's way to grade when no worker can be kept.
+
+A judge's model call goes through promptfoo (:mod:`grounding_eval.judge.host`): while grading request
+N the worker writes ``{"id": N, "model": {"seq": K, ...}}`` and reads ``{"model_reply": K, ...}`` back
+from its input; a request that arrives meanwhile waits its turn.
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ import json
 import os
 import select
 import sys
-from collections.abc import Callable, Iterator, Mapping
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -148,36 +154,84 @@ def _reply(out: TextIO, reply: Mapping[str, Any]) -> None:
     out.flush()
 
 
-def _lines(fd: int, idle: float) -> Iterator[bytes]:
-    """Lines read from ``fd`` until it closes or stays silent for ``idle`` seconds.
+class _Reader:
+    """Lines read from ``fd`` (the descriptor itself, not a buffered file, so that waiting for input
+    never misses a line already read into a buffer), with requests that arrive while a call waits for
+    a model reply kept for later."""
 
-    Reads the descriptor itself (not a buffered file) so that waiting for input never misses a line
-    already read into a buffer.
-    """
-    parts: list[bytes] = []
-    while True:
-        ready, _, _ = select.select([fd], [], [], idle)
-        if not ready:
-            return  # idle past the limit: the JavaScript side starts a new worker when needed
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            return  # the pipe closed: promptfoo has gone
-        while (cut := chunk.find(b"\n")) >= 0:
-            yield b"".join([*parts, chunk[:cut]])
-            parts, chunk = [], chunk[cut + 1 :]
-        if chunk:
-            parts.append(chunk)
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._parts: list[bytes] = []
+        self._ready: deque[bytes] = deque()  # whole lines read, not yet taken
+        self.later: deque[bytes] = deque()  # requests that came while a model reply was awaited
+
+    def line(self, idle: float | None) -> bytes | None:
+        """The next line, or ``None`` when the pipe closed or stayed silent ``idle`` seconds."""
+        while not self._ready:
+            ready, _, _ = select.select([self._fd], [], [], idle)
+            if not ready:
+                return None  # idle past the limit: the JavaScript side starts a new worker when needed
+            chunk = os.read(self._fd, 1 << 16)
+            if not chunk:
+                return None  # the pipe closed: promptfoo has gone
+            while (cut := chunk.find(b"\n")) >= 0:
+                self._ready.append(b"".join([*self._parts, chunk[:cut]]))
+                self._parts, chunk = [], chunk[cut + 1 :]
+            if chunk:
+                self._parts.append(chunk)
+        return self._ready.popleft()
+
+    def request(self, idle: float) -> bytes | None:
+        """The next request: one kept from before, else a new line."""
+        return self.later.popleft() if self.later else self.line(idle)
+
+
+class _Channel:
+    """The model calls of the request being graded, asked of promptfoo's Node process over the pipe
+    (:class:`grounding_eval.judge.host.HostChannel`)."""
+
+    def __init__(self, out: TextIO, reader: _Reader, request_id: Any) -> None:
+        self._out, self._reader, self._id = out, reader, request_id
+        self._seq = 0
+        self._lock = threading.Lock()
+
+    def ask(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        with self._lock:
+            self._seq += 1
+            _reply(self._out, {"id": self._id, "model": {"seq": self._seq, **request}})
+            while True:
+                line = self._reader.line(None)
+                if line is None:
+                    raise OSError("the pipe to promptfoo closed while a model reply was awaited")
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    message = None
+                if isinstance(message, dict) and "model_reply" in message:
+                    if message["model_reply"] == self._seq:
+                        return message
+                    continue  # a late reply to an earlier call: that call has given up
+                self._reader.later.append(line)  # the next request, queued behind this one
 
 
 def _serve(fd: int, out: TextIO, idle: float) -> int:
-    for line in _lines(fd, idle):
-        try:
-            request = json.loads(line)
-        except ValueError as exc:
-            _reply(out, {"id": None, "error": f"not JSON: {exc}"})
-            continue
-        _reply(out, handle(request))
+    reader = _Reader(fd)
+    while (line := reader.request(idle)) is not None:
+        _answer(line, out, reader)
     return 0
+
+
+def _answer(line: bytes, out: TextIO, reader: _Reader) -> None:
+    from grounding_eval.judge.host import hosting
+
+    try:
+        request = json.loads(line)
+    except ValueError as exc:
+        _reply(out, {"id": None, "error": f"not JSON: {exc}"})
+        return
+    rid = request.get("id") if isinstance(request, dict) else None
+    with hosting(_Channel(out, reader, rid)):
+        _reply(out, handle(request))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -191,12 +245,12 @@ def main(argv: list[str] | None = None) -> int:
     out = sys.stdout
     sys.stdout = sys.stderr  # replies only on the real standard output
     if args.once:
-        try:
-            request = json.loads(sys.stdin.read())
-        except ValueError as exc:
-            _reply(out, {"id": None, "error": f"not JSON: {exc}"})
+        reader = _Reader(sys.stdin.fileno())
+        line = reader.line(None)
+        if line is None:
+            _reply(out, {"id": None, "error": "no request on standard input"})
             return 2
-        _reply(out, handle(request))
+        _answer(line, out, reader)
         return 0
     _reply(out, {"id": None, "ready": PROTOCOL, "pid": os.getpid()})
     return _serve(sys.stdin.fileno(), out, args.idle)

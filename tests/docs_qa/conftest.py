@@ -11,8 +11,8 @@ import pytest
 def _fresh_clients() -> Iterator[None]:
     """The adapters build each judge client once per process, with the API key and base URL the
     environment holds then; tests change the environment and rewrite recordings."""
-    from grounding_eval.promptfoo import judge_assertion
+    from grounding_eval.promptfoo import judge_provider
 
-    judge_assertion._built_client.cache_clear()
+    judge_provider._built_client.cache_clear()
     yield
-    judge_assertion._built_client.cache_clear()
+    judge_provider._built_client.cache_clear()

@@ -210,7 +210,7 @@ class TestExplicitErrors:
         context["config"] = {}
         result = get_assert("x", context)
         assert result["reason"].startswith(
-            "ERROR (docs-qa unscored): no grader: set $GROUNDING_EVAL_JUDGE_PROVIDER"
+            "ERROR (docs-qa unscored): no judge provider: set $GROUNDING_EVAL_JUDGE_PROVIDER"
         )
 
     def test_missing_api_key(self, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -76,8 +76,8 @@ def documents(rubric: FactualityRubric) -> list[Document]:
 def _fresh_clients() -> Iterator[None]:
     """A new process's judge clients for every test (the adapters build each client once per process,
     with the API key and base URL the environment holds then; tests change the environment)."""
-    from grounding_eval.promptfoo import judge_assertion
+    from grounding_eval.promptfoo import judge_provider
 
-    judge_assertion._built_client.cache_clear()
+    judge_provider._built_client.cache_clear()
     yield
-    judge_assertion._built_client.cache_clear()
+    judge_provider._built_client.cache_clear()

@@ -16,6 +16,7 @@ from grounding_eval.judge.audit import read_audit
 from grounding_eval.judge.client import answer_sha256
 from grounding_eval.judge.rubric import load_rubric
 from grounding_eval.promptfoo import judge_assertion as judge_module
+from grounding_eval.promptfoo import judge_provider
 from tests.entry_points import load_entry_point
 from tests.judge.conftest import JudgeServer, Scripted, WireCase
 
@@ -40,11 +41,11 @@ def reply(rubric: Any, **verdicts: str) -> str:
 
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    judge_module._built_client.cache_clear()
+    judge_provider._built_client.cache_clear()
     monkeypatch.delenv(judge_module.JUDGE_PROVIDER_ENV, raising=False)
     monkeypatch.chdir(tmp_path)  # the default cache and review queue land here
     yield
-    judge_module._built_client.cache_clear()
+    judge_provider._built_client.cache_clear()
 
 
 def _record(path: Path, key: str, answer: str | None, *replies: str) -> str:
@@ -154,7 +155,7 @@ class TestWireFormats:
         _use(wire_case, monkeypatch)
         judge_server.script(Scripted(body=wire_case.ok(reply(V3))))
         first = judge(ANSWER, _context(wire_case.provider_id))
-        judge_module._built_client.cache_clear()  # a new process, as promptfoo starts for every call
+        judge_provider._built_client.cache_clear()  # a new process, as promptfoo starts for every call
         second = judge(ANSWER, _context(wire_case.provider_id))
         assert judge_server.count == 1
         assert first["namedScores"] == second["namedScores"] and second["metadata"]["judge"]["cached"] is True
@@ -174,12 +175,12 @@ class TestRerunAfterInvalidReplies:
             first["reason"].startswith("ERROR (judge unscored)")
             and first["metadata"]["judge"]["cached"] is False
         )
-        judge_module._built_client.cache_clear()  # a new process, as promptfoo starts for every call
+        judge_provider._built_client.cache_clear()  # a new process, as promptfoo starts for every call
         judge_server.script(Scripted(body=wire_case.ok(reply(V3))))
         second = judge(ANSWER, _context(wire_case.provider_id, review_queue=str(tmp_path / "q.jsonl")))
         assert judge_server.count == 3
         assert second["reason"].startswith("PASS v3 judge") and second["metadata"]["judge"]["cached"] is False
-        judge_module._built_client.cache_clear()
+        judge_provider._built_client.cache_clear()
         third = judge(ANSWER, _context(wire_case.provider_id))  # the valid reply is cached
         assert judge_server.count == 3 and third["metadata"]["judge"]["cached"] is True
 
@@ -192,7 +193,7 @@ class TestRerunAfterInvalidReplies:
         replies = [Scripted(body=wire_case.ok("no")), Scripted(body=wire_case.ok("still no"))]
         judge_server.script(*replies)
         first = judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
-        judge_module._built_client.cache_clear()
+        judge_provider._built_client.cache_clear()
         judge_server.script(*replies)
         second = judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
         assert judge_server.count == 4
@@ -215,7 +216,7 @@ class TestRerunAfterInvalidReplies:
         queue = tmp_path / "queue.jsonl"
         judge_server.script(*[Scripted(body=wire_case.ok("no"))] * 2)
         judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
-        judge_module._built_client.cache_clear()
+        judge_provider._built_client.cache_clear()
         judge_server.script(*[Scripted(body=wire_case.ok("other"))] * 2)
         judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
         records = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
@@ -226,7 +227,7 @@ class TestRerunAfterInvalidReplies:
         provider = _record(tmp_path / "replies.json", "v3/q1/C1", ANSWER, "bad", "worse")
         queue = tmp_path / "queue.jsonl"
         for _ in range(2):
-            judge_module._built_client.cache_clear()  # a fresh replay client: its replies start over
+            judge_provider._built_client.cache_clear()  # a fresh replay client: its replies start over
             result = judge(ANSWER, _context(provider, review_queue=str(queue)))
             assert result["reason"].startswith("ERROR (judge unscored)")
         assert len(queue.read_text(encoding="utf-8").splitlines()) == 1
