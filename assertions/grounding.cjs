@@ -608,9 +608,129 @@ async function grade(call, value, context) {
   }
 }
 
+// --- beforeAll: the configuration check before any model is called -----------------------------------
+
+const PACK_ENTRY = /(?:grounding\.cjs:(verifier|judge|factuality|docs_qa)|assertions\/(verifier|judge|factuality|docs_qa)\.py(?::\w+)?)$/;
+const CHECK_DEADLINE_S = 120;
+const MAX_PROBLEMS_SHOWN = 10;
+
+function packAssertions(list, found) {
+  for (const a of Array.isArray(list) ? list : []) {
+    if (!a || typeof a !== 'object') continue;
+    if (a.type === 'assert-set') packAssertions(a.assert, found);
+    else if (typeof a.value === 'string') {
+      const m = a.value.match(PACK_ENTRY);
+      if (m) found.push({ call: m[1] || m[2], assertion: a });
+    }
+  }
+  return found;
+}
+
+function merged(base, own) {
+  return { ...((base && typeof base === 'object') ? base : {}), ...((own && typeof own === 'object') ? own : {}) };
+}
+
+// The rows' views of the suite: each test (defaultTest merged in, as promptfoo merges it) with each of
+// its pack assertions, once per provider under test (a judge must not be one of them).
+function checks(suite) {
+  const d = suite.defaultTest && typeof suite.defaultTest === 'object' ? suite.defaultTest : {};
+  const tests = [];
+  for (const t of Array.isArray(suite.tests) ? suite.tests : []) if (t && typeof t === 'object') tests.push(t);
+  for (const sc of Array.isArray(suite.scenarios) ? suite.scenarios : []) {
+    for (const t of Array.isArray(sc && sc.tests) ? sc.tests : []) if (t && typeof t === 'object') tests.push(t);
+  }
+  if (tests.length === 0) tests.push({});
+  const providers = Array.isArray(suite.providers) && suite.providers.length ? suite.providers : [undefined];
+  const out = [];
+  const seen = new Set();
+  for (const t of tests) {
+    const test = {
+      ...t,
+      vars: merged(d.vars, t.vars),
+      options: merged(d.options, t.options),
+      metadata: merged(d.metadata, t.metadata),
+      assert: [...(Array.isArray(d.assert) ? d.assert : []), ...(Array.isArray(t.assert) ? t.assert : [])],
+    };
+    for (const { call, assertion } of packAssertions(test.assert, [])) {
+      for (const provider of providers) {
+        // The prompt is not rendered yet: every var counts as shown, so that only what fails whatever the
+        // prompt shows (no evidence for any prompt) is a configuration error.
+        const shown = Object.values(test.vars).filter((v) => typeof v === 'string').join('\n\n');
+        const context = { prompt: shown, vars: test.vars, test, provider, ...(assertion.config ? { config: assertion.config } : {}) };
+        const key = stringify([call, context.config, test.vars, test.metadata, describe(graderOf(test.options.provider)),
+          describe(graderOf(assertion.provider)), providerIdOf(provider)]);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        out.push({ call, context, where: test.description || (test.vars && test.vars.query_id) || 'defaultTest' });
+      }
+    }
+  }
+  return out;
+}
+
+async function checkJudge(judge, hosted) {
+  if (judge.use === 'replay') return undefined;
+  try {
+    const provider = await providerFor({ use: judge.use, spec: judge.spec }, hosted);
+    if (typeof provider.requiresApiKey === 'function' && provider.requiresApiKey()
+        && typeof provider.getApiKey === 'function' && !provider.getApiKey()) {
+      return `judge provider ${judge.id} (${judge.where}): its API key is not set`;
+    }
+  } catch (err) {
+    return `judge provider ${judge.id} (${judge.where}): ${String((err && err.message) || err).split('\n')[0]}`;
+  }
+  return undefined;
+}
+
+// promptfoo's beforeAll hook (file://assertions/grounding.cjs:beforeAll): every pack assertion is
+// checked as its rows would run it, in the pack's workers (grounding_eval/promptfoo/preflight.py), and
+// each live judge is loaded and its key checked. Any problem stops the eval here, before any model call.
+async function beforeAll(context) {
+  const suite = context && context.suite;
+  if (!suite || typeof suite !== 'object') return context;
+  const root = packRoot();
+  const state = pool();
+  const problems = new Set();
+  const judged = new Map(); // each judge is loaded once, whatever number of rows name it
+  const judgeOnce = (judge, hosted) => {
+    const key = stringify([judge.use, judge.use === 'spec' ? judge.spec : describe(graderOf(hosted && hosted[judge.use === 'grader' ? 'options' : 'assertion']))]);
+    if (!judged.has(key)) judged.set(key, checkJudge(judge, hosted));
+    return judged.get(key);
+  };
+  const work = checks(suite).map(async ({ call, context: rowContext, where }) => {
+    const { hosted, context: forwarded } = JUDGE_CALLS.has(call) ? hostGraders(call, rowContext) : { hosted: undefined, context: rowContext };
+    const id = state.nextId++;
+    const line = `${stringify({ id, call: 'check', args: [call, forwarded], pack_root: root })}\n`;
+    let answer;
+    try {
+      answer = await pickWorker(state).call(id, line, CHECK_DEADLINE_S, hosted);
+    } catch (err) {
+      problems.add(`${call}: the configuration could not be checked: ${err.message}`);
+      return;
+    }
+    if (!answer || answer.ok !== true) {
+      problems.add(`${call} (${where}): ${(answer && (answer.error || answer.reason)) || 'no answer'}`);
+      return;
+    }
+    for (const judge of answer.judges || []) {
+      const problem = await judgeOnce(judge, hosted);
+      if (problem) problems.add(`${call}: ${problem}`);
+    }
+  });
+  await Promise.all(work);
+  if (problems.size > 0) {
+    const list = [...problems];
+    const shown = list.slice(0, MAX_PROBLEMS_SHOWN).map((p) => `  - ${p}`).join('\n');
+    const more = list.length > MAX_PROBLEMS_SHOWN ? `\n  … and ${list.length - MAX_PROBLEMS_SHOWN} more` : '';
+    throw new Error(`grounding-eval: the configuration has ${list.length} problem(s); no model was called:\n${shown}${more}`);
+  }
+  return context;
+}
+
 module.exports = {
   // Not an assertion: the deadline a call with this context gets, in seconds (or the Error), for tests.
   deadlineSeconds: callDeadlineS,
+  beforeAll,
   verifier: (output, context) => grade('verifier', output, context),
   judge: (output, context) => grade('judge', output, context),
   factuality: (output, context) => grade('factuality', output, context),

@@ -49,6 +49,7 @@ from grounding_eval.judge.client import (
 )
 from grounding_eval.judge.extract import ParseFailure
 from grounding_eval.judge.review_queue import enqueue_review, review_entry_id
+from grounding_eval.promptfoo.preflight import checkpoint
 
 __all__ = [
     "Attempt",
@@ -311,6 +312,7 @@ def run_judge(
         :class:`Scored` with the parsed reply, or :class:`Unscored` with why; each with every attempt
         and what was recorded. Never raises for a failed call or a failed audit write.
     """
+    checkpoint()  # a configuration check stops before any model is asked
     seen: dict[str, T | ParseFailure] = {}  # the client's accept() and this loop parse each text once
 
     def parsed(text: str) -> T | ParseFailure:
@@ -380,6 +382,7 @@ def check_replay(
     Raises:
         JudgeError: The recording has no reply for ``fixture_key``.
     """
+    checkpoint()  # a configuration check stops here: what follows depends on the real answer
     if not isinstance(client, ReplayJudgeClient):
         return None
     return client.check_answer(fixture_key, answer, answer_is_recorded=answer_is_recorded)

@@ -235,9 +235,11 @@ def judge_client(
     """
     from grounding_eval.judge.client import ReplayJudgeClient
     from grounding_eval.judge.host import current_host
+    from grounding_eval.promptfoo.preflight import note_judge
 
     if isinstance(choice, str):
         choice = _from_setting(choice, "spec", "the judge")
+    note_judge(choice)
     hosted = choice.use != "replay" and current_host() is not None
     spec = json.dumps(choice.spec, sort_keys=True, default=str)
     client = _built_client(choice.id, choice.use, spec, hosted, cache_dir, base_url, timeout, max_retries)

@@ -72,6 +72,12 @@ def _docs_qa(args: list[Any], pack_root: Path) -> dict[str, Any]:
     return docs_qa_assertion(args[0], args[1], pack_root=pack_root)
 
 
+def _check(args: list[Any], pack_root: Path) -> dict[str, Any]:
+    from grounding_eval.promptfoo.preflight import preflight
+
+    return preflight(str(args[0]), args[1], pack_root)
+
+
 def _composite(name: str) -> Callable[[list[Any], Path], dict[str, Any]]:
     def score(args: list[Any], pack_root: Path) -> dict[str, Any]:
         from grounding_eval.promptfoo import composite_scoring
@@ -89,6 +95,7 @@ CALLS: Mapping[str, Callable[[list[Any], Path], dict[str, Any]]] = {
     "judge": _judge,
     "factuality": _factuality,
     "docs_qa": _docs_qa,
+    "check": _check,
     "round1": _composite("round1"),
     "round2b": _composite("round2b"),
     "round3": _composite("round3"),
@@ -100,6 +107,7 @@ _FAILED = {
     "judge": "ERROR (judge unscored)",
     "factuality": "ERROR (factuality unscored)",
     "docs_qa": "ERROR (docs-qa unscored)",
+    "check": "ERROR (configuration check)",
     "round1": "UNSCORED: composite not computed",
     "round2b": "UNSCORED: composite not computed",
     "round3": "UNSCORED: composite not computed",

@@ -1,0 +1,105 @@
+"""The configuration check before an eval makes any model call (``grounding.cjs:beforeAll``).
+
+An unknown judge provider, a malformed rubric, an unreadable directory or allowlist, a missing recorded
+judge file: each is the same for every row, and found only when the first row is graded — after every
+generation call has been made and paid for. promptfoo's ``beforeAll`` extension hook runs before any;
+``assertions/grounding.cjs`` sends each pack assertion of the suite here, as its rows would call it.
+
+:func:`preflight` runs the assertion's own adapter on a placeholder answer, with the same config, vars
+and test, up to the point where it would ask a model (or, for the verifier, verify): everything read
+and decided before that point is what a row would read and decide. Stopping is :class:`Checked`, raised
+by :func:`checkpoint` in the judges' one loop, the replay check and the verifier; the judges the row
+would use are noted on the way (:func:`note_judge`) so the Node side can load them and check their keys.
+An adapter that returns before the checkpoint has refused the configuration: its unscored reason is the
+error. What depends on the real answer (a recorded answer or reply that does not match it) is not
+checked here and stays a per-row result.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+__all__ = ["Checked", "checkpoint", "note_judge", "preflight"]
+
+PLACEHOLDER: Final = "grounding-eval configuration check (no model was asked)"
+
+
+class Checked(BaseException):  # not an Exception: the adapters catch every Exception
+    """The check reached the first model call (or verdict): nothing was wrong up to there."""
+
+
+_checking: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
+    "grounding_eval_preflight", default=None
+)
+
+
+def checkpoint() -> None:
+    """Stop here when checking a configuration (a model is about to be asked); otherwise nothing."""
+    if _checking.get() is not None:
+        raise Checked
+
+
+def note_judge(choice: Any) -> None:
+    """Remember, while checking, a judge a row would use (its id, and what promptfoo must load)."""
+    noted = _checking.get()
+    if noted is not None:
+        noted.append({"id": choice.id, "use": choice.use, "spec": choice.spec, "where": choice.where})
+
+
+def preflight(call: str, context: Any, pack_root: Path) -> dict[str, Any]:
+    """Check one assertion as its rows would run it.
+
+    Returns:
+        ``{"ok": True, "judges": [...]}`` — the judges it would use (``replay:`` ones included); or
+        ``{"ok": False, "error": reason}``.
+    """
+    adapter = _ADAPTERS.get(call)
+    if adapter is None:
+        return {"ok": False, "error": f"unknown grounding-eval call {call!r}"}
+    noted: list[dict[str, Any]] = []
+    token = _checking.set(noted)
+    try:
+        result = adapter()(PLACEHOLDER, context if isinstance(context, dict) else {}, pack_root=pack_root)
+    except Checked:
+        return {"ok": True, "judges": noted}
+    finally:
+        _checking.reset(token)
+    metadata = result.get("metadata") if isinstance(result, dict) else None
+    if isinstance(metadata, dict) and metadata.get("outcome") == "unscored":
+        return {"ok": False, "error": str(metadata.get("unscored_reason") or result.get("reason"))}
+    return {"ok": True, "judges": noted}
+
+
+def _judge() -> Callable[..., dict[str, Any]]:
+    from grounding_eval.promptfoo.judge_assertion import judge_assertion
+
+    return judge_assertion
+
+
+def _factuality() -> Callable[..., dict[str, Any]]:
+    from grounding_eval.promptfoo.factuality_assertion import factuality_assertion
+
+    return factuality_assertion
+
+
+def _docs_qa() -> Callable[..., dict[str, Any]]:
+    from grounding_eval.promptfoo.docs_qa_assertion import docs_qa_assertion
+
+    return docs_qa_assertion
+
+
+def _verifier() -> Callable[..., dict[str, Any]]:
+    from grounding_eval.promptfoo.verifier_assertion import verifier_assertion
+
+    return verifier_assertion
+
+
+_ADAPTERS: Final[dict[str, Callable[[], Callable[..., dict[str, Any]]]]] = {
+    "judge": _judge,
+    "factuality": _factuality,
+    "docs_qa": _docs_qa,
+    "verifier": _verifier,
+}
