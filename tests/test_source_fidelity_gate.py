@@ -77,7 +77,7 @@ def _row(
     server, case = judge_env
     server.script(Scripted(body=case.ok(reply)))
     judge_assert = {"type": "python", "value": "file://assertions/judge.py:get_assert",
-                    "config": {"rubric": rubric, "provider": case.provider_id}}  # fmt: skip
+                    "config": {"rubric": rubric, "provider": case.provider_id, "base_url": case.base_url}}  # fmt: skip
     verifier_assert = {
         "type": "python",
         "value": "file://assertions/verifier.py:get_assert",

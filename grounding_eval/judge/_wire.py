@@ -1,21 +1,23 @@
 """The three judge wire formats (Anthropic Messages, OpenAI Chat Completions, Gemini generateContent).
 
-Each format is two pure functions: one builds the HTTP request for a prompt, one pulls the reply text out
-of the response JSON. Keeping them free of I/O lets the client share one retry loop and one cache across
-providers, and lets a test check each format's exact request body without a server.
+Each format is three pure functions: one builds the HTTP request for a prompt, one pulls the reply text
+out of the response JSON, and one reads the tokens the response says it spent. Keeping them free of I/O
+lets the client share one retry loop and one cache across providers, and lets a test check each format's
+exact request body without a server.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple, TypeGuard
 from urllib.parse import quote
 
 __all__ = [
     "ANTHROPIC_VERSION",
     "WIRES",
     "MalformedReply",
+    "TokenCounts",
     "WireFormat",
     "WireKind",
     "WireRequest",
@@ -29,6 +31,14 @@ WireKind = Literal["anthropic", "openai", "google"]
 
 class MalformedReply(ValueError):
     """A 2xx response whose JSON does not hold reply text where the format puts it."""
+
+
+class TokenCounts(NamedTuple):
+    """The tokens one response says it spent (all new: a provider-side prompt cache is not told apart)."""
+
+    prompt: int
+    completion: int
+    total: int
 
 
 @dataclass(frozen=True)
@@ -47,10 +57,12 @@ class WireFormat:
     Attributes:
         kind: The provider family, as reported in ``JudgeReply.provider``.
         key_envs: Environment variables that may hold the API key, in order of preference.
-        base_env: Environment variable that overrides the default base URL.
-        default_base: Base URL used when neither the option nor ``base_env`` is set.
+        default_base: Base URL used when the client is given none. No environment variable changes
+            it: ``*_BASE_URL`` belongs to promptfoo's generation providers, not to the judge.
         build: ``(base_url, api_key, model, prompt, system, temperature, max_tokens) -> WireRequest``.
         extract: Response JSON → reply text; raises :class:`MalformedReply`.
+        usage: Response JSON → the tokens it reports, or ``None`` when they are missing or malformed
+            (never raises: a reply without counts is still a reply).
         request_id_header: Response header carrying the provider's request id, if it sends one.
         request_id_field: Top-level response JSON field used when the header is absent.
         max_temperature: The highest temperature the API accepts.
@@ -58,10 +70,10 @@ class WireFormat:
 
     kind: WireKind
     key_envs: tuple[str, ...]
-    base_env: str
     default_base: str
     build: Callable[[str, str, str, str, str | None, float, int], WireRequest]
     extract: Callable[[Any], str]
+    usage: Callable[[Any], TokenCounts | None]
     request_id_header: str | None
     request_id_field: str
     max_temperature: float
@@ -106,6 +118,11 @@ def _anthropic_text(payload: Any) -> str:
     return "".join(texts)
 
 
+def _anthropic_usage(payload: Any) -> TokenCounts | None:
+    # No total is sent; input_tokens leaves out prompt-cache reads and writes (counted apart by Anthropic).
+    return _counts(payload, "usage", "input_tokens", "output_tokens", None)
+
+
 # --- OpenAI Chat Completions (and any compatible server) ------------------------------------------------
 
 
@@ -126,6 +143,10 @@ def _openai_text(payload: Any) -> str:
     # content is null when the model refused (``refusal``) or only called tools.
     text: str = _field(message, "content", str)
     return text
+
+
+def _openai_usage(payload: Any) -> TokenCounts | None:
+    return _counts(payload, "usage", "prompt_tokens", "completion_tokens", "total_tokens")
 
 
 # --- Google Gemini generateContent ----------------------------------------------------------------------
@@ -162,6 +183,11 @@ def _google_text(payload: Any) -> str:
     return "".join(texts)
 
 
+def _google_usage(payload: Any) -> TokenCounts | None:
+    # totalTokenCount also holds thinking tokens (thoughtsTokenCount), which candidatesTokenCount leaves out.
+    return _counts(payload, "usageMetadata", "promptTokenCount", "candidatesTokenCount", "totalTokenCount")
+
+
 # --- shared ---------------------------------------------------------------------------------------------
 
 
@@ -176,14 +202,40 @@ def _field(obj: Any, name: str, kind: type[Any]) -> Any:
     return value
 
 
+def _counts(
+    payload: Any, section: str, prompt: str, completion: str, total: str | None
+) -> TokenCounts | None:
+    """Read ``payload[section]``'s prompt, completion and total token counts.
+
+    Each count must be a whole number ≥ 0, and the total no smaller than its parts; anything else is
+    ``None``, so a garbled count reads as unknown rather than as tokens never spent. The total is the
+    sum of the parts when the format has none (Anthropic) or the response leaves it out (some
+    OpenAI-compatible servers).
+    """
+    usage = payload.get(section) if isinstance(payload, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    p, c = usage.get(prompt), usage.get(completion)
+    t = usage.get(total) if total is not None else None
+    if not (_is_count(p) and _is_count(c)):
+        return None
+    if t is None:
+        t = p + c
+    return TokenCounts(p, c, t) if _is_count(t) and t >= p + c else None
+
+
+def _is_count(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 WIRES: Final[Mapping[WireKind, WireFormat]] = {
     "anthropic": WireFormat(
         kind="anthropic",
         key_envs=("ANTHROPIC_API_KEY",),
-        base_env="ANTHROPIC_BASE_URL",
         default_base="https://api.anthropic.com",
         build=_anthropic_request,
         extract=_anthropic_text,
+        usage=_anthropic_usage,
         request_id_header="request-id",
         request_id_field="id",
         max_temperature=1.0,
@@ -191,10 +243,10 @@ WIRES: Final[Mapping[WireKind, WireFormat]] = {
     "openai": WireFormat(
         kind="openai",
         key_envs=("OPENAI_API_KEY",),
-        base_env="OPENAI_BASE_URL",
         default_base="https://api.openai.com/v1",
         build=_openai_request,
         extract=_openai_text,
+        usage=_openai_usage,
         request_id_header="x-request-id",
         request_id_field="id",
         max_temperature=2.0,
@@ -202,10 +254,10 @@ WIRES: Final[Mapping[WireKind, WireFormat]] = {
     "google": WireFormat(
         kind="google",
         key_envs=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
-        base_env="GOOGLE_BASE_URL",
         default_base="https://generativelanguage.googleapis.com",
         build=_google_request,
         extract=_google_text,
+        usage=_google_usage,
         request_id_header=None,
         request_id_field="responseId",
         max_temperature=2.0,

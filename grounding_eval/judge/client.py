@@ -7,12 +7,23 @@ retry loop and one cache (:mod:`.cache`) then behave the same for all of them.
 
 Provider ids are written the promptfoo way, so a config names the judge as it names any other model:
 
-* ``anthropic:messages:<model>`` — key ``ANTHROPIC_API_KEY``, base ``ANTHROPIC_BASE_URL``
-* ``openai:chat:<model>`` — key ``OPENAI_API_KEY``, base ``OPENAI_BASE_URL`` (any compatible server)
-* ``google:<model>`` (Gemini) — key ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY``, base ``GOOGLE_BASE_URL``
+* ``anthropic:messages:<model>`` — key ``ANTHROPIC_API_KEY``
+* ``openai:chat:<model>`` — key ``OPENAI_API_KEY`` (any compatible server, through ``base_url``)
+* ``google:<model>`` (Gemini) — key ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY``
 * ``replay:<path>`` — recorded judge replies (fixtures), never a model; each recording names the
   answer it judged by :func:`answer_sha256`, and :meth:`ReplayJudgeClient.check_answer` refuses to
   replay it for any other answer
+
+This client serves the grounding-eval CLI and the Python entry files, outside promptfoo. A judge's base
+URL comes only from its own setting (``base_url``: an assertion's ``config.base_url``, the CLI's
+``--base-url``, a provider's ``{id, config: {apiBaseUrl}}``), else the public API — never from
+``ANTHROPIC_BASE_URL``, ``OPENAI_BASE_URL`` or ``GOOGLE_BASE_URL``, which promptfoo's generation
+providers read: pointing the judge at a local server must not move generation there too. Inside
+``promptfoo eval`` the judges go through promptfoo's own providers instead (:mod:`.host`).
+
+Each reply reports the tokens its response says it spent (:class:`Usage`, read by the wire format); a
+reply served from the cache reports them as cached, none new. The cost is left unknown: the client
+keeps no price table.
 
 Everything that can be wrong with the configuration (unknown provider, missing key, impossible option,
 malformed fixture file) is raised by :func:`make_client`, before the first row is judged, never halfway
@@ -480,7 +491,16 @@ class HttpJudgeClient:
             hit = self._cache.get(fields)
             if hit is not None:
                 if accept is None or accept(hit.text):
-                    return self._reply(hit.text, hit.raw, hit.request_id, started, attempts=0, cached=True)
+                    usage = self._usage(hit.raw)
+                    return self._reply(
+                        hit.text,
+                        hit.raw,
+                        hit.request_id,
+                        started,
+                        attempts=0,
+                        cached=True,
+                        usage=usage.as_cached() if usage is not None else None,
+                    )
                 self._cache.discard(fields)
         request = self._wire.build(
             self.base_url, self._api_key, self.model, prompt, system, self._temperature, self._max_tokens
@@ -491,7 +511,9 @@ class HttpJudgeClient:
         request_id = self._scrub(self._wire.request_id(headers, raw))
         if self._cache is not None and (accept is None or accept(text)):
             self._cache.put(fields, text=text, raw=raw, request_id=request_id)
-        return self._reply(text, raw, request_id, started, attempts=attempts, cached=False)
+        return self._reply(
+            text, raw, request_id, started, attempts=attempts, cached=False, usage=self._usage(raw)
+        )
 
     def close(self) -> None:
         """Close the HTTP session, if one was opened."""
@@ -509,6 +531,7 @@ class HttpJudgeClient:
         *,
         attempts: int,
         cached: bool,
+        usage: Usage | None,
     ) -> JudgeReply:
         return JudgeReply(
             text=text,
@@ -519,7 +542,14 @@ class HttpJudgeClient:
             latency_ms=(time.perf_counter() - started) * 1000.0,
             raw=raw,
             request_id=request_id,
+            usage=usage,
+            cost=None,  # no price table: promptfoo's hosted providers are the ones that price a call
         )
+
+    def _usage(self, raw: dict[str, Any] | None) -> Usage | None:
+        """The tokens ``raw`` (a response's JSON, or a cached copy of it) says were spent, if it says."""
+        counts = self._wire.usage(raw)
+        return Usage(counts.prompt, counts.completion, counts.total) if counts is not None else None
 
     def _session_for_call(self) -> requests.Session:
         import requests
@@ -921,8 +951,9 @@ def make_client(
             ``replay:<path>``.
         cache_dir: Directory for cached replies (created if missing); ``None`` for no cache. Replay
             ignores it.
-        base_url: Overrides the provider's base URL (e.g. an OpenAI-compatible server); otherwise its
-            ``*_BASE_URL`` variable, otherwise the public API. Not allowed with replay.
+        base_url: The judge's base URL (e.g. an OpenAI-compatible server); otherwise the public API.
+            No ``*_BASE_URL`` variable is read: those steer promptfoo's generation providers. Not
+            allowed with replay.
         temperature: Sampling temperature (0 for the most repeatable judgments).
         max_tokens: Reply length limit.
         timeout: Each HTTP attempt's overall deadline in seconds: connecting (at most 10 s of it),
@@ -931,7 +962,7 @@ def make_client(
         max_retries: Further attempts after the first on retryable failures.
         backoff_base: First backoff step in seconds; it doubles per attempt.
         backoff_max: Longest single wait in seconds, including a server's ``Retry-After``.
-        env: Where API keys and base URLs are read; defaults to ``os.environ``.
+        env: Where API keys are read; defaults to ``os.environ``.
 
     Raises:
         JudgeConfigError: Unknown provider form, missing API key (naming the variable), bad option.
@@ -953,7 +984,7 @@ def make_client(
     if api_key is None:
         names = " or ".join(wire.key_envs)
         raise JudgeConfigError(f"{names} is not set (needed by judge provider {provider_id})")
-    base = _check_base_url(provider_id, base_url or env.get(wire.base_env) or wire.default_base)
+    base = _check_base_url(provider_id, base_url or wire.default_base)
     return HttpJudgeClient(
         provider_id,
         wire,

@@ -278,7 +278,9 @@ class TestLiveSwitch:
         monkeypatch.setenv(JUDGE_PROVIDER_ENV, case.provider_id)
         judge_server.script(Scripted(body=case.ok(reply(SUPPORTED))))
         cheap = _record(tmp_path / "cheap.json", "factual_accuracy/q1/C0", ANSWER, reply(SUPPORTED))
-        result = get_assert(ANSWER, _context("replay:unused", cheap_provider=cheap, max_retries=0))
+        # The live judge's server is its own setting, config.base_url: no *_BASE_URL variable is read.
+        config = {"cheap_provider": cheap, "base_url": case.base_url, "max_retries": 0}
+        result = get_assert(ANSWER, _context("replay:unused", **config))
         meta = result["metadata"]["factuality"]
         assert (meta["stage"], meta["model_id"], meta["cheap_model_id"]) == ("capable", case.model, None)
         assert judge_server.count == 1 and result["pass"] is True

@@ -28,7 +28,7 @@ TARGET = (
 
 def _client(case: WireCase, model: str | None = None) -> Any:
     provider = case.provider_id if model is None else case.provider_id.replace(case.model, model)
-    return make_client(provider, env=case.env, **FAST)
+    return make_client(provider, env=case.env, base_url=case.base_url, **FAST)
 
 
 def _sent_prompt(seen: Any, case: WireCase) -> str:
@@ -174,7 +174,13 @@ class TestCache:
         documents: list[Document],
         tmp_path: Path,
     ) -> None:
-        client = make_client(wire_case.provider_id, env=wire_case.env, cache_dir=tmp_path / "cache", **FAST)
+        client = make_client(
+            wire_case.provider_id,
+            env=wire_case.env,
+            base_url=wire_case.base_url,
+            cache_dir=tmp_path / "cache",
+            **FAST,
+        )
         judge_server.script(
             Scripted(body=wire_case.ok("not json")),
             Scripted(body=wire_case.ok(reply(SUPPORTED))),

@@ -191,7 +191,13 @@ def _google_ok(text: str) -> dict[str, Any]:
         "candidates": [
             {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}
         ],
-        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5},
+        # A thinking model's: totalTokenCount holds the thoughts, which candidatesTokenCount leaves out.
+        "usageMetadata": {
+            "promptTokenCount": 10,
+            "candidatesTokenCount": 5,
+            "thoughtsTokenCount": 3,
+            "totalTokenCount": 18,
+        },
         "modelVersion": "gemini-test",
         "responseId": "resp-test-01",
     }
@@ -199,17 +205,24 @@ def _google_ok(text: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class WireCase:
-    """One provider family pointed at the test server: its id, env, expected request and a success body."""
+    """One provider family pointed at the test server: its id, key env, base URL, expected request and a
+    success body.
+
+    The server is reached through ``base_url`` (the judge's own setting), never a ``*_BASE_URL`` variable:
+    the client reads none.
+    """
 
     kind: str
     provider_id: str
     model: str
     env: dict[str, str]
+    base_url: str
     path: str
     key_header: str
     key_value: str
     ok: Callable[[str], dict[str, Any]]
     request_id: str
+    tokens: tuple[int, int, int]  # (prompt, completion, total) as the ``ok`` body reports them
 
     @property
     def key(self) -> str:
@@ -224,34 +237,40 @@ def wire_cases(server_url: str) -> dict[str, WireCase]:
             kind="anthropic",
             provider_id="anthropic:messages:claude-test-1",
             model="claude-test-1",
-            env={"ANTHROPIC_API_KEY": k["anthropic"], "ANTHROPIC_BASE_URL": server_url},
+            env={"ANTHROPIC_API_KEY": k["anthropic"]},
+            base_url=server_url,
             path="/v1/messages",
             key_header="x-api-key",
             key_value=k["anthropic"],
             ok=_anthropic_ok,
             request_id="msg_test_01",
+            tokens=(10, 5, 15),  # Anthropic sends no total: the sum
         ),
         "openai": WireCase(
             kind="openai",
             provider_id="openai:chat:gpt-test-1",
             model="gpt-test-1",
-            env={"OPENAI_API_KEY": k["openai"], "OPENAI_BASE_URL": f"{server_url}/v1"},
+            env={"OPENAI_API_KEY": k["openai"]},
+            base_url=f"{server_url}/v1",
             path="/v1/chat/completions",
             key_header="authorization",
             key_value=f"Bearer {k['openai']}",
             ok=_openai_ok,
             request_id="chatcmpl-test-01",
+            tokens=(10, 5, 15),
         ),
         "google": WireCase(
             kind="google",
             provider_id="google:gemini-test-1",
             model="gemini-test-1",
-            env={"GEMINI_API_KEY": k["google"], "GOOGLE_BASE_URL": server_url},
+            env={"GEMINI_API_KEY": k["google"]},
+            base_url=server_url,
             path="/v1beta/models/gemini-test-1:generateContent",
             key_header="x-goog-api-key",
             key_value=k["google"],
             ok=_google_ok,
             request_id="resp-test-01",
+            tokens=(10, 5, 18),
         ),
     }
 

@@ -34,6 +34,7 @@ from grounding_eval.judge.client import (
     JudgeError,
     JudgeReply,
     ReplayJudgeClient,
+    Usage,
     answer_sha256,
     backoff_delay,
     make_client,
@@ -48,7 +49,7 @@ SYSTEM = "You are a strict grader. Reply with JSON only."
 
 
 def _client(case: WireCase, **options: Any) -> Any:
-    return make_client(case.provider_id, env=case.env, **{**FAST, **options})
+    return make_client(case.provider_id, env=case.env, **{"base_url": case.base_url, **FAST, **options})
 
 
 def _expected_body(case: WireCase, system: str | None, *, temperature: float = 0.0) -> dict[str, Any]:
@@ -93,6 +94,8 @@ class TestWireFormats:
             latency_ms=reply.latency_ms,
             raw=wire_case.ok('{"overall": "pass"}'),
             request_id=wire_case.request_id,
+            usage=Usage(*wire_case.tokens),
+            cost=None,
         )
         assert reply.latency_ms > 0
         [seen] = judge_server.requests
@@ -457,7 +460,8 @@ class TestEchoedKeyForms:
         echoed = form(ODD_KEY)
         judge_server.script(Scripted(body=case.ok(f"you sent: {echoed} (thanks)")))
         env = {**case.env, "OPENAI_API_KEY": ODD_KEY}
-        reply = make_client(case.provider_id, env=env, cache_dir=tmp_path, **FAST).complete(PROMPT)
+        client = make_client(case.provider_id, env=env, base_url=case.base_url, cache_dir=tmp_path, **FAST)
+        reply = client.complete(PROMPT)
         assert judge_server.requests[0].headers["authorization"] == f"Bearer {ODD_KEY}"
         assert echoed not in reply.text and echoed not in json.dumps(reply.raw, ensure_ascii=False)
         assert reply.text.startswith("you sent: ") and "[REDACTED]" in reply.text
@@ -472,7 +476,7 @@ class TestEchoedKeyForms:
         judge_server.script(Scripted(401, {"error": {"message": f"invalid x-api-key {echoed}"}}))
         env = {**case.env, "ANTHROPIC_API_KEY": ODD_KEY}
         with pytest.raises(JudgeError) as info:
-            make_client(case.provider_id, env=env, **FAST).complete(PROMPT)
+            make_client(case.provider_id, env=env, base_url=case.base_url, **FAST).complete(PROMPT)
         assert echoed not in str(info.value)
         assert "[REDACTED]" in str(info.value)
 
@@ -603,29 +607,51 @@ class TestBuild:
         """GOOGLE_API_KEY or GEMINI_API_KEY; with both set, GOOGLE_API_KEY is sent."""
         case = wire_cases(judge_server.url)["google"]
         judge_server.script(Scripted(body=case.ok("a")), Scripted(body=case.ok("b")))
-        make_client(case.provider_id, env=case.env).complete(PROMPT)
+        make_client(case.provider_id, env=case.env, base_url=case.base_url).complete(PROMPT)
         both = {**case.env, "GOOGLE_API_KEY": "google-wins"}
-        make_client(case.provider_id, env=both).complete(PROMPT)
+        make_client(case.provider_id, env=both, base_url=case.base_url).complete(PROMPT)
         assert [r.headers["x-goog-api-key"] for r in judge_server.requests] == [case.key, "google-wins"]
 
+    PUBLIC_BASES: ClassVar = {
+        "anthropic:messages:m": "https://api.anthropic.com",
+        "openai:chat:m": "https://api.openai.com/v1",
+        "google:m": "https://generativelanguage.googleapis.com",
+    }
+
     def test_default_base_urls(self) -> None:
-        """With no option and no *_BASE_URL variable, the public endpoints."""
-        bases = {
-            "anthropic:messages:m": "https://api.anthropic.com",
-            "openai:chat:m": "https://api.openai.com/v1",
-            "google:m": "https://generativelanguage.googleapis.com",
-        }
-        for provider_id, base in bases.items():
+        """With no base_url option, the public endpoints."""
+        for provider_id, base in self.PUBLIC_BASES.items():
             client = make_client(provider_id, env=self.ALL_KEYS)
             assert isinstance(client, HttpJudgeClient)
             assert client.base_url == base
 
-    def test_base_url_option_beats_the_variable(self, judge_server: JudgeServer) -> None:
-        """base_url (e.g. an OpenAI-compatible server) wins over OPENAI_BASE_URL; a trailing / is dropped."""
+    @pytest.mark.parametrize("where", ["env", "process"])
+    def test_base_url_variables_are_not_read(
+        self, where: str, judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """*_BASE_URL steers promptfoo's generation providers: the judge goes to its public API, never there."""
+        variables = {
+            "ANTHROPIC_BASE_URL": judge_server.url,
+            "OPENAI_BASE_URL": f"{judge_server.url}/v1",
+            "GOOGLE_BASE_URL": judge_server.url,
+        }
+        if where == "process":  # make_client's default env is os.environ
+            for name, value in {**self.ALL_KEYS, **variables}.items():
+                monkeypatch.setenv(name, value)
+        env = {**self.ALL_KEYS, **variables} if where == "env" else None
+        for provider_id, base in self.PUBLIC_BASES.items():
+            client = make_client(provider_id, env=env)
+            assert isinstance(client, HttpJudgeClient)
+            assert client.base_url == base
+        assert judge_server.count == 0
+
+    def test_base_url_option_is_the_judges_server(self, judge_server: JudgeServer) -> None:
+        """base_url (e.g. an OpenAI-compatible server) is where the judge is asked; a trailing / is dropped."""
         case = wire_cases(judge_server.url)["openai"]
-        env = {**case.env, "OPENAI_BASE_URL": "http://127.0.0.1:9/not-here"}
         judge_server.script(Scripted(body=case.ok("local")))
-        client = make_client(case.provider_id, env=env, base_url=f"{judge_server.url}/compat/v1/")
+        client = make_client(case.provider_id, env=case.env, base_url=f"{judge_server.url}/compat/v1/")
+        assert isinstance(client, HttpJudgeClient)
+        assert client.base_url == f"{judge_server.url}/compat/v1"
         assert client.complete(PROMPT).text == "local"
         assert judge_server.requests[0].path == "/compat/v1/chat/completions"
 

@@ -23,7 +23,8 @@ PROMPT = "Grade this answer.\n<answer>Call the Legal Aid hotline.</answer>"
 
 
 def _client(case: WireCase, cache_dir: Path, **options: Any) -> Any:
-    return make_client(case.provider_id, env=case.env, cache_dir=cache_dir, **{**FAST, **options})
+    options = {"base_url": case.base_url, **FAST, **options}
+    return make_client(case.provider_id, env=case.env, cache_dir=cache_dir, **options)
 
 
 def _files(cache_dir: Path) -> list[Path]:
@@ -124,8 +125,11 @@ class TestMisses:
         """Another model of the same family is another judge."""
         case = wire_cases(judge_server.url)["anthropic"]
         judge_server.script(Scripted(body=case.ok("1")), Scripted(body=case.ok("2")))
-        make_client("anthropic:messages:claude-a", env=case.env, cache_dir=tmp_path).complete(PROMPT)
-        reply = make_client("anthropic:messages:claude-b", env=case.env, cache_dir=tmp_path).complete(PROMPT)
+        for model in ("claude-a", "claude-b"):
+            client = make_client(
+                f"anthropic:messages:{model}", env=case.env, base_url=case.base_url, cache_dir=tmp_path
+            )
+            reply = client.complete(PROMPT)
         assert (reply.text, reply.cached, judge_server.count) == ("2", False, 2)
 
     def test_base_url_change_misses(self, judge_server: JudgeServer, tmp_path: Path) -> None:
@@ -144,9 +148,10 @@ class TestMisses:
         """The same model name under two families does not share replies."""
         cases = wire_cases(judge_server.url)
         judge_server.script(Scripted(body=cases["anthropic"].ok("a")), Scripted(body=cases["openai"].ok("o")))
-        env = {**cases["anthropic"].env, **cases["openai"].env, "OPENAI_BASE_URL": judge_server.url}
-        make_client("anthropic:messages:same", env=env, cache_dir=tmp_path).complete(PROMPT)
-        reply = make_client("openai:chat:same", env=env, cache_dir=tmp_path).complete(PROMPT)
+        env = {**cases["anthropic"].env, **cases["openai"].env}
+        for family in ("anthropic:messages", "openai:chat"):  # both at one server: only the family differs
+            client = make_client(f"{family}:same", env=env, base_url=judge_server.url, cache_dir=tmp_path)
+            reply = client.complete(PROMPT)
         assert (reply.text, reply.cached) == ("o", False)
 
 

@@ -114,7 +114,9 @@ class HostileServer:
 
 def _openai(url: str, **options: Any) -> Any:
     case = wire_cases(url)["openai"]
-    return make_client(case.provider_id, env=case.env, **{**FAST, "timeout": TIMEOUT, **options})
+    return make_client(
+        case.provider_id, env=case.env, **{"base_url": case.base_url, **FAST, "timeout": TIMEOUT, **options}
+    )
 
 
 def _body() -> bytes:

@@ -70,8 +70,14 @@ def _context(
 
 
 def _use(case: WireCase, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The case's API key in the process environment, where the assertion's client reads it."""
     for name, value in case.env.items():
         monkeypatch.setenv(name, value)
+
+
+def _live(case: WireCase, **config: Any) -> dict[str, Any]:
+    """A context judged by ``case``'s provider at the test server (``config.base_url``, the judge's own)."""
+    return _context(case.provider_id, base_url=case.base_url, **config)
 
 
 class TestWireFormats:
@@ -82,7 +88,7 @@ class TestWireFormats:
     ) -> None:
         _use(wire_case, monkeypatch)
         judge_server.script(Scripted(body=wire_case.ok(reply(V3, hallucinations="Partial"))))
-        result = judge(ANSWER, _context(wire_case.provider_id))
+        result = judge(ANSWER, _live(wire_case))
         assert result["reason"].startswith("PASS v3 judge"), result["reason"]
         assert result["namedScores"]["v3.hallucinations"] == 0.5
         assert "v3.llm_judge_score" in result["namedScores"]
@@ -112,7 +118,7 @@ class TestWireFormats:
             Scripted(body=wire_case.ok(broken)), Scripted(body=wire_case.ok("I cannot judge this."))
         )
         queue = tmp_path / "queue.jsonl"
-        result = judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
+        result = judge(ANSWER, _live(wire_case, review_queue=str(queue)))
         assert result["reason"].startswith("ERROR (judge unscored): the v3 judge reply was invalid twice")
         assert result["pass"] is False and result["namedScores"] == {}
         assert judge_server.count == 2
@@ -130,7 +136,7 @@ class TestWireFormats:
             Scripted(body=wire_case.ok(truncated)), Scripted(body=wire_case.ok(truncated + "}"))
         )
         queue = tmp_path / "review" / "queue.jsonl"
-        result = judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
+        result = judge(ANSWER, _live(wire_case, review_queue=str(queue)))
         assert result["reason"].startswith("ERROR (judge unscored)") and result["namedScores"] == {}
         records = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
         assert len(records) == 1 and records[0]["raw_replies"] == [truncated, truncated + "}"]
@@ -145,7 +151,7 @@ class TestWireFormats:
         judge_server.script(
             Scripted(body=wire_case.ok(json.dumps(missing))), Scripted(body=wire_case.ok(reply(V3)))
         )
-        result = judge(ANSWER, _context(wire_case.provider_id))
+        result = judge(ANSWER, _live(wire_case))
         assert result["metadata"]["judge"]["retried"] is True and result["namedScores"]
         assert "empathy_and_respect" in json.dumps(judge_server.requests[1].body)
 
@@ -154,11 +160,29 @@ class TestWireFormats:
     ) -> None:
         _use(wire_case, monkeypatch)
         judge_server.script(Scripted(body=wire_case.ok(reply(V3))))
-        first = judge(ANSWER, _context(wire_case.provider_id))
+        first = judge(ANSWER, _live(wire_case))
         judge_provider._built_client.cache_clear()  # a new process, as promptfoo starts for every call
-        second = judge(ANSWER, _context(wire_case.provider_id))
+        second = judge(ANSWER, _live(wire_case))
         assert judge_server.count == 1
         assert first["namedScores"] == second["namedScores"] and second["metadata"]["judge"]["cached"] is True
+
+    def test_tokens_the_judge_spent_reach_tokens_used(
+        self, wire_case: WireCase, judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The direct client's counts become the row's tokensUsed; served from the cache, they are cached."""
+        _use(wire_case, monkeypatch)
+        judge_server.script(Scripted(body=wire_case.ok(reply(V3))))
+        first = judge(ANSWER, _live(wire_case))
+        judge_provider._built_client.cache_clear()  # a new process: only the disk cache is shared
+        second = judge(ANSWER, _live(wire_case))
+        prompt, completion, total = wire_case.tokens
+        assert first["tokensUsed"] == {
+            "total": total, "prompt": prompt, "completion": completion, "cached": 0, "numRequests": 1
+        }  # fmt: skip
+        assert second["tokensUsed"] == {
+            "total": 0, "prompt": 0, "completion": 0, "cached": total, "numRequests": 0
+        }  # fmt: skip
+        assert first["metadata"]["judge_usage"]["providers"][wire_case.provider_id]["tokens"] == total
 
 
 class TestRerunAfterInvalidReplies:
@@ -170,18 +194,18 @@ class TestRerunAfterInvalidReplies:
         """Invalid twice, then a re-run (a new process) calls the judge again and is scored."""
         _use(wire_case, monkeypatch)
         judge_server.script(*[Scripted(body=wire_case.ok("I cannot judge this."))] * 2)
-        first = judge(ANSWER, _context(wire_case.provider_id, review_queue=str(tmp_path / "q.jsonl")))
+        first = judge(ANSWER, _live(wire_case, review_queue=str(tmp_path / "q.jsonl")))
         assert (
             first["reason"].startswith("ERROR (judge unscored)")
             and first["metadata"]["judge"]["cached"] is False
         )
         judge_provider._built_client.cache_clear()  # a new process, as promptfoo starts for every call
         judge_server.script(Scripted(body=wire_case.ok(reply(V3))))
-        second = judge(ANSWER, _context(wire_case.provider_id, review_queue=str(tmp_path / "q.jsonl")))
+        second = judge(ANSWER, _live(wire_case, review_queue=str(tmp_path / "q.jsonl")))
         assert judge_server.count == 3
         assert second["reason"].startswith("PASS v3 judge") and second["metadata"]["judge"]["cached"] is False
         judge_provider._built_client.cache_clear()
-        third = judge(ANSWER, _context(wire_case.provider_id))  # the valid reply is cached
+        third = judge(ANSWER, _live(wire_case))  # the valid reply is cached
         assert judge_server.count == 3 and third["metadata"]["judge"]["cached"] is True
 
     def test_same_invalid_replies_are_queued_once(
@@ -192,10 +216,10 @@ class TestRerunAfterInvalidReplies:
         queue = tmp_path / "queue.jsonl"
         replies = [Scripted(body=wire_case.ok("no")), Scripted(body=wire_case.ok("still no"))]
         judge_server.script(*replies)
-        first = judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
+        first = judge(ANSWER, _live(wire_case, review_queue=str(queue)))
         judge_provider._built_client.cache_clear()
         judge_server.script(*replies)
-        second = judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
+        second = judge(ANSWER, _live(wire_case, review_queue=str(queue)))
         assert judge_server.count == 4
         assert "; sent to the review queue" in first["reason"]
         assert "; already in the review queue" in second["reason"]
@@ -215,10 +239,10 @@ class TestRerunAfterInvalidReplies:
         _use(wire_case, monkeypatch)
         queue = tmp_path / "queue.jsonl"
         judge_server.script(*[Scripted(body=wire_case.ok("no"))] * 2)
-        judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
+        judge(ANSWER, _live(wire_case, review_queue=str(queue)))
         judge_provider._built_client.cache_clear()
         judge_server.script(*[Scripted(body=wire_case.ok("other"))] * 2)
-        judge(ANSWER, _context(wire_case.provider_id, review_queue=str(queue)))
+        judge(ANSWER, _live(wire_case, review_queue=str(queue)))
         records = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
         assert [r["raw_replies"] for r in records] == [["no", "no"], ["other", "other"]]
 

@@ -48,7 +48,7 @@ def openai(judge_server: JudgeServer) -> WireCase:
 
 
 def _client(case: WireCase, cache_dir: Path | None = None) -> Any:
-    return make_client(case.provider_id, env=case.env, cache_dir=cache_dir, **FAST)
+    return make_client(case.provider_id, env=case.env, base_url=case.base_url, cache_dir=cache_dir, **FAST)
 
 
 def _users(server: JudgeServer) -> list[str]:

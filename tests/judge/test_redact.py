@@ -173,7 +173,10 @@ class TestEchoingServer:
         judge_server.script(Scripted(body=case.ok(f"you sent: {echoed} (thanks)")))
         env = {**case.env, "OPENAI_API_KEY": key}
         cache = tmp_path / "cache"
-        reply = make_client(case.provider_id, env=env, cache_dir=cache, backoff_base=0.001).complete("Grade.")
+        client = make_client(
+            case.provider_id, env=env, base_url=case.base_url, cache_dir=cache, backoff_base=0.001
+        )
+        reply = client.complete("Grade.")
         assert judge_server.requests[0].headers["authorization"] == f"Bearer {key}"  # the key went out
         record = {"entry_id": "e1", "reply": reply.text, "raw": reply.raw}
         write_audit(tmp_path / "audit", record)
