@@ -352,3 +352,109 @@ class TestCompositeFallbacksAreUnscored:
         why = result["reason"].removeprefix("UNSCORED: composite not computed: ")
         assert result["metadata"] == _unscored(why, composite=True)
         assert _report_row(result).unscored is True
+
+
+def _v3_reply(verdict: str = "Yes") -> str:
+    from grounding_eval.judge.rubric import load_rubric, rubric_path
+
+    rubric = load_rubric(rubric_path("v3", REPO / "rubrics"))
+    return json.dumps(
+        {"criteria": {c.id: {"verdict": verdict, "reasoning": f"Because {c.id}."} for c in rubric.criteria}}
+    )
+
+
+class TestModelCallsThroughThePipe:
+    """A judge inside an eval asks promptfoo's Node process for its model call over the worker's pipe."""
+
+    @staticmethod
+    def _judge_request(rid: int, cache: Path) -> bytes:
+        context = {**CONTEXT, "config": {"rubric": "v3", "provider": "ollama:chat:standin", "cache_dir": str(cache),
+                                         "audit_dir": str(cache / "audit"), "review_queue": str(cache / "q.jsonl")},
+                   "grounding_eval_host": {"protocol": 1}}  # fmt: skip
+        return _request(rid, "judge", [ANSWER, context])
+
+    def test_a_request_that_arrives_meanwhile_waits_its_turn(self, tmp_path: Path) -> None:
+        proc = _start("--idle", "30")
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdout.readline()
+        proc.stdin.write(self._judge_request(1, tmp_path) + _request(2, "verifier", [ANSWER, CONTEXT]))
+        proc.stdin.flush()
+        asked = json.loads(proc.stdout.readline())
+        assert (
+            asked["id"] == 1
+            and asked["model"]["use"] == "spec"
+            and asked["model"]["spec"] == "ollama:chat:standin"
+        )
+        assert "Who can help me?" in asked["model"]["prompt"] and asked["model"]["system"]
+        usage = {"prompt": 1200, "completion": 300, "total": 1500}
+        reply = {
+            "model_reply": asked["model"]["seq"],
+            "output": _v3_reply(),
+            "token_usage": usage,
+            "cost": 0.01,
+        }
+        proc.stdin.write(
+            (json.dumps({"model_reply": 99, "output": "a stale reply"}) + "\n").encode()
+        )  # ignored
+        proc.stdin.write((json.dumps(reply) + "\n").encode())
+        proc.stdin.flush()
+        judged, verified = json.loads(proc.stdout.readline()), json.loads(proc.stdout.readline())
+        assert judged["id"] == 1 and judged["result"]["pass"] is True
+        assert judged["result"]["tokensUsed"] == {**usage, "cached": 0, "numRequests": 1}
+        meta = judged["result"]["metadata"]
+        assert meta["judge_usage"]["providers"]["ollama:chat:standin"]["cost"] == 0.01
+        assert verified["id"] == 2 and "deterministic_verifier_score" in verified["result"]["namedScores"]
+        proc.stdin.close()
+        assert proc.wait(timeout=10) == 0
+
+    def test_the_providers_error_is_an_unscored_row_naming_it(self, tmp_path: Path) -> None:
+        proc = _start("--idle", "30")
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdout.readline()
+        proc.stdin.write(self._judge_request(1, tmp_path))
+        proc.stdin.flush()
+        asked = json.loads(proc.stdout.readline())
+        proc.stdin.write(
+            (
+                json.dumps({"model_reply": asked["model"]["seq"], "error": "Ollama error: no model"}) + "\n"
+            ).encode()
+        )
+        proc.stdin.flush()
+        result = json.loads(proc.stdout.readline())["result"]
+        assert result["metadata"]["outcome"] == "unscored"
+        assert result["reason"].startswith(
+            "ERROR (judge unscored): judge call failed (ollama:chat:standin): "
+        )
+        assert "Ollama error: no model" in result["reason"]
+        proc.stdin.close()
+        proc.wait(timeout=10)
+
+    def test_once_serves_its_model_call_too(self, tmp_path: Path) -> None:
+        proc = _start("--once")
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(self._judge_request(4, tmp_path))
+        proc.stdin.flush()
+        asked = json.loads(proc.stdout.readline())
+        proc.stdin.write(
+            (json.dumps({"model_reply": asked["model"]["seq"], "output": _v3_reply("No")}) + "\n").encode()
+        )
+        proc.stdin.flush()
+        result = json.loads(proc.stdout.readline())
+        assert (
+            result["id"] == 4
+            and result["result"]["pass"] is False
+            and result["result"]["metadata"]["outcome"] == "fail"
+        )
+        assert proc.wait(timeout=10) == 0
+
+    def test_the_pipe_closing_while_a_reply_is_awaited_ends_the_worker(self, tmp_path: Path) -> None:
+        proc = _start("--idle", "30")
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdout.readline()
+        proc.stdin.write(self._judge_request(1, tmp_path))
+        proc.stdin.flush()
+        json.loads(proc.stdout.readline())
+        proc.stdin.close()  # promptfoo gone mid-call
+        result = json.loads(proc.stdout.readline())["result"]
+        assert "pipe to promptfoo closed" in result["reason"]
+        assert proc.wait(timeout=10) == 0

@@ -39,6 +39,9 @@ prints three views of one file:
    it could score the row). Only rows judged with a rubric that asks the safety checks are compared
    (Round 3's ``round3``; a row whose judge did not score it counts when its test names that rubric or
    Round 3); other rounds give no table.
+4. **Judge calls, tokens and cost** — per round and judge provider: model calls made, replies served
+   from the pack's cache or a recording, failed calls, new tokens and cost as promptfoo priced them
+   (each judged result's ``metadata.judge_usage``; :func:`judge_calls_table`). Printed when a judge ran.
 
 JSON (``--json``), a stable structure::
 
@@ -64,7 +67,11 @@ JSON (``--json``), a stable structure::
            "items": {"judge_only_no": [{"query_id": "…", "condition": "C0", "provider": "…"}], …,
                      "not_comparable": [{"query_id": "…", …, "reason": "the verifier did not run (…)"}]}}
         ]
-      }
+      },
+      "judge_calls": [
+        {"round": "3", "judge": "ollama:chat:…", "rows": 24, "model_calls": 24, "cached": 0,
+         "recorded": 0, "failed": 0, "tokens": 234434, "cost": null}
+      ]
     }
 
 ``passed`` counts scored rows only and ``pass_rate`` is ``passed / scored`` (``null`` when nothing is
@@ -95,11 +102,13 @@ __all__ = [
     "Claim",
     "Finding",
     "Group",
+    "JudgeCalls",
     "PassRate",
     "ReportRow",
     "Results",
     "format_rate",
     "format_report",
+    "judge_calls_table",
     "load_results",
     "load_rows",
     "pass_rate",
@@ -153,6 +162,20 @@ class Finding:
     check: str
     status: str
     detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeCalls:
+    """One judge's calls on one row (``metadata.judge_usage``, :class:`grounding_eval.judge.pipeline.Meter`):
+    model calls made, replies from the pack's cache, recorded replies, failed calls, new tokens, cost."""
+
+    provider: str
+    model: int = 0
+    cache: int = 0
+    recorded: int = 0
+    failed: int = 0
+    tokens: int = 0
+    cost: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +269,7 @@ class ReportRow:
     test_metadata: Mapping[str, Any] = field(default_factory=dict)
     safety_source: str | None = None
     safety_reasons: Mapping[str, str] = field(default_factory=dict)
+    judge_calls: tuple[JudgeCalls, ...] = ()
 
     def item(self) -> dict[str, str]:
         """The row's id in the agreement listings: query id, condition and provider label."""
@@ -584,6 +608,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
     human: dict[str, Any] | None = None
     judge_pass: bool | None = None
     criterion_reasons: dict[str, str] = {}  # a judge criterion component's reason, per safety check
+    judge_calls: list[JudgeCalls] = []
     outcomes: list[dict[str, Any]] = []  # the metadata of every result that may carry an outcome
     legacy_errored = False  # a result of an old file said unscored its old way (legacy_unscored)
     grading_meta = _obj(grading.get("metadata"), "gradingResult.metadata")
@@ -604,6 +629,8 @@ def _row(raw: dict[str, Any]) -> ReportRow:
             for key in ("judge", "verifier", "docs_qa", "factuality"):
                 if meta.get(key) is not None and type(meta[key]) is not dict:
                     _obj(meta[key], f"{components}[{i}].metadata.{key}")
+            if meta.get("judge_usage") is not None:
+                judge_calls += _judge_calls(meta["judge_usage"], f"{components}[{i}].metadata.judge_usage")
             judge_meta = judge_meta or meta.get("judge")
             verifier_meta = verifier_meta or meta.get("verifier")
             docs_meta = docs_meta or meta.get("docs_qa")
@@ -724,7 +751,71 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         test_metadata=metadata,
         safety_source=_label(safety_meta.get("source"), "gradingResult.metadata.safety.source", "") or None,
         safety_reasons=safety_reasons,
+        judge_calls=tuple(judge_calls),
     )
+
+
+def _judge_calls(usage: Any, where: str) -> list[JudgeCalls]:
+    """A result's ``metadata.judge_usage``, each count checked (a hostile file is refused, named)."""
+    providers = _obj(_obj(usage, where).get("providers"), f"{where}.providers")
+    out = []
+    for provider, counts in providers.items():
+        at = f"{where}.providers[{clip(provider)}]"
+        c = _obj(counts, at, null=False)
+
+        def count(name: str, c: dict[str, Any] = c, at: str = at) -> int:
+            value = _num(c.get(name), f"{at}.{name}")
+            if value is None:
+                return 0
+            if value < 0 or value != int(value):
+                raise _shape(f"{at}.{name}", "a whole number ≥ 0", value)
+            return int(value)
+
+        cost = _num(c.get("cost"), f"{at}.cost")
+        out.append(JudgeCalls(_label(provider, at, "?"), count("model"), count("cache"), count("recorded"),
+                              count("failed"), count("tokens"), cost))  # fmt: skip
+    return out
+
+
+def judge_calls_table(rows: Iterable[ReportRow], by: Sequence[str] = ("round",)) -> list[dict[str, Any]]:
+    """Judge calls, tokens and cost per group and judge provider: what the judgments of a run cost.
+
+    ``cost`` is ``None`` when no call of the group was priced (recorded or cached replies, a provider
+    promptfoo has no price for), never 0 for unknown.
+    """
+    _check_by(by)
+    table: dict[tuple[str, ...], dict[str, Any]] = {}
+    for row in rows:
+        for calls in row.judge_calls:
+            key = (*(row.keys[k] for k in by), calls.provider)
+            cell = table.setdefault(key, {**dict(zip(by, key, strict=False)), "judge": calls.provider, "rows": 0,
+                                          "model_calls": 0, "cached": 0, "recorded": 0, "failed": 0,
+                                          "tokens": 0, "cost": None})  # fmt: skip
+            cell["rows"] += 1
+            cell["model_calls"] += calls.model
+            cell["cached"] += calls.cache
+            cell["recorded"] += calls.recorded
+            cell["failed"] += calls.failed
+            cell["tokens"] += calls.tokens
+            if calls.cost is not None:
+                cell["cost"] = (cell["cost"] or 0.0) + calls.cost
+    return [table[k] for k in sorted(table)]
+
+
+def _judge_calls_text(table: list[dict[str, Any]], by: Sequence[str]) -> list[str]:
+    head = [*by, "judge", "rows", "model calls", "cached", "recorded", "failed", "tokens", "cost (USD)"]
+    lines = [head]
+    for cell in table:
+        cost = "–" if cell["cost"] is None else f"{cell['cost']:.4f}"
+        lines.append([*(str(cell[k]) for k in by), cell["judge"], str(cell["rows"]), str(cell["model_calls"]),
+                      str(cell["cached"]), str(cell["recorded"]), str(cell["failed"]), f"{cell['tokens']:,}",
+                      cost])  # fmt: skip
+    return [
+        "Judge calls, tokens and cost, per round and judge",
+        *table_lines(lines),
+        "tokens are new tokens (a cached or recorded reply costs none); cost as promptfoo priced the calls "
+        "(– when none was priced).",
+    ]
 
 
 def _scores(named: dict[str, Any]) -> dict[str, float]:
@@ -952,17 +1043,22 @@ def report_json(rows: Sequence[ReportRow], by: Sequence[str]) -> dict[str, Any]:
             "rows": tables[0].total["rows"] if tables else 0,
             "checks": [t.as_dict(by) for t in tables],
         },
+        "judge_calls": judge_calls_table(rows),
     }
 
 
 def format_report(rows: Sequence[ReportRow], by: Sequence[str]) -> str:
-    """The whole report as text: the groups table, then the judge-versus-verifier tables."""
+    """The whole report as text: the groups table, the judge-versus-verifier tables, then what the
+    judges' calls cost (when any judge ran)."""
     lines = _groups_text(summarize(rows, by), by)
     split = safety_split_table(rows, by)
     if split:
         lines += ["", *_split_text(split, by)]
     lines.append("")
     lines.extend(_agreement_text(safety_agreement(rows, by), by))
+    calls = judge_calls_table(rows)
+    if calls:
+        lines += ["", *_judge_calls_text(calls, ("round",))]
     return "\n".join(lines)
 
 

@@ -52,6 +52,7 @@ from grounding_eval.judge.pipeline import (
     Unscored,
     audit_once,
     check_replay,
+    row_calls,
     run_judge,
     unscored_reason,
 )
@@ -475,6 +476,7 @@ def _audit_record(
         "rendered_prompt": {"system": run.rendered.system, "user": run.rendered.user},
         "raw_replies": replies,
         "attempts": attempts,
+        "judge_calls": [c.as_dict() for c in row_calls()],  # the pipeline writes its own over this
     }
 
 

@@ -141,7 +141,8 @@ class HostJudgeClient:
             if hit is not None:
                 if accept is None or accept(hit.text):
                     usage = Usage.from_promptfoo((hit.raw or {}).get("token_usage"))
-                    return self._reply(hit.text, started, cached=True, usage=(usage or Usage()).as_cached())
+                    cached = usage.as_cached() if usage is not None else None  # counts unknown: None
+                    return self._reply(hit.text, started, cached=True, usage=cached)
                 self._cache.discard(fields)
         host = current_host()
         if host is None:

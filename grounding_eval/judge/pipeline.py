@@ -64,6 +64,7 @@ __all__ = [
     "audit_once",
     "check_replay",
     "metered",
+    "row_calls",
     "run_judge",
     "unscored_reason",
     "with_usage",
@@ -207,6 +208,22 @@ class Call:
     usage: Usage | None = None
     cost: float | None = None
 
+    @classmethod
+    def of(cls, provider: str, reply: JudgeReply | None) -> Call:
+        """The call that gave ``reply`` (``None``: the call failed)."""
+        if reply is None:
+            return cls(provider, "failed")
+        if reply.provider == "replay":
+            return cls(provider, "recorded")
+        return cls(provider, "cache" if reply.cached else "model", reply.usage, reply.cost)
+
+    def as_dict(self) -> dict[str, Any]:
+        """As the audit record lists it."""
+        usage = self.usage
+        tokens = None if usage is None else {"prompt": usage.prompt, "completion": usage.completion,
+                                             "total": usage.total, "cached": usage.cached}  # fmt: skip
+        return {"provider": self.provider, "source": self.source, "tokens": tokens, "cost": self.cost}
+
 
 @dataclass
 class Meter:
@@ -214,15 +231,9 @@ class Meter:
 
     calls: list[Call] = field(default_factory=list)
 
-    def add(self, provider: str, reply: JudgeReply | None) -> None:
-        """Count one call: its reply, or ``None`` for a call that failed."""
-        if reply is None:
-            self.calls.append(Call(provider, "failed"))
-        elif reply.provider == "replay":
-            self.calls.append(Call(provider, "recorded"))
-        else:
-            source: Literal["model", "cache"] = "cache" if reply.cached else "model"
-            self.calls.append(Call(provider, source, reply.usage, reply.cost))
+    def add(self, call: Call) -> None:
+        """Count one call."""
+        self.calls.append(call)
 
     def tokens_used(self) -> dict[str, int]:
         """promptfoo's ``tokensUsed`` for the row: new tokens, cached tokens apart, and the requests
@@ -278,10 +289,18 @@ def with_usage(result: dict[str, Any], meter: Meter) -> dict[str, Any]:
     return result
 
 
-def _count(client: JudgeClient, reply: JudgeReply | None) -> None:
+def row_calls(own: list[Call] | None = None) -> list[Call]:
+    """The judge calls of the row so far (its meter's), else ``own`` (a loop run outside a meter)."""
+    meter = _meter.get()
+    return list(meter.calls) if meter is not None else list(own or [])
+
+
+def _count(client: JudgeClient, reply: JudgeReply | None, calls: list[Call]) -> None:
+    call = Call.of(client.provider_id, reply)
+    calls.append(call)
     meter = _meter.get()
     if meter is not None:
-        meter.add(client.provider_id, reply)
+        meter.add(call)
 
 
 def run_judge(
@@ -324,18 +343,19 @@ def run_judge(
         return not isinstance(parsed(text), ParseFailure)
 
     attempts: list[Attempt] = []
+    calls: list[Call] = []
     user = prompt.user
     outcome: Scored[T] | Unscored | None = None
     for number in range(1, max_attempts + 1):
         try:
             reply = client.complete(user, system=prompt.system, fixture_key=fixture_key, accept=accept)
         except (JudgeError, DataError) as exc:
-            _count(client, None)
+            _count(client, None, calls)
             message = str(exc)  # one line, both kinds
             attempts.append(Attempt(number, None, error=message))
             outcome = Unscored(attempts=tuple(attempts), reason="call_failed", call_error=message)
             break
-        _count(client, reply)
+        _count(client, reply, calls)
         result = parsed(reply.text)
         seen.clear()  # a retry's reply is another text; keep the memo to this call's accept() and loop
         if not isinstance(result, ParseFailure):
@@ -346,11 +366,16 @@ def run_judge(
         user = retry(result.error) if retry is not None else f"{prompt.user}\n\n{result.error}"
     if outcome is None:
         outcome = Unscored(attempts=tuple(attempts), reason="invalid_reply")
-    return replace(outcome, recorded=_record(outcome, audit, review))
+    return replace(outcome, recorded=_record(outcome, audit, review, calls))
 
 
-def _record(outcome: Scored[Any] | Unscored, audit: Audit | None, review: Review | None) -> Recorded:
-    recorded = audit_once(audit.directory, audit.record(outcome)) if audit is not None else Recorded()
+def _record(
+    outcome: Scored[Any] | Unscored, audit: Audit | None, review: Review | None, calls: list[Call]
+) -> Recorded:
+    recorded = Recorded()
+    if audit is not None:  # every record says what each call of the row cost, whichever judge wrote it
+        record = {**audit.record(outcome), "judge_calls": [c.as_dict() for c in row_calls(calls)]}
+        recorded = audit_once(audit.directory, record)
     if review is not None and isinstance(outcome, Unscored) and outcome.replies:
         entry = dict(review.record(outcome))
         entry = {"entry_id": review_entry_id(entry), **entry}

@@ -180,8 +180,9 @@ class _Reader:
             if not ready:
                 return None  # idle past the limit: the JavaScript side starts a new worker when needed
             chunk = os.read(self._fd, 1 << 16)
-            if not chunk:
-                return None  # the pipe closed: promptfoo has gone
+            if not chunk:  # the pipe closed (promptfoo has gone): a last line without its newline counts
+                rest, self._parts = b"".join(self._parts), []
+                return rest or None
             while (cut := chunk.find(b"\n")) >= 0:
                 self._ready.append(b"".join([*self._parts, chunk[:cut]]))
                 self._parts, chunk = [], chunk[cut + 1 :]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from grounding_eval.judge.client import Usage, make_client
-from tests.judge.conftest import JudgeServer, Scripted, WireCase
+from tests.judge.conftest import JudgeServer, Scripted, WireCase, wire_cases
 
 FAST = {"backoff_base": 0.001, "backoff_max": 0.01, "max_retries": 0}
 PROMPT = "Grade this answer.\n<answer>Call the Legal Aid hotline.</answer>"
@@ -93,8 +93,7 @@ def _set(name: str, value: Any) -> Any:
 
     def change(usage: dict[str, Any], prompt: str, completion: str, total: str | None) -> dict[str, Any]:
         field = {"prompt": prompt, "completion": completion, "total": total}[name]
-        if field is None:
-            pytest.skip("this format sends no total")
+        assert field is not None, "only the formats that send a total are given a total to change"
         return {**usage, field: value}
 
     return change
@@ -124,12 +123,25 @@ class TestUnknown:
             pytest.param(_set("completion", 5.5), id="completion-a-fraction"),
             pytest.param(_set("completion", True), id="completion-a-bool"),
             pytest.param(_set("prompt", -1), id="prompt-negative"),
-            pytest.param(_set("total", "15"), id="total-a-string"),
-            pytest.param(_set("total", 1), id="total-below-its-parts"),
         ],
     )
     def test_none(self, change: Any, wire_case: WireCase, judge_server: JudgeServer) -> None:
         body = _body(wire_case, change)
         judge_server.script(Scripted(body=body))
         reply = _client(wire_case).complete(PROMPT)
+        assert (reply.text, reply.raw, reply.usage) == ("a judgment", body, None)
+
+    @pytest.mark.parametrize("kind", ["openai", "google"])  # Anthropic sends no total
+    @pytest.mark.parametrize(
+        "change",
+        [
+            pytest.param(_set("total", "15"), id="total-a-string"),
+            pytest.param(_set("total", 1), id="total-below-its-parts"),
+        ],
+    )
+    def test_a_bad_total_is_none(self, change: Any, kind: str, judge_server: JudgeServer) -> None:
+        case = wire_cases(judge_server.url)[kind]
+        body = _body(case, change)
+        judge_server.script(Scripted(body=body))
+        reply = _client(case).complete(PROMPT)
         assert (reply.text, reply.raw, reply.usage) == ("a judgment", body, None)
