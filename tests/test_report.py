@@ -173,6 +173,9 @@ HOSTILE_RESULTS = [
     pytest.param([_with(f"{_COMPONENTS}.0.metadata.verifier.urls", ["https://a.org"])], "row 1 of results.results: metadata.verifier.urls[0] is a string, expected an object", id="url-a-string"),
     pytest.param([_with(f"{_COMPONENTS}.0.metadata.verifier.hard_failures", [None])], "row 1 of results.results: metadata.verifier.hard_failures[0] is null, expected an object", id="hard-failure-null"),
     pytest.param([_with(f"{_COMPONENTS}.1.metadata.judge.verdicts", ["Yes"])], "row 1 of results.results: metadata.judge.verdicts is a list, expected an object", id="verdicts-list"),
+    pytest.param([_with(f"{_COMPONENTS}.1.metadata.judge_usage", {"providers": {"j": {"model": -1}}})], f"row 1 of results.results: {_COMPONENTS}[1].metadata.judge_usage.providers['j'].model is -1, expected a whole number ≥ 0", id="judge-calls-negative"),
+    pytest.param([_with(f"{_COMPONENTS}.1.metadata.judge_usage", {"providers": {"j": {"tokens": "9"}}})], f"row 1 of results.results: {_COMPONENTS}[1].metadata.judge_usage.providers['j'].tokens is a string, expected a number", id="judge-tokens-string"),
+    pytest.param([_with(f"{_COMPONENTS}.1.metadata.judge_usage", {"providers": ["j"]})], f"row 1 of results.results: {_COMPONENTS}[1].metadata.judge_usage.providers is a list, expected an object", id="judge-providers-list"),
 ]  # fmt: skip
 
 
@@ -292,3 +295,39 @@ def test_a_failing_write_leaves_the_old_file_as_it_was(tmp_path: Path, argv: lis
     assert subprocess.run([sys.executable, "-m", "grounding_eval", *command], cwd=REPO, capture_output=True,
                           timeout=120, check=False).returncode == 0  # fmt: skip
     assert out.read_text(encoding="utf-8") != OLD and out.stat().st_size > 4096
+
+
+def _judged(row: dict[str, Any], usage: dict[str, Any]) -> dict[str, Any]:
+    row["gradingResult"]["componentResults"][1]["metadata"]["judge_usage"] = {"providers": usage}
+    return row
+
+
+def test_judge_calls_tokens_and_cost_per_round_and_judge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What the judgments cost: summed per round and judge; unknown cost stays unknown, never 0."""
+    rows = [
+        _judged(_row("C0", success=True, composite=0.8, judge=0.8), {"bedrock:claude": {"calls": 2, "model": 2, "tokens": 9000, "cost": 0.03}}),
+        _judged(_row("C1", success=False, composite=0.2, judge=0.2), {"bedrock:claude": {"calls": 1, "cache": 1}}),
+        _judged(_row("C1", success=True, composite=0.9, judge=0.9), {"replay:r.yaml": {"calls": 1, "recorded": 1}}),
+        _row("C0", success=True, composite=0.7, judge=0.7),  # an older file: no judge_usage
+    ]  # fmt: skip
+    path = _file(tmp_path, rows)
+    assert main(["report", str(path), "--json"]) == 0
+    table = json.loads(capsys.readouterr().out)["judge_calls"]
+    assert table == [
+        {"round": "3", "judge": "bedrock:claude", "rows": 2, "model_calls": 2, "cached": 1, "recorded": 0,
+         "failed": 0, "tokens": 9000, "cost": 0.03},
+        {"round": "3", "judge": "replay:r.yaml", "rows": 1, "model_calls": 0, "cached": 0, "recorded": 1,
+         "failed": 0, "tokens": 0, "cost": None},
+    ]  # fmt: skip
+    assert main(["report", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "Judge calls, tokens and cost, per round and judge" in text
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("3") and "bedrock:claude" in ln]
+    assert line.split() == ["3", "bedrock:claude", "2", "2", "1", "0", "0", "9,000", "0.0300"]
+
+
+def test_no_judge_calls_no_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(_file(tmp_path, ROWS))]) == 0
+    assert "Judge calls" not in capsys.readouterr().out

@@ -768,7 +768,7 @@ def _judge_calls(usage: Any, where: str) -> list[JudgeCalls]:
             if value is None:
                 return 0
             if value < 0 or value != int(value):
-                raise _shape(f"{at}.{name}", "a whole number ≥ 0", value)
+                raise RowProblem(f"{at}.{name} is {value:g}, expected a whole number ≥ 0")
             return int(value)
 
         cost = _num(c.get("cost"), f"{at}.cost")

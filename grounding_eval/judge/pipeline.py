@@ -250,18 +250,19 @@ class Meter:
         return total
 
     def summary(self) -> dict[str, Any]:
-        """``metadata.judge_usage``: per provider, calls by source, new tokens and cost (``None`` when
-        no call was priced); and the row's ``tokens`` as :meth:`tokens_used`."""
+        """``metadata.judge_usage``: per provider, its ``calls``, and of them the ``model``, ``cache``,
+        ``recorded`` and ``failed`` ones, new ``tokens`` and ``cost`` — each only when not zero (cost:
+        when priced), to keep the row small; the row's tokens are its ``tokensUsed``."""
         by: dict[str, dict[str, Any]] = {}
         for call in self.calls:
-            row = by.setdefault(call.provider, {"calls": 0, "model": 0, "cache": 0, "recorded": 0,
-                                                 "failed": 0, "tokens": 0, "cost": None})  # fmt: skip
+            row = by.setdefault(call.provider, {"calls": 0})
             row["calls"] += 1
-            row[call.source] += 1
-            row["tokens"] += call.usage.total if call.usage is not None else 0
+            row[call.source] = row.get(call.source, 0) + 1
+            if call.usage is not None and call.usage.total:
+                row["tokens"] = row.get("tokens", 0) + call.usage.total
             if call.cost is not None:
-                row["cost"] = (row["cost"] or 0.0) + call.cost
-        return {"providers": by, "tokens": self.tokens_used()}
+                row["cost"] = row.get("cost", 0.0) + call.cost
+        return {"providers": by}
 
 
 _meter: contextvars.ContextVar[Meter | None] = contextvars.ContextVar("grounding_eval_meter", default=None)
