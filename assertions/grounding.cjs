@@ -620,7 +620,7 @@ function packAssertions(list, found) {
     if (a.type === 'assert-set') packAssertions(a.assert, found);
     else if (typeof a.value === 'string') {
       const m = a.value.match(PACK_ENTRY);
-      if (m) found.push({ call: m[1] || m[2], assertion: a });
+      if (m) found.push({ call: m[1] || m[2], python: Boolean(m[2]), assertion: a });
     }
   }
   return found;
@@ -651,7 +651,7 @@ function checks(suite) {
       metadata: merged(d.metadata, t.metadata),
       assert: [...(Array.isArray(d.assert) ? d.assert : []), ...(Array.isArray(t.assert) ? t.assert : [])],
     };
-    for (const { call, assertion } of packAssertions(test.assert, [])) {
+    for (const { call, python: pythonEntry, assertion } of packAssertions(test.assert, [])) {
       for (const provider of providers) {
         // The prompt is not rendered yet: every var counts as shown, so that only what fails whatever the
         // prompt shows (no evidence for any prompt) is a configuration error.
@@ -661,7 +661,7 @@ function checks(suite) {
           describe(graderOf(assertion.provider)), providerIdOf(provider)]);
         if (seen.has(key)) continue;
         seen.add(key);
-        out.push({ call, context, where: test.description || (test.vars && test.vars.query_id) || 'defaultTest' });
+        out.push({ call, pythonEntry, context, where: test.description || (test.vars && test.vars.query_id) || 'defaultTest' });
       }
     }
   }
@@ -697,10 +697,12 @@ async function beforeAll(context) {
     if (!judged.has(key)) judged.set(key, checkJudge(judge, hosted));
     return judged.get(key);
   };
-  const work = checks(suite).map(async ({ call, context: rowContext, where }) => {
-    const { hosted, context: forwarded } = JUDGE_CALLS.has(call) ? hostGraders(call, rowContext) : { hosted: undefined, context: rowContext };
+  const work = checks(suite).map(async ({ call, pythonEntry, context: rowContext, where }) => {
+    // A `type: python` entry runs in promptfoo's own Python, with the pack's direct judge client: checked so.
+    const { hosted, context: forwarded } = JUDGE_CALLS.has(call) && !pythonEntry ? hostGraders(call, rowContext) : { hosted: undefined, context: rowContext };
     const id = state.nextId++;
-    const line = `${stringify({ id, call: 'check', args: [call, forwarded], pack_root: root })}\n`;
+    const entry = { call, entry: pythonEntry ? 'python' : 'javascript' };
+    const line = `${stringify({ id, call: 'check', args: [entry, forwarded], pack_root: root })}\n`;
     let answer;
     try {
       answer = await pickWorker(state).call(id, line, CHECK_DEADLINE_S, hosted);

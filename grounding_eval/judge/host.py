@@ -61,8 +61,9 @@ _host: HostChannel | None = None
 
 
 @contextlib.contextmanager
-def hosting(channel: HostChannel) -> Iterator[None]:
-    """Make ``channel`` the judges' way to promptfoo while one call is graded."""
+def hosting(channel: HostChannel | None) -> Iterator[None]:
+    """Make ``channel`` the judges' way to promptfoo while one call is graded (``None``: no way, as in
+    promptfoo's own Python)."""
     global _host
     with _host_lock:
         previous, _host = _host, channel

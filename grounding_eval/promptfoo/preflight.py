@@ -17,6 +17,7 @@ checked here and stays a per-row result.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 from collections.abc import Callable
 from pathlib import Path
@@ -49,8 +50,9 @@ def note_judge(choice: Any) -> None:
         noted.append({"id": choice.id, "use": choice.use, "spec": choice.spec, "where": choice.where})
 
 
-def preflight(call: str, context: Any, pack_root: Path) -> dict[str, Any]:
-    """Check one assertion as its rows would run it.
+def preflight(call: str, context: Any, pack_root: Path, *, python_entry: bool = False) -> dict[str, Any]:
+    """Check one assertion as its rows would run it: a ``type: python`` entry (``python_entry``) as
+    promptfoo's own Python runs it, with the pack's direct judge client, not promptfoo's providers.
 
     Returns:
         ``{"ok": True, "judges": [...]}`` — the judges it would use (``replay:`` ones included); or
@@ -59,12 +61,16 @@ def preflight(call: str, context: Any, pack_root: Path) -> dict[str, Any]:
     adapter = _ADAPTERS.get(call)
     if adapter is None:
         return {"ok": False, "error": f"unknown grounding-eval call {call!r}"}
+    from grounding_eval.judge.host import hosting
+
     noted: list[dict[str, Any]] = []
     token = _checking.set(noted)
     try:
-        result = adapter()(PLACEHOLDER, context if isinstance(context, dict) else {}, pack_root=pack_root)
+        with hosting(None) if python_entry else contextlib.nullcontext():
+            result = adapter()(PLACEHOLDER, context if isinstance(context, dict) else {}, pack_root=pack_root)
     except Checked:
-        return {"ok": True, "judges": noted}
+        # A python entry's judges are the direct client's, built and checked already: nothing to load.
+        return {"ok": True, "judges": [] if python_entry else noted}
     finally:
         _checking.reset(token)
     metadata = result.get("metadata") if isinstance(result, dict) else None

@@ -75,7 +75,8 @@ def _docs_qa(args: list[Any], pack_root: Path) -> dict[str, Any]:
 def _check(args: list[Any], pack_root: Path) -> dict[str, Any]:
     from grounding_eval.promptfoo.preflight import preflight
 
-    return preflight(str(args[0]), args[1], pack_root)
+    entry = args[0] if isinstance(args[0], dict) else {"call": args[0]}
+    return preflight(str(entry.get("call")), args[1], pack_root, python_entry=entry.get("entry") == "python")
 
 
 def _composite(name: str) -> Callable[[list[Any], Path], dict[str, Any]]:
