@@ -34,7 +34,7 @@ import contextlib
 import contextvars
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePath, PureWindowsPath
 from typing import Any, Generic, Literal, TypeVar
 
 from grounding_eval.errors import DataError
@@ -63,6 +63,7 @@ __all__ = [
     "Unscored",
     "audit_once",
     "check_replay",
+    "judge_label",
     "metered",
     "row_calls",
     "run_judge",
@@ -255,7 +256,7 @@ class Meter:
         when priced), to keep the row small; the row's tokens are its ``tokensUsed``."""
         by: dict[str, dict[str, Any]] = {}
         for call in self.calls:
-            row = by.setdefault(call.provider, {"calls": 0})
+            row = by.setdefault(judge_label(call.provider), {"calls": 0})
             row["calls"] += 1
             row[call.source] = row.get(call.source, 0) + 1
             if call.usage is not None and call.usage.total:
@@ -263,6 +264,25 @@ class Meter:
             if call.cost is not None:
                 row["cost"] = row.get("cost", 0.0) + call.cost
         return {"providers": by}
+
+
+def judge_label(provider_id: str) -> str:
+    """How a judge is named where people read its calls (``metadata.judge_usage``, the report): its
+    provider id, but a recording or a provider file by the file's name — a local path is where the
+    judge sits on one machine, not which judge it is, and must not travel in a shared results file."""
+    kind, sep, rest = provider_id.partition(":")
+    if kind == "replay" and sep:
+        return f"replay:{_file_name(rest)}"
+    if provider_id.startswith("file://"):
+        path, colon, function = provider_id[len("file://") :].rpartition(":")
+        if not colon or "/" in function or "\\" in function:  # no function name after the path
+            path, function = provider_id[len("file://") :], ""
+        return f"file://{_file_name(path)}" + (f":{function}" if function else "")
+    return provider_id
+
+
+def _file_name(path: str) -> str:
+    return PureWindowsPath(path).name if "\\" in path else PurePath(path).name
 
 
 _meter: contextvars.ContextVar[Meter | None] = contextvars.ContextVar("grounding_eval_meter", default=None)

@@ -91,8 +91,26 @@ def _component(component: Any, fields: list[str]) -> dict[str, Any]:
             kept["judge"] = _judge(meta["judge"])
         if isinstance(meta.get("provenance"), Mapping):
             kept["provenance"] = dict(meta["provenance"])
+        if isinstance(meta.get("judge_usage"), Mapping):
+            kept["judge_usage"] = _judge_usage(meta["judge_usage"])
         out["metadata"] = kept
     return out
+
+
+_USAGE_COUNTS = ("calls", "model", "cache", "recorded", "failed", "tokens", "cost")
+
+
+def _judge_usage(usage: Mapping[str, Any]) -> dict[str, Any]:
+    """What the judges' calls cost: per judge (named by :func:`~grounding_eval.judge.pipeline.judge_label`,
+    no local path), its counts, numbers only."""
+    providers = usage.get("providers")
+    if not isinstance(providers, Mapping):
+        return {}
+    return {"providers": {
+        str(judge): {k: v for k, v in counts.items() if k in _USAGE_COUNTS and isinstance(v, int | float)
+                     and not isinstance(v, bool)}
+        for judge, counts in providers.items() if isinstance(counts, Mapping)
+    }}  # fmt: skip
 
 
 def _grading_metadata(meta: Any, rules: Mapping[str, Any]) -> dict[str, Any]:

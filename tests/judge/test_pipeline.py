@@ -258,3 +258,23 @@ class TestReplay:
         other = check_replay(client, "v3/q1/C0", "another answer", answer_is_recorded=True)
         assert same is not None and same.allowed and same.status == "match"
         assert other is not None and not other.allowed and other.status == "mismatch"
+
+
+@pytest.mark.parametrize(
+    ("provider", "label"),
+    [
+        ("replay:/home/me/study/datasets/x/judge_replies/round3.yaml", "replay:round3.yaml"),
+        ("replay:datasets/sample/judge_replies/round3.yaml", "replay:round3.yaml"),
+        ("file:///home/me/providers/judge.py:call_api", "file://judge.py:call_api"),
+        ("file://providers/judge.py", "file://judge.py"),
+        ("file://C:\\Users\\me\\judge.py:call_api", "file://judge.py:call_api"),
+        ("bedrock:us.anthropic.claude-sonnet-4-5", "bedrock:us.anthropic.claude-sonnet-4-5"),
+        ("http://127.0.0.1:8080/judge", "http://127.0.0.1:8080/judge"),
+    ],
+)
+def test_a_judge_is_named_without_its_local_path(provider: str, label: str) -> None:
+    from grounding_eval.judge.pipeline import Call, Meter, judge_label
+
+    assert judge_label(provider) == label
+    meter = Meter([Call(provider, "recorded")])
+    assert list(meter.summary()["providers"]) == [label]
