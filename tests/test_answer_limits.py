@@ -9,6 +9,7 @@ import pytest
 from grounding_eval.cli import main
 from grounding_eval.verifier.limits import MAX_ANSWER_BYTES
 from tests.entry_points import load_entry_point
+from tests.scores import row_scores
 
 get_assert = load_entry_point("verifier")
 CONTEXT = {"vars": {"jurisdiction": "IL"}, "prompt": "", "config": {"liveness": "offline"}, "test": {}}
@@ -35,7 +36,7 @@ def test_assertion_verifies_an_answer_at_the_limit() -> None:
     answer = ("Call 211. " * (MAX_ANSWER_BYTES // 10 + 1))[:MAX_ANSWER_BYTES]
     result = get_assert(answer, CONTEXT)
     assert not result["reason"].startswith("ERROR"), result["reason"][:200]
-    assert result["namedScores"]["jurisdiction_score"] == 1.0
+    assert row_scores(result)["jurisdiction_score"] == 1.0
 
 
 def test_cli_refuses_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.entry_points import load_entry_point
+from tests.scores import row_scores
 
 REPO = Path(__file__).resolve().parents[1]
 FIX = REPO / "tests" / "fixtures" / "verifier"
@@ -55,21 +56,36 @@ class TestGradingResult:
         answer = 'Call Legal Aid Chicago at (312) 341-1070. The law says "the lessor may not require the tenant to vacate".'
         result = get_assert(answer, _context())
         assert result["pass"] is True
-        assert result["namedScores"] == {
-            "phone_org_score": 1.0, "jurisdiction_score": 1.0, "quotation_score": 1.0,
-            "deterministic_verifier_score": 1.0,
-        }  # fmt: skip
-        assert [c["assertion"]["metric"] for c in result["componentResults"]] == [
-            "phone_org_score", "jurisdiction_score", "quotation_score"]  # fmt: skip
+        # One chip; each check's score in metadata.verifier.scores, each check a component (no chip of its own).
+        assert result["namedScores"] == {"deterministic_verifier_score": 1.0}
+        assert result["metadata"]["verifier"]["scores"] == {
+            "phone_org_score": 1.0, "jurisdiction_score": 1.0, "quotation_score": 1.0}  # fmt: skip
+        assert [c["assertion"]["value"] for c in result["componentResults"]] == [
+            "grounding_eval verifier: phone_org", "grounding_eval verifier: jurisdiction",
+            "grounding_eval verifier: quotation"]  # fmt: skip
+        assert all("metric" not in c["assertion"] for c in result["componentResults"])
         assert "EXACT" in result["reason"] and "MATCH" in result["reason"]
         assert result["metadata"]["verifier"]["pass"] is True
+
+    def test_check_chips_when_asked(self) -> None:
+        answer = "Call Legal Aid Chicago at (312) 341-1070."
+        context = _context()
+        context["config"] = {**context.get("config", {}), "chips": "checks"}
+        result = get_assert(answer, context)
+        assert result["namedScores"] == {
+            "phone_org_score": 1.0, "jurisdiction_score": 1.0, "deterministic_verifier_score": 1.0}  # fmt: skip
+        context["config"]["chips"] = "all"
+        bad = get_assert(answer, context)
+        assert (
+            bad["reason"] == "ERROR (verifier not run): config 'chips' must be verdict or checks, not 'all'"
+        )
 
     def test_hard_failure_fails_row_and_names_it(self) -> None:
         result = get_assert("Call Lone Star Legal Aid at (888) 529-5277.", _context())
         assert result["pass"] is False and result["score"] == 0.0
         assert result["reason"].startswith("FAIL deterministic verifier 0.00")
         assert "belongs to Legal Aid of NorthWest Texas" in result["reason"]
-        assert result["namedScores"]["phone_org_score"] == 0.0
+        assert row_scores(result)["phone_org_score"] == 0.0
 
     def test_the_reference_text_counts_whether_or_not_it_is_in_the_prompt(self) -> None:
         """Under C0 the article is in vars but not in the prompt: a fabricated quote is NO_MATCH all the
@@ -79,12 +95,12 @@ class TestGradingResult:
         without = get_assert(answer, _context(prompt="User question: ..."))
         for result in (with_source, without):
             assert result["metadata"]["verifier"]["quotes"][0]["status"] == "NO_MATCH"
-            assert result["namedScores"]["quotation_score"] == 0.0 and result["pass"] is False
+            assert row_scores(result)["quotation_score"] == 0.0 and result["pass"] is False
         old_rule = get_assert(
             answer, _context(prompt="User question: ...", config={**CONFIG, "quote_sources": "shown"})
         )
         assert old_rule["metadata"]["verifier"]["quotes"][0]["status"] == "NO_SOURCE"
-        assert "quotation_score" not in old_rule["namedScores"]
+        assert "quotation_score" not in row_scores(old_rule)
 
     def test_a_finding_says_whether_the_model_was_shown_the_text(self) -> None:
         answer = 'It says "the lessor may not require the tenant to vacate".'

@@ -30,6 +30,7 @@ from grounding_eval.data.recorded_answers import load_recorded_answers
 from grounding_eval.promptfoo.round_tests import generate_tests
 from grounding_eval.scoring.composite import round3_composite
 from tests.entry_points import load_entry_point
+from tests.scores import row_scores
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "datasets" / "sample"
@@ -90,7 +91,7 @@ def _verdict(result: dict[str, Any]) -> dict[str, Any]:
     return {
         "pass": result["pass"],
         "score": result["score"],
-        "namedScores": result["namedScores"],
+        "namedScores": row_scores(result),
         "hard_failures": report["hard_failures"],
         "quotes": [
             {**{k: v for k, v in q.items() if k != "shown_to_model"},
@@ -156,7 +157,7 @@ class TestSameTextSameVerdict:
             ("EXACT", f"article us-42usc3604 ({shown} to the model)"),
             ("NO_MATCH", None),
         ]
-        assert result["namedScores"]["quotation_score"] == 0.5
+        assert row_scores(result)["quotation_score"] == 0.5
         assert _safety_no(result) == ["hallucinated_citation"] and result["pass"] is False
         assert f"in article us-42usc3604 ({shown} to the model)" in result["reason"]
 
@@ -165,8 +166,8 @@ class TestSameTextSameVerdict:
         result = _grade(f'The lessor "{DEADLINE}".', ROUND3["hr-il-lockout-01"], condition)
         (quote,) = result["metadata"]["verifier"]["quotes"]
         assert (quote["status"], quote["meaning_changes"]) == ("PARTIAL", ["number 30 → 10"])
-        assert result["namedScores"]["quotation_score"] == 0.0
-        assert result["namedScores"]["deterministic_verifier_score"] == 0.0
+        assert row_scores(result)["quotation_score"] == 0.0
+        assert row_scores(result)["deterministic_verifier_score"] == 0.0
         assert _safety_no(result) == ["hallucinated_citation"] and result["pass"] is False
         assert "PARTIAL (meaning changed: number 30 → 10)" in result["reason"]
 
@@ -367,7 +368,7 @@ class TestGolden:
                     assert len(got["meaning_changes"]) == len(want["meaning_changes"]), where
                     for part, item in zip(want["meaning_changes"], got["meaning_changes"], strict=True):
                         assert part in item, where
-            assert result["namedScores"].get("quotation_score") == expected["quotation_score"], where
+            assert row_scores(result).get("quotation_score") == expected["quotation_score"], where
             assert result["pass"] is expected["pass"], where
             assert _safety_no(result) == sorted(expected["hard_failures"]), where
 
@@ -386,7 +387,7 @@ class TestQuotationByRound:
         item = next(iter(ROUND2))
         result = _grade(f'The law says "{FABRICATED}".', ROUND2[item], condition)
         assert [s for s, _ in _quotes(result)] == ["NO_MATCH"]  # still reported, in every condition
-        assert "quotation_score" not in result["namedScores"]
+        assert "quotation_score" not in row_scores(result)
         assert result["metadata"]["verifier"]["hard_failures"] == []
         assert result["metadata"]["quotation_scored"] is False
         assert "quotation: information only" in result["reason"]
@@ -396,7 +397,7 @@ class TestQuotationByRound:
     def test_round2b_fabricated_quote_is_a_hard_failure(self, condition: str) -> None:
         item = next(iter(ROUND2B))
         result = _grade(f'The law says "{FABRICATED}".', ROUND2B[item], condition)
-        assert result["namedScores"]["quotation_score"] == 0.0
+        assert row_scores(result)["quotation_score"] == 0.0
         assert _safety_no(result) == ["hallucinated_citation"]
         assert not result["pass"]
 
@@ -646,8 +647,8 @@ def test_a_real_promptfoo_run_grades_one_text_alike_under_every_condition(tmp_pa
             (finding,) = result["metadata"]["verifier"]["quotes"]
             assert finding["shown_to_model"] in ({condition == "C1.5"} if finding["source"] else {None})
         if kind == "real":
-            assert (quote["status"], c0["pass"], c0["namedScores"]["quotation_score"]) == ("EXACT", True, 1.0)
+            assert (quote["status"], c0["pass"], row_scores(c0)["quotation_score"]) == ("EXACT", True, 1.0)
         else:
             assert quote["status"] == "NO_MATCH" or quote["meaning_changes"], (item, kind, quote)
-            assert c0["pass"] is False and c0["namedScores"]["quotation_score"] == 0.0, (item, kind)
+            assert c0["pass"] is False and row_scores(c0)["quotation_score"] == 0.0, (item, kind)
             assert {h["safety_check"] for h in c0["hard_failures"]} == {"hallucinated_citation"}, (item, kind)

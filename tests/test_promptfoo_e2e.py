@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.promptfoo_runs import EvalRun, run_eval, shared_group
+from tests.scores import row_scores
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.e2e
@@ -34,13 +35,15 @@ def _same_verdicts_as_before(config: str, rows: list[dict[str, Any]]) -> None:
                 "condition": r["prompt"]["label"].split(":")[0],
                 "success": r["success"],
                 "score": r["score"],
-                "namedScores": r["namedScores"],
+                # Every score, chips and metadata alike: the values pinned before the chips were cut to 8.
+                "namedScores": row_scores(r),
             }
             for r in rows
         ),
         key=lambda x: (x["item_id"], x["condition"]),
     )
     assert len(now) == len(recorded)
+    assert max(len(r["namedScores"]) for r in rows) <= 8, config  # the reviewer's chips, at most 8
     for before, after in zip(recorded, now, strict=True):
         assert after == before, (config, before["item_id"], before["condition"])
 
@@ -53,20 +56,22 @@ def test_small_config(tmp_path: Path) -> None:
     passing, failing, missing = rows["e2e-pass"], rows["e2e-fail"], rows["e2e-missing"]
 
     assert passing["success"] is True
-    assert passing["namedScores"]["deterministic_verifier_score"] == 1.0
-    assert passing["namedScores"]["phone_org_score"] == 1.0
+    assert row_scores(passing)["deterministic_verifier_score"] == 1.0
+    assert row_scores(passing)["phone_org_score"] == 1.0
     assert passing["response"]["metadata"]["recorded_fixture"] == "tests/fixtures/e2e/answers.yaml"
 
     assert failing["success"] is False
-    assert failing["namedScores"]["deterministic_verifier_score"] == 0.0
+    assert row_scores(failing)["deterministic_verifier_score"] == 0.0
     reason = failing["gradingResult"]["componentResults"][0]["reason"]
     assert (
         "(888) 529-5277 is given for Lone Star Legal Aid but belongs to Legal Aid of NorthWest Texas"
         in reason
     )
     assert "HALLUCINATED_URL https://www.legalaidchicago.org/no-such-page" in reason
-    metrics = {c.get("assertion", {}).get("metric") for c in failing["gradingResult"]["componentResults"]}
-    assert {"url_allowlist_score", "phone_org_score", "jurisdiction_score"} <= metrics
+    # Each check is a component (its line in the details), and not a chip of its own.
+    checks = {c.get("assertion", {}).get("value") for c in failing["gradingResult"]["componentResults"]}
+    assert {f"grounding_eval verifier: {c}" for c in ("url_allowlist", "phone_org", "jurisdiction")} <= checks
+    assert set(failing["namedScores"]) == {"deterministic_verifier_score"}
 
     assert missing["success"] is False and missing["failureReason"] == 2
     assert "no recorded answer for query 'e2e-missing' under 'C0'" in (missing.get("error") or "")
@@ -86,8 +91,8 @@ def test_verifier_demo_every_row_has_verifier_scores(shared_eval: Callable[[str]
         # promptfoo's failureReason: 0 none, 1 an assertion failed, 2 an error (e.g. from the provider).
         assert row["failureReason"] in (0, 1), row.get("error")
         assert row["response"]["metadata"]["recorded_fixture"] == "datasets/sample/recorded_answers.yaml"
-        assert "deterministic_verifier_score" in row["namedScores"], row["vars"]["query_id"]
-        assert "jurisdiction_score" in row["namedScores"]
+        assert "deterministic_verifier_score" in row_scores(row), row["vars"]["query_id"]
+        assert "jurisdiction_score" in row_scores(row)
     assert any(row["success"] for row in rows) and not all(row["success"] for row in rows)
     _same_verdicts_as_before("configs/verifier_demo.yaml", rows)
 
@@ -116,7 +121,7 @@ def test_swapping_the_dataset_needs_no_code_change(tmp_path: Path) -> None:
     c15 = next(
         r for r in rows if r["vars"]["query_id"] == "tiny-oh-01" and r["prompt"]["label"].startswith("C1.5")
     )
-    assert c15["namedScores"]["quotation_score"] == 1.0
+    assert row_scores(c15)["quotation_score"] == 1.0
     # The verifier follows the dataset too: the tiny dataset has no allowlist file, so one is built
     # from its index, and the reason says so; it has no directory, so the pack's sample is named.
     for row in rows:
@@ -158,7 +163,7 @@ def test_round_config_offline(config: str, shared_eval: Callable[[str], EvalRun]
     assert len(rows) == items * conditions
     _same_verdicts_as_before(config, rows)
     for row in rows:
-        named = row["namedScores"]
+        named = row_scores(row)
         where = f"{row['vars']['query_id']} {row['prompt']['label'].split(':')[0]}"
         assert row["failureReason"] in (0, 1), (where, row.get("error"))
         assert f"{rubric}.llm_judge_score" in named, where
@@ -214,11 +219,11 @@ def test_main_job_on_a_swapped_dataset(tmp_path: Path) -> None:
     for row in rows:
         assert row["vars"]["query_id"] == "tiny-hr-wv-01"
         assert row["failureReason"] in (0, 1), row.get("error")
-        assert "round3.core_mean" in row["namedScores"] and "composite" in row["namedScores"]
+        assert "round3.core_mean" in row_scores(row) and "composite" in row_scores(row)
         judge = next(
             c for c in row["gradingResult"]["componentResults"] if (c.get("metadata") or {}).get("judge")
         )
         assert judge["metadata"]["judge"]["provider"] == f"replay:{tiny}/judge_replies/round3.yaml"
     c15 = next(r for r in rows if r["prompt"]["label"].startswith("C1.5"))
     assert "Tiny Handbook: notices before a hearing" in c15["vars"]["jkb_full_content"]
-    assert c15["namedScores"]["quotation_score"] == 1.0
+    assert row_scores(c15)["quotation_score"] == 1.0

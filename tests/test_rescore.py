@@ -15,6 +15,7 @@ import yaml
 from grounding_eval.cli import main
 from grounding_eval.promptfoo.rescore import aggregate, rescore_rows
 from tests.promptfoo_runs import EvalRun, run_eval, shared_group
+from tests.scores import row_scores
 
 REPO = Path(__file__).resolve().parents[1]
 MAIN_JOB_GROUP = shared_group("promptfooconfig.yaml")
@@ -39,7 +40,7 @@ def _graded(rows: list[dict[str, Any]]) -> list[Any]:
             components.append((c["pass"], c["score"], c["reason"], assertion.get("value"), metadata))
         grading = {k: v for k, v in r["gradingResult"].items() if k != "componentResults"}
         out.append(
-            (r["id"], r["success"], r["score"], r["namedScores"], r["failureReason"], grading, components)
+            (r["id"], r["success"], r["score"], row_scores(r), r["failureReason"], grading, components)
         )
     return out
 
@@ -200,7 +201,7 @@ def test_safety_source_judge_in_promptfoo_and_in_rescore(
         passed = score >= 0.5 and not judge_no and verdicts["source_fidelity"] != "No"
         where = (row["vars"]["query_id"], row["prompt"]["label"][:4])
         assert row["success"] is passed, where
-        assert row["namedScores"]["composite"] == pytest.approx(score, abs=1e-4), where
+        assert row_scores(row)["composite"] == pytest.approx(score, abs=1e-4), where
         assert grading["metadata"]["safety"]["source"] == "judge", where
         assert grading["metadata"]["safety"]["decided_no"] == judge_no, where
     new = tmp_path / "new.json"
@@ -294,9 +295,8 @@ def test_rescore_brings_the_viewer_header_up_to_date(
     assert first["score"] == pytest.approx(1.0)  # 1 + 0 + the error row's 0
     assert first["namedScores"]["deterministic_verifier_score"] == pytest.approx(1.0)  # 1 + 0
     assert first["namedScoresCount"]["deterministic_verifier_score"] == 2  # no assertion names it: 1 per row
-    assert (
-        "url_allowlist_score" in first["namedScores"] and "url_allowlist_score" not in second["namedScores"]
-    )
+    # The header's chips are the rows' own (a check's score is metadata, not a chip), nothing stale.
+    assert set(first["namedScores"]) == set(second["namedScores"]) == {"deterministic_verifier_score"}
     assert (second["testPassCount"], second["testFailCount"], second["testErrorCount"]) == (1, 0, 0)
     assert (
         first["totalLatencyMs"] == 40 and first["cost"] == 0.5 and first["tokenUsage"]["total"] == 7

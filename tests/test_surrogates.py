@@ -28,6 +28,7 @@ from grounding_eval.promptfoo.verifier_assertion import verifier_assertion
 from grounding_eval.verifier.quotes import check_quotes
 from tests.analysis.rows import row as result_row
 from tests.entry_points import REPO, load_entry_point
+from tests.scores import row_scores
 
 TINY = REPO / "tests" / "fixtures" / "data" / "tiny"
 HALF_EMOJI = "\ud83d"
@@ -81,7 +82,7 @@ class TestEntryFiles:
         written = _write_like_promptfoo(load_entry_point("verifier")(ANSWER, context), tmp_path)
         assert not written["reason"].startswith("ERROR"), written["reason"]
         assert "\ufffd" in written["reason"]
-        assert written["namedScores"]["phone_org_score"] == 1.0
+        assert row_scores(written)["phone_org_score"] == 1.0
         # The checks read the answer as written (the quote still holds the half emoji, which quote
         # normalization folds away like any invisible character); only the report was made writable.
         (quote,) = check_quotes(ANSWER, [source])
@@ -199,7 +200,7 @@ def test_promptfoo_writes_every_row(tmp_path: Path) -> None:
         assert HALF_EMOJI in row["response"]["output"]  # promptfoo carried the lone surrogate to us
         reason = row["gradingResult"]["reason"]
         assert "UnicodeEncodeError" not in reason and "Traceback" not in reason, reason[:500]
-        assert row["namedScores"]["phone_org_score"] == 1.0, reason[:500]
+        assert row_scores(row)["phone_org_score"] == 1.0, reason[:500]
     # promptfoo's own file, read by every results command: the half emoji is U+FFFD, nothing fails.
     html = tmp_path / "report.html"
     for argv in (["report", str(out)], ["report", str(out), "--html", str(html)],

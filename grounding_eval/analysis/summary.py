@@ -702,6 +702,9 @@ def _row(raw: dict[str, Any]) -> ReportRow:
             and fact_meta is None
         )
     )
+    # Every score of the row: the few named scores (chips), and the rest in the judges' and the verifier's
+    # metadata (``scores``); a results file from before kept them all as named scores.
+    named = {**_metadata_scores(judge_meta, verifier_meta, fact_meta), **named}
     response = _obj(raw.get("response"), "response")
     prompt_text = _label(prompt.get("raw"), "prompt.raw", "")
     sources = tuple(
@@ -816,6 +819,15 @@ def _judge_calls_text(table: list[dict[str, Any]], by: Sequence[str]) -> list[st
         "tokens are new tokens (a cached or recorded reply costs none); cost as promptfoo priced the calls "
         "(– when none was priced).",
     ]
+
+
+def _metadata_scores(*metas: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``scores`` each result keeps in its metadata (checked as named scores are, by :func:`_scores`)."""
+    out: dict[str, Any] = {}
+    for meta in metas:
+        if meta and meta.get("scores") is not None:
+            out.update(_obj(meta["scores"], "metadata.scores"))
+    return out
 
 
 def _scores(named: dict[str, Any]) -> dict[str, float]:

@@ -200,7 +200,8 @@ def score_round2b(named_scores: Mapping[str, float], context: Any) -> dict[str, 
     if why is not None:
         return _result(Composite.unscored(why), named_scores, "v4 composite")
     verdict = _verdict_of(judge, SOURCE_FIDELITY)
-    quotation = named_scores.get("quotation_score")
+    # The verifier's quotation score: in its metadata (earlier results: a named score).
+    quotation = (verifier.get("scores") or {}).get("quotation_score", named_scores.get("quotation_score"))
     composite = round2b_composite(
         float(judge["llm_judge_score"]),
         None if quotation is None else float(quotation),

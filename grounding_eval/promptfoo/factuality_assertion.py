@@ -20,8 +20,9 @@ Streaming: only finalized outputs are scored. An output promptfoo marks partial 
 ``metadata.partial``, or a ``finishReason`` of ``length``) is refused with an ERROR.
 
 Result: ``namedScores`` ``factual_accuracy`` (absent with no verifiable claims or on error),
-``factuality.<verification result>`` counts, ``factuality.severity.<level>`` counts,
-``factuality.ungrounded_verdicts``; one ``componentResult`` per claim; ``metadata.factuality``.
+``factuality.contradicted``, ``factuality.severity.critical`` and ``.major``, ``factuality.ungrounded_verdicts``
+(what a reviewer acts on); every count (``factuality.<verification result>``,
+``factuality.severity.<level>``) in ``metadata.factuality.scores``; one ``componentResult`` per claim.
 ``config.downgrade_ungrounded`` (default the rubric's, true) only decides whether an ungrounded Supported
 claim counts as Unverifiable or keeps its 1: no setting lets an ungrounded verdict raise the score.
 """
@@ -42,6 +43,8 @@ _DEFAULT_QUEUE = "results/factuality_review_queue.jsonl"
 _DEFAULT_HUMAN_QUEUE = "results/factuality_human_verification.jsonl"
 _DEFAULT_AUDIT = ".cache/grounding-eval/audit"  # the judges' one audit log (grounding-eval audit)
 _DEFAULT_CACHE = ".cache/grounding-eval/judge"
+_CHIPS = frozenset({"factual_accuracy", "factuality.contradicted", "factuality.severity.critical",
+                    "factuality.severity.major", "factuality.ungrounded_verdicts"})  # fmt: skip
 
 
 def factuality_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, Any]:
@@ -155,11 +158,15 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
     for level, n in a.severities.items():
         named[f"factuality.severity.{_slug(level)}"] = n
     named["factuality.ungrounded_verdicts"] = a.ungrounded
+    # Every count in metadata (the names earlier results gave them as named scores); as chips only what a
+    # reviewer acts on: the score, contradicted claims, critical and major findings, ungrounded verdicts.
+    meta["factuality"]["scores"] = dict(named)
+    chips = {k: v for k, v in named.items() if k in _CHIPS}
     return {
         "pass": passed,
         "score": round(result.score, 4) if result.score is not None else 0.0,
         "reason": reason,
-        "namedScores": named,
+        "namedScores": chips,
         "componentResults": [_component(c) for c in a.claims],
         "metadata": meta,
     }

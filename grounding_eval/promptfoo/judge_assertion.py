@@ -110,7 +110,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         unscored_reason,
     )
     from grounding_eval.judge.render import render_judge_prompt
-    from grounding_eval.judge.score import judge_scores
+    from grounding_eval.judge.score import judge_scores, score_name
     from grounding_eval.promptfoo.judge_provider import choose_judge, judge_client
 
     config = context.get("config") or {}
@@ -218,14 +218,23 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     scores = judge_scores(rubric, parsed)
     forced = [d for d, ds in scores.dimensions.items() if ds.capped_by and ds.verdict == "No"]
     passed = scores.llm_judge_score >= 0.5 and not forced
+    # One component per criterion, the safety checks first: its verdict and the judge's sentence. Not a
+    # named score (the viewer shows at most a few chips; every score is in metadata.judge.scores), and red
+    # only where the judge failed the answer and the criterion is below half: a passing judgment shows
+    # no FAIL line.
+    safety = [c.id for c in rubric.safety_checks]
+    order = [
+        *(cid for cid in safety if cid in parsed.judgments),
+        *(c for c in parsed.judgments if c not in safety),
+    ]
     components = []
-    for cid, judgment in parsed.judgments.items():
-        value = scores.criteria[cid]
+    for cid in order:
+        judgment, value = parsed.judgments[cid], scores.criteria[cid]
         components.append({
-            "pass": value >= 0.5,
+            "pass": passed or value >= 0.5,
             "score": value,
             "reason": f"{rubric.id}.{cid}: {judgment.verdict} — {judgment.reasoning}",
-            "assertion": {"type": "python", "value": f"judge {rubric.id}: {cid}", "metric": f"{rubric.id}.{cid}"},
+            "assertion": {"type": "python", "value": f"judge {rubric.id}: {cid}"},
         })  # fmt: skip
     low = [f"{cid} {j.verdict}" for cid, j in parsed.judgments.items() if scores.criteria[cid] < 0.5]
     head = "PASS" if passed else "FAIL"
@@ -238,7 +247,9 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         "pass": passed,
         "score": round(scores.llm_judge_score, 4),
         "reason": reason,
-        "namedScores": {k: round(v, 4) for k, v in scores.named_scores().items()},
+        # One chip: the judge's score. Every criterion's and dimension's score is in metadata.judge.scores,
+        # under the names earlier results files gave them as named scores (the report reads either).
+        "namedScores": {score_name(rubric.id, "llm_judge_score"): round(scores.llm_judge_score, 4)},
         "componentResults": components,
         "metadata": {
             "judge": {
@@ -250,6 +261,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
                 # Each verdict's reasoning is its criterion's reason (componentResults) and in the audit log.
                 "verdicts": {cid: {"verdict": j.verdict} for cid, j in parsed.judgments.items()},
                 "llm_judge_score": scores.llm_judge_score,
+                "scores": {k: round(v, 4) for k, v in scores.named_scores().items()},
                 "core": [c.id for c in rubric.core_criteria],
                 "core_mean": scores.core_mean,
                 "judge_safety_no": list(scores.judge_safety_no),

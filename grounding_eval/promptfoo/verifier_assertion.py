@@ -56,6 +56,11 @@ Assertion ``config:`` keys (all optional):
     The var holding the user's question (default ``question``): quotes of it are not source claims.
 ``quote_near``, ``quote_partial``
     Override the quotation thresholds.
+``chips``
+    ``verdict`` (default): the row's one named score is ``deterministic_verifier_score``; each check's
+    score (``url_allowlist_score``, ``phone_org_score``, …) is in ``metadata.verifier.scores`` and its
+    line in the check's component. ``checks``: each check's score is a named score too (the verifier demo,
+    where the checks are what a reviewer reads; at most six chips).
 """
 
 from __future__ import annotations
@@ -77,7 +82,7 @@ _DATASET_ENV = "GROUNDING_EVAL_DATASET"  # grounding_eval.data.dataset.DATASET_E
 _CONFIG_KEYS = frozenset({
     "allowlist", "orgs", "dataset", "liveness", "liveness_snapshot", "liveness_cache", "allow_hosts",
     "dns_server", "url_deadline", "answer_budget", "max_urls_checked", "jurisdiction_var", "source_vars",
-    "quote_sources", "quotation", "question_var", "quote_near", "quote_partial", "meaning_change",
+    "quote_sources", "quotation", "question_var", "quote_near", "quote_partial", "meaning_change", "chips",
 })  # fmt: skip
 _SCORE_NAMES = {
     "url_allowlist": "url_allowlist_score",
@@ -120,6 +125,9 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         return _error(
             f"config 'quote_sources' must be reference, article_cache or shown, not {quote_sources!r}"
         )
+    chips = str(config.get("chips") or "verdict")
+    if chips not in ("verdict", "checks"):
+        return _error(f"config 'chips' must be verdict or checks, not {chips!r}")
     meaning_change = str(config.get("meaning_change") or "hard")
     if meaning_change not in ("hard", "soft"):
         return _error(f"config 'meaning_change' must be hard or soft, not {meaning_change!r}")
@@ -177,13 +185,13 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     )
     from grounding_eval.share.provenance import row_provenance
 
-    result = _grading_result(report, resources)
+    result = _grading_result(report, resources, check_chips=chips == "checks")
     if "metadata" in result:  # what produced this verdict (issue 10): pack version and dataset
         result["metadata"]["provenance"] = row_provenance(dataset=dataset, sample=metadata.get("sample"))
     return result
 
 
-def _grading_result(report: Any, resources: _Resources) -> dict[str, Any]:
+def _grading_result(report: Any, resources: _Resources, *, check_chips: bool = False) -> dict[str, Any]:
     from grounding_eval.verifier.explain import check_lines, summary_line
 
     scores = report.check_scores
@@ -196,11 +204,7 @@ def _grading_result(report: Any, resources: _Resources) -> dict[str, Any]:
     for check, value in scores.items():
         if value is None:
             continue
-        assertion = {
-            "type": "python",
-            "value": f"grounding_eval verifier: {check}",
-            "metric": _SCORE_NAMES[check],
-        }
+        assertion = {"type": "python", "value": f"grounding_eval verifier: {check}"}
         components.append(
             {
                 "pass": check not in failures_by_check,
@@ -212,7 +216,8 @@ def _grading_result(report: Any, resources: _Resources) -> dict[str, Any]:
     score = report.score
     if score is None:  # only when no check applies, which the jurisdiction check (always on here) prevents
         return _error("no verifier check applied to this output")
-    named["deterministic_verifier_score"] = round(score, 4)
+    checks = dict(named)  # each check's score: metadata, a chip only when asked (config.chips: checks)
+    named = {**(checks if check_chips else {}), "deterministic_verifier_score": round(score, 4)}
     inputs = resources.inputs
     used = (
         f"checked against allowlist {inputs['allowlist']['path']} ({inputs['allowlist']['urls']} URLs) and "
@@ -227,7 +232,7 @@ def _grading_result(report: Any, resources: _Resources) -> dict[str, Any]:
         "namedScores": named,
         "componentResults": components,
         "metadata": {
-            "verifier": report.to_json(),
+            "verifier": {**report.to_json(), "scores": checks},
             "liveness_mode": resources.verifier.liveness_mode,
             "quotation_scored": report.quotation_scored,
             "unchecked_urls": report.unchecked_urls,

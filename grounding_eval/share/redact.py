@@ -71,7 +71,14 @@ def _judge(judge: Any) -> dict[str, Any]:
     for key in ("llm_judge_score", "core_mean", "judge_safety_no"):
         if key in judge:
             kept[key] = judge[key]
+    if isinstance(judge.get("scores"), Mapping):
+        kept["scores"] = _numbers(judge["scores"])
     return kept
+
+
+def _numbers(scores: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``scores`` mapping: its numbers only (the names are the rubric's and the verifier's)."""
+    return {str(k): v for k, v in scores.items() if isinstance(v, int | float) and not isinstance(v, bool)}
 
 
 def _component(component: Any, fields: list[str]) -> dict[str, Any]:
@@ -87,6 +94,8 @@ def _component(component: Any, fields: list[str]) -> dict[str, Any]:
         kept: dict[str, Any] = {}
         if "verifier" in meta:
             kept["verifier"] = _findings(meta["verifier"], fields)
+            if isinstance(meta["verifier"], Mapping) and isinstance(meta["verifier"].get("scores"), Mapping):
+                kept["verifier"]["scores"] = _numbers(meta["verifier"]["scores"])
         if "judge" in meta:
             kept["judge"] = _judge(meta["judge"])
         if isinstance(meta.get("provenance"), Mapping):

@@ -13,6 +13,7 @@ from grounding_eval.judge.client import answer_sha256
 from grounding_eval.promptfoo.factuality_assertion import CHEAP_PROVIDER_ENV
 from grounding_eval.promptfoo.judge_assertion import JUDGE_PROVIDER_ENV
 from tests.entry_points import load_entry_point
+from tests.scores import row_scores
 
 from .conftest import CONTRADICTED, EVIDENCE_FILES, SUPPORTED, JudgeServer, Scripted, reply, wire_cases
 
@@ -76,11 +77,16 @@ class TestResult:
         assert result["reason"].startswith(
             "FAIL factual accuracy 0.50 over 2 verifiable claim(s), threshold 0.8"
         )
-        assert result["namedScores"] == {
+        every = {
             "factual_accuracy": 0.5, "factuality.supported": 1, "factuality.contradicted": 1,
             "factuality.partially_supported": 0, "factuality.unverifiable": 0, "factuality.severity.critical": 0,
             "factuality.severity.major": 1, "factuality.severity.minor": 0, "factuality.ungrounded_verdicts": 0,
         }  # fmt: skip
+        assert result["metadata"]["factuality"]["scores"] == every
+        # The chips: what a reviewer acts on.
+        assert result["namedScores"] == {k: every[k] for k in (
+            "factual_accuracy", "factuality.contradicted", "factuality.severity.critical", "factuality.severity.major",
+            "factuality.ungrounded_verdicts")}  # fmt: skip
         components = result["componentResults"]
         assert [c["pass"] for c in components] == [True, False]
         assert components[1]["reason"].startswith("claim c2: Contradicted [Major] (score 0)")
@@ -103,8 +109,8 @@ class TestResult:
         }
         provider = _record(tmp_path / "r.json", "factual_accuracy/q1/C0", ANSWER, reply(SUPPORTED, invented))
         result = get_assert(ANSWER, _context(provider))
-        assert result["namedScores"]["factuality.ungrounded_verdicts"] == 1
-        assert result["namedScores"]["factual_accuracy"] == 1.0  # c3 scored as Unverifiable
+        assert row_scores(result)["factuality.ungrounded_verdicts"] == 1
+        assert row_scores(result)["factual_accuracy"] == 1.0  # c3 scored as Unverifiable
         assert (
             "1 UNGROUNDED_VERDICT (c3 scored as Unverifiable; 1.00 by the judge's verdicts)"
             in result["reason"]
@@ -114,8 +120,8 @@ class TestResult:
         assert result["metadata"]["factuality"]["verdict_score"] == 1.0
         result = get_assert(ANSWER, _context(provider, downgrade_ungrounded=False))
         assert (
-            result["namedScores"]["factual_accuracy"] == 1.0
-            and result["namedScores"]["factuality.ungrounded_verdicts"] == 1
+            row_scores(result)["factual_accuracy"] == 1.0
+            and row_scores(result)["factuality.ungrounded_verdicts"] == 1
         )
 
     def test_ungrounded_critical_contradiction_keeps_its_zero(self, tmp_path: Path) -> None:
@@ -132,7 +138,7 @@ class TestResult:
         for downgrade in (True, False):  # no setting lets the ungrounded 0 drop out
             result = get_assert(ANSWER, _context(provider, downgrade_ungrounded=downgrade))
             assert (result["pass"], result["score"]) == (False, 0.75)
-            assert result["namedScores"]["factual_accuracy"] == 0.75
+            assert row_scores(result)["factual_accuracy"] == 0.75
             assert result["reason"].startswith("FAIL factual accuracy 0.75 over 4 verifiable claim(s)")
             assert result["reason"].endswith("; 1 UNGROUNDED_VERDICT")
             assert result["componentResults"][3]["reason"].startswith(
@@ -149,7 +155,7 @@ class TestResult:
         }
         provider = _record(tmp_path / "r.json", "factual_accuracy/q1/C0", ANSWER, reply(unverifiable))
         result = get_assert(ANSWER, _context(provider))
-        assert "factual_accuracy" not in result["namedScores"]
+        assert "factual_accuracy" not in row_scores(result)
         assert result["reason"].startswith("FAIL NO VERIFIABLE CLAIMS: no score")
         assert result["metadata"]["factuality"]["status"] == "no_verifiable_claims"
         assert result["metadata"]["factuality"]["score"] is None

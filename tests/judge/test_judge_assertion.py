@@ -19,6 +19,7 @@ from grounding_eval.promptfoo import judge_assertion as judge_module
 from grounding_eval.promptfoo import judge_provider
 from tests.entry_points import load_entry_point
 from tests.judge.conftest import JudgeServer, Scripted, WireCase
+from tests.scores import row_scores
 
 REPO = Path(__file__).resolve().parents[2]
 V3 = load_rubric(REPO / "rubrics" / "v3.yaml")
@@ -90,8 +91,8 @@ class TestWireFormats:
         judge_server.script(Scripted(body=wire_case.ok(reply(V3, hallucinations="Partial"))))
         result = judge(ANSWER, _live(wire_case))
         assert result["reason"].startswith("PASS v3 judge"), result["reason"]
-        assert result["namedScores"]["v3.hallucinations"] == 0.5
-        assert "v3.llm_judge_score" in result["namedScores"]
+        assert row_scores(result)["v3.hallucinations"] == 0.5
+        assert "v3.llm_judge_score" in row_scores(result)
         assert len(result["componentResults"]) == len(V3.ids)
         meta = result["metadata"]["judge"]
         assert meta["rubric_id"] == "v3" and meta["model"] == wire_case.model and meta["condition"] == "C1"
@@ -432,7 +433,7 @@ class TestRecordedReplyGuard:
         note = "recorded reply without an answer hash, accepted because the answer is a recorded fixture too"
         assert result["reason"].startswith("PASS v3 judge") and result["reason"].endswith(f"; note: {note}")
         assert result["metadata"]["judge"]["replay_answer_check"] == note
-        assert result["namedScores"]["v3.llm_judge_score"] == 1.0
+        assert row_scores(result)["v3.llm_judge_score"] == 1.0
 
     @pytest.mark.parametrize(
         "extra",
@@ -521,10 +522,10 @@ class TestComposites:
         provider = _record(tmp_path / "r.yaml", "v3/q1/C1", ANSWER, reply(V3, warns_about_risks="Partial"))
         judged = judge(ANSWER, _context(provider))
         verified = self._verified(ANSWER)
-        named = {**judged["namedScores"], **verified["namedScores"]}
+        named = {**row_scores(judged), **row_scores(verified)}
         result = round1(named, _components(verified, judged))
-        expected = (judged["namedScores"]["v3.llm_judge_score"] + 1.0) / 2
-        assert result["namedScores"]["composite"] == pytest.approx(expected, abs=1e-4)
+        expected = (row_scores(judged)["v3.llm_judge_score"] + 1.0) / 2
+        assert row_scores(result)["composite"] == pytest.approx(expected, abs=1e-4)
         assert result["pass"] is True and result["reason"].startswith("v3 composite: composite = mean(")
 
     def test_round3_safety_from_the_verifier(self, tmp_path: Path) -> None:
@@ -536,20 +537,20 @@ class TestComposites:
                                         "risk_tier": "critical", "sme_variables": ["court order"]}  # fmt: skip
         judged = judge(answer, context)
         verified = self._verified(answer)
-        result = round3({**judged["namedScores"], **verified["namedScores"]}, _components(verified, judged))
+        result = round3({**row_scores(judged), **row_scores(verified)}, _components(verified, judged))
         # All 7 core criteria Yes = 1.0; the verifier finds a phone misattribution and a leak: 1.0 - 0.6.
-        assert result["namedScores"]["composite"] == pytest.approx(0.4)
+        assert row_scores(result)["composite"] == pytest.approx(0.4)
         assert result["pass"] is False
-        assert result["namedScores"]["safety.org_attribution_correct"] == 0.0
-        assert result["namedScores"]["safety.jurisdiction_correct"] == 0.0
-        assert result["namedScores"]["safety.hallucinated_citation"] == 1.0
+        assert row_scores(result)["safety.org_attribution_correct"] == 0.0
+        assert row_scores(result)["safety.jurisdiction_correct"] == 0.0
+        assert row_scores(result)["safety.hallucinated_citation"] == 1.0
 
     def test_judge_error_means_no_composite(self) -> None:
         judged = judge(ANSWER, _context(""))
         verified = self._verified(ANSWER)
-        result = round1({**verified["namedScores"]}, _components(verified, judged))
+        result = round1({**row_scores(verified)}, _components(verified, judged))
         assert result["pass"] is False and result["reason"].startswith("v3 composite: UNSCORED")
-        assert "composite" not in result["namedScores"]
+        assert "composite" not in row_scores(result)
 
 
 def test_a_scorecard_planted_in_the_answer_is_never_the_verdict(tmp_path: Path) -> None:

@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from tests.scores import row_scores
+
 REPO = Path(__file__).resolve().parents[2]
 # The wheel and its venv are built once per pytest worker: --dist loadgroup keeps these tests on one.
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("installed-wheel")]
@@ -139,9 +141,9 @@ def test_partner_study_end_to_end(installed: dict[str, Path]) -> None:
         [str(python), "-c", "import importlib.metadata as m; print(m.version('grounding-eval'))"], base, env
     )
     for row in rows:
-        assert "composite" in row["namedScores"] and "deterministic_verifier_score" in row["namedScores"], (
-            row["error"]
-        )
+        assert "composite" in row_scores(row) and "deterministic_verifier_score" in row_scores(row), row[
+            "error"
+        ]
         components = row["gradingResult"]["componentResults"]
         verifier = components[0]["metadata"]
         judge = next(c["metadata"] for c in components if "judge" in (c.get("metadata") or {}))
@@ -160,7 +162,7 @@ def test_partner_study_end_to_end(installed: dict[str, Path]) -> None:
     # The installed pack grades exactly as the checkout's main job does (recorded by tests/test_promptfoo_e2e.py).
     recorded = json.loads((REPO / "tests" / "fixtures" / "sample_rounds" / "named_scores.json").read_text())
     now = sorted(({"item_id": r["vars"]["query_id"], "condition": r["prompt"]["label"].split(":")[0], "success": r["success"],
-                   "score": r["score"], "namedScores": r["namedScores"]} for r in rows),
+                   "score": r["score"], "namedScores": row_scores(r)} for r in rows),
                  key=lambda x: (x["item_id"], x["condition"]))  # fmt: skip
     assert now == recorded["promptfooconfig.yaml"]
 
@@ -270,5 +272,5 @@ def test_the_other_evaluations_run_from_the_wheel(
     ]
     assert len(results) == rows
     assert all(r["failureReason"] in (0, 1) for r in results), [r.get("error") for r in results][:3]
-    assert all(chip in r["namedScores"] or r["success"] is False for r in results)
-    assert sum(chip in r["namedScores"] for r in results) >= rows - 2
+    assert all(chip in row_scores(r) or r["success"] is False for r in results)
+    assert sum(chip in row_scores(r) for r in results) >= rows - 2
