@@ -19,6 +19,9 @@ two Round 3 set-ups gave every row the same pass, score and named scores.
 Goal 4: the size of this pack's metadata per row (what the verifier, judge and composite put in the
 row's component results), largest and mean, over the Round 3 worker run (should be at most 5 kB).
 
+Issue 21: what grading adds to promptfoo's own row — the mean size of a results row (``-o``) under
+``round3 worker`` less that under ``contains``, same rows (should be at most 12 kB).
+
 Goal 5: ``grounding-eval rescore`` over the Round 3 worker results repeated to ``--rescore-rows`` rows
 (default 1,200): its grading rate in rows/s with one process per CPU (should be at least 100), as the
 command itself reports it, and the whole command's wall time (reading and writing included).
@@ -146,6 +149,7 @@ def main() -> int:
         rows = len(json.loads((tmp / "contains.json").read_text(encoding="utf-8"))["results"]["results"])
         same = _verdicts(tmp / "round3_python.json") == _verdicts(tmp / "round3_worker.json")
         sizes = _metadata_sizes(tmp / "round3_worker.json")
+        added = _row_bytes(tmp / "round3_worker.json") - _row_bytes(tmp / "contains.json")
         rescore = _rescore(tmp / "round3_worker.json", tmp, args.rescore_rows)
     base = times["contains"]
     print(f"{rows} rows, concurrency as in {MAIN.name}, median of {args.runs} run(s)")
@@ -160,8 +164,17 @@ def main() -> int:
     print(f"round3 python and round3 worker verdicts identical: {'yes' if same else 'NO'}")
     largest, mean = max(sizes) / 1000, statistics.mean(sizes) / 1000
     print(f"goal 4, our metadata per row: largest {largest:.1f} kB, mean {mean:.1f} kB (goal <= 5 kB)")
+    print(
+        f"issue 21, grading adds {added / 1000:.1f} kB per Round 3 row to promptfoo's own row (goal <= 12 kB)"
+    )
     print(f"goal 5, {rescore}")
     return 0
+
+
+def _row_bytes(path: Path) -> float:
+    """The mean size of a results row, as promptfoo writes it (``-o``)."""
+    rows = json.loads(path.read_text(encoding="utf-8"))["results"]["results"]
+    return statistics.mean(len(json.dumps(r, ensure_ascii=False)) for r in rows)
 
 
 def _metadata_sizes(path: Path) -> list[int]:

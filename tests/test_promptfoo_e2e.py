@@ -177,6 +177,25 @@ def test_round_config_offline(config: str, shared_eval: Callable[[str], EvalRun]
         assert judge["metadata"]["judge"]["provider"].startswith(
             "replay:datasets/sample/judge_replies/"
         )  # via {dataset}
+        # Stored once: each criterion is one component of the row, none nested inside the judge's.
+        components = row["gradingResult"]["componentResults"]
+        assert not any(c.get("componentResults") for c in components), where
+        criteria = [
+            c
+            for c in components
+            if str((c.get("assertion") or {}).get("value")).startswith(f"judge {rubric}:")
+        ]
+        assert (
+            len(criteria)
+            == len({c["assertion"]["value"] for c in criteria})
+            == len(judge["metadata"]["judge"]["verdicts"])
+        )
+        # A passing judgment shows no red criterion; the safety checks come first.
+        if judge["pass"]:
+            assert all(c["pass"] for c in criteria), where
+        if rubric == "round3":
+            first = [c["assertion"]["value"].rpartition(": ")[2] for c in criteria[:3]]
+            assert first == ["hallucinated_citation", "jurisdiction_correct", "org_attribution_correct"], where
     # The report reads the same file: one group per condition, nothing unscored, passes as promptfoo counted.
     from grounding_eval.analysis.summary import load_rows, summarize
 

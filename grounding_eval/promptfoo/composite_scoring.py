@@ -32,7 +32,8 @@ safety checks (never a setting quietly ignored).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from grounding_eval.errors import DataError
@@ -54,6 +55,35 @@ GATE_CHIP = f"safety.{SOURCE_FIDELITY}"
 # The named scores a composite adds: an unscored row carries none of them, so promptfoo's per-column
 # averages (and the viewer's chips) leave the row out instead of averaging in a 0 or a stale value.
 _COMPOSITE_SCORES = ("composite", GATE_CHIP, *(f"safety.{check}" for check in ROUND3_SAFETY_CHECKS))
+
+
+_Scoring = Callable[[Mapping[str, float], Any], dict[str, Any]]
+
+
+def _stored_once(scoring: _Scoring) -> _Scoring:
+    """The composite's result also carries the row's component results, each stored once.
+
+    promptfoo lists a result's nested components twice: inside it, and again after it in the flattened
+    list it hands the scoring function (which becomes the row's ``componentResults``). The list returned
+    here is that flattened list with the nested copies dropped: the same components, in the same order,
+    once (a Round 3 row: 7.5 kB less).
+    """
+
+    @functools.wraps(scoring)
+    def score(named_scores: Mapping[str, float], context: Any) -> dict[str, Any]:
+        result = scoring(named_scores, context)
+        flattened = (context or {}).get("componentResults") if isinstance(context, Mapping) else None
+        nested = isinstance(flattened, list) and any(isinstance(c, Mapping) and c.get("componentResults")
+                                                     for c in flattened)  # fmt: skip
+        if nested:  # only when something was stored twice: otherwise promptfoo's own list stands
+            assert isinstance(flattened, list)
+            result["componentResults"] = [
+                {k: v for k, v in c.items() if k != "componentResults"} if isinstance(c, Mapping) else c
+                for c in flattened
+            ]
+        return result
+
+    return score
 
 
 def _component(context: Any, key: str) -> dict[str, Any] | None:
@@ -172,6 +202,7 @@ def _inputs(
     return judge, verifier, None
 
 
+@_stored_once
 def score_round1(named_scores: Mapping[str, float], context: Any) -> dict[str, Any]:
     """Rounds 1a, 1b, 2: mean(v3 llm_judge_score, deterministic_verifier_score)."""
     judge, verifier, missing = _inputs(context, "v3")
@@ -189,6 +220,7 @@ def score_round1(named_scores: Mapping[str, float], context: Any) -> dict[str, A
     return _result(composite, named_scores, "v3 composite")
 
 
+@_stored_once
 def score_round2b(named_scores: Mapping[str, float], context: Any) -> dict[str, Any]:
     """Round 2b: the v4 judge score, pulled down by a quotation score below 0.5."""
     judge, verifier, missing = _inputs(context, "v4")
@@ -214,6 +246,7 @@ def score_round2b(named_scores: Mapping[str, float], context: Any) -> dict[str, 
     return result
 
 
+@_stored_once
 def score_round3(named_scores: Mapping[str, float], context: Any) -> dict[str, Any]:
     """Round 3: mean of 7 core criteria − 0.3 × safety No; the safety checks decided by ``safety_source``."""
     judge, verifier, missing = _inputs(context, "round3")
