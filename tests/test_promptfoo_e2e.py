@@ -195,7 +195,9 @@ def test_round_config_offline(config: str, shared_eval: Callable[[str], EvalRun]
             assert all(c["pass"] for c in criteria), where
         if rubric == "round3":
             first = [c["assertion"]["value"].rpartition(": ")[2] for c in criteria[:3]]
-            assert first == ["hallucinated_citation", "jurisdiction_correct", "org_attribution_correct"], where
+            assert first == ["hallucinated_citation", "jurisdiction_correct", "org_attribution_correct"], (
+                where
+            )
     # The report reads the same file: one group per condition, nothing unscored, passes as promptfoo counted.
     from grounding_eval.analysis.summary import load_rows, summarize
 
