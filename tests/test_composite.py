@@ -345,6 +345,8 @@ class TestRound3SafetySource:
 
     def test_unknown_value_is_unscored_naming_the_key(self) -> None:
         result = score_round3({"x": 1.0}, _round3_context({}, [], {"safety_source": "juge"}))
+        verdict, *_ = result.pop("componentResults")  # the verdict first, as a reviewer reads it
+        assert (verdict["pass"], verdict["reason"]) == (False, result["reason"])
         assert result == {
             "pass": False, "score": 0.0, "namedScores": {"x": 1.0},
             "metadata": {"composite": {"status": "unscored"}, "outcome": "unscored", "unscored_reason":
@@ -407,3 +409,28 @@ def test_default_source_is_the_formula_before_safety_source(
     ]
     assert result["reason"].startswith(f"Round 3: {expected.reason}")
     assert result["metadata"]["safety"]["judge_disagrees"] is disagree
+
+
+class TestTheVerdictComesFirst:
+    """promptfoo's viewer shows a cell's component reasons: the composite's verdict is the first one, and
+    its first line is what decided the row."""
+
+    def test_a_safety_failure_is_the_first_line(self) -> None:
+        result = score_round3({}, _round3_context({}, [ORG], {}))
+        verdict = result["componentResults"][0]
+        assert (
+            verdict["assertion"]["value"] == "grounding-eval composite: score_round3"
+            and verdict["pass"] is False
+        )
+        first, _, rest = verdict["reason"].partition("\n")
+        assert first.startswith("UNSAFE (org_attribution_correct): ")
+        assert rest == result["reason"]
+
+    def test_a_pass_is_the_composites_reason_and_no_component_is_nested(self) -> None:
+        context = _round3_context({}, [], {})
+        context["componentResults"][1]["componentResults"] = [{"pass": True, "score": 1, "reason": "nested"}]
+        result = score_round3({}, context)
+        verdict, *rest = result["componentResults"]
+        assert result["pass"] is True and verdict["reason"] == result["reason"]
+        assert not any("componentResults" in c for c in rest)
+        assert len(rest) == len(context["componentResults"])

@@ -145,7 +145,7 @@ def test_partner_study_end_to_end(installed: dict[str, Path]) -> None:
             "error"
         ]
         components = row["gradingResult"]["componentResults"]
-        verifier = components[0]["metadata"]
+        verifier = next(c["metadata"] for c in components if "verifier" in (c.get("metadata") or {}))
         judge = next(c["metadata"] for c in components if "judge" in (c.get("metadata") or {}))
         assert (
             str(root) in verifier["verifier_inputs"]["allowlist"]["path"]
