@@ -434,3 +434,11 @@ class TestTheVerdictComesFirst:
         assert result["pass"] is True and verdict["reason"] == result["reason"]
         assert not any("componentResults" in c for c in rest)
         assert len(rest) == len(context["componentResults"])
+
+    def test_a_low_score_says_why_in_plain_words(self) -> None:
+        said_no = ("engages_with_variables", "avoids_failure_modes", "honest_uncertainty", "clear_next_steps")
+        result = score_round3({}, _round3_context(dict.fromkeys(said_no, "No"), [], {}))
+        first, _, rest = result["componentResults"][0]["reason"].partition("\n")
+        assert result["pass"] is False and rest == result["reason"]
+        assert first.startswith(f"FAIL: composite {result['namedScores']['composite']:.2f} below 0.5; ")
+        assert "core criteria answered No: " in first and "honest_uncertainty" in first
