@@ -650,7 +650,12 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         if type(reason) is not str:
             reason = _label(reason, f"{components}[{i}].reason", "")
         legacy_errored = legacy_errored or legacy_unscored(reason, meta or {})
+        # A judge criterion's component: named by its metric (older files) or its value, "judge <rubric>: <id>".
         metric = assertion.get("metric")
+        value = assertion.get("value")
+        if not isinstance(metric, str) and isinstance(value, str) and value.startswith("judge "):
+            rubric_id, _, criterion = value.removeprefix("judge ").partition(": ")
+            metric = f"{rubric_id}.{criterion}"
         if isinstance(metric, str) and metric.rpartition(".")[2] in ROUND3_SAFETY_CHECKS and reason:
             own = reason.removeprefix(f"{metric}: ")  # the criterion's own name starts its reason
             criterion_reasons.setdefault(metric.rpartition(".")[2], own)

@@ -1,0 +1,71 @@
+"""The report reads a results file of the layout before the reviewer's chips exactly as it reads today's.
+
+Before issue 21 every criterion, dimension and verifier check was a named score (42 per Round 3 row);
+now a row has at most 8, and the rest are in each result's metadata (``scores``). The fixture
+``tests/fixtures/report/main_job_before_chips.json.gz`` is the main job (``promptfooconfig.yaml``) as
+promptfoo 0.121.20 wrote it with grounding-eval at e9c5a04, the last commit of the old layout (local
+paths in promptfoo's header replaced). Its rows must read, field for field, as a fresh run of the same
+job does — scores, verdicts, safety findings and their reasons, pass, composite — and give the same
+report, effects and criteria tables.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from grounding_eval.analysis.summary import ReportRow, load_rows
+from grounding_eval.cli import main
+from tests.promptfoo_runs import REPO, EvalRun, shared_group
+
+BEFORE = REPO / "tests" / "fixtures" / "report" / "main_job_before_chips.json.gz"
+# Differ by design: each run's own row ids, and the judges' calls (named without a local path since).
+_NOT_COMPARED = {"result_id", "judge_calls"}
+
+
+def _before(tmp_path: Path) -> Path:
+    path = tmp_path / "before.json"
+    path.write_bytes(gzip.decompress(BEFORE.read_bytes()))
+    return path
+
+
+def _fields(row: ReportRow) -> dict[str, object]:
+    return {f.name: getattr(row, f.name) for f in dataclasses.fields(row) if f.name not in _NOT_COMPARED}
+
+
+@pytest.mark.xdist_group(shared_group("promptfooconfig.yaml"))
+def test_both_layouts_read_alike(tmp_path: Path, shared_eval: Callable[[str], EvalRun]) -> None:
+    run = shared_eval("promptfooconfig.yaml")
+    before = _before(tmp_path)
+    old_rows = json.loads(before.read_text(encoding="utf-8"))["results"]["results"]
+    new_rows = run.rows()
+    assert (
+        min(len(r["namedScores"]) for r in old_rows) == 42
+        and max(len(r["namedScores"]) for r in new_rows) <= 8
+    )
+    key = lambda r: (r.query_id, r.keys["condition"])  # noqa: E731
+    old = {key(r): _fields(r) for r in load_rows(before)}
+    new = {key(r): _fields(r) for r in load_rows(run.out)}
+    assert old.keys() == new.keys() and len(old) == 24
+    for k in old:
+        assert new[k] == old[k], k
+
+
+@pytest.mark.xdist_group(shared_group("promptfooconfig.yaml"))
+@pytest.mark.parametrize("view", [[], ["--effects"], ["--criteria"], ["--rates"]])
+def test_the_same_report_from_either_layout(
+    tmp_path: Path, shared_eval: Callable[[str], EvalRun], capsys: pytest.CaptureFixture[str], view: list[str]
+) -> None:
+    run = shared_eval("promptfooconfig.yaml")
+    before = _before(tmp_path)
+    texts = []
+    for path in (before, run.out):
+        assert main(["report", str(path), *view]) == 0
+        text = capsys.readouterr().out.replace(str(path), "RESULTS")
+        texts.append(text.split("\nJudge calls, tokens and cost")[0])  # the judges' table names them anew
+    assert texts[0] == texts[1]
