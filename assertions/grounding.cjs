@@ -689,7 +689,6 @@ async function beforeAll(context) {
   const suite = context && context.suite;
   if (!suite || typeof suite !== 'object') return context;
   const root = packRoot();
-  const state = pool();
   const problems = new Set();
   const judged = new Map(); // each judge is loaded once, whatever number of rows name it
   const judgeOnce = (judge, hosted) => {
@@ -697,29 +696,37 @@ async function beforeAll(context) {
     if (!judged.has(key)) judged.set(key, checkJudge(judge, hosted));
     return judged.get(key);
   };
-  const work = checks(suite).map(async ({ call, pythonEntry, context: rowContext, where }) => {
+  const items = checks(suite).map(({ call, pythonEntry, context: rowContext, where }) => {
     // A `type: python` entry runs in promptfoo's own Python, with the pack's direct judge client: checked so.
     const { hosted, context: forwarded } = JUDGE_CALLS.has(call) && !pythonEntry ? hostGraders(call, rowContext) : { hosted: undefined, context: rowContext };
-    const id = state.nextId++;
-    const entry = { call, entry: pythonEntry ? 'python' : 'javascript' };
-    const line = `${stringify({ id, call: 'check', args: [entry, forwarded], pack_root: root })}\n`;
-    let answer;
-    try {
-      answer = await pickWorker(state).call(id, line, CHECK_DEADLINE_S, hosted);
-    } catch (err) {
-      problems.add(`${call}: the configuration could not be checked: ${err.message}`);
-      return;
-    }
+    return { call, where, hosted, entry: { call, entry: pythonEntry ? 'python' : 'javascript', context: forwarded } };
+  });
+  if (items.length === 0) return context;
+  // One Python process for the whole check, apart from the eval's worker pool (which starts with the rows).
+  const fromEnv = envDeadlineS();
+  const seconds = typeof fromEnv === 'number' ? Math.min(fromEnv, CHECK_DEADLINE_S) : CHECK_DEADLINE_S;
+  const line = `${stringify({ id: 0, call: 'check', args: [items.map((i) => i.entry), null], pack_root: root })}\n`;
+  let answers;
+  try {
+    answers = (await once(line, seconds, undefined)).checks;
+    if (!Array.isArray(answers) || answers.length !== items.length) throw new Error('the checker gave no answer for every assertion');
+  } catch (err) {
+    // Not a configuration error: the check itself could not run. Said, and the eval goes on (each row says
+    // what is wrong with it, under its own deadline).
+    process.stderr.write(`grounding-eval: the configuration could not be checked before the eval (${err.message}); each row will say what is wrong\n`);
+    return context;
+  }
+  await Promise.all(items.map(async ({ call, where, hosted }, i) => {
+    const answer = answers[i];
     if (!answer || answer.ok !== true) {
-      problems.add(`${call} (${where}): ${(answer && (answer.error || answer.reason)) || 'no answer'}`);
+      problems.add(`${call} (${where}): ${(answer && answer.error) || 'no answer'}`);
       return;
     }
     for (const judge of answer.judges || []) {
       const problem = await judgeOnce(judge, hosted);
       if (problem) problems.add(`${call}: ${problem}`);
     }
-  });
-  await Promise.all(work);
+  }));
   if (problems.size > 0) {
     const list = [...problems];
     const shown = list.slice(0, MAX_PROBLEMS_SHOWN).map((p) => `  - ${p}`).join('\n');

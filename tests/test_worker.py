@@ -458,3 +458,43 @@ class TestModelCallsThroughThePipe:
         result = json.loads(proc.stdout.readline())["result"]
         assert "pipe to promptfoo closed" in result["reason"]
         assert proc.wait(timeout=10) == 0
+
+
+class TestBeforeAll:
+    """grounding.cjs:beforeAll, called as promptfoo calls an extension hook: ({suite}, {hookName})."""
+
+    @staticmethod
+    def _suite(config: dict[str, Any]) -> dict[str, Any]:
+        verifier = {
+            "type": "javascript",
+            "value": "file://assertions/grounding.cjs:verifier",
+            "config": config,
+        }
+        return {"suite": {"providers": [], "defaultTest": {"assert": [verifier]},
+                          "tests": [{"vars": CONTEXT["vars"], "metadata": CONTEXT["test"]["metadata"]}]}}  # fmt: skip
+
+    def _run(self, suite: dict[str, Any], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        script = (
+            f"require({json.dumps(str(ENTRY))}).beforeAll({json.dumps(suite)}, {{hookName: 'beforeAll'}})"
+            ".then(() => process.stdout.write('went on'), (e) => { process.stdout.write(e.message); })"
+        )
+        return subprocess.run(["node", "-e", script], cwd=REPO, env={**os.environ, **env}, capture_output=True,
+                              text=True, timeout=120, check=False)  # fmt: skip
+
+    def test_a_sound_suite_goes_on(self, python_env: dict[str, str]) -> None:
+        done = self._run(self._suite({"liveness": "offline"}), python_env)
+        assert done.stdout == "went on", done.stderr[-2000:]
+
+    def test_a_problem_stops_it_naming_the_test(self, python_env: dict[str, str]) -> None:
+        done = self._run(self._suite({"liveness": "offline", "orgs": "no/such.yaml"}), python_env)
+        assert done.stdout.startswith(
+            "grounding-eval: the configuration has 1 problem(s); no model was called:"
+        )
+        assert "verifier (t-1): " in done.stdout and "no/such.yaml" in done.stdout
+
+    def test_a_check_that_cannot_run_is_said_and_the_eval_goes_on(self, tmp_path: Path) -> None:
+        done = self._run(
+            self._suite({"liveness": "offline"}), {"PROMPTFOO_PYTHON": str(tmp_path / "no-python")}
+        )
+        assert done.stdout == "went on"
+        assert "grounding-eval: the configuration could not be checked before the eval (" in done.stderr

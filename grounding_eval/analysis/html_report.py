@@ -816,17 +816,23 @@ def _provenance_section(loaded: Sequence[Results]) -> str:
         for r in loaded
     ]
     rubrics: Counter[tuple[str, str]] = Counter()
+    judges: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)  # which models judged, in order
     datasets: dict[str, set[str]] = defaultdict(set)
     dataset_rows: Counter[str] = Counter()
     for results in loaded:
         for row in results.rows:
             if row.rubric:
                 rubrics[(row.rubric, row.prompt_version or "-")] += 1
+                for calls in row.judge_calls:
+                    judges[(row.rubric, row.prompt_version or "-")].setdefault(calls.provider)
             datasets[row.dataset].add(row.query_id)
             dataset_rows[row.dataset] += 1
     rubric_rows = []
     for (rubric, prompt_version), n in sorted(rubrics.items()):
-        rubric_rows.append([rubric, prompt_version, n, _rubric_provenance(rubric.split("@", 1)[0])])
+        judged_by = "; ".join(judges[(rubric, prompt_version)]) or "not recorded"
+        rubric_rows.append(
+            [rubric, prompt_version, judged_by, n, _rubric_provenance(rubric.split("@", 1)[0])]
+        )
     return (
         "<h3>Results files</h3>"
         + _table(
@@ -834,7 +840,7 @@ def _provenance_section(loaded: Sequence[Results]) -> str:
         )
         + "<h3>Judge rubrics</h3>"
         + (
-            _table(["rubric@version", "prompt version", "rows", "provenance"], rubric_rows)
+            _table(["rubric@version", "prompt version", "judge (model)", "rows", "provenance"], rubric_rows)
             if rubric_rows
             else "<p>No rubric judge ran.</p>"
         )

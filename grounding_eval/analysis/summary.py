@@ -470,11 +470,19 @@ def load_results(path: str | Path, *, provenance: bool = True) -> Results:
             deeply), not a promptfoo results file, or a row has a field of the wrong type.
     """
     counted = _Provenance()
+    answered: dict[
+        str, None
+    ] = {}  # the providers that answered the rows, in order (-r replaces the config's)
 
     def read(raw: dict[str, Any], _number: int) -> ReportRow:
         if provenance:
             counted.add(raw)
-        return _row(raw)
+        row = _row(raw)
+        provider = raw.get("provider")
+        if isinstance(provider, dict):
+            pid, label = str(provider.get("id") or "?"), str(provider.get("label") or "")
+            answered.setdefault(f"{label} ({pid})" if label and label != pid else pid)
+        return row
 
     loaded, data = stream_results(path, read)
     results = data["results"]
@@ -490,8 +498,10 @@ def load_results(path: str | Path, *, provenance: bool = True) -> Results:
                 for i, p in enumerate(_arr(results.get("prompts"), "results.prompts"))
             )
         )
-        providers = []
-        for i, raw_provider in enumerate(_arr(config.get("providers"), "config.providers")):
+        providers: list[str] = list(answered)  # what ran; the config's list only when no row says
+        for i, raw_provider in enumerate(
+            () if answered else _arr(config.get("providers"), "config.providers")
+        ):
             if isinstance(raw_provider, str):
                 providers.append(raw_provider)
                 continue

@@ -73,10 +73,15 @@ def _docs_qa(args: list[Any], pack_root: Path) -> dict[str, Any]:
 
 
 def _check(args: list[Any], pack_root: Path) -> dict[str, Any]:
+    """The configuration check of a suite's pack assertions (``grounding.cjs:beforeAll``): one answer each."""
     from grounding_eval.promptfoo.preflight import preflight
 
-    entry = args[0] if isinstance(args[0], dict) else {"call": args[0]}
-    return preflight(str(entry.get("call")), args[1], pack_root, python_entry=entry.get("entry") == "python")
+    entries = args[0] if isinstance(args[0], list) else []
+    return {"checks": [
+        preflight(str(e.get("call")), e.get("context"), pack_root, python_entry=e.get("entry") == "python")
+        if isinstance(e, dict) else {"ok": False, "error": "malformed check request"}
+        for e in entries
+    ]}  # fmt: skip
 
 
 def _composite(name: str) -> Callable[[list[Any], Path], dict[str, Any]]:

@@ -189,3 +189,22 @@ def test_a_disagreement_shows_what_each_side_said(tmp_path: Path, capsys: pytest
         "judge: No — cites &lt;script&gt;alert(1)&lt;/script&gt; &#x27;Civil Code 789.3&#x27; | verifier: no finding",
     ]]  # fmt: skip
     assert "<script" not in page
+
+
+def test_provenance_names_what_ran(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With -r, promptfoo keeps the config's provider list in the results; the rows say who answered, and
+    each judged row which judge: those are what the provenance names (issue 21)."""
+    from tests.analysis.rows import row, write
+
+    rows = [row("q1", "C0", composite=0.5, verdicts={"jurisdiction_correct": "Yes"}, provider="gpt-live")]
+    rows[0]["gradingResult"]["componentResults"][0]["metadata"]["judge_usage"] = {
+        "providers": {"bedrock:claude-judge": {"calls": 1, "model": 1, "tokens": 10}}}  # fmt: skip
+    config = {"description": "hand-made", "providers": [{"id": "file://providers/replay.py:call_api",
+                                                          "label": "recorded-sample-answers"}]}  # fmt: skip
+    path = write(tmp_path / "r.json", rows, config=config)
+    page = _report(tmp_path, path)
+    capsys.readouterr()
+    provenance = page[page.index("<h3>Results files</h3>") :]
+    assert "gpt-live (openai:chat:gpt-live)" in provenance and "recorded-sample-answers" not in provenance
+    judges = provenance[provenance.index("<h3>Judge rubrics</h3>") : provenance.index("<h3>Datasets</h3>")]
+    assert "judge (model)" in judges and "bedrock:claude-judge" in judges
