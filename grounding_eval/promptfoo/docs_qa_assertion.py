@@ -211,6 +211,8 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         )
     if flags:
         components.append(_component(False, 0.0, None, "disagreement: " + " | ".join(flags)))
+    if answer_score.passed:  # a passing row must not read as failed: its findings are in its reason
+        components = [{**c, "pass": True} for c in components]
     verdicts = ", ".join(f"{cid} {g.verdict}" for cid, g in parsed.grades.items())
     reason = (
         f"{'PASS' if answer_score.passed else 'FAIL'} docs_qa {answer_score.label} ({question.type}): {verdicts}"

@@ -167,12 +167,13 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
         "score": round(result.score, 4) if result.score is not None else 0.0,
         "reason": reason,
         "namedScores": chips,
-        "componentResults": [_component(c) for c in a.claims],
+        # A claim is red only on a failing row: a passing row must not read as failed (issue 21).
+        "componentResults": [_component(c, row_passed=passed) for c in a.claims],
         "metadata": meta,
     }
 
 
-def _component(claim: Any) -> dict[str, Any]:
+def _component(claim: Any, *, row_passed: bool) -> dict[str, Any]:
     v = claim.verdict
     severity = f" [{v.severity}]" if v.severity else ""
     check = claim.evidence_check
@@ -184,7 +185,7 @@ def _component(claim: Any) -> dict[str, Any]:
     quote = f' — quote "{_short(v.evidence_quote)}" ({check}{where})' if v.evidence_quote else ""
     counted = "not scored" if claim.score is None else f"score {claim.score:g}"
     return {
-        "pass": not claim.ungrounded and (claim.score is None or claim.score >= 1),
+        "pass": row_passed or (not claim.ungrounded and (claim.score is None or claim.score >= 1)),
         "score": claim.score if claim.score is not None else 0.0,
         "reason": f"claim {v.claim_id}: {v.verification_result}{severity} ({counted}) — "
         f'"{_short(v.claim_text)}"{quote} — {_short(v.judge_rationale)}',

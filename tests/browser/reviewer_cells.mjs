@@ -1,0 +1,24 @@
+// promptfoo's viewer at 1920×1080 as a reviewer opens it: every result cell's text, and whether "Show more"
+// (chips hidden behind it) appears anywhere. Usage: node reviewer_cells.mjs URL SCREENSHOT.png WAIT_FOR
+import { chromium } from "playwright-core";
+
+const [url, screenshot, waitFor] = process.argv.slice(2);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", "--no-first-run", "--disable-quic"],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1920, height: 1080 } });
+  await page.goto(url, { waitUntil: "networkidle", timeout: 60000 });
+  await page.getByText(waitFor).first().waitFor({ timeout: 60000 });
+  const cells = (await page.locator("td").allInnerTexts()).filter((t) => /\b\d+ (PASS|FAIL)\b/.test(t));
+  const showMore = await page.getByText("Show more", { exact: false }).count();
+  // The first failing cell, scrolled into view, for the picture.
+  const failing = page.getByText(/^\d+ FAIL/).first();
+  if (await failing.count()) await failing.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: screenshot, fullPage: false });
+  console.log(JSON.stringify({ cells, showMore }));
+} finally {
+  await browser.close();
+}

@@ -1,0 +1,66 @@
+"""promptfoo's viewer as a legal-aid reviewer reads it (issue 21), in a real Chromium at 1920×1080.
+
+For the main job (Round 3), factual accuracy and docs-QA, served by promptfoo's own viewer from the
+session's offline runs: no chip is hidden behind "Show more" (at most 8 per row); a passing cell shows no
+FAIL line; a failing cell's first reason line is its verdict — for Round 3 the composite's, saying what
+decided the row (``UNSAFE (<check>): <finding>`` or ``FAIL: …``). Each test writes its screenshot.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.browser.viewer import REPO, browse, require_chromium, served_viewer
+from tests.promptfoo_runs import EvalRun, shared_group
+
+pytestmark = pytest.mark.e2e
+SCRIPT = REPO / "tests" / "browser" / "reviewer_cells.mjs"
+PAGER = re.compile(r"^\d+/\d+$")  # promptfoo's "1/4" before a failing cell's reasons
+
+
+def _cells(run: EvalRun, shot: Path, wait_for: str) -> tuple[list[str], int]:
+    with served_viewer(run.env) as base:
+        seen = browse(SCRIPT, f"{base}/eval", shot, wait_for, timeout=240)
+    assert shot.stat().st_size > 10_000
+    return seen["cells"], seen["showMore"]
+
+
+def _first_reason(cell: str) -> str:
+    """The first line after the pager: the first reason promptfoo shows in a failing cell."""
+    lines = [line.strip() for line in cell.splitlines() if line.strip()]
+    at = next((i for i, line in enumerate(lines) if PAGER.match(line)), None)
+    assert at is not None, f"no failure reason shown: {cell[:900]}"
+    return lines[at + 1]
+
+
+CASES = [
+    pytest.param("promptfooconfig.yaml", "deterministic_verifier_score", ("UNSAFE (", "FAIL: ", "Round 3: "),
+                 id="round3", marks=pytest.mark.xdist_group(shared_group("promptfooconfig.yaml"))),
+    pytest.param("configs/factual_accuracy.yaml", "factual_accuracy", ("FAIL ", "NEEDS_HUMAN_VERIFICATION", "ERROR"),
+                 id="factual-accuracy", marks=pytest.mark.xdist_group(shared_group("configs/factual_accuracy.yaml"))),
+    pytest.param("configs/docs_qa.yaml", "docs_qa.score", ("FAIL docs_qa",), id="docs-qa",
+                 marks=pytest.mark.xdist_group(shared_group("configs/docs_qa.yaml"))),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("config", "wait_for", "verdict_starts"), CASES)
+def test_the_verdict_first_and_every_chip_in_view(
+    config: str, wait_for: str, verdict_starts: tuple[str, ...], tmp_path: Path,
+    shared_eval: Callable[[str], EvalRun],
+) -> None:  # fmt: skip
+    require_chromium()
+    run = shared_eval(config)
+    assert run.returncode in (0, 100), run.tail()
+    cells, show_more = _cells(run, tmp_path / f"{Path(config).stem}.png", wait_for)
+    assert show_more == 0  # no chip hidden
+    passing = [c for c in cells if re.match(r"^\d+ PASS", c.strip())]
+    failing = [c for c in cells if re.match(r"^\d+ FAIL", c.strip())]
+    assert passing and failing, (len(passing), len(failing))
+    for cell in passing:
+        assert not PAGER.search(cell) and "FAIL" not in cell.split("\n", 1)[1], cell[:300]
+    for cell in failing:
+        assert _first_reason(cell).startswith(verdict_starts), cell[:900]
