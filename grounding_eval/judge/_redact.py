@@ -54,11 +54,26 @@ import re
 from functools import cache
 from typing import Any, Final
 
-__all__ = ["MIN_FORM_CHARS", "REDACTED", "key_shape", "redact", "secret_pattern"]
+__all__ = [
+    "MIN_FORM_CHARS",
+    "MIN_SECRET_CHARS",
+    "REDACTED",
+    "SECRET_NAME",
+    "key_shape",
+    "redact",
+    "secret_pattern",
+]
 
 REDACTED: Final = "[REDACTED]"
 MIN_FORM_CHARS: Final = 12
 """Shortest key whose base64, hex and shortened forms are looked for (real API keys are 20 and more)."""
+
+SECRET_NAME: Final = re.compile(r"(?i)(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)")
+"""A setting whose name says it holds a secret (``OPENAI_API_KEY``, ``apiKey``, ``HF_TOKEN``): its value
+is scrubbed from what a judge hands back and looked for in a shared bundle."""
+
+MIN_SECRET_CHARS: Final = 8
+"""Shortest such value looked for verbatim; shorter ones would match prose (only key shapes find them)."""
 
 _PREFIX_MIN: Final = 3  # characters of the key shown before "…" in a shortened echo with a suffix
 _SUFFIX_MIN: Final = 3  # characters shown after it

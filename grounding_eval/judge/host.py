@@ -26,21 +26,17 @@ import hashlib
 import json
 import math
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
-from grounding_eval.judge._redact import redact, secret_pattern
+from grounding_eval.judge._redact import MIN_SECRET_CHARS, SECRET_NAME, redact, secret_pattern
 from grounding_eval.judge.cache import ReplyCache
 from grounding_eval.judge.client import JudgeError, JudgeReply, Usage
 
 __all__ = ["HostChannel", "HostJudgeClient", "current_host", "hosting"]
-
-_SECRET_NAME: Final = re.compile(r"(?i)(api[_-]?key|token|secret|password|credential)")
-_MIN_SECRET: Final = 8
 
 
 class HostChannel(Protocol):
@@ -205,9 +201,9 @@ def _secrets(spec: object) -> list[str]:
         elif isinstance(value, list):
             for v in value:
                 visit(v, name)
-        elif isinstance(value, str) and _SECRET_NAME.search(name) and len(value) >= _MIN_SECRET:
+        elif isinstance(value, str) and SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS:
             found.append(value)
 
     visit(spec)
-    found += [v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= _MIN_SECRET]
+    found += [v for k, v in os.environ.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET_CHARS]
     return sorted(set(found))

@@ -31,7 +31,7 @@ from functools import cache
 from pathlib import Path
 from typing import Final
 
-from grounding_eval.judge._redact import key_shape, secret_pattern
+from grounding_eval.judge._redact import MIN_SECRET_CHARS, SECRET_NAME, key_shape, secret_pattern
 
 __all__ = [
     "ABSOLUTE_PATH",
@@ -62,10 +62,8 @@ colon after its drive letter."""
 
 _ENV_NAME: Final = re.compile(r"^\.env(?:rc)?(?:[._-].*)?$")
 _ASSIGNMENT: Final = re.compile(r"^\s*(?:#\s*)?(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
-_SECRET_NAME: Final = re.compile(r"(?i)(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)")
 # A value that is a secret whatever its name: 16+ characters, letters and digits, no path or URL.
 _KEYLIKE_VALUE: Final = re.compile(r"^(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9._~+=-]{16,}$")
-_MIN_SECRET: Final = 8  # shorter values are looked for only as the key shapes (they would match prose)
 
 # (magic, offset, kind): the archive and compression formats a bundle member might hide another in.
 _MAGIC: Final = (
@@ -176,7 +174,7 @@ class KeyScan:
     """Looks for API keys in text: any key's shape, and each secret this machine is known to hold."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        unique = sorted({s for s in secrets if len(s) >= _MIN_SECRET}, key=len, reverse=True)
+        unique = sorted({s for s in secrets if len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True)
         self._patterns = [p for p in (secret_pattern(s) for s in unique) if p is not None]
 
     @classmethod
@@ -192,10 +190,10 @@ class KeyScan:
                 match = _ASSIGNMENT.match(line)
                 if match and match.group(1) not in shareable:
                     name, value = match.group(1), match.group(2).strip("'\"")
-                    if _SECRET_NAME.search(name) or _KEYLIKE_VALUE.match(value):
+                    if SECRET_NAME.search(name) or _KEYLIKE_VALUE.match(value):
                         secrets.append(value)
         for name, value in (os.environ if environ is None else environ).items():
-            if _SECRET_NAME.search(name) and name not in shareable:
+            if SECRET_NAME.search(name) and name not in shareable:
                 secrets.append(value)
         return cls(secrets)
 
