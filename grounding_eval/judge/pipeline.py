@@ -39,6 +39,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from grounding_eval.errors import DataError
 from grounding_eval.judge.audit import write_audit
+from grounding_eval.judge.checkpoint import checkpoint
 from grounding_eval.judge.client import (
     AnswerCheck,
     JudgeClient,
@@ -49,7 +50,6 @@ from grounding_eval.judge.client import (
 )
 from grounding_eval.judge.extract import ParseFailure
 from grounding_eval.judge.review_queue import enqueue_review, review_entry_id
-from grounding_eval.promptfoo.preflight import checkpoint
 
 __all__ = [
     "Attempt",

@@ -7,9 +7,11 @@ generation call has been made and paid for. promptfoo's ``beforeAll`` extension 
 
 :func:`preflight` runs the assertion's own adapter on a placeholder answer, with the same config, vars
 and test, up to the point where it would ask a model (or, for the verifier, verify): everything read
-and decided before that point is what a row would read and decide. Stopping is :class:`Checked`, raised
-by :func:`checkpoint` in the judges' one loop, the replay check and the verifier; the judges the row
-would use are noted on the way (:func:`note_judge`) so the Node side can load them and check their keys.
+and decided before that point is what a row would read and decide. Stopping is
+:class:`~grounding_eval.judge.checkpoint.Checked`, raised by
+:func:`~grounding_eval.judge.checkpoint.checkpoint` in the judges' one loop, the replay check and the
+verifier; the judges the row would use are noted on the way (:func:`note_judge`) so the Node side can
+load them and check their keys.
 An adapter that returns before the checkpoint has refused the configuration: its unscored reason is the
 error. What depends on the real answer (a recorded answer or reply that does not match it) is not
 checked here and stays a per-row result.
@@ -18,36 +20,20 @@ checked here and stays a per-row result.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["Checked", "checkpoint", "note_judge", "preflight"]
+from grounding_eval.judge.checkpoint import Checked, checking, note
+
+__all__ = ["note_judge", "preflight"]
 
 PLACEHOLDER: Final = "grounding-eval configuration check (no model was asked)"
 
 
-class Checked(BaseException):  # not an Exception: the adapters catch every Exception
-    """The check reached the first model call (or verdict): nothing was wrong up to there."""
-
-
-_checking: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
-    "grounding_eval_preflight", default=None
-)
-
-
-def checkpoint() -> None:
-    """Stop here when checking a configuration (a model is about to be asked); otherwise nothing."""
-    if _checking.get() is not None:
-        raise Checked
-
-
 def note_judge(choice: Any) -> None:
     """Remember, while checking, a judge a row would use (its id, and what promptfoo must load)."""
-    noted = _checking.get()
-    if noted is not None:
-        noted.append({"id": choice.id, "use": choice.use, "spec": choice.spec, "where": choice.where})
+    note({"id": choice.id, "use": choice.use, "spec": choice.spec, "where": choice.where})
 
 
 def preflight(call: str, context: Any, pack_root: Path, *, python_entry: bool = False) -> dict[str, Any]:
@@ -63,16 +49,15 @@ def preflight(call: str, context: Any, pack_root: Path, *, python_entry: bool = 
         return {"ok": False, "error": f"unknown grounding-eval call {call!r}"}
     from grounding_eval.judge.host import hosting
 
-    noted: list[dict[str, Any]] = []
-    token = _checking.set(noted)
-    try:
-        with hosting(None) if python_entry else contextlib.nullcontext():
-            result = adapter()(PLACEHOLDER, context if isinstance(context, dict) else {}, pack_root=pack_root)
-    except Checked:
-        # A python entry's judges are the direct client's, built and checked already: nothing to load.
-        return {"ok": True, "judges": [] if python_entry else noted}
-    finally:
-        _checking.reset(token)
+    with checking() as noted:
+        try:
+            with hosting(None) if python_entry else contextlib.nullcontext():
+                result = adapter()(
+                    PLACEHOLDER, context if isinstance(context, dict) else {}, pack_root=pack_root
+                )
+        except Checked:
+            # A python entry's judges are the direct client's, built and checked already: nothing to load.
+            return {"ok": True, "judges": [] if python_entry else noted}
     metadata = result.get("metadata") if isinstance(result, dict) else None
     if isinstance(metadata, dict) and metadata.get("outcome") == "unscored":
         return {"ok": False, "error": str(metadata.get("unscored_reason") or result.get("reason"))}

@@ -169,7 +169,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     if quote_sources == "shown":
         reference = [r for r in reference if _in_prompt(r.text, prompt)]
     question = vars_.get(str(config.get("question_var") or "question"))
-    from grounding_eval.promptfoo.preflight import checkpoint
+    from grounding_eval.judge.checkpoint import checkpoint
 
     checkpoint()  # a configuration check stops before the verdict
     report = verify(
