@@ -485,8 +485,16 @@ function loadedProviders() {
   return state.providers;
 }
 
+// The provider a model call names: the assertion's or the test's grader promptfoo holds for the row, or
+// the id / {id, config} the worker sent.
+function heldProvider(use, spec, hosted) {
+  if (use === 'assertion') return hosted && hosted.assertion;
+  if (use === 'grader') return hosted && hosted.options;
+  return spec;
+}
+
 async function providerFor(ask, hosted) {
-  const held = ask.use === 'assertion' ? hosted && hosted.assertion : ask.use === 'grader' ? hosted && hosted.options : ask.spec;
+  const held = heldProvider(ask.use, ask.spec, hosted);
   if (held === undefined) throw new Error(`no ${ask.use} provider was given for this row`);
   if (isLoadedProvider(held)) return held;
   const key = stringify(held);
@@ -543,7 +551,6 @@ async function answerModelCall(ask, hosted, write) {
       output: typeof output === 'string' ? output : JSON.stringify(output),
       token_usage: response.tokenUsage || null,
       cost: typeof response.cost === 'number' && Number.isFinite(response.cost) ? response.cost : null,
-      provider_id: providerIdOf(provider) || null,
     });
   } catch (err) {
     write({ model_reply: seq, error: String((err && err.message) || err).split('\n')[0] || 'the model call failed' });
@@ -651,11 +658,11 @@ function checks(suite) {
       metadata: merged(d.metadata, t.metadata),
       assert: [...(Array.isArray(d.assert) ? d.assert : []), ...(Array.isArray(t.assert) ? t.assert : [])],
     };
+    // The prompt is not rendered yet: every var counts as shown, so that only what fails whatever the
+    // prompt shows (no evidence for any prompt) is a configuration error.
+    const shown = Object.values(test.vars).filter((v) => typeof v === 'string').join('\n\n');
     for (const { call, python: pythonEntry, assertion } of packAssertions(test.assert, [])) {
       for (const provider of providers) {
-        // The prompt is not rendered yet: every var counts as shown, so that only what fails whatever the
-        // prompt shows (no evidence for any prompt) is a configuration error.
-        const shown = Object.values(test.vars).filter((v) => typeof v === 'string').join('\n\n');
         const context = { prompt: shown, vars: test.vars, test, provider, ...(assertion.config ? { config: assertion.config } : {}) };
         const key = stringify([call, context.config, test.vars, test.metadata, describe(graderOf(test.options.provider)),
           describe(graderOf(assertion.provider)), providerIdOf(provider)]);
@@ -683,7 +690,7 @@ async function checkJudge(judge, hosted) {
 }
 
 // promptfoo's beforeAll hook (file://assertions/grounding.cjs:beforeAll): every pack assertion is
-// checked as its rows would run it, in the pack's workers (grounding_eval/promptfoo/preflight.py), and
+// checked as its rows would run it, in one Python process (grounding_eval/promptfoo/preflight.py), and
 // each live judge is loaded and its key checked. Any problem stops the eval here, before any model call.
 async function beforeAll(context) {
   const suite = context && context.suite;
@@ -692,7 +699,8 @@ async function beforeAll(context) {
   const problems = new Set();
   const judged = new Map(); // each judge is loaded once, whatever number of rows name it
   const judgeOnce = (judge, hosted) => {
-    const key = stringify([judge.use, judge.use === 'spec' ? judge.spec : describe(graderOf(hosted && hosted[judge.use === 'grader' ? 'options' : 'assertion']))]);
+    const held = heldProvider(judge.use, judge.spec, hosted);
+    const key = stringify([judge.use, judge.use === 'spec' ? held : describe(graderOf(held))]);
     if (!judged.has(key)) judged.set(key, checkJudge(judge, hosted));
     return judged.get(key);
   };

@@ -470,9 +470,8 @@ def load_results(path: str | Path, *, provenance: bool = True) -> Results:
             deeply), not a promptfoo results file, or a row has a field of the wrong type.
     """
     counted = _Provenance()
-    answered: dict[
-        str, None
-    ] = {}  # the providers that answered the rows, in order (-r replaces the config's)
+    # The providers that answered the rows, in order (-r replaces the config's list in the results file).
+    answered: dict[str, None] = {}
 
     def read(raw: dict[str, Any], _number: int) -> ReportRow:
         if provenance:

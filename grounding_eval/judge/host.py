@@ -44,7 +44,7 @@ class HostChannel(Protocol):
 
     def ask(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
         """Send ``request`` (``use``, ``spec``, ``prompt``, ``system``, ``deadline_s``) and return the
-        reply (``output``, ``token_usage``, ``cost``, ``provider_id``, or ``error``).
+        reply (``output``, ``token_usage``, ``cost``, or ``error``).
 
         Raises:
             OSError: The pipe closed (promptfoo has gone).

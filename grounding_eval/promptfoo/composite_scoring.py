@@ -90,24 +90,21 @@ def _for_reviewer(scoring: _Scoring) -> _Scoring:
 
 
 def _headline(result: Mapping[str, Any], context: Any) -> str:
-    """The verdict's first line: the deciding safety finding when there is one, then the composite's reason."""
+    """The verdict's first line: on a failing row what failed it, then the composite's reason."""
     reason = str(result.get("reason") or "")
     metadata = result.get("metadata") or {}
-    if metadata.get("outcome") == "unscored":
+    if result.get("pass") or metadata.get("outcome") == "unscored":
         return reason
-    safety = metadata.get("safety") or {}
-    decided = list(safety.get("decided_no") or ())
+    decided = list((metadata.get("safety") or {}).get("decided_no") or ())
     verifier = _find(context, "verifier") or {}
     findings = [h for h in verifier.get("hard_failures") or () if isinstance(h, Mapping)]
     deciding = [h for h in findings if not decided or h.get("safety_check") in decided]
-    if deciding and not result.get("pass"):
+    if deciding:
         first = deciding[0]
         more = f" (and {len(deciding) - 1} more)" if len(deciding) > 1 else ""
         return f"UNSAFE ({first.get('safety_check') or first.get('check')}): {first.get('detail')}{more}\n{reason}"
-    if decided and not result.get("pass"):  # decided by the judge: its verdict is its criterion's line
+    if decided:  # decided by the judge: its verdict is its criterion's line
         return f"UNSAFE ({', '.join(decided)}): the judge answered No\n{reason}"
-    if result.get("pass"):
-        return reason
     named = result.get("namedScores") or {}
     judge = _find(context, "judge") or {}
     verdicts = judge.get("verdicts") or {}

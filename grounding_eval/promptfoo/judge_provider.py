@@ -84,16 +84,16 @@ def choose_judge(
     env = os.environ.get(JUDGE_PROVIDER_ENV, "").strip()
     if key != "provider":
         own = config.get(key)
-        choice = _from_setting(own, "spec", f"config.{key}") if own else None
+        choice = _from_setting(own, f"config.{key}") if own else None
     elif env:
-        choice = _from_setting(env, "spec", f"${JUDGE_PROVIDER_ENV}")
+        choice = _from_setting(env, f"${JUDGE_PROVIDER_ENV}")
     else:
         assertion = host.get("assertion_provider")
         if isinstance(assertion, dict) and "error" in assertion:
             raise ValueError(f"the assertion's provider: {assertion['error']}")
         own_config = config.get("provider")
         from_assertion = _described(assertion, "assertion", "the assertion's provider") if assertion else None
-        from_config = _from_setting(own_config, "spec", "config.provider") if own_config else None
+        from_config = _from_setting(own_config, "config.provider") if own_config else None
         if from_assertion and from_config and from_assertion.id != from_config.id:
             raise ValueError(
                 f"the assertion names two judges: provider {from_assertion.id!r} and config.provider "
@@ -108,7 +108,7 @@ def choose_judge(
                 if "grounding_eval_host" in context:
                     choice = _described(grader, "grader", "options.provider")
                 else:
-                    choice = _from_setting(grader, "spec", "options.provider")
+                    choice = _from_setting(grader, "options.provider")
     if choice is None:
         if not required:
             return None
@@ -127,18 +127,18 @@ def choose_judge(
     return choice
 
 
-def _from_setting(value: object, use: Literal["spec"], where: str) -> JudgeChoice:
+def _from_setting(value: object, where: str) -> JudgeChoice:
     """A judge named by an id or ``{id, config, …}`` in a config or the environment."""
     if isinstance(value, str) and value.strip():
         text = value.strip()
-        return JudgeChoice(text, "replay" if text.startswith("replay:") else use, text, where)
+        return JudgeChoice(text, "replay" if text.startswith("replay:") else "spec", text, where)
     if isinstance(value, dict) and isinstance(value.get("id"), str) and value["id"].strip():
         spec = dict(value)
         if str(spec["id"]).startswith("replay:"):
             if set(spec) - {"id", "label"}:
                 raise ValueError(f"{where}: a replay: judge takes no config")
             return JudgeChoice(spec["id"], "replay", spec["id"], where)
-        return JudgeChoice(spec["id"], use, spec, where)
+        return JudgeChoice(spec["id"], "spec", spec, where)
     raise ValueError(f"{where} must be a provider id or {{id, config}}, got {_shape(value)}")
 
 
@@ -153,7 +153,7 @@ def _described(value: object, use: Literal["assertion", "grader"], where: str) -
         return JudgeChoice(
             pid, use, {k: v for k, v in value.items() if k in ("id", "label", "config")}, where
         )
-    return _from_setting(value, "spec", where)
+    return _from_setting(value, where)
 
 
 def _dataset_filled(choice: JudgeChoice, metadata: dict[str, Any]) -> JudgeChoice:
@@ -238,7 +238,7 @@ def judge_client(
     from grounding_eval.promptfoo.preflight import note_judge
 
     if isinstance(choice, str):
-        choice = _from_setting(choice, "spec", "the judge")
+        choice = _from_setting(choice, "the judge")
     note_judge(choice)
     hosted = choice.use != "replay" and current_host() is not None
     spec = json.dumps(choice.spec, sort_keys=True, default=str)
