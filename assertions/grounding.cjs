@@ -592,6 +592,11 @@ async function grade(call, value, context) {
   }
   const seconds = callDeadlineS(context);
   if (seconds instanceof Error) return failed(call, seconds.message);
+  try {
+    context = await withSourceVars(context);
+  } catch (err) {
+    return failed(call, `the test's source vars could not be restored: ${err.message}`);
+  }
   let hosted;
   if (JUDGE_CALLS.has(call)) ({ hosted, context } = hostGraders(call, context));
   const line = `${stringify({ id, call, args: [value, context], pack_root: root })}\n`;
@@ -689,6 +694,126 @@ async function checkJudge(judge, hosted) {
   return undefined;
 }
 
+// --- Source vars: in the prompt and the assertions, not in the viewer's columns ------------------------
+//
+// promptfoo's viewer makes every var a column (a long one 360 px wide), so the long source texts a test
+// generator puts in vars (the C1 directory, the C1.5 articles, the docs set) pushed every answer off the
+// screen. A generator names them in the test's `metadata.source_vars`; beforeAll lifts them out of the
+// test's vars, so they are neither columns nor copied into every row of the results file, and gives every
+// prompt a function (promptfoo 0.121.20 calls `prompt.function({vars})` in renderPrompt, then renders what
+// it returns with the vars) that puts each one in place of its `{{ name }}`, verbatim, inside
+// `{% raw %}`; every grounding-eval assertion gets them back in its context.vars (grade()). A results file
+// is graded again from the dataset (grounding_eval/promptfoo/rescore.py with_source_vars). They are lifted
+// only where that is exact: every prompt that mentions one uses it only as a plain `{{ name }}`, no
+// transformVars rewrites the vars, and no two tests are told apart by their source texts alone. Else, and
+// without this hook, the vars stay where the generator put them, as columns.
+const lifted = new Map(); // key of a test's remaining vars -> { values: {name: value} }
+let liftedNames = new Set();
+
+function varsKey(vars, drop) {
+  const kept = Object.keys(vars || {}).filter((k) => !k.startsWith('_') && !drop.has(k)).sort();
+  return stringify(kept.map((k) => [k, vars[k]]));
+}
+
+// A `file://` var promptfoo would call while rendering (an absolute .js/.cjs path, as the generators
+// write for a missing grounding block): called the same way, (varName, prompt, vars, provider).
+const CALLED_VAR = /^file:\/\/(\/.*\.c?js)$/;
+
+async function sourceValue(name, value, raw, vars, provider) {
+  const called = typeof value === 'string' && value.match(CALLED_VAR);
+  if (!called) return value;
+  const out = await require(called[1])(name, raw, vars, provider);
+  if (out && out.error) throw new Error(`Error running ${called[1]}: ${out.error}`);
+  return String((out && out.output) || '');
+}
+
+function placeholder(name) {
+  return new RegExp(`\\{\\{-?\\s*${name}\\s*-?\\}\\}`, 'g');
+}
+
+function mentions(raw, name) {
+  return new RegExp(`(^|[^A-Za-z0-9_])${name}([^A-Za-z0-9_]|$)`).test(String(raw || ''));
+}
+
+// `text` exactly as written once nunjucks renders it: inside {% raw %}, each `{% endraw %}` it holds
+// written as a string expression.
+function verbatim(text) {
+  return String(text).split(/(\{%-?\s*endraw\s*-?%\})/).map((part, i) => (i % 2
+    ? `{{ ${JSON.stringify(part)} }}`
+    : `{% raw %}${part}{% endraw %}`)).join('');
+}
+
+function liftSourceVars(suite) {
+  lifted.clear();
+  liftedNames = new Set();
+  const d = suite.defaultTest && typeof suite.defaultTest === 'object' ? suite.defaultTest : {};
+  const tests = (Array.isArray(suite.tests) ? suite.tests : []).filter((t) => t && typeof t === 'object');
+  const prompts = (Array.isArray(suite.prompts) ? suite.prompts : []).filter((p) => p && typeof p === 'object');
+  const plainOnly = (name) => prompts.every((p) => !mentions(p.raw, name)
+    || (typeof p.function !== 'function' && !mentions(String(p.raw).replace(placeholder(name), ''), name)));
+  const found = new Map(); // key -> [{test, lift, values}]
+  for (const t of tests) {
+    if ((d.options && d.options.transformVars) || (t.options && t.options.transformVars)) continue;
+    const names = t.metadata && Array.isArray(t.metadata.source_vars) ? t.metadata.source_vars : [];
+    const own = t.vars && typeof t.vars === 'object' ? t.vars : {};
+    const lift = new Set(names.filter((n) => typeof n === 'string' && typeof own[n] === 'string'
+      && (!own[n].startsWith('file://') || CALLED_VAR.test(own[n])) && plainOnly(n)));
+    if (lift.size === 0) continue;
+    const key = varsKey(merged(d.vars, own), lift);
+    if (!found.has(key)) found.set(key, []);
+    found.get(key).push({ test: t, lift, values: Object.fromEntries([...lift].map((n) => [n, own[n]])) });
+  }
+  for (const [key, entries] of found) {
+    const first = stringify(entries[0].values);
+    if (entries.some((e) => stringify(e.values) !== first)) continue;
+    lifted.set(key, { values: entries[0].values });
+    for (const { test, lift } of entries) {
+      for (const n of lift) liftedNames.add(n);
+      test.vars = Object.fromEntries(Object.entries(test.vars).filter(([k]) => !lift.has(k)));
+    }
+  }
+  if (lifted.size === 0) return;
+  for (const prompt of prompts) {
+    const raw = prompt.raw;
+    const used = [...liftedNames].filter((n) => mentions(raw, n));
+    if (used.length === 0 || typeof prompt.function === 'function') continue;
+    prompt.function = async (ctx) => {
+      const vars = ctx.vars;
+      const entry = lifted.get(varsKey(vars, liftedNames));
+      let text = raw;
+      for (const name of used) {
+        if (vars[name] !== undefined) continue; // a test whose vars were not lifted: promptfoo renders it
+        // Never a prompt rendered with an empty block: the cell is an ERROR row saying why.
+        if (!entry || !(name in entry.values)) throw bare(`ERROR (grounding-eval: this test's ${name} could not be found again after beforeAll)`);
+        const value = await sourceValue(name, entry.values[name], raw, vars, ctx.provider);
+        text = text.replace(placeholder(name), () => verbatim(value));
+      }
+      return text;
+    };
+  }
+}
+
+// The context a grounding-eval assertion is graded with: its vars with the source vars beforeAll lifted.
+async function withSourceVars(context) {
+  if (lifted.size === 0 || !context || !context.vars || typeof context.vars !== 'object') return context;
+  const entry = lifted.get(varsKey(context.vars, liftedNames));
+  if (!entry) return context;
+  const vars = { ...context.vars };
+  for (const [name, value] of Object.entries(entry.values)) {
+    // A missing block's stand-in is what a prompt that does not use it was given.
+    if (vars[name] === undefined) vars[name] = await sourceValue(name, value, '', vars, context.provider);
+  }
+  return { ...context, vars };
+}
+
+// An error whose text is its message alone (promptfoo stores String(error) / its stack as the row's error).
+function bare(message) {
+  const error = new Error(message);
+  error.name = '';
+  error.stack = message;
+  return error;
+}
+
 // promptfoo's beforeAll hook (file://assertions/grounding.cjs:beforeAll): every pack assertion is
 // checked as its rows would run it, in one Python process (grounding_eval/promptfoo/preflight.py), and
 // each live judge is loaded and its key checked. Any problem stops the eval here, before any model call.
@@ -709,7 +834,10 @@ async function beforeAll(context) {
     const { hosted, context: forwarded } = JUDGE_CALLS.has(call) && !pythonEntry ? hostGraders(call, rowContext) : { hosted: undefined, context: rowContext };
     return { call, where, hosted, entry: { call, entry: pythonEntry ? 'python' : 'javascript', context: forwarded } };
   });
-  if (items.length === 0) return context;
+  if (items.length === 0) {
+    liftSourceVars(suite);
+    return context;
+  }
   // One Python process for the whole check, apart from the eval's worker pool (which starts with the rows).
   const fromEnv = envDeadlineS();
   const seconds = typeof fromEnv === 'number' ? Math.min(fromEnv, CHECK_DEADLINE_S) : CHECK_DEADLINE_S;
@@ -722,6 +850,7 @@ async function beforeAll(context) {
     // Not a configuration error: the check itself could not run. Said, and the eval goes on (each row says
     // what is wrong with it, under its own deadline).
     process.stderr.write(`grounding-eval: the configuration could not be checked before the eval (${err.message}); each row will say what is wrong\n`);
+    liftSourceVars(suite);
     return context;
   }
   await Promise.all(items.map(async ({ call, where, hosted }, i) => {
@@ -741,6 +870,7 @@ async function beforeAll(context) {
     const more = list.length > MAX_PROBLEMS_SHOWN ? `\n  … and ${list.length - MAX_PROBLEMS_SHOWN} more` : '';
     throw new Error(`grounding-eval: the configuration has ${list.length} problem(s); no model was called:\n${shown}${more}`);
   }
+  liftSourceVars(suite);
   return context;
 }
 

@@ -246,5 +246,7 @@ def test_main_job_on_a_swapped_dataset(tmp_path: Path) -> None:
         )
         assert judge["metadata"]["judge"]["provider"] == f"replay:{tiny}/judge_replies/round3.yaml"
     c15 = next(r for r in rows if r["prompt"]["label"].startswith("C1.5"))
-    assert "Tiny Handbook: notices before a hearing" in c15["vars"]["jkb_full_content"]
+    assert (
+        "Tiny Handbook: notices before a hearing" in c15["prompt"]["raw"]
+    )  # the dataset's own article, shown
     assert row_scores(c15)["quotation_score"] == 1.0

@@ -53,6 +53,12 @@ def test_both_layouts_read_alike(tmp_path: Path, shared_eval: Callable[[str], Ev
     new = {key(r): _fields(r) for r in load_rows(run.out)}
     assert old.keys() == new.keys() and len(old) == 24
     for k in old:
+        # The new file keeps the prompt, not the source vars (lifted by the beforeAll hook): a source is
+        # the prompt the model was shown, which holds the old file's source texts.
+        was, now = old[k].pop("sources"), new[k].pop("sources")
+        assert all(text in dict(now).get("prompt shown to the model", "") for _, text in was), k
+        assert bool(was) == bool(now), k  # C0: no source either way
+        assert new[k]["test_metadata"].pop("source_vars") == ["jkb_directory", "jkb_full_content"]
         assert new[k] == old[k], k
 
 

@@ -52,6 +52,28 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 
 @pytest.mark.e2e
 @pytest.mark.xdist_group(MAIN_JOB_GROUP)
+def test_source_vars_come_from_the_dataset_or_the_rescore_stops(
+    main_job: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The results file keeps no source vars (the beforeAll hook lifted them): rescore rebuilds them from
+    the test's dataset, and a dataset that is gone stops it, in one line, before any grading."""
+    data = json.loads(main_job.read_text(encoding="utf-8"))
+    rows = data["results"]["results"]
+    assert rows and all(not {"jkb_directory", "jkb_full_content"} & set(r["testCase"]["vars"]) for r in rows)
+    assert all(
+        r["testCase"]["metadata"]["source_vars"] == ["jkb_directory", "jkb_full_content"] for r in rows
+    )
+    rows[-1]["testCase"]["metadata"]["dataset"] = str(tmp_path / "gone")
+    moved = tmp_path / "moved.json"
+    moved.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["rescore", str(moved), "-o", str(tmp_path / "out.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{moved}: row {len(rows)}: " in err and "dataset folder not found" in err
+    assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.e2e
+@pytest.mark.xdist_group(MAIN_JOB_GROUP)
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_an_unchanged_results_file_is_graded_exactly_as_promptfoo_graded_it(
     main_job: Path, tmp_path: Path, jobs: str, capsys: pytest.CaptureFixture[str]

@@ -498,3 +498,83 @@ class TestBeforeAll:
         )
         assert done.stdout == "went on"
         assert "grounding-eval: the configuration could not be checked before the eval (" in done.stderr
+
+
+class TestSourceVars:
+    """beforeAll lifts the source vars a test's metadata names out of its vars and gives each prompt that
+    uses them a function putting them back verbatim — only where that is exact."""
+
+    SCRIPT = """
+const nunjucks = require('nunjucks');
+const suite = JSON.parse(process.argv[1]);
+require(process.argv[2]).beforeAll({ suite }, { hookName: 'beforeAll' }).then(async () => {
+  const cells = [];
+  for (const t of suite.tests) {
+    for (const p of suite.prompts) {
+      const vars = { ...t.vars, __evalStepId: 'x' };
+      let text;
+      try {
+        const raw = p.function ? await p.function({ vars, provider: { id: () => 'echo' } }) : p.raw;
+        text = nunjucks.renderString(raw, vars);
+      } catch (e) { text = `THROWN ${e.message}`; }
+      cells.push(text);
+    }
+  }
+  process.stdout.write(JSON.stringify({ vars: suite.tests.map((t) => t.vars), cells }));
+});
+"""
+
+    def _run(self, tests: list[dict[str, Any]], prompts: list[str], **suite: Any) -> dict[str, Any]:
+        body = {"providers": [], "prompts": [{"raw": r, "label": f"p{i}"} for i, r in enumerate(prompts)],
+                "tests": tests, **suite}  # fmt: skip
+        done = subprocess.run(["node", "-e", self.SCRIPT, json.dumps(body), str(ENTRY)], cwd=REPO,
+                              capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        out: dict[str, Any] = json.loads(done.stdout)
+        return out
+
+    @staticmethod
+    def _test(q: str, src: str) -> dict[str, Any]:
+        return {"vars": {"q": q, "src": src}, "metadata": {"source_vars": ["src"]}}
+
+    def test_lifted_and_put_back_verbatim(self) -> None:
+        hostile = "A {{ q }} {% endraw %} {# not a comment #} {%- raw -%} Z"
+        out = self._run([self._test("one", hostile), self._test("two", "plain")],
+                        ["Q {{ q }}\n{{src}}\nend", "no source {{ q }}"])  # fmt: skip
+        assert out["vars"] == [{"q": "one"}, {"q": "two"}]  # no column, no copy in the row
+        assert out["cells"] == [
+            f"Q one\n{hostile}\nend",
+            "no source one",
+            "Q two\nplain\nend",
+            "no source two",
+        ]
+
+    @pytest.mark.parametrize(
+        ("prompts", "suite"),
+        [
+            (["{{ src | upper }}"], {}),  # a use nunjucks must evaluate: left to promptfoo
+            (["{{ src }} {% if src %}x{% endif %}"], {}),
+            (["{{ src }}"], {"defaultTest": {"options": {"transformVars": "return vars"}}}),
+        ],
+        ids=["filter", "tag", "transformVars"],
+    )
+    def test_not_lifted_where_it_would_not_be_exact(self, prompts: list[str], suite: dict[str, Any]) -> None:
+        out = self._run([self._test("one", "TEXT")], prompts, **suite)
+        assert out["vars"] == [{"q": "one", "src": "TEXT"}]
+
+    def test_tests_told_apart_only_by_their_sources_keep_them(self) -> None:
+        out = self._run([self._test("same", "first"), self._test("same", "second"), self._test("other", "x")],
+                        ["{{ src }}"])  # fmt: skip
+        assert out["vars"] == [{"q": "same", "src": "first"}, {"q": "same", "src": "second"}, {"q": "other"}]
+        assert out["cells"] == ["first", "second", "x"]
+
+    def test_a_called_var_is_called_as_promptfoo_calls_it(self, tmp_path: Path) -> None:
+        stand_in = tmp_path / "stand_in.cjs"
+        stand_in.write_text(
+            "module.exports = (name, prompt, vars) => { if (prompt.includes(name)) throw new Error(`ERROR (no ${name})`);"
+            " return { output: `(no ${name} for ${vars.q})` }; };\n",
+            encoding="utf-8",
+        )
+        out = self._run([self._test("one", f"file://{stand_in}")], ["{{ src }}", "C0 {{ q }}"])
+        assert out["vars"] == [{"q": "one"}]
+        assert out["cells"] == ["THROWN ERROR (no src)", "C0 one"]

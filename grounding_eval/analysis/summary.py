@@ -726,6 +726,9 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         for name, value in vars_.items()
         if name not in _NOT_SOURCES and isinstance(value, str) and value.strip() and value in prompt_text
     )
+    if not sources and keys["condition"] != "C0" and prompt_text.strip() and metadata.get("source_vars"):
+        # Written with the beforeAll hook: the row keeps its prompt, not the source vars (C0 shows none).
+        sources = (("prompt shown to the model", prompt_text),)
     output = response.get("output")
     return ReportRow(
         keys=keys,
@@ -990,6 +993,8 @@ def safety_agreement(
     if not scoped:
         return []
     tables = []
+    # The rows in one order whatever order promptfoo finished them in: the same results, the same report.
+    scoped.sort(key=lambda r: (r.query_id, *(r.keys[k] for k in ("round", "condition", "provider"))))
     for check in ROUND3_SAFETY_CHECKS:
         table = CheckAgreement(check)
         for row in scoped:

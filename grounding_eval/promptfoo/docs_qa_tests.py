@@ -13,22 +13,27 @@ Swapping in another docs set and test set is this config alone: the replay provi
 
 Each test's vars: ``question``, ``query_id`` (the question id, for the replay provider),
 ``reference_answer`` (shown to a reviewer) and ``docs_context`` (every document with its section ids,
-for the assistant's prompt). Its metadata: ``question_type`` (the shared name the by-type report reads),
-``question_id``, ``question``, ``reference_answer``, ``must_include``, ``source_sections``, ``dataset``
-and ``docs``: what the assertion grades against, without re-reading the test set.
+for the assistant's prompt; named in ``metadata.source_vars``, so the beforeAll hook keeps it out of the
+viewer's columns and :func:`source_vars` rebuilds it for ``rescore``). Its metadata: ``question_type``
+(the shared name the by-type report reads), ``question_id``, ``question``, ``reference_answer``,
+``must_include``, ``source_sections``, ``dataset`` and ``docs``: what the assertion grades against,
+without re-reading the test set.
 """
 
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
 from grounding_eval.errors import DataError
 
-__all__ = ["DATASET_ENV", "docs_context", "generate_tests"]
+__all__ = ["DATASET_ENV", "SOURCE_VARS", "docs_context", "generate_tests", "source_vars"]
 
 DATASET_ENV: Final = "GROUNDING_EVAL_DOCS_QA_DATASET"
+SOURCE_VARS: Final = ("docs_context",)
+"""The long vars, named in ``metadata.source_vars``: the beforeAll hook keeps them out of the viewer's columns."""
 
 
 def _folder(value: str | Path, pack_root: Path) -> Path:
@@ -46,6 +51,26 @@ def docs_context(docs: Any) -> str:
         listing = f" (sections: {', '.join('#' + a for a in anchors)})" if anchors else ""
         blocks.append(f"----- {doc}{listing} -----\n{text.strip()}")
     return "\n\n".join(blocks)
+
+
+def source_vars(metadata: dict[str, Any]) -> dict[str, str]:
+    """The source vars of a test made here (``docs_context``), rebuilt from its docs set as the eval
+    rendered them: a results file keeps none (the beforeAll hook lifts them out of the vars).
+
+    Raises:
+        DataError: the docs set is unreadable.
+    """
+    docs = str(metadata.get("docs") or "")
+    if not docs:
+        raise DataError("results row", "its test names source vars but no docs set (testCase.metadata.docs)")
+    return {"docs_context": _context(docs)}
+
+
+@lru_cache(maxsize=4)
+def _context(docs: str) -> str:
+    from grounding_eval.docs_qa.docs_set import load_docs_set
+
+    return docs_context(load_docs_set(docs))
 
 
 def generate_tests(config: dict[str, Any] | None, *, pack_root: Path) -> list[dict[str, Any]]:
@@ -82,6 +107,7 @@ def generate_tests(config: dict[str, Any] | None, *, pack_root: Path) -> list[di
                 "question_type": q.type, "question_id": q.id, "question": q.question,
                 "reference_answer": q.reference_answer, "must_include": list(q.must_include),
                 "source_sections": list(q.source_sections), "dataset": str(dataset), "docs": str(docs_dir),
+                "source_vars": list(SOURCE_VARS),
             },
         })  # fmt: skip
     if not tests:

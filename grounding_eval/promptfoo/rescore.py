@@ -81,6 +81,12 @@ def run(args: argparse.Namespace) -> int:
     except RowProblem as exc:
         raise DataError(args.results, str(exc)) from None
     default_scoring = default_test.get("assertScoringFunction")
+    for number, row in enumerate(rows, 1):  # an unreadable dataset stops here, before any grading
+        try:
+            test = row.get("testCase") or {}
+            with_source_vars(row.get("vars") or test.get("vars") or {}, test.get("metadata") or {})
+        except DataError as exc:
+            raise DataError(args.results, f"row {number}: {exc}") from None
     jobs = args.jobs if args.jobs and args.jobs > 0 else (os.cpu_count() or 1)
     grading_started = time.perf_counter()
     new_rows, kept = rescore_rows(rows, default_scoring, jobs=jobs)
@@ -209,7 +215,7 @@ def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
 
     new = dict(row)  # only the grading fields are replaced, with new objects
     recorded = list((row.get("gradingResult") or {}).get("componentResults") or ())
-    vars_ = row.get("vars") or test.get("vars") or {}
+    vars_ = with_source_vars(row.get("vars") or test.get("vars") or {}, test.get("metadata") or {})
     context = {
         "prompt": (row.get("prompt") or {}).get("raw", ""),
         "vars": vars_,
@@ -248,6 +254,34 @@ def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
     new["score"] = grading["score"]
     new["failureReason"] = 0 if grading["pass"] else 1
     return new, counts
+
+
+def with_source_vars(vars_: dict[str, Any], metadata: dict[str, Any]) -> dict[str, Any]:
+    """``vars_`` with the source vars its test names (``metadata.source_vars``) that the row does not keep,
+    rebuilt by the generator that made the test: a results file written with the beforeAll hook keeps none.
+
+    Raises:
+        DataError: a source var no generator of this pack makes, or its dataset unreadable.
+    """
+    from grounding_eval.errors import DataError
+    from grounding_eval.promptfoo import docs_qa_tests, round_tests
+
+    names = metadata.get("source_vars")
+    wanted = [str(n) for n in names if str(n) not in vars_] if isinstance(names, list) else []
+    if not wanted:
+        return vars_
+    makers = {**dict.fromkeys(round_tests.SOURCE_VARS, round_tests.source_vars),
+              **dict.fromkeys(docs_qa_tests.SOURCE_VARS, docs_qa_tests.source_vars)}  # fmt: skip
+    unknown = [n for n in wanted if n not in makers]
+    if unknown:
+        raise DataError(
+            "results row",
+            f"source var(s) {', '.join(unknown)} cannot be rebuilt: no generator of this pack makes them",
+        )
+    rebuilt: dict[str, str] = {}
+    for maker in dict.fromkeys(makers[n] for n in wanted):
+        rebuilt |= maker(metadata)
+    return {**vars_, **{n: rebuilt[n] for n in wanted}}
 
 
 def aggregate(results: Sequence[dict[str, Any]], assertions: Sequence[Any]) -> dict[str, Any]:

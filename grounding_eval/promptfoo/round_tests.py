@@ -12,7 +12,10 @@ Used as ``tests: [{path: file://datasets/generate.py:generate_tests, config: {..
 
 Vars per test: ``query_id``, ``jurisdiction`` (two-letter code), ``question``, ``topic``, ``jkb_directory``,
 ``jkb_full_content``. High-Risk fields and the grounding choices go in the test's metadata (lists in vars
-would make promptfoo multiply the test).
+would make promptfoo multiply the test). The two long ones are named in ``metadata.source_vars``: the
+pack's beforeAll hook lifts them out of the vars (no viewer column, no copy in the results file) and puts
+them back, verbatim, into the prompts and the assertions (``assertions/grounding.cjs``); :func:`source_vars`
+rebuilds them for ``rescore``.
 
 **An empty grounding block is an ERROR row, never a silent prompt.** When an item's C1 directory (or, in
 a round with C1.5, its C1.5 content) comes out empty, its var is ``file://<pack>/assertions/
@@ -27,6 +30,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +41,14 @@ from grounding_eval.data.rounds import ROUNDS, Round, round_items, size_warnings
 from grounding_eval.data.sample import SampleSpec
 from grounding_eval.errors import DataError
 
-__all__ = ["MISSING_GROUNDING_JS", "generate_tests", "missing_grounding"]
+__all__ = ["MISSING_GROUNDING_JS", "SOURCE_VARS", "generate_tests", "missing_grounding", "source_vars"]
 
 MISSING_GROUNDING_JS = Path("assertions") / "missing_grounding.cjs"
 """The var source that turns a cell with an empty grounding block into an ERROR row (under the pack)."""
 
 _GROUNDING = (("C1", "jkb_directory"), ("C1.5", "jkb_full_content"))
+SOURCE_VARS = tuple(var for _, var in _GROUNDING)
+"""The long vars, named in ``metadata.source_vars``: the beforeAll hook keeps them out of the viewer's columns."""
 
 
 def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> list[dict[str, Any]]:
@@ -92,6 +98,7 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
             "full_content_ids": [s.record.id for s in grounding.full_content],
             "directory_tokens": grounding.directory_tokens,
             "full_content_tokens": grounding.full_content_tokens,
+            "source_vars": list(SOURCE_VARS),
         }
         if grounding.directory_cut:
             metadata["directory_descriptions_cut"] = list(grounding.directory_cut)
@@ -132,6 +139,41 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
             "metadata": metadata,
         })  # fmt: skip
     return tests
+
+
+def source_vars(metadata: dict[str, Any]) -> dict[str, str]:
+    """The source vars of a test made here, rebuilt from its dataset as the eval rendered them: a results
+    file keeps none (the beforeAll hook lifts them out of the vars). A block the item lacks is the
+    placeholder a prompt that does not use it was given, ``(no grounding for …)``.
+
+    Raises:
+        DataError: the dataset is unreadable, or no longer holds the item.
+    """
+    root = str(metadata.get("dataset") or "")
+    if not root:
+        raise DataError(
+            "results row", "its test names source vars but no dataset (testCase.metadata.dataset)"
+        )
+    blocks = _blocks(root, str(metadata.get("query_id") or ""))
+    named = metadata.get("grounding_missing")
+    gaps: dict[str, Any] = named if isinstance(named, dict) else {}
+    return {var: f"({gaps[var]})" if var in gaps else blocks[var] for var in SOURCE_VARS}
+
+
+@lru_cache(maxsize=4)
+def _dataset(root: str) -> Any:
+    return load_dataset(root)
+
+
+@lru_cache(maxsize=4096)
+def _blocks(root: str, query_id: str) -> dict[str, str]:
+    dataset = _dataset(root)
+    try:
+        item = dataset.item(query_id)
+    except KeyError:
+        raise DataError(root, f"no item {query_id!r}: the source vars cannot be rebuilt") from None
+    grounding = condition_vars(item, dataset)
+    return {"jkb_directory": grounding.jkb_directory, "jkb_full_content": grounding.jkb_full_content}
 
 
 def missing_grounding(item: Query, grounding: ConditionVars, spec: Round | None) -> dict[str, str]:

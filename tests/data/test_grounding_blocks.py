@@ -28,6 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "datasets" / "sample"
 GAPS = REPO / "tests" / "fixtures" / "data" / "gaps"
 GAPS_CONFIG = "tests/fixtures/data/gaps_round2.yaml"
+GAPS_LIFTED_CONFIG = "tests/fixtures/data/gaps_round2_lifted.yaml"
 CUTS = yaml.safe_load((REPO / "tests" / "golden" / "description_cut.yaml").read_text(encoding="utf-8"))[
     "cases"
 ]
@@ -238,10 +239,11 @@ def test_placeholder_grades_like_an_empty_var() -> None:
 
 
 @pytest.mark.e2e
-def test_eval_error_rows_exactly_where_a_block_is_empty(tmp_path: Path) -> None:
+@pytest.mark.parametrize("config", [GAPS_CONFIG, GAPS_LIFTED_CONFIG], ids=["vars", "lifted"])
+def test_eval_error_rows_exactly_where_a_block_is_empty(config: str, tmp_path: Path) -> None:
     """The pinned promptfoo: 9 cells, the 3 with an empty block are ERROR rows with the reason, the other 6
-    are graded (the eval is not stopped)."""
-    done = run_eval(GAPS_CONFIG, tmp_path)
+    are graded (the eval is not stopped) — with the source vars in the vars, or lifted by beforeAll."""
+    done = run_eval(config, tmp_path)
     assert done.out.exists(), done.tail()
     rows = done.rows()
     errors = {
@@ -257,6 +259,12 @@ def test_eval_error_rows_exactly_where_a_block_is_empty(tmp_path: Path) -> None:
     graded = [r for r in rows if r["failureReason"] != 2]
     assert len(graded) == 6 and all(r["gradingResult"]["componentResults"] for r in graded)
     assert "WARNING: grounding-eval:" in done.stdout + done.stderr
+    lifted = config == GAPS_LIFTED_CONFIG
+    assert all(("jkb_full_content" in r["vars"]) is not lifted for r in rows)
+    # The item with no article: its quotes are NO_SOURCE under every condition either way, and the
+    # stand-in its C0 and C1 cells were given is the placeholder, never the var's file:// path.
+    oh = [r for r in graded if r["vars"]["query_id"] == "gap-oh-01"]
+    assert len(oh) == 2 and not any("file://" in r["prompt"]["raw"] for r in rows)
 
 
 class TestClaims:
@@ -376,3 +384,21 @@ def test_conditions_show_refuses_an_empty_block(
     assert main(["conditions", "show", item, "--condition", condition, "--dataset", str(GAPS)]) == 2
     assert capsys.readouterr().err == f"grounding-eval: error: {GAPS}: no grounding for {condition}: {why}\n"
     assert main(["conditions", "show", item, "--condition", "C0", "--dataset", str(GAPS)]) == 0
+
+
+def test_lifting_the_source_vars_changes_no_prompt_and_no_grade(tmp_path: Path) -> None:
+    """The beforeAll hook takes the source vars out of the vars (no viewer columns, no copies in the results
+    file): every cell's prompt, error and grade is the same as with them in the vars."""
+
+    def cells(config: str, where: Path) -> dict[tuple[str, str], tuple[Any, ...]]:
+        done = run_eval(config, where)
+        return {
+            (r["vars"]["query_id"], r["prompt"]["label"].split(":")[0]): (
+                r["prompt"]["raw"], r.get("error"), r["success"], r["score"], r["namedScores"],
+                (r.get("gradingResult") or {}).get("reason"),
+            )
+            for r in done.rows()
+        }  # fmt: skip
+
+    kept, lifted = cells(GAPS_CONFIG, tmp_path / "vars"), cells(GAPS_LIFTED_CONFIG, tmp_path / "lifted")
+    assert len(kept) == 9 and lifted == kept
