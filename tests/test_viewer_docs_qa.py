@@ -34,9 +34,9 @@ def test_viewer_shows_docs_qa_chips_and_reasons(
     text = "\n".join(seen["cells"])
     assert "Docs-QA — four pass/fail criteria" in seen["body"]
     for chip in ("docs_qa.correct", "docs_qa.grounded", "docs_qa.complete", "docs_qa.honest_about_gaps",
-                 "docs_qa.must_include_coverage", "docs_qa.citation_validity", "docs_qa.score",
-                 "docs_qa.applicable"):  # fmt: skip
+                 "docs_qa.must_include_coverage", "docs_qa.citation_validity"):  # fmt: skip
         assert chip in text, chip
+    assert "docs_qa.score" not in text and "docs_qa.applicable" not in text  # counts are not chips
     for reason in ("2/3 applicable, Fail (direct-lookup)",  # Q04, complete but wrong
                    "0/3 applicable, Fail (out-of-scope)",  # Q22, invented out-of-scope answer
                    "invalid citation(s): tenant-rights.md#security-deposits"):  # fmt: skip

@@ -26,6 +26,10 @@ def _cells(run: EvalRun, shot: Path, wait_for: str) -> tuple[list[str], int]:
     with served_viewer(run.env) as base:
         seen = browse(SCRIPT, f"{base}/eval", shot, wait_for, timeout=240)
     assert shot.stat().st_size > 10_000
+    # The first output column is wholly in view on first load: no long source var pushes it off screen.
+    first = seen["firstOutput"]
+    assert first is not None and first["viewport"] == 1920, first
+    assert 0 <= first["x"] and first["x"] + first["width"] <= 1920, first
     return seen["cells"], seen["showMore"]
 
 
@@ -42,7 +46,7 @@ CASES = [
                  id="round3", marks=pytest.mark.xdist_group(shared_group("promptfooconfig.yaml"))),
     pytest.param("configs/factual_accuracy.yaml", "factual_accuracy", ("FAIL ", "NEEDS_HUMAN_VERIFICATION", "ERROR"),
                  id="factual-accuracy", marks=pytest.mark.xdist_group(shared_group("configs/factual_accuracy.yaml"))),
-    pytest.param("configs/docs_qa.yaml", "docs_qa.score", ("FAIL docs_qa",), id="docs-qa",
+    pytest.param("configs/docs_qa.yaml", "docs_qa.correct", ("FAIL docs_qa",), id="docs-qa",
                  marks=pytest.mark.xdist_group(shared_group("configs/docs_qa.yaml"))),
 ]  # fmt: skip
 

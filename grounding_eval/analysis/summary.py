@@ -718,7 +718,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
     )
     # Every score of the row: the few named scores (chips), and the rest in the judges' and the verifier's
     # metadata (``scores``); a results file from before kept them all as named scores.
-    named = {**_metadata_scores(judge_meta, verifier_meta, fact_meta), **named}
+    named = {**_metadata_scores(judge_meta, verifier_meta, fact_meta, docs_meta), **named}
     response = _obj(raw.get("response"), "response")
     prompt_text = _label(prompt.get("raw"), "prompt.raw", "")
     sources = tuple(

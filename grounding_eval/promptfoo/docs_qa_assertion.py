@@ -188,8 +188,12 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     invalid = list(citations.invalid)
     flags = disagreements(scores, missed, invalid)
     named: dict[str, float] = {f"{_PREFIX}.{cid}": float(s) for cid, s in scores.items() if s is not None}
-    named[f"{_PREFIX}.score"] = float(answer_score.total)
-    named[f"{_PREFIX}.applicable"] = float(answer_score.applicable)
+    # The seed's answer score is a count (0–4) out of the criteria that apply: promptfoo would average it
+    # as a percentage (304 %) in the viewer's header, so both counts are kept in metadata, not as chips.
+    counts = {
+        f"{_PREFIX}.score": float(answer_score.total),
+        f"{_PREFIX}.applicable": float(answer_score.applicable),
+    }
     components = [
         _component(g.score == 1, float(g.score or 0), f"{_PREFIX}.{cid}", f"{cid}: {g.verdict} — {g.reason}")
         for cid, g in parsed.grades.items()
@@ -243,6 +247,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
                 },
                 "applicable": answer_score.applicable,
                 "total": answer_score.total,
+                "scores": counts,
                 "passed": answer_score.passed,
                 "missed_points": missed,
                 "invalid_citations": invalid,

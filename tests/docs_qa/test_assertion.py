@@ -65,10 +65,10 @@ class TestSeedScoredExample:
         assert meta["missed_points"] == ["logbook entry with serial number"]
         assert meta["question_type"] == "multi-section" and meta["disagreements"] == []
         assert result["namedScores"] == {
-            "docs_qa.correct": 1.0, "docs_qa.grounded": 1.0, "docs_qa.complete": 0.0, "docs_qa.score": 2.0,
-            "docs_qa.applicable": 3.0, "docs_qa.must_include_coverage": pytest.approx(2 / 3, abs=1e-4),
-            "docs_qa.citation_validity": 1.0,
+            "docs_qa.correct": 1.0, "docs_qa.grounded": 1.0, "docs_qa.complete": 0.0,
+            "docs_qa.must_include_coverage": pytest.approx(2 / 3, abs=1e-4), "docs_qa.citation_validity": 1.0,
         }  # fmt: skip
+        assert meta["scores"] == {"docs_qa.score": 2.0, "docs_qa.applicable": 3.0}  # counts: not chips
         metrics = [c["assertion"].get("metric") for c in result["componentResults"]]
         assert metrics == ["docs_qa.correct", "docs_qa.grounded", "docs_qa.complete",
                            "docs_qa.must_include_coverage", "docs_qa.citation_validity"]  # fmt: skip
