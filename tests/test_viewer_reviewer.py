@@ -29,7 +29,7 @@ def _cells(run: EvalRun, shot: Path, wait_for: str) -> tuple[list[str], int]:
     # The first output column is wholly in view on first load: no long source var pushes it off screen.
     first = seen["firstOutput"]
     assert first is not None and first["viewport"] == 1920, first
-    assert 0 <= first["x"] and first["x"] + first["width"] <= 1920, first
+    assert first["x"] >= 0 and first["x"] + first["width"] <= 1920, first
     return seen["cells"], seen["showMore"]
 
 
