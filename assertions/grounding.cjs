@@ -743,9 +743,50 @@ function verbatim(text) {
     : `{% raw %}${part}{% endraw %}`)).join('');
 }
 
+// What could read a lifted var without getting it back: an assertion or scoring function whose code
+// is not the pack's (a file or package), one whose text names the var (rendered with the vars), a provider
+// that is code of its own (it gets the vars, not only the prompt). Any of them: nothing is lifted.
+const PACK_SCORING = /(?:grounding\.cjs:round\w+|assertions\/composite\.py(?::\w+)?)$/;
+const PACK_PROVIDER = /providers\/replay\.py(?::\w+)?$/;
+const CODE_REF = /^(?:file:\/\/|package:|exec:|python:|golang:|ruby:)/;
+
+function foreignReader(suite, names) {
+  const texts = [];
+  const code = (v) => typeof v === 'string' && CODE_REF.test(v);
+  const visit = (list) => {
+    for (const a of Array.isArray(list) ? list : []) {
+      if (!a || typeof a !== 'object') continue;
+      if (a.type === 'assert-set') { visit(a.assert); continue; }
+      if (code(a.value) && !PACK_ENTRY.test(a.value)) return true;
+      texts.push(stringify(a));
+    }
+    return false;
+  };
+  const tests = [suite.defaultTest, ...(Array.isArray(suite.tests) ? suite.tests : [])].filter((t) => t && typeof t === 'object');
+  for (const t of tests) {
+    if (visit(t.assert)) return 'an assertion of its own code';
+    const scoring = t.assertScoringFunction;
+    if (code(scoring) && !PACK_SCORING.test(scoring)) return 'a scoring function of its own code';
+  }
+  for (const p of Array.isArray(suite.providers) ? suite.providers : []) {
+    const id = typeof p === 'string' ? p : p && typeof p.id === 'function' ? p.id() : p && p.id;
+    if (code(id) && !PACK_PROVIDER.test(id)) return `a provider of its own code (${id})`;
+  }
+  const named = [...names].find((n) => texts.some((t) => mentions(t, n)));
+  return named ? `an assertion that names ${named}` : undefined;
+}
+
 function liftSourceVars(suite) {
   lifted.clear();
   liftedNames = new Set();
+  const candidates = new Set((Array.isArray(suite.tests) ? suite.tests : [])
+    .flatMap((t) => (t && t.metadata && Array.isArray(t.metadata.source_vars) ? t.metadata.source_vars : [])));
+  if (candidates.size === 0) return;
+  const reader = foreignReader(suite, candidates);
+  if (reader) {
+    process.stderr.write(`grounding-eval: the source vars stay vars (viewer columns): the suite has ${reader}, which could read them\n`);
+    return;
+  }
   const d = suite.defaultTest && typeof suite.defaultTest === 'object' ? suite.defaultTest : {};
   const tests = (Array.isArray(suite.tests) ? suite.tests : []).filter((t) => t && typeof t === 'object');
   const prompts = (Array.isArray(suite.prompts) ? suite.prompts : []).filter((p) => p && typeof p === 'object');

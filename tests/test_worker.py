@@ -527,7 +527,8 @@ require(process.argv[2]).beforeAll({ suite }, { hookName: 'beforeAll' }).then(as
     def _run(self, tests: list[dict[str, Any]], prompts: list[str], **suite: Any) -> dict[str, Any]:
         body = {"providers": [], "prompts": [{"raw": r, "label": f"p{i}"} for i, r in enumerate(prompts)],
                 "tests": tests, **suite}  # fmt: skip
-        done = subprocess.run(["node", "-e", self.SCRIPT, json.dumps(body), str(ENTRY)], cwd=REPO,
+        env = {**os.environ, "PROMPTFOO_PYTHON": sys.executable}  # for beforeAll's check
+        done = subprocess.run(["node", "-e", self.SCRIPT, json.dumps(body), str(ENTRY)], cwd=REPO, env=env,
                               capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
         assert done.returncode == 0, done.stderr[-2000:]
         out: dict[str, Any] = json.loads(done.stdout)
@@ -561,6 +562,32 @@ require(process.argv[2]).beforeAll({ suite }, { hookName: 'beforeAll' }).then(as
     def test_not_lifted_where_it_would_not_be_exact(self, prompts: list[str], suite: dict[str, Any]) -> None:
         out = self._run([self._test("one", "TEXT")], prompts, **suite)
         assert out["vars"] == [{"q": "one", "src": "TEXT"}]
+
+    @pytest.mark.parametrize(
+        ("suite", "lifted"),
+        [
+            ({"defaultTest": {"assert": [{"type": "llm-rubric", "value": "Uses {{ src }} faithfully"}]}}, False),
+            ({"defaultTest": {"assert": [{"type": "python", "value": "file://my_check.py"}]}}, False),
+            ({"defaultTest": {"assertScoringFunction": "file://my_scoring.js"}}, False),
+            ({"providers": [{"id": "file://my_rag.py"}]}, False),
+            ({"providers": [{"id": "openai:chat:gpt-4o-mini"}, {"id": "file://providers/replay.py:call_api"}],
+              "defaultTest": {"assert": [{"type": "python", "value": "file://assertions/verifier.py:get_assert"},
+                                         {"type": "contains", "value": "Illinois"}],
+                              "assertScoringFunction": "file://assertions/grounding.cjs:round3"}}, True),
+        ],
+        ids=["rubric-names-it", "own-assertion-code", "own-scoring-code", "own-provider-code", "pack-and-builtins"],
+    )  # fmt: skip
+    def test_not_lifted_when_something_else_could_read_them(
+        self, suite: dict[str, Any], lifted: bool
+    ) -> None:
+        test = {
+            "vars": {"q": "one", "jurisdiction": "IL", "src": "TEXT"},
+            "metadata": {"source_vars": ["src"]},
+        }
+        out = self._run([test], ["{{ src }}"], **suite)
+        kept = {"q": "one", "jurisdiction": "IL"}
+        assert out["vars"] == [kept if lifted else {**kept, "src": "TEXT"}]
+        assert out["cells"] == ["TEXT"]
 
     def test_tests_told_apart_only_by_their_sources_keep_them(self) -> None:
         out = self._run([self._test("same", "first"), self._test("same", "second"), self._test("other", "x")],

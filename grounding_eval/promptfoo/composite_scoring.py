@@ -66,9 +66,10 @@ def _for_reviewer(scoring: _Scoring) -> _Scoring:
     First, the verdict itself as a component: promptfoo's viewer shows a cell's component reasons, not
     the composite's, so without it the deciding line is nowhere in the cell. Its reason starts with what
     decided the row — ``UNSAFE (<check>): <finding>`` when a safety check is No — then the composite's
-    reason. Then the row's components, each once: promptfoo lists a result's nested components twice
-    (inside it, and again after it in the flattened list it hands the scoring function, which becomes the
-    row's ``componentResults``); the nested copies are dropped (a Round 3 row: 7.5 kB less).
+    reason. Then the row's components, each once (all passing on a passing row): promptfoo lists a
+    result's nested components twice (inside it, and again after it in the flattened list it hands the
+    scoring function, which becomes the row's ``componentResults``); the nested copies are dropped (a
+    Round 3 row: 7.5 kB less).
     """
 
     @functools.wraps(scoring)
@@ -80,8 +81,11 @@ def _for_reviewer(scoring: _Scoring) -> _Scoring:
         assertion = {"type": "javascript", "value": f"grounding-eval composite: {scoring.__name__}"}
         verdict = {"pass": result["pass"], "score": result["score"], "reason": _headline(result, context),
                    "assertion": assertion}  # fmt: skip
+        # On a row the composite passes, no component reads as failed (a red FAIL under a PASS): each
+        # one's own verdict stays in its reason and metadata (the judge's in metadata.judge).
+        passed = {"pass": True} if result["pass"] is True else {}
         result["componentResults"] = [verdict, *(
-            {k: v for k, v in c.items() if k != "componentResults"} if isinstance(c, Mapping) else c
+            {**{k: v for k, v in c.items() if k != "componentResults"}, **passed} if isinstance(c, Mapping) else c
             for c in flattened
         )]  # fmt: skip
         return result

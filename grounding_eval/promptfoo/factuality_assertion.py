@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from grounding_eval.outcome import Outcome, unscored_result, with_outcome
+from grounding_eval.promptfoo.source_vars import with_source_vars_in
 
 __all__ = ["CHEAP_PROVIDER_ENV", "factuality_assertion"]
 
@@ -53,7 +54,9 @@ def factuality_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[
 
     try:
         with metered() as meter:
-            result = _assert(output, context if isinstance(context, dict) else {}, pack_root)
+            result = _assert(
+                output, with_source_vars_in(context) if isinstance(context, dict) else {}, pack_root
+            )
         return with_outcome(with_usage(result, meter))
     except Exception as exc:
         return _error(f"{type(exc).__name__}: {exc}")

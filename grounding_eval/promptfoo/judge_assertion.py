@@ -52,6 +52,7 @@ from grounding_eval.promptfoo.judge_provider import (
     JUDGE_PROVIDER_ENV,
     with_dataset,
 )
+from grounding_eval.promptfoo.source_vars import with_source_vars_in
 
 # _built_client: the process's judge clients (tests clear it to start a new process's state)
 
@@ -89,7 +90,9 @@ def judge_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, 
 
     try:
         with metered() as meter:
-            result = _judge(output, context if isinstance(context, dict) else {}, pack_root)
+            result = _judge(
+                output, with_source_vars_in(context) if isinstance(context, dict) else {}, pack_root
+            )
         return with_outcome(with_usage(result, meter))
     except Exception as exc:
         return _error(f"{type(exc).__name__}: {exc}")

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from grounding_eval.outcome import row_unscored
+from grounding_eval.promptfoo.source_vars import with_source_vars
 
 __all__ = ["COMMANDS", "add_commands", "check_row", "remetric", "rescore_rows", "run"]
 
@@ -254,34 +255,6 @@ def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
     new["score"] = grading["score"]
     new["failureReason"] = 0 if grading["pass"] else 1
     return new, counts
-
-
-def with_source_vars(vars_: dict[str, Any], metadata: dict[str, Any]) -> dict[str, Any]:
-    """``vars_`` with the source vars its test names (``metadata.source_vars``) that the row does not keep,
-    rebuilt by the generator that made the test: a results file written with the beforeAll hook keeps none.
-
-    Raises:
-        DataError: a source var no generator of this pack makes, or its dataset unreadable.
-    """
-    from grounding_eval.errors import DataError
-    from grounding_eval.promptfoo import docs_qa_tests, round_tests
-
-    names = metadata.get("source_vars")
-    wanted = [str(n) for n in names if str(n) not in vars_] if isinstance(names, list) else []
-    if not wanted:
-        return vars_
-    makers = {**dict.fromkeys(round_tests.SOURCE_VARS, round_tests.source_vars),
-              **dict.fromkeys(docs_qa_tests.SOURCE_VARS, docs_qa_tests.source_vars)}  # fmt: skip
-    unknown = [n for n in wanted if n not in makers]
-    if unknown:
-        raise DataError(
-            "results row",
-            f"source var(s) {', '.join(unknown)} cannot be rebuilt: no generator of this pack makes them",
-        )
-    rebuilt: dict[str, str] = {}
-    for maker in dict.fromkeys(makers[n] for n in wanted):
-        rebuilt |= maker(metadata)
-    return {**vars_, **{n: rebuilt[n] for n in wanted}}
 
 
 def aggregate(results: Sequence[dict[str, Any]], assertions: Sequence[Any]) -> dict[str, Any]:

@@ -73,6 +73,7 @@ from pathlib import Path
 from typing import Any
 
 from grounding_eval.outcome import Outcome, unscored_result, with_outcome
+from grounding_eval.promptfoo.source_vars import with_source_vars_in
 
 __all__ = ["verifier_assertion"]
 
@@ -96,7 +97,9 @@ _SCORE_NAMES = {
 def verifier_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, Any]:
     """Run the deterministic verifier on a promptfoo output; always returns a GradingResult dict."""
     try:
-        return with_outcome(_grade(output, context if isinstance(context, dict) else {}, pack_root))
+        return with_outcome(
+            _grade(output, with_source_vars_in(context) if isinstance(context, dict) else {}, pack_root)
+        )
     except Exception as exc:
         return _error(f"{type(exc).__name__}: {exc}")
 
