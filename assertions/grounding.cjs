@@ -834,6 +834,34 @@ function liftSourceVars(suite) {
   }
 }
 
+// Tests whose metadata names source vars their vars lack — re-run from a results file (promptfoo's
+// --filter-failing / --filter-errors-only build tests from its rows, which keep none) — get them rebuilt
+// from their dataset, in one Python process; a test that cannot is a configuration problem: its prompt
+// would otherwise be rendered with an empty block.
+async function restoreSourceVars(suite, root, seconds) {
+  const d = suite.defaultTest && typeof suite.defaultTest === 'object' ? suite.defaultTest : {};
+  const missing = (Array.isArray(suite.tests) ? suite.tests : []).filter((t) => t && typeof t === 'object'
+    && t.metadata && Array.isArray(t.metadata.source_vars)
+    && t.metadata.source_vars.some((n) => merged(d.vars, t.vars)[n] === undefined));
+  if (missing.length === 0) return [];
+  const entries = missing.map((t) => ({ vars: t.vars && typeof t.vars === 'object' ? t.vars : {}, metadata: t.metadata }));
+  const line = `${stringify({ id: 0, call: 'source_vars', args: [entries, null], pack_root: root })}\n`;
+  let answers;
+  try {
+    answers = (await once(line, seconds, undefined)).source_vars;
+    if (!Array.isArray(answers) || answers.length !== missing.length) throw new Error('no answer for every test');
+  } catch (err) {
+    return [`source vars (${missing.length} test(s) without them): could not be rebuilt: ${err.message}`];
+  }
+  const problems = [];
+  missing.forEach((t, i) => {
+    const answer = answers[i] || {};
+    if (answer.vars && typeof answer.vars === 'object') t.vars = answer.vars;
+    else problems.push(`source vars (${t.description || (t.vars && t.vars.query_id) || 'a test'}): ${answer.error || 'no answer'}`);
+  });
+  return problems;
+}
+
 // The context a grounding-eval assertion is graded with: its vars with the source vars beforeAll lifted.
 async function withSourceVars(context) {
   if (lifted.size === 0 || !context || !context.vars || typeof context.vars !== 'object') return context;
@@ -863,6 +891,11 @@ async function beforeAll(context) {
   if (!suite || typeof suite !== 'object') return context;
   const root = packRoot();
   const problems = new Set();
+  const fromEnvS = envDeadlineS();
+  const restoring = await restoreSourceVars(suite, root, typeof fromEnvS === 'number' ? Math.min(fromEnvS, CHECK_DEADLINE_S) : CHECK_DEADLINE_S);
+  if (restoring.length) {
+    throw new Error(`grounding-eval: the configuration has ${restoring.length} problem(s); no model was called:\n${restoring.slice(0, MAX_PROBLEMS_SHOWN).map((p) => `  - ${p}`).join('\n')}`);
+  }
   const judged = new Map(); // each judge is loaded once, whatever number of rows name it
   const judgeOnce = (judge, hosted) => {
     const held = heldProvider(judge.use, judge.spec, hosted);

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,14 +60,20 @@ def offline_env(database: Path, extra_env: Mapping[str, str] | None = None) -> d
     return {**env, "PROMPTFOO_CONFIG_DIR": str(database / ".promptfoo"), "NO_COLOR": "1", **(extra_env or {})}
 
 
-def run_eval(config: str | Path, folder: Path, extra_env: Mapping[str, str] | None = None) -> EvalRun:
+def run_eval(
+    config: str | Path,
+    folder: Path,
+    extra_env: Mapping[str, str] | None = None,
+    extra_args: Sequence[str] = (),
+) -> EvalRun:
     """``promptfoo eval`` of ``config`` (absolute, or relative to the repository root) into ``folder``."""
     if not (REPO / "node_modules" / ".bin" / "promptfoo").exists():
         pytest.fail("node_modules is missing: run scripts/install (npm ci) first")
     out = folder / "out.json"
     env = offline_env(folder, extra_env)
     done = subprocess.run(
-        ["npx", "promptfoo", "eval", "-c", str(config), "-o", str(out), "--no-progress-bar", "--no-table", "--no-cache"],
+        ["npx", "promptfoo", "eval", "-c", str(config), "-o", str(out), "--no-progress-bar", "--no-table", "--no-cache",
+         *extra_args],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     return EvalRun(str(config), done.returncode, done.stdout, done.stderr, out, env)

@@ -605,3 +605,20 @@ require(process.argv[2]).beforeAll({ suite }, { hookName: 'beforeAll' }).then(as
         out = self._run([self._test("one", f"file://{stand_in}")], ["{{ src }}", "C0 {{ q }}"])
         assert out["vars"] == [{"q": "one"}]
         assert out["cells"] == ["THROWN ERROR (no src)", "C0 one"]
+
+
+def test_a_test_whose_source_vars_cannot_be_rebuilt_stops_the_eval(tmp_path: Path) -> None:
+    """A test re-run from a results file without its source vars, whose dataset is gone: beforeAll stops
+    the eval, naming the test, rather than render its prompt with an empty block."""
+    suite = {"providers": [], "prompts": [{"raw": "{{ jkb_full_content }}", "label": "C1.5"}],
+             "tests": [{"description": "t-gone", "vars": {"query_id": "hr-x"},
+                        "metadata": {"source_vars": ["jkb_directory", "jkb_full_content"],
+                                     "dataset": str(tmp_path / "gone"), "query_id": "hr-x"}}]}  # fmt: skip
+    script = (
+        f"require({json.dumps(str(ENTRY))}).beforeAll({json.dumps({'suite': suite})}, {{hookName: 'beforeAll'}})"
+        ".then(() => process.stdout.write('went on'), (e) => { process.stdout.write(e.message); })"
+    )
+    done = subprocess.run(["node", "-e", script], cwd=REPO, env={**os.environ, "PROMPTFOO_PYTHON": sys.executable},
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert done.stdout.startswith("grounding-eval: the configuration has 1 problem(s); no model was called:")
+    assert "source vars (t-gone): " in done.stdout and "dataset folder not found" in done.stdout

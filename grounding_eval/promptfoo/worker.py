@@ -84,6 +84,23 @@ def _check(args: list[Any], pack_root: Path) -> dict[str, Any]:
     ]}  # fmt: skip
 
 
+def _source_vars(args: list[Any], pack_root: Path) -> dict[str, Any]:
+    """Each test's vars with the source vars its metadata names rebuilt from its dataset
+    (``grounding.cjs:beforeAll``, for tests re-run from a results file, which keeps none), or the error."""
+    from grounding_eval.promptfoo.source_vars import with_source_vars
+
+    out: list[dict[str, Any]] = []
+    for entry in args[0] if isinstance(args[0], list) else []:
+        try:
+            vars_, metadata = entry["vars"], entry["metadata"]
+            if not isinstance(vars_, dict) or not isinstance(metadata, dict):
+                raise TypeError("vars and metadata must be mappings")
+            out.append({"vars": with_source_vars(vars_, metadata)})
+        except Exception as exc:  # each test's own answer: one bad test names itself
+            out.append({"error": str(exc) or type(exc).__name__})
+    return {"source_vars": out}
+
+
 def _composite(name: str) -> Callable[[list[Any], Path], dict[str, Any]]:
     def score(args: list[Any], pack_root: Path) -> dict[str, Any]:
         from grounding_eval.promptfoo import composite_scoring
@@ -102,6 +119,7 @@ CALLS: Mapping[str, Callable[[list[Any], Path], dict[str, Any]]] = {
     "factuality": _factuality,
     "docs_qa": _docs_qa,
     "check": _check,
+    "source_vars": _source_vars,
     "round1": _composite("round1"),
     "round2b": _composite("round2b"),
     "round3": _composite("round3"),
@@ -114,6 +132,7 @@ _FAILED = {
     "factuality": "ERROR (factuality unscored)",
     "docs_qa": "ERROR (docs-qa unscored)",
     "check": "ERROR (configuration check)",
+    "source_vars": "ERROR (source vars)",
     "round1": "UNSCORED: composite not computed",
     "round2b": "UNSCORED: composite not computed",
     "round3": "UNSCORED: composite not computed",

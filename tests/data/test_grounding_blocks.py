@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from grounding_eval.data.validate import check_dataset
 from grounding_eval.errors import DataError
 from grounding_eval.promptfoo.round_tests import generate_tests
 from grounding_eval.promptfoo.verifier_assertion import verifier_assertion
-from tests.promptfoo_runs import run_eval
+from tests.promptfoo_runs import EvalRun, run_eval, shared_group
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "datasets" / "sample"
@@ -402,3 +403,29 @@ def test_lifting_the_source_vars_changes_no_prompt_and_no_grade(tmp_path: Path) 
 
     kept, lifted = cells(GAPS_CONFIG, tmp_path / "vars"), cells(GAPS_LIFTED_CONFIG, tmp_path / "lifted")
     assert len(kept) == 9 and lifted == kept
+
+
+@pytest.mark.xdist_group(shared_group("promptfooconfig.yaml"))
+def test_a_rerun_from_the_results_file_gets_its_source_vars_back(
+    tmp_path: Path, shared_eval: Callable[[str], EvalRun]
+) -> None:
+    """``--filter-failing`` builds its tests from the results file's rows, which keep no source vars: the
+    beforeAll hook rebuilds them from the dataset, so every re-run prompt and grade is the first run's
+    (without it, C1 and C1.5 were rendered with empty blocks and graded so)."""
+    first = shared_eval("promptfooconfig.yaml")
+    again = run_eval("promptfooconfig.yaml", tmp_path, extra_args=["--filter-failing", str(first.out)])
+    assert again.returncode in (0, 100), again.tail()
+
+    def cells(run: EvalRun) -> dict[tuple[str, str], tuple[Any, ...]]:
+        return {
+            (r["vars"]["query_id"], r["prompt"]["label"].split(":")[0]): (
+                r["prompt"]["raw"], r["success"], r["score"], r["namedScores"]
+            )
+            for r in run.rows()
+        }  # fmt: skip
+
+    before, rerun = cells(first), cells(again)
+    failed_items = {item for (item, _), cell in before.items() if not cell[1]}
+    assert rerun and {item for item, _ in rerun} == failed_items
+    assert all(rerun[k] == before[k] for k in rerun)
+    assert all("jkb_full_content" not in r["vars"] for r in again.rows())
