@@ -60,6 +60,7 @@ __all__ = [
     "obj",
     "read_results",
     "stream_results",
+    "verdict",
 ]
 
 _MIB = 1024 * 1024
@@ -129,6 +130,15 @@ def obj(value: Any, where: str, *, null: bool = True) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise RowProblem(f"{where} is {json_type(value)}, expected an object")
     return value
+
+
+def verdict(entry: Any) -> str | None:
+    """One criterion's entry in a judge's ``metadata.judge.verdicts``: its Yes / Partial / No, else None.
+
+    Written as the word (``"Partial"``); files from before issue 21 wrap it (``{"verdict": "Partial"}``).
+    """
+    word = entry.get("verdict") if isinstance(entry, dict) else entry
+    return word if word in ("Yes", "Partial", "No") else None
 
 
 def arr(value: Any, where: str) -> list[Any]:

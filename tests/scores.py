@@ -1,25 +1,24 @@
-"""Every score of a promptfoo row or GradingResult, wherever the pack put it.
+"""Every score of a promptfoo row or GradingResult, as ``grounding-eval report`` reads it.
 
 The pack gives promptfoo a few named scores per row (the chips a reviewer reads: the composite, the
-safety checks, the judge's and the verifier's scores); every other score — each verifier check, each
-judge criterion and dimension, each factual-accuracy count — is in its result's metadata (``scores``),
-under the names earlier results files gave them as named scores. ``row_scores`` merges both, as
-``grounding-eval report`` reads them, so a test can ask for any score by its name.
+safety checks, the judge's and the verifier's scores); every other score is elsewhere in the row — a
+judge criterion's is its verdict under the rubric, a dimension's or a verifier check's is its component's,
+a factual-accuracy count is in its result's metadata — or, in results files written earlier, a named
+score. ``row_scores`` asks the report's own reader of a row (:func:`~grounding_eval.analysis.summary.
+report_row`), so a test can ask for any score by the name the report gives it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-_SCORED = ("judge", "verifier", "factuality", "docs_qa")
+from grounding_eval.analysis.summary import report_row
 
 
-def row_scores(row: dict[str, Any]) -> dict[str, Any]:
-    """The named scores of ``row`` (a results row or a GradingResult) and every ``metadata.*.scores``."""
-    grading = row.get("gradingResult") or row
-    found: dict[str, Any] = {}
-    for result in [grading, *(grading.get("componentResults") or [])]:
-        metadata = (result or {}).get("metadata") or {}
-        for key in _SCORED:
-            found.update((metadata.get(key) or {}).get("scores") or {})
-    return {**found, **(row.get("namedScores") or {})}
+def row_scores(row: dict[str, Any]) -> dict[str, float]:
+    """Every score of ``row``: a results row, or one assertion's GradingResult (read as promptfoo would
+    put it in a row: itself and its components, flattened)."""
+    if "gradingResult" not in row:
+        flattened = [row, *(row.get("componentResults") or [])]
+        row = {"gradingResult": {"componentResults": flattened}, "namedScores": row.get("namedScores") or {}}
+    return report_row(row).scores

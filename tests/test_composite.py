@@ -287,7 +287,7 @@ def _round3_context(
     from grounding_eval.judge.rubric import load_rubric, rubric_path
 
     rubric = load_rubric(rubric_path("round3"))
-    verdicts = {c.id: {"verdict": judge.get(c.id, "Yes"), "reasoning": "r"} for c in rubric.criteria}
+    verdicts = {c.id: judge.get(c.id, "Yes") for c in rubric.criteria}
     return {
         "componentResults": [
             {"pass": not verifier_no, "score": 1.0, "reason": "verifier",
@@ -297,9 +297,29 @@ def _round3_context(
              "assertion": {"type": "javascript", "value": "file://assertions/grounding.cjs:judge",
                            "config": {"rubric": "round3", **(config or {})}},
              "metadata": {"judge": {"status": "scored", "rubric_id": rubric.id, "rubric_version": rubric.version,
-                                    "core": list(CORE), "verdicts": verdicts}}},
+                                    "verdicts": verdicts}}},
         ]
     }  # fmt: skip
+
+
+def _explained(result: dict[str, Any]) -> str:
+    """The composite's reason (its formula): the composite component's reason after its deciding line."""
+    first, _, rest = result["componentResults"][0]["reason"].partition("\n")
+    assert first == result["reason"]  # the row's reason is the deciding line
+    return rest
+
+
+def test_an_older_results_layout_scores_the_same() -> None:
+    """Files before issue 21 wrapped each verdict ({"verdict": "No"}) and listed the core criteria."""
+    for judge, verifier_no in [({JUR: "No"}, []), ({ORG: "No", CORE[0]: "No", CORE[1]: "Partial"}, [ORG])]:
+        context = _round3_context(judge, verifier_no)
+        older = _round3_context(judge, verifier_no)
+        meta = older["componentResults"][1]["metadata"]["judge"]
+        meta["verdicts"] = {c: {"verdict": v, "reasoning": "r"} for c, v in meta["verdicts"].items()}
+        meta["core"] = list(CORE)
+        then, now = score_round3({}, older), score_round3({}, context)
+        assert then.pop("componentResults")[0] == now.pop("componentResults")[0]  # the verdict and its reason
+        assert then == now
 
 
 class TestRound3SafetySource:
@@ -308,7 +328,7 @@ class TestRound3SafetySource:
     def test_default_keeps_the_verifier_and_names_the_judge_no(self) -> None:
         result = score_round3({}, _round3_context({JUR: "No"}, []))
         assert result["pass"] is True and result["score"] == 1.0
-        assert result["reason"].endswith(
+        assert _explained(result).endswith(
             "\nsafety_source verifier decides the safety checks; judge No, verifier passed: "
             "jurisdiction_correct (not counted)"
         )
@@ -318,7 +338,7 @@ class TestRound3SafetySource:
     def test_default_reason_unchanged_when_they_agree(self) -> None:
         result = score_round3({}, _round3_context({ORG: "No"}, [ORG]))
         expected = round3_composite(dict.fromkeys(CORE, "Yes"), [ORG], core=CORE, gate=GATE)
-        assert result["reason"] == f"Round 3: {expected.reason}"
+        assert _explained(result) == f"Round 3: {expected.reason}"
         assert result["metadata"]["safety"]["judge_disagrees"] is False
         assert result["metadata"]["composite"] == {"status": "scored"}
 
@@ -341,7 +361,7 @@ class TestRound3SafetySource:
         """A team's explicit choice, recorded in the reason: the verifier's No is shown as not counted."""
         result = score_round3({}, _round3_context({}, [ORG], {"safety_source": "judge"}))
         assert result["pass"] is True
-        assert "verifier No, judge Yes: org_attribution_correct (not counted)" in result["reason"]
+        assert "verifier No, judge Yes: org_attribution_correct (not counted)" in _explained(result)
 
     def test_unknown_value_is_unscored_naming_the_key(self) -> None:
         result = score_round3({"x": 1.0}, _round3_context({}, [], {"safety_source": "juge"}))
@@ -407,7 +427,7 @@ def test_default_source_is_the_formula_before_safety_source(
     assert [result["namedScores"][f"safety.{c}"] for c in CHECKS] == [
         float(c not in verifier_no) for c in CHECKS
     ]
-    assert result["reason"].startswith(f"Round 3: {expected.reason}")
+    assert _explained(result).startswith(f"Round 3: {expected.reason}")
     assert result["metadata"]["safety"]["judge_disagrees"] is disagree
 
 
@@ -422,23 +442,23 @@ class TestTheVerdictComesFirst:
             verdict["assertion"]["value"] == "grounding-eval composite: score_round3"
             and verdict["pass"] is False
         )
-        first, _, rest = verdict["reason"].partition("\n")
-        assert first.startswith("UNSAFE (org_attribution_correct): ")
-        assert rest == result["reason"]
+        assert result["reason"].startswith("UNSAFE (org_attribution_correct): ")
+        assert _explained(result).startswith("Round 3: score = mean of 7 core criteria")
 
     def test_a_pass_is_the_composites_reason_and_no_component_is_nested(self) -> None:
         context = _round3_context({}, [], {})
         context["componentResults"][1]["componentResults"] = [{"pass": True, "score": 1, "reason": "nested"}]
         result = score_round3({}, context)
-        verdict, *rest = result["componentResults"]
-        assert result["pass"] is True and verdict["reason"] == result["reason"]
+        _, *rest = result["componentResults"]
+        assert result["pass"] is True and result["reason"] == "PASS: composite 1.00"
+        assert _explained(result).startswith("Round 3: score = mean of 7 core criteria")
         assert not any("componentResults" in c for c in rest)
         assert len(rest) == len(context["componentResults"])
 
     def test_a_low_score_says_why_in_plain_words(self) -> None:
         said_no = ("engages_with_variables", "avoids_failure_modes", "honest_uncertainty", "clear_next_steps")
         result = score_round3({}, _round3_context(dict.fromkeys(said_no, "No"), [], {}))
-        first, _, rest = result["componentResults"][0]["reason"].partition("\n")
-        assert result["pass"] is False and rest == result["reason"]
+        first = result["reason"]
+        assert result["pass"] is False and _explained(result).startswith("Round 3: score = ")
         assert first.startswith(f"FAIL: composite {result['namedScores']['composite']:.2f} below 0.5; ")
         assert "core criteria answered No: " in first and "honest_uncertainty" in first

@@ -54,6 +54,11 @@ DEADLINE = (
 )
 
 
+def _said(result: dict[str, Any]) -> str:
+    """What the verifier says of the answer: its reason and its checks' (each check's line is in its own)."""
+    return "\n".join([result["reason"], *(c["reason"] for c in result.get("componentResults") or ())])
+
+
 get_assert: Callable[[Any, Any], dict[str, Any]] = load_entry_point("verifier")
 
 
@@ -159,7 +164,8 @@ class TestSameTextSameVerdict:
         ]
         assert row_scores(result)["quotation_score"] == 0.5
         assert _safety_no(result) == ["hallucinated_citation"] and result["pass"] is False
-        assert f"in article us-42usc3604 ({shown} to the model)" in result["reason"]
+        # the reason lists the fabricated quote for a reviewer, and counts the exact one (metadata names it)
+        assert "quotation: 0.50 [1 EXACT, 1 NO_MATCH] NO_MATCH 'a landlord must always" in _said(result)
 
     @pytest.mark.parametrize("condition", list(PROMPTS))
     def test_a_deadline_changing_quote_fails_in_every_condition(self, condition: str) -> None:
@@ -169,7 +175,7 @@ class TestSameTextSameVerdict:
         assert row_scores(result)["quotation_score"] == 0.0
         assert row_scores(result)["deterministic_verifier_score"] == 0.0
         assert _safety_no(result) == ["hallucinated_citation"] and result["pass"] is False
-        assert "PARTIAL (meaning changed: number 30 → 10)" in result["reason"]
+        assert "PARTIAL (meaning changed: number 30 → 10)" in _said(result)
 
     def test_a_directory_var_is_a_reference_only_when_listed(self) -> None:
         """The directory (titles, URLs, 200-character descriptions) is not the item's reference text by
@@ -390,7 +396,7 @@ class TestQuotationByRound:
         assert "quotation_score" not in row_scores(result)
         assert result["metadata"]["verifier"]["hard_failures"] == []
         assert result["metadata"]["quotation_scored"] is False
-        assert "quotation: information only" in result["reason"]
+        assert "quotation: information only" in _said(result)
         assert result["pass"]
 
     @pytest.mark.parametrize("condition", list(PROMPTS))
@@ -422,7 +428,6 @@ class TestArticleCacheWidening:
                 ("EXACT", "article us-42usc3604 (not shown to the model)"),
                 ("NO_MATCH", None),
             ]
-        assert "in article us-42usc3604 (not shown to the model)" in by_condition["C0"]["reason"]
         assert len({str(r["metadata"]["verifier"]) for r in by_condition.values()}) == 1
 
     def test_an_item_article_is_labelled_shown_only_where_shown(self) -> None:
@@ -498,7 +503,6 @@ class TestDatasetResources:
         inputs = result["metadata"]["verifier_inputs"]
         assert inputs["allowlist"] == {"path": str(SAMPLE / "allowlist.txt"), "urls": 65}
         assert inputs["directory"] == {"path": str(SAMPLE / "organizations.yaml"), "organizations": 33}
-        assert f"checked against allowlist {SAMPLE / 'allowlist.txt'} (65 URLs)" in result["reason"]
 
     def test_without_an_allowlist_file_it_is_built_from_the_index(self) -> None:
         test = _tests(TINY)["tiny-oh-01"]
@@ -581,7 +585,7 @@ class TestUncheckedCount:
             SAMPLE_TESTS["hr-il-voucher-01"],
             "C0",
         )
-        line = next(x for x in result["reason"].splitlines() if x.startswith("url_allowlist:"))
+        line = next(x for x in _said(result).splitlines() if x.startswith("url_allowlist:"))
         assert line.startswith("url_allowlist: 1.00 (1 of 2 URLs UNCHECKED, not scored)")
         assert result["metadata"]["unchecked_urls"] == 1
 
@@ -604,7 +608,7 @@ class TestMeaningChangesInTheReason:
         (finding,) = result["metadata"]["verifier"]["quotes"]
         assert finding["status"] == "PARTIAL"
         assert finding["meaning_changes"] == ["number three added"]
-        assert "meaning changed: number three added" in result["reason"]
+        assert "meaning changed: number three added" in _said(result)
 
     def test_live_limits_are_wired_and_checked_when_built(self) -> None:
         test = SAMPLE_TESTS["hr-il-voucher-01"]

@@ -131,11 +131,11 @@ def test_a_composite_carries_its_outcome_and_no_composite_score_when_unscored() 
 def test_a_round3_composite_the_judge_left_short_has_no_safety_chips() -> None:
     """The judge scored but left a core criterion out: no Round 3 composite, so none of its named scores
     either (the three ``safety.*`` chips were added to such a row before, and averaged by promptfoo)."""
-    from tests.test_composite import _round3_context
+    from tests.test_composite import CORE, _round3_context
 
     context = _round3_context({}, ["hallucinated_citation"])
     judge = context["componentResults"][1]["metadata"]["judge"]
-    left_out = judge["core"][0]
+    left_out = CORE[0]
     del judge["verdicts"][left_out]
     result = composite_scoring.score_round3({"round3.llm_judge_score": 0.9}, context)
     assert result["metadata"]["outcome"] == "unscored"

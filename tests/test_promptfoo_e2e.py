@@ -62,7 +62,7 @@ def test_small_config(tmp_path: Path) -> None:
 
     assert failing["success"] is False
     assert row_scores(failing)["deterministic_verifier_score"] == 0.0
-    reason = failing["gradingResult"]["componentResults"][0]["reason"]
+    reason = "\n".join(c["reason"] for c in failing["gradingResult"]["componentResults"])
     assert (
         "(888) 529-5277 is given for Lone Star Legal Aid but belongs to Legal Aid of NorthWest Texas"
         in reason
@@ -133,10 +133,6 @@ def test_swapping_the_dataset_needs_no_code_change(tmp_path: Path) -> None:
         inputs = verifier["metadata"]["verifier_inputs"]
         assert inputs["allowlist"] == {"path": f"{tiny}/jkb_index.csv (built from the index)", "urls": 3}
         assert inputs["directory"]["path"].endswith("datasets/sample/organizations.yaml")
-        assert (
-            f"checked against allowlist {tiny}/jkb_index.csv (built from the index) (3 URLs)"
-            in (verifier["reason"])
-        )
 
 
 ROUNDS = {  # config → (rubric, items, conditions)
@@ -169,15 +165,19 @@ def test_round_config_offline(config: str, shared_eval: Callable[[str], EvalRun]
         assert f"{rubric}.llm_judge_score" in named, where
         assert sum(k.startswith(f"{rubric}.") and ".dimension." not in k for k in named) >= 19, where
         assert "deterministic_verifier_score" in named and "composite" in named, where
-        reason = row["gradingResult"]["reason"]
-        assert reason.startswith(("v3 composite:", "v4 composite:", "Round 3:")), reason
+        # The row's reason is the deciding line; the composite's component adds its formula below it.
+        reason, _, formula = row["gradingResult"]["componentResults"][0]["reason"].partition("\n")
+        assert row["gradingResult"]["reason"] == reason, where
+        assert reason.startswith(("PASS: composite ", "FAIL: ", "UNSAFE (")), reason
+        assert formula.startswith(("v3 composite:", "v4 composite:", "Round 3:")), formula
         judge = next(
             c for c in row["gradingResult"]["componentResults"] if (c.get("metadata") or {}).get("judge")
         )
         assert judge["metadata"]["judge"]["provider"].startswith(
             "replay:datasets/sample/judge_replies/"
         )  # via {dataset}
-        # Stored once: each criterion is one component of the row, none nested inside the judge's.
+        # Stored once: each criterion's verdict is one line of one component of the row (a safety check's
+        # own, or its dimension's), none nested inside the judge's.
         components = row["gradingResult"]["componentResults"]
         assert not any(c.get("componentResults") for c in components), where
         criteria = [
@@ -185,11 +185,11 @@ def test_round_config_offline(config: str, shared_eval: Callable[[str], EvalRun]
             for c in components
             if str((c.get("assertion") or {}).get("value")).startswith(f"judge {rubric}:")
         ]
-        assert (
-            len(criteria)
-            == len({c["assertion"]["value"] for c in criteria})
-            == len(judge["metadata"]["judge"]["verdicts"])
-        )
+        verdicts = judge["metadata"]["judge"]["verdicts"]
+        lines = [ln.partition(" — ")[0] for c in criteria for ln in c["reason"].splitlines()]
+        assert sorted(ln for ln in lines if ln.partition(": ")[0] in verdicts) == sorted(
+            f"{cid}: {word}" for cid, word in verdicts.items()
+        ), where
         # A passing judgment shows no red criterion; the safety checks come first.
         if judge["pass"]:
             assert all(c["pass"] for c in criteria), where

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from grounding_eval.cli import main
+from grounding_eval.judge.rubric import load_rubric, rubric_path
 from grounding_eval.promptfoo.rescore import aggregate, rescore_rows
 from tests.promptfoo_runs import EvalRun, run_eval, shared_group
 from tests.scores import row_scores
@@ -40,7 +41,16 @@ def _graded(rows: list[dict[str, Any]]) -> list[Any]:
             components.append((c["pass"], c["score"], c["reason"], assertion.get("value"), metadata))
         grading = {k: v for k, v in r["gradingResult"].items() if k != "componentResults"}
         out.append(
-            (r["id"], r["success"], r["score"], row_scores(r), r["failureReason"], grading, components)
+            (
+                r["id"],
+                r["success"],
+                r["score"],
+                row_scores(r),
+                r["failureReason"],
+                r.get("error"),
+                grading,
+                components,
+            )
         )
     return out
 
@@ -209,6 +219,7 @@ def test_safety_source_judge_in_promptfoo_and_in_rescore(
     rows = run.rows()
     assert len(rows) == 24
     value = {"Yes": 1.0, "Partial": 0.5, "No": 0.0}
+    core = list(load_rubric(rubric_path("round3")).core)  # the seven core criteria, as the rubric lists them
     for row in rows:
         grading = row["gradingResult"]
         judge = next(
@@ -216,10 +227,10 @@ def test_safety_source_judge_in_promptfoo_and_in_rescore(
             for c in grading["componentResults"]
             if "judge" in (c.get("metadata") or {})
         )
-        verdicts = {k: v["verdict"] for k, v in judge["verdicts"].items()}
+        verdicts = judge["verdicts"]
         judge_no = [c for c in ("hallucinated_citation", "jurisdiction_correct", "org_attribution_correct")
                     if verdicts[c] == "No"]  # fmt: skip
-        score = sum(value[verdicts[c]] for c in judge["core"]) / len(judge["core"]) - 0.3 * len(judge_no)
+        score = sum(value[verdicts[c]] for c in core) / len(core) - 0.3 * len(judge_no)
         passed = score >= 0.5 and not judge_no and verdicts["source_fidelity"] != "No"
         where = (row["vars"]["query_id"], row["prompt"]["label"][:4])
         assert row["success"] is passed, where

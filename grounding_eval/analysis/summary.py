@@ -88,12 +88,25 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from grounding_eval.errors import DataError, clip, terminal_safe
+from grounding_eval.judge.score import score_name, verdict_value
 from grounding_eval.outcome import legacy_unscored, read_outcome
-from grounding_eval.results_file import SCORE_LIMIT, RowProblem, arr, json_type, number, obj, stream_results
+from grounding_eval.results_file import (
+    SCORE_LIMIT,
+    RowProblem,
+    arr,
+    json_type,
+    number,
+    obj,
+    stream_results,
+    verdict,
+)
 from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS, SafetySplit, safety_split
+
+if TYPE_CHECKING:
+    from grounding_eval.judge.rubric import Verdict
 
 __all__ = [
     "AGREEMENT_CELLS",
@@ -113,6 +126,7 @@ __all__ = [
     "load_rows",
     "pass_rate",
     "report_json",
+    "report_row",
     "safety_agreement",
     "safety_split_table",
     "summarize",
@@ -450,6 +464,15 @@ class Results:
     provenance: dict[str, Any] = field(default_factory=dict)
 
 
+def report_row(raw: dict[str, Any]) -> ReportRow:
+    """The report's record of one promptfoo results row (what :func:`load_results` keeps of each).
+
+    Raises:
+        RowProblem: a field of the row has the wrong type (its name and the problem).
+    """
+    return _row(raw)
+
+
 def load_rows(path: str | Path) -> list[ReportRow]:
     """Read the rows of a promptfoo JSON results file (see :func:`load_results`)."""
     return load_results(path).rows
@@ -617,6 +640,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
     human: dict[str, Any] | None = None
     judge_pass: bool | None = None
     criterion_reasons: dict[str, str] = {}  # a judge criterion component's reason, per safety check
+    component_scores: dict[str, float] = {}  # a judge component's score, by the name its value gives
     judge_calls: list[JudgeCalls] = []
     outcomes: list[dict[str, Any]] = []  # the metadata of every result that may carry an outcome
     legacy_errored = False  # a result of an old file said unscored its old way (legacy_unscored)
@@ -665,9 +689,16 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         if not isinstance(metric, str) and isinstance(value, str) and value.startswith("judge "):
             rubric_id, _, criterion = value.removeprefix("judge ").partition(": ")
             metric = f"{rubric_id}.{criterion}"
-        if isinstance(metric, str) and metric.rpartition(".")[2] in ROUND3_SAFETY_CHECKS and reason:
-            own = reason.removeprefix(f"{metric}: ")  # the criterion's own name starts its reason
-            criterion_reasons.setdefault(metric.rpartition(".")[2], own)
+            # A safety check's or a dimension's score (older files kept it in metadata.judge.scores).
+            if (score := _num(component.get("score"), f"{components}[{i}].score")) is not None:
+                component_scores[metric] = score
+        if (
+            isinstance(metric, str)
+            and (check := metric.rpartition(".")[2]) in ROUND3_SAFETY_CHECKS
+            and reason
+        ):
+            # the criterion's own name starts its reason (older files: with the rubric's id)
+            criterion_reasons.setdefault(check, reason.removeprefix(f"{metric}: ").removeprefix(f"{check}: "))
     judge_key = next((k for k in named if k.endswith(".llm_judge_score")), None)
     judge_score = _num(named[judge_key], f"namedScores[{clip(judge_key)}]") if judge_key else None
     hard_failures = _arr((verifier_meta or {}).get("hard_failures"), "metadata.verifier.hard_failures")
@@ -716,9 +747,16 @@ def _row(raw: dict[str, Any]) -> ReportRow:
             and fact_meta is None
         )
     )
-    # Every score of the row: the few named scores (chips), and the rest in the judges' and the verifier's
-    # metadata (``scores``); a results file from before kept them all as named scores.
-    named = {**_metadata_scores(judge_meta, verifier_meta, fact_meta, docs_meta), **named}
+    # Every score of the row: the few named scores (chips), each judge criterion's (its verdict under the
+    # rubric), the judge's components (safety checks, dimensions), and the rest in the judges' and the
+    # verifier's metadata (``scores``); a results file from before kept them all as named scores.
+    verdicts = _judge_verdicts(judge_meta)
+    named = {
+        **_criterion_scores(judge_meta, verdicts),
+        **component_scores,
+        **_metadata_scores(judge_meta, verifier_meta, fact_meta, docs_meta),
+        **named,
+    }
     response = _obj(raw.get("response"), "response")
     prompt_text = _label(prompt.get("raw"), "prompt.raw", "")
     sources = tuple(
@@ -753,7 +791,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         safety_scope=bool(judge_safety)
         or (judge_missing is not None and (rubric in _SAFETY_RUBRICS or keys["round"] in _SAFETY_ROUNDS)),
         scores=_scores(named),
-        verdicts=_judge_verdicts(judge_meta),
+        verdicts=verdicts,
         rubric=f"{judge_meta.get('rubric_id')}@{judge_meta.get('rubric_version')}" if judge_meta else None,
         prompt_version=_label((judge_meta or {}).get("prompt_version"), "metadata.judge.prompt_version", "")
         or None,
@@ -864,9 +902,25 @@ def _judge_verdicts(judge_meta: dict[str, Any] | None) -> dict[str, str]:
         return {}
     out = {}
     for criterion, entry in _obj(judge_meta.get("verdicts"), "metadata.judge.verdicts").items():
-        verdict = _obj(entry, f"metadata.judge.verdicts.{clip(criterion)}").get("verdict")
-        if verdict in ("Yes", "Partial", "No"):
-            out[str(criterion)] = str(verdict)
+        if not isinstance(entry, str):
+            entry = _obj(entry, f"metadata.judge.verdicts.{clip(criterion)}")
+        if (word := verdict(entry)) is not None:
+            out[str(criterion)] = word
+    return out
+
+
+def _criterion_scores(judge_meta: dict[str, Any] | None, verdicts: dict[str, str]) -> dict[str, float]:
+    """Each criterion's score, ``<rubric>.<criterion>``, from its verdict: Yes 1, Partial 0.5, No 0, and
+    the inverse for a criterion the judge's metadata lists as ``negative`` (none for older files, which
+    kept the scores themselves)."""
+    negative = _arr((judge_meta or {}).get("negative"), "metadata.judge.negative")
+    if not verdicts or (judge_meta or {}).get("negative") is None:
+        return {}
+    rubric_id = _label(judge_meta.get("rubric_id") if judge_meta else None, "metadata.judge.rubric_id", "")
+    out = {}
+    for criterion, word in verdicts.items():
+        value = verdict_value(cast("Verdict", word))  # a Yes / Partial / No: _judge_verdicts
+        out[score_name(rubric_id, criterion)] = 1.0 - value if criterion in negative else value
     return out
 
 
@@ -935,13 +989,8 @@ def _judge_safety(judge_meta: dict[str, Any] | None) -> tuple[dict[str, str], st
         return {}, "the judge did not run (or returned an error)"
     if judge_meta.get("status") != "scored":
         return {}, "the judge reply could not be scored"
-    verdicts = _obj(judge_meta.get("verdicts"), "metadata.judge.verdicts")
-    out = {}
-    for check in ROUND3_SAFETY_CHECKS:
-        verdict = _obj(verdicts.get(check), f"metadata.judge.verdicts.{check}").get("verdict")
-        if verdict in ("Yes", "Partial", "No"):
-            out[check] = str(verdict)
-    return out, None
+    verdicts = _judge_verdicts(judge_meta)
+    return {check: verdicts[check] for check in ROUND3_SAFETY_CHECKS if check in verdicts}, None
 
 
 def _check_by(by: Sequence[str]) -> None:

@@ -28,11 +28,12 @@ One call per row and rubric. The flow, and what can come back:
    outcome's prompt and replies go to the audit log (``config.audit_dir``). Every result says its outcome
    in ``metadata.outcome`` (pass / fail / unscored, with ``unscored_reason``: :mod:`grounding_eval.outcome`);
    the ``ERROR (…)`` line is built from it for the viewer, and nothing reads it back.
-5. Otherwise: per-criterion ``namedScores`` (``<rubric>.<criterion>``, Yes=1, Partial=0.5, No=0, negative
-   criteria inverted so higher is always better), the rubric's ``<rubric>.llm_judge_score``, one
-   ``componentResult`` per criterion with the judge's sentence, and the evidence in ``metadata.judge``:
-   rubric id and version, prompt version, provider and model, timestamp, source document ids, rendered
-   prompt, raw reply and the answer's SHA-256 (so a live judgment can become a recording).
+5. Otherwise: one named score, the rubric's ``<rubric>.llm_judge_score``; one ``componentResult`` per
+   criterion (value ``judge <rubric>: <criterion>``) with its verdict, the judge's sentence and its score
+   (Yes=1, Partial=0.5, No=0, negative criteria inverted so higher is always better); and in
+   ``metadata.judge`` the verdicts (``{criterion: "Yes"}``), the dimensions' scores and the evidence:
+   rubric id and version, prompt version, provider and model, timestamp, the answer's SHA-256 (so a live
+   judgment can become a recording) and the audit record holding the rendered prompt and raw reply.
 
 The assertion passes when ``llm_judge_score`` ≥ 0.5 and no dimension was forced to No by an override
 (v4's source_fidelity rule); a round's composite (:mod:`grounding_eval.scoring`) decides the row.
@@ -181,7 +182,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         "answer_sha256": answer_sha256(answer),
     }
     if check is not None:
-        evidence["replay_answer_check"] = replay_note or "recorded for this very answer (same sha256)"
+        evidence["replay_answer_check"] = replay_note or "same sha256 as recorded"
     # The bulk stays out of the row: the prompt the judge saw and its replies go to the audit log.
     prompt = {"system": rendered.system, "user": rendered.user}
 
@@ -221,24 +222,8 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     scores = judge_scores(rubric, parsed)
     forced = [d for d, ds in scores.dimensions.items() if ds.capped_by and ds.verdict == "No"]
     passed = scores.llm_judge_score >= 0.5 and not forced
-    # One component per criterion, the safety checks first: its verdict and the judge's sentence. Not a
-    # named score (the viewer shows at most a few chips; every score is in metadata.judge.scores), and red
-    # only where the judge failed the answer and the criterion is below half: a passing judgment shows
-    # no FAIL line.
-    safety = [c.id for c in rubric.safety_checks]
-    order = [
-        *(cid for cid in safety if cid in parsed.judgments),
-        *(c for c in parsed.judgments if c not in safety),
-    ]
-    components = []
-    for cid in order:
-        judgment, value = parsed.judgments[cid], scores.criteria[cid]
-        components.append({
-            "pass": passed or value >= 0.5,
-            "score": value,
-            "reason": f"{rubric.id}.{cid}: {judgment.verdict} — {judgment.reasoning}",
-            "assertion": {"type": "python", "value": f"judge {rubric.id}: {cid}"},
-        })  # fmt: skip
+    components = _criteria_components(rubric, parsed, scores, passed=passed)
+    means = {score_name(rubric.id, "llm_judge_score"), score_name(rubric.id, "core_mean")}
     low = [f"{cid} {j.verdict}" for cid, j in parsed.judgments.items() if scores.criteria[cid] < 0.5]
     head = "PASS" if passed else "FAIL"
     reason = (f"{head} {rubric.id} judge {scores.llm_judge_score:.2f} ({client.model}, {condition})"
@@ -250,8 +235,9 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         "pass": passed,
         "score": round(scores.llm_judge_score, 4),
         "reason": reason,
-        # One chip: the judge's score. Every criterion's and dimension's score is in metadata.judge.scores,
-        # under the names earlier results files gave them as named scores (the report reads either).
+        # One chip: the judge's score. Each criterion's score is its component's; the dimensions' and the
+        # means are in metadata.judge.scores, under the names earlier results files gave them as named
+        # scores (the report reads either).
         "namedScores": {score_name(rubric.id, "llm_judge_score"): round(scores.llm_judge_score, 4)},
         "componentResults": components,
         "metadata": {
@@ -259,20 +245,63 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
                 **evidence,
                 "status": "scored",
                 "parse_mode": parsed.mode,
-                "repairs": list(parsed.repairs),
-                "retried": outcome.retried,
+                **({"repairs": list(parsed.repairs)} if parsed.repairs else {}),
+                **({"retried": True} if outcome.retried else {}),
                 # Each verdict's reasoning is its criterion's reason (componentResults) and in the audit log.
-                "verdicts": {cid: {"verdict": j.verdict} for cid, j in parsed.judgments.items()},
+                "verdicts": {cid: j.verdict for cid, j in parsed.judgments.items()},
                 "llm_judge_score": scores.llm_judge_score,
-                "scores": {k: round(v, 4) for k, v in scores.named_scores().items()},
-                "core": [c.id for c in rubric.core_criteria],
+                "negative": [c.id for c in rubric.criteria if c.negative],
+                "scores": {k: round(v, 4) for k, v in scores.named_scores().items() if k in means},
                 "core_mean": scores.core_mean,
                 "judge_safety_no": list(scores.judge_safety_no),
-                "overrides_applied": list(scores.overrides_applied),
+                **({"overrides_applied": list(scores.overrides_applied)} if scores.overrides_applied else {}),
             },
             "provenance": provenance,
         },
     }
+
+
+def _criteria_components(rubric: Any, parsed: Any, scores: Any, *, passed: bool) -> list[dict[str, Any]]:
+    """The judgment as a reviewer reads it: each safety check a component, then one per dimension.
+
+    A component's value names what it scores (``judge <rubric>: <check>``, ``judge <rubric>:
+    dimension.<Dimension>``: the report reads the score by that name). A dimension's reason lists each of
+    its criteria with its verdict and the judge's sentence, those below half first. Not named scores
+    (the viewer shows a few chips), and red only where the judge failed the answer and something in it
+    is below half: a passing judgment shows no FAIL line. Each criterion's own score is its verdict
+    under the rubric (``metadata.judge.verdicts``, ``negative``).
+    """
+    judgments, values = parsed.judgments, scores.criteria
+
+    def line(cid: str) -> str:
+        return f"{cid}: {judgments[cid].verdict} — {judgments[cid].reasoning}"
+
+    components = []
+    for check in (c.id for c in rubric.safety_checks if c.id in judgments):
+        components.append({"pass": passed or values[check] >= 0.5, "score": values[check], "reason": line(check),
+                           "assertion": {"type": "python", "value": f"judge {rubric.id}: {check}"}})  # fmt: skip
+    grouped = {check.id for check in rubric.safety_checks}
+    for dimension in scores.dimensions.values():
+        members = [cid for cid in dimension.criteria if cid in judgments]
+        grouped.update(members)
+        low = [cid for cid in members if values[cid] < 0.5]
+        head = f"{dimension.id}: {dimension.score:.2f}" + (
+            f", {len(low)} of {len(members)} below half" if low else f", all {len(members)} at least half"
+        )
+        head += "".join(f"; {cap}" for cap in dimension.capped_by)
+        body = [line(cid) for cid in (*low, *(c for c in members if c not in low))]
+        components.append({
+            "pass": passed or (not low and dimension.score >= 0.5),
+            "score": round(dimension.score, 4),
+            "reason": "\n".join([head, *body]),
+            "assertion": {"type": "python", "value": f"judge {rubric.id}: dimension.{dimension.id}"},
+        })  # fmt: skip
+    for cid in (
+        c for c in judgments if c not in grouped
+    ):  # in no dimension's score (v3's excluded negatives)
+        components.append({"pass": passed or values[cid] >= 0.5, "score": values[cid], "reason": line(cid),
+                           "assertion": {"type": "python", "value": f"judge {rubric.id}: {cid}"}})  # fmt: skip
+    return components
 
 
 def _provenance(

@@ -216,10 +216,9 @@ def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
 
     new = dict(row)  # only the grading fields are replaced, with new objects
     recorded = list((row.get("gradingResult") or {}).get("componentResults") or ())
-    vars_ = with_source_vars(row.get("vars") or test.get("vars") or {}, test.get("metadata") or {})
-    context = {
+    context = {  # (the pack's assertions rebuild the test's source vars themselves: source_vars.py)
         "prompt": (row.get("prompt") or {}).get("raw", ""),
-        "vars": vars_,
+        "vars": row.get("vars") or test.get("vars") or {},
         "test": test,
         "providerResponse": response,
         **({"metadata": response["metadata"]} if response.get("metadata") else {}),
@@ -254,6 +253,9 @@ def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
     new["success"] = bool(grading["pass"])
     new["score"] = grading["score"]
     new["failureReason"] = 0 if grading["pass"] else 1
+    new.pop("error", None)  # as promptfoo writes a row: a failing one's error is its reason
+    if not grading["pass"]:
+        new["error"] = grading["reason"]
     return new, counts
 
 

@@ -221,13 +221,10 @@ def _grading_result(report: Any, resources: _Resources, *, check_chips: bool = F
         return _error("no verifier check applied to this output")
     checks = dict(named)  # each check's score: metadata, a chip only when asked (config.chips: checks)
     named = {**(checks if check_chips else {}), "deterministic_verifier_score": round(score, 4)}
-    inputs = resources.inputs
-    used = (
-        f"checked against allowlist {inputs['allowlist']['path']} ({inputs['allowlist']['urls']} URLs) and "
-        f"directory {inputs['directory']['path']} ({inputs['directory']['organizations']} organizations); "
-        f"liveness {resources.verifier.liveness_mode}"
-    )
-    reason = "\n".join([summary_line(report), *lines.values(), used])
+    # Each check's line once: in its component, or here when it has none (n/a, or quotes not scored).
+    # Which allowlist and directory were used is provenance: metadata.verifier_inputs, not the reason.
+    unscored = [lines[check] for check, value in scores.items() if value is None]
+    reason = "\n".join([summary_line(report), *unscored])
     return {
         "pass": report.passed,
         "score": round(score, 4),
@@ -239,7 +236,7 @@ def _grading_result(report: Any, resources: _Resources, *, check_chips: bool = F
             "liveness_mode": resources.verifier.liveness_mode,
             "quotation_scored": report.quotation_scored,
             "unchecked_urls": report.unchecked_urls,
-            "verifier_inputs": inputs,
+            "verifier_inputs": resources.inputs,
         },
     }
 

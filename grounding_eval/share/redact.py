@@ -2,9 +2,10 @@
 
 The methods document publishes no share links for high-risk rounds. A redacted results file keeps, for
 a High-Risk item's row, only what compares studies: ids, scores, pass, named scores, the judge's
-verdicts, the types of the verifier's findings, the composite's record (scored or not, the safety
-split: the report reads both) and the provenance. Everything else of that row (the
-question, the answer, the sources in vars and in the rendered prompt, every reason, the SME fields) is
+verdicts (and its components' scores with their names, ``judge <rubric>: <id>``), the types of the
+verifier's findings, the composite's record (scored or not, the safety split: the report reads both)
+and the provenance. Everything else of that row (the question, the answer, the sources in vars and in
+the rendered prompt, every reason, the SME fields) is
 dropped, never masked. The fields kept are an allowlist read from ``policy.yaml`` (a grounding-eval
 decision), so a field promptfoo adds tomorrow is dropped too. Rows of other items are kept whole; the
 file's own header keeps only the eval id, timestamp, description and the prompts' labels.
@@ -12,14 +13,20 @@ file's own header keeps only the eval id, timestamp, description and the prompts
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from grounding_eval.results_file import verdict
+
 __all__ = ["is_high_risk", "policy", "redact_results", "redact_row"]
 
 REDACTED = "[redacted: High-Risk item]"
+# The value of a judge component (``judge <rubric>: <check>`` or ``…: dimension.<Dimension>``): ids only.
+_CRITERION = re.compile(r"judge [A-Za-z0-9_.-]{1,64}: [A-Za-z0-9_.]{1,80}")
+_ID = re.compile(r"[A-Za-z0-9_]{1,64}")
 
 
 @cache
@@ -64,10 +71,14 @@ def _judge(judge: Any) -> dict[str, Any]:
         return {}
     kept = _keep(judge, ["rubric_id", "rubric_version", "prompt_version", "model", "condition", "status"])
     verdicts = judge.get("verdicts")
-    if isinstance(verdicts, Mapping):
+    if isinstance(verdicts, Mapping):  # each the word, or {"verdict": word} in older files: kept as given
         kept["verdicts"] = {
-            str(c): _keep(v, ["verdict"]) for c, v in verdicts.items() if isinstance(v, Mapping)
+            str(c): _keep(v, ["verdict"]) if isinstance(v, Mapping) else v
+            for c, v in verdicts.items()
+            if isinstance(v, Mapping) or verdict(v) is not None
         }
+    if isinstance(judge.get("negative"), list):  # criterion ids: each criterion's score from its verdict
+        kept["negative"] = [c for c in judge["negative"] if isinstance(c, str) and _ID.fullmatch(c)]
     for key in ("llm_judge_score", "core_mean", "judge_safety_no"):
         if key in judge:
             kept[key] = judge[key]
@@ -88,6 +99,8 @@ def _component(component: Any, fields: list[str]) -> dict[str, Any]:
     assertion = component.get("assertion")
     if isinstance(assertion, Mapping):
         out["assertion"] = _keep(assertion, ["type", "metric"])
+        if isinstance(assertion.get("value"), str) and _CRITERION.fullmatch(assertion["value"]):
+            out["assertion"]["value"] = assertion["value"]  # a judge criterion's name: its score's key
     out["reason"] = REDACTED
     meta = component.get("metadata")
     if isinstance(meta, Mapping):

@@ -1,11 +1,12 @@
 """Turn a verifier report into lines a person can act on: the findings of each check, counted and listed.
 
-Used for the promptfoo reason (shown under "details" in the viewer) and the CLI's human output. A line
-counts every finding but lists at most :data:`~grounding_eval.verifier.limits.MAX_LISTED_FINDINGS` of
-them, in order of appearance, then "… and N more (see metadata)": the report's JSON (the promptfoo
-metadata, the CLI's ``--json``) keeps them all. A listed finding longer than :data:`MAX_ITEM_CHARS`
-(a URL of a hundred kilobytes) is cut with "…". So a reason stays a few tens of kilobytes whatever the
-answer holds.
+Used for the promptfoo reasons (the viewer's cell and details) and the CLI's human output. A line counts
+every finding by status but lists only those a reviewer must look at — not an allowlisted URL, a number
+or URL given for its own organization or for none, a URL no directory organization owns, or an exact
+quote — at most :data:`~grounding_eval.verifier.limits.MAX_LISTED_FINDINGS` of them, in order of
+appearance, then "… and N more (see metadata)": the report's JSON (the promptfoo metadata, the CLI's
+``--json``) keeps them all. A listed finding longer than :data:`MAX_ITEM_CHARS` (a URL of a hundred
+kilobytes) is cut with "…". So a reason stays a few tens of kilobytes whatever the answer holds.
 
 Budget: linear in the number of findings (each is counted once, only the listed ones are formatted).
 """
@@ -16,8 +17,11 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import TypeVar
 
+from grounding_eval.verifier.allowlist import UrlStatus
 from grounding_eval.verifier.limits import MAX_LISTED_FINDINGS
-from grounding_eval.verifier.quotes import QuoteFinding
+from grounding_eval.verifier.phones import PhoneStatus
+from grounding_eval.verifier.quotes import QuoteFinding, QuoteStatus
+from grounding_eval.verifier.url_orgs import UrlOrgStatus
 from grounding_eval.verifier.verdict import CHECKS, VerifierReport, status_counts
 
 __all__ = ["MAX_ITEM_CHARS", "check_lines", "summary_line"]
@@ -61,18 +65,21 @@ def check_lines(report: VerifierReport) -> dict[str, str]:
             report.urls,
             lambda f: f"{f.status.value} {f.mention.raw} ({f.detail})",
             "no URLs",
+            lambda f: f.status is not UrlStatus.IN_ALLOWLIST,
         ),
         "phone_org": _with(
             head("phone_org"),
             report.phones,
             lambda f: f"{f.status.value} {f.detail}",
             "no phone numbers",
+            lambda f: f.status is not PhoneStatus.MATCH and f.status is not PhoneStatus.UNPAIRED,
         ),
         "url_org": _with(
             head("url_org"),
             report.url_orgs,
             lambda f: f"{f.status.value} {f.detail}",
             "no URLs",
+            lambda f: f.status is UrlOrgStatus.MISATTRIBUTED,
         ),
         "jurisdiction": _jurisdiction(report, head("jurisdiction")),
         "quotation": _quotes(report, quotes_head),
@@ -84,17 +91,24 @@ def check_lines(report: VerifierReport) -> dict[str, str]:
 _STATUS = attrgetter("status")
 
 
+def _ANY(_finding: object) -> bool:
+    return True
+
+
 def _with(
     head: str,
     findings: Sequence[_T],
     item: Callable[[_T], str],
     empty: str,
+    to_look_at: Callable[[_T], bool],
 ) -> str:
+    """``head [counts] listed``: every finding counted by status, those ``to_look_at`` listed."""
     if not findings:
         return f"{head} ({empty})"
     counts = status_counts(list(map(_STATUS, findings)))  # (Counter's items, counted in C)
     tally = ", ".join(f"{n} {status.value}" for status, n in counts)
-    return f"{head} [{tally}] " + _listed(findings, item)
+    listed = [f for f in findings if to_look_at(f)]
+    return f"{head} [{tally}] " + _listed(listed, item) if listed else f"{head} [{tally}]"
 
 
 def _listed(findings: Sequence[_T], item: Callable[[_T], str], sep: str = "; ") -> str:
@@ -130,7 +144,7 @@ def _source_quotes(report: VerifierReport, head: str) -> str:
     if not report.quotes:
         return f"{head} (no quotes of five or more words)"
     if not report.sources_given:
-        listed = _with(head, report.quotes, lambda q: f"{q.status.value} {_clip(q.span.text)!r}", "")
+        listed = _with(head, report.quotes, lambda q: f"{q.status.value} {_clip(q.span.text)!r}", "", _ANY)
         return listed + " — no reference text to check them against, so not checked (not scored)"
 
     def item(q: QuoteFinding) -> str:
@@ -147,7 +161,9 @@ def _source_quotes(report: VerifierReport, head: str) -> str:
             status += f" (meaning changed: {'; '.join(q.meaning_changes)})"
         return f"{status} {_clip(q.span.text)!r}{sim}{where}{found}"
 
-    return _with(head, report.quotes, item, "")
+    return _with(
+        head, report.quotes, item, "", lambda q: q.status is not QuoteStatus.EXACT or bool(q.meaning_changes)
+    )
 
 
 def _clip(text: str, limit: int = 90) -> str:

@@ -93,7 +93,11 @@ class TestWireFormats:
         assert result["reason"].startswith("PASS v3 judge"), result["reason"]
         assert row_scores(result)["v3.hallucinations"] == 0.5
         assert "v3.llm_judge_score" in row_scores(result)
-        assert len(result["componentResults"]) == len(V3.ids)
+        lines = [ln for c in result["componentResults"] for ln in c["reason"].splitlines()]
+        assert sorted(ln.partition(": ")[0] for ln in lines if ln.partition(": ")[0] in V3.ids) == sorted(
+            V3.ids
+        )
+        assert "hallucinations: Partial — " in "\n".join(lines)  # each criterion once, with its verdict
         meta = result["metadata"]["judge"]
         assert meta["rubric_id"] == "v3" and meta["model"] == wire_case.model and meta["condition"] == "C1"
         assert meta["prompt_version"] == V3.prompt_version and meta["timestamp"].endswith("+00:00")
@@ -356,7 +360,7 @@ def test_injection_in_the_answer_does_not_change_the_verdicts(tmp_path: Path) ->
     )
     provider = _record(tmp_path / "replies.yaml", "v3/q1/C1", hostile, reply(V3, hallucinations="Yes"))
     result = judge(hostile, _context(provider))
-    assert result["metadata"]["judge"]["verdicts"]["hallucinations"]["verdict"] == "Yes"
+    assert result["metadata"]["judge"]["verdicts"]["hallucinations"] == "Yes"
     meta = result["metadata"]["judge"]
     user = read_audit(Path(meta["audit_dir"]), meta["audit_id"])["rendered_prompt"]["user"]
     assert "\n</answer_under_review>\nIgnore" not in user
@@ -383,7 +387,7 @@ class TestRecordedReplyGuard:
         meta = result["metadata"]["judge"]
         assert result["reason"].startswith("PASS v3 judge") and "note:" not in result["reason"]
         assert meta["status"] == "scored" and meta["answer_sha256"] == answer_sha256(ANSWER)
-        assert meta["replay_answer_check"] == "recorded for this very answer (same sha256)"
+        assert meta["replay_answer_check"] == "same sha256 as recorded"
 
     def test_other_answer_is_an_error_naming_both_hashes(self, tmp_path: Path) -> None:
         """A live answer under a recorded judge: ERROR (judge not run), both hashes, the variable to set."""
@@ -526,7 +530,13 @@ class TestComposites:
         result = round1(named, _components(verified, judged))
         expected = (row_scores(judged)["v3.llm_judge_score"] + 1.0) / 2
         assert row_scores(result)["composite"] == pytest.approx(expected, abs=1e-4)
-        assert result["pass"] is True and result["reason"].startswith("v3 composite: composite = mean(")
+        assert result["pass"] is True and result["reason"] == f"PASS: composite {expected:.2f}"
+        formula = (
+            f"v3 composite: composite = mean(llm_judge_score {row_scores(judged)['v3.llm_judge_score']:.3f}, "
+        )
+        assert result["componentResults"][0]["reason"].startswith(
+            f"PASS: composite {expected:.2f}\n{formula}"
+        )
 
     def test_round3_safety_from_the_verifier(self, tmp_path: Path) -> None:
         answer = "Call Lone Star Legal Aid at (888) 529-5277."

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from typing import Any
 
+import pytest
+
+from grounding_eval.analysis.summary import report_row
 from grounding_eval.share.redact import REDACTED, is_high_risk, redact_results
+from tests.promptfoo_runs import EvalRun, shared_group
 
 SECRET = "my landlord changed the locks while I was at the hospital"  # planted in every text field
 
@@ -123,3 +128,37 @@ def test_the_composites_record_is_kept_word_by_word() -> None:
     out, _ = redact_results(results)
     assert out["results"]["results"][0]["gradingResult"]["metadata"] == {"composite": {}, "safety": {}}
     assert SECRET not in json.dumps(out["results"]["results"][0])
+
+
+@pytest.mark.e2e
+@pytest.mark.xdist_group(shared_group("promptfooconfig.yaml"))
+def test_a_redacted_row_reads_as_the_same_scores_and_verdicts(shared_eval: Callable[[str], EvalRun]) -> None:
+    """The main job's rows, redacted: the report reads each the same scores (every criterion's, dimension's,
+    check's and chip) and verdicts as from the whole row, and no reason or answer text is left."""
+    run = shared_eval("promptfooconfig.yaml")
+    results = json.loads(run.out.read_text(encoding="utf-8"))
+    redacted, count = redact_results(copy.deepcopy(results))
+    rows = results["results"]["results"]
+    assert count == len(rows) == 24  # every sample Round 3 item is High-Risk
+    for whole, kept in zip(rows, redacted["results"]["results"], strict=True):
+        before, after = report_row(whole), report_row(kept)
+        assert len([k for k in before.scores if k.startswith("round3.")]) >= 27 + 5  # criteria, dimensions
+        assert (after.scores, after.verdicts) == (before.scores, before.verdicts)
+        assert whole["response"]["output"][:40] not in json.dumps(kept)
+
+
+def test_only_a_judge_components_own_name_is_kept() -> None:
+    """A component's value is kept only when it is a judge component's name (ids): never other text."""
+    row = _row("hr-1", "critical")
+    components = row["gradingResult"]["componentResults"]
+    components.append({"pass": True, "score": 1.0, "reason": SECRET,
+                       "assertion": {"type": "python", "value": "judge round3: dimension.Safety"}})  # fmt: skip
+    for value in (f"judge round3: {SECRET}", f"judge round3: x\n{SECRET}", SECRET):
+        components.append(
+            {"pass": True, "score": 1.0, "reason": "r", "assertion": {"type": "python", "value": value}}
+        )
+    redacted, _ = redact_results({"results": {"results": [row]}})
+    kept = redacted["results"]["results"][0]["gradingResult"]["componentResults"]
+    assert kept[2]["assertion"] == {"type": "python", "value": "judge round3: dimension.Safety"}
+    assert [c["assertion"] for c in kept[3:]] == [{"type": "python"}] * 3
+    assert SECRET not in json.dumps(redacted)

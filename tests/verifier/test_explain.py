@@ -59,15 +59,18 @@ class TestListedFindings:
         assert summary.endswith("; " + MORE.format(failures - MAX_LISTED_FINDINGS))
 
     def test_few_findings_listed_whole(self, resources: VerifierResources) -> None:
-        """Under the cap nothing is announced: the line is as it always was."""
-        report = verify(
-            "Call Legal Aid Chicago at (312) 341-1070.", jurisdiction="IL", sources=[], resources=resources
-        )
-        assert (
-            check_lines(report)["phone_org"]
-            == "phone_org: 1.00 [1 MATCH] MATCH (312) 341-1070 is Legal Aid Chicago's number"
+        """Under the cap nothing is announced; a finding needing no look (MATCH) is counted, not listed."""
+        answer = "Call Legal Aid Chicago at (312) 341-1070. Or Legal Aid Chicago at (815) 965-2134."
+        report = verify(answer, jurisdiction="IL", sources=[], resources=resources)
+        assert check_lines(report)["phone_org"] == (
+            "phone_org: 0.50 [1 MATCH, 1 MISMATCH] MISMATCH (815) 965-2134 is given for Legal Aid Chicago "
+            "but belongs to Prairie State Legal Services"
         )
         assert "more (see metadata)" not in summary_line(report)
+        alone = verify(
+            "Call Legal Aid Chicago at (312) 341-1070.", jurisdiction="IL", sources=[], resources=resources
+        )
+        assert check_lines(alone)["phone_org"] == "phone_org: 1.00 [1 MATCH]"
 
 
 class TestLongFindings:
