@@ -21,6 +21,7 @@ document's text, so scores are never presented as the original study's rubric wh
 from __future__ import annotations
 
 import functools
+import os
 import re
 import textwrap
 from collections.abc import Callable, Iterable, Mapping
@@ -518,14 +519,26 @@ def load_rubric_cached(path: str | Path) -> Rubric:
 
 
 def _stamps(path: Path) -> tuple[tuple[str, int, int], ...]:
+    # os.scandir, not Path.glob: the composite looks its rubric up on every row (pathlib's glob cost a
+    # quarter of a millisecond per lookup; rescore's rate halved).
     out = []
-    for candidate in sorted({path, *path.parent.glob("*.yaml"), *path.parent.glob("*.yml")}):
-        try:
-            info = candidate.stat()
-        except OSError:
-            continue  # load_rubric says what is wrong with the path itself
-        out.append((candidate.name, info.st_mtime_ns, info.st_size))
-    return tuple(out)
+    try:
+        with os.scandir(path.parent) as entries:
+            siblings = [e for e in entries if e.name.endswith((".yaml", ".yml")) and e.name != path.name]
+            for entry in siblings:
+                try:
+                    info = entry.stat()
+                except OSError:
+                    continue
+                out.append((entry.name, info.st_mtime_ns, info.st_size))
+    except OSError:
+        pass  # load_rubric says what is wrong with the path itself
+    try:
+        info = path.stat()
+        out.append((path.name, info.st_mtime_ns, info.st_size))
+    except OSError:
+        pass
+    return tuple(sorted(out))
 
 
 @functools.lru_cache(maxsize=64)

@@ -175,11 +175,12 @@ def _gate(context: Any, judge: Mapping[str, Any]) -> tuple[SourceFidelityGate | 
     return (None, why) if rubric is None else (rubric.source_fidelity_gate, None)
 
 
-def _core(context: Any, judge: Mapping[str, Any]) -> tuple[str, ...]:
+def _core(context: Any, judge: Mapping[str, Any], rubric: Rubric | None = None) -> tuple[str, ...]:
     """The judge's ``core`` criteria: its metadata's (files before issue 21), else its rubric's."""
     if judge.get("core") is not None:
         return tuple(judge["core"])
-    rubric, _ = _rubric(context, judge, "its core criteria")
+    if rubric is None:
+        rubric, _ = _rubric(context, judge, "its core criteria")
     return () if rubric is None else rubric.core
 
 
@@ -316,7 +317,8 @@ def score_round3(named_scores: Mapping[str, float], context: Any) -> dict[str, A
     if missing is not None:
         return _result(missing, named_scores, "Round 3")
     assert judge is not None and verifier is not None
-    gate, why = _gate(context, judge)
+    rubric, why = _rubric(context, judge, "the source_fidelity gate")
+    gate = None if rubric is None else rubric.source_fidelity_gate
     source, why_source = _safety_source(context)
     why = why or why_source
     if why is not None:
@@ -331,7 +333,9 @@ def score_round3(named_scores: Mapping[str, float], context: Any) -> dict[str, A
         why = (f"the judge gave no verdict for safety checks {', '.join(split.unanswered)}, which "
                f"config.safety_source {source} needs")  # fmt: skip
         return _result(Composite.unscored(why), named_scores, "Round 3")
-    composite = round3_composite(verdicts, split.decided_no, core=list(_core(context, judge)), gate=gate)
+    composite = round3_composite(
+        verdicts, split.decided_no, core=list(_core(context, judge, rubric)), gate=gate
+    )
     if composite.scored and split.reason():
         composite = Composite(composite.score, composite.passed, f"{composite.reason}\n{split.reason()}")
     result = _result(composite, named_scores, "Round 3")
