@@ -561,3 +561,24 @@ class TestBullets:
     def test_formats(self, value: Any, text: str) -> None:
         """Lists and mappings become '- ' lines, text stays text, empty reads '(none listed)'."""
         assert bullets(value) == text
+
+
+def test_a_remembered_rubric_is_loaded_again_when_it_or_a_sibling_changes(tmp_path: Path) -> None:
+    """A warm worker keeps each rubric loaded; an edit to the file, or to the rubric it extends, is seen."""
+    import shutil
+
+    from grounding_eval.judge.rubric import RUBRICS_DIR, load_rubric_cached
+
+    for name in ("v3.yaml", "v4.yaml"):
+        shutil.copy(RUBRICS_DIR / name, tmp_path / name)
+    first = load_rubric_cached(tmp_path / "v4.yaml")
+    assert load_rubric_cached(tmp_path / "v4.yaml") is first  # unchanged: the same object
+    parent = tmp_path / "v3.yaml"
+    parent.write_text(parent.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    second = load_rubric_cached(tmp_path / "v4.yaml")
+    assert second is not first and second == first  # loaded again; the comment changed nothing
+    own = tmp_path / "v4.yaml"
+    own.write_text(
+        own.read_text(encoding="utf-8").replace("\ntitle: ", "\ntitle: Edited ", 1), encoding="utf-8"
+    )
+    assert load_rubric_cached(own).title.startswith("Edited ")
