@@ -25,8 +25,14 @@ Extraction rules (each one is a decision; the tests pin them):
   ``www.example.md`` and ``example.md/page`` are links).
 * Trailing ``. , ; : ! ? *`` are punctuation, not part of the link; a closing ``)``, ``]``, ``}`` or
   ``'`` is trimmed only when unbalanced inside the link, so ``https://en.wikipedia.org/wiki/Foo_(bar)``
-  keeps its parenthesis. Whitespace, ``< > " \\ ` |``, curly quotes, zero-width spaces and full-width
-  punctuation end a link (a browser would percent-encode all of them).
+  keeps its parenthesis. Also prose at a link's end: a possessive ``'s``, a footnote or citation marker
+  (``[^1]``, ``[2]``), an entity reference (``&gt;``, GFM's rule) and the closing half of emphasis the
+  link opened with (``_…_``, ``~~…~~``; ``_http://x`` with no closing half is glued to a word, no link).
+  Whitespace, ``< > " \\ ` |``, curly quotes, zero-width spaces, full-width punctuation, en and em
+  dashes, the ellipsis character and emoji end a link (a browser would percent-encode all of them).
+* Chinese, Japanese and Korean text has no spaces between words: a bare domain touching those scripts
+  is not glued to a word (``请访问lawhelp.org获取帮助``), and a bare host is written in other scripts
+  (an ideographic host needs its scheme).
 * In a Markdown link ``[text](dest)`` (or ``(<dest> "title")``; one level of parentheses inside the
   destination) the destination is a mention with ``link_text`` set. A bare-domain destination counts
   (the model meant the site, not a relative path); relative and ``mailto:`` destinations do not. A URL
@@ -148,23 +154,31 @@ _TERMINATORS = (
     "\u200b\u2060\ufeff"
     "\u201c\u201d\u2018\u2019\u00ab\u00bb"
     "\uff5c\uff08\uff09\u300c\u300d\u300e\u300f\u3010\u3011\u3001\u3002\uff0c\uff1b\uff1a\uff01\uff1f"
+    # En and em dashes, the ellipsis character and emoji pictographs glued to a link are prose
+    # ("…/il—a directory", "…/texas…", "…/il👈"): no page a legal-aid answer cites has them in its address.
+    "\u2013\u2014\u2026\U0001f000-\U0001faff"
 )
+# Scripts written without spaces between words: a bare domain may touch them ("请访问lawhelp.org获取帮助").
+_UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _URL_CHAR = rf"[^\s{_TERMINATORS}]"
 _ALNUM = r"[^\W_]"
 _LABEL = rf"{_ALNUM}(?:(?:{_ALNUM}|-)*{_ALNUM})?"
 
-# "http" or "https" in any case, not glued to a word before it. The first letter is written out, with
-# the look-behind after it ("[hH](?<![\w][hH])" is "(?<!\w)" before the h: no other character matches
-# "h" case-insensitively), so that the regex engine skips, in C, every position that holds no h.
-_SCHEME_RE: Final = re.compile(rf"[hH](?<![\w][hH])(?i:ttps?)://{_URL_CHAR}*")
+# "http" or "https" in any case, not glued to a letter or digit before it (an underscore is Markdown
+# emphasis). The first letter is written out, with the look-behind after it ("[hH](?<![^\W_][hH])" is a
+# look-behind before the h: no other character matches "h" case-insensitively), so that the regex
+# engine skips, in C, every position that holds no h.
+_SCHEME_RE: Final = re.compile(rf"[hH](?<![^\W_][hH])(?i:ttps?)://{_URL_CHAR}*")  # "_https://…_" is emphasis
+_BARE_ALNUM = rf"[^\W_{_UNSPACED}]"  # a bare host's letters: no ideograph, kana or hangul (see _UNSPACED)
+_BARE_LABEL = rf"{_BARE_ALNUM}(?:(?:{_BARE_ALNUM}|-)*{_BARE_ALNUM})?"
 _BARE_RE: Final = re.compile(
-    rf"(?<![\w@.\-/\\])"  # not glued to a word, a path, an e-mail local part or a longer host
+    rf"(?<![^\W{_UNSPACED}])(?<![@.\-/\\])"  # not glued to a word, a path, an e-mail local part or a longer host
     # A host holds a full stop after its first label: said first, so that a word of prose is passed
     # over at the first character that is not [\w-] (most of extract_urls' time was trying each word
     # as a host). It changes no match: whatever the host matches, [\w-]* then "." matches too.
     r"(?=[\w-]*\.)"
-    rf"(?P<host>(?>(?:{_LABEL}\.)+{_LABEL}))"  # atomic: no retreat to a shorter host
-    r"(?![\w@-])"  # not the local part of an e-mail address
+    rf"(?P<host>(?>(?:{_BARE_LABEL}\.)+{_BARE_LABEL}))"  # atomic: no retreat to a shorter host
+    rf"(?![^\W{_UNSPACED}])(?![@-])"  # not the local part of an e-mail address
     r"(?::(?P<port>\d+))?"
     rf"(?P<rest>[/?#]{_URL_CHAR}*)?"
 )
@@ -183,6 +197,8 @@ _ASCII_LABEL_RE: Final = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
 _ALWAYS_TRIM: Final = frozenset(".,;:!?*")
 _CLOSERS: Final = {")": "(", "]": "[", "}": "{"}
 _TRIMMABLE: Final = _ALWAYS_TRIM | frozenset(_CLOSERS) | {"'"}
+_TRIMMABLE_END: Final = _TRIMMABLE | {"s"}  # (a possessive 's)
+_EMPHASIS: Final = frozenset("_~")
 
 _UNRESERVED: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _PATH_SAFE: Final = _UNRESERVED | frozenset("!$&'()*+,;=:@/")
@@ -246,7 +262,17 @@ def extract_urls(text: str) -> list[UrlMention]:
 
     prose = "".join(work)
     for m in _SCHEME_RE.finditer(prose):
-        raw = _trim(m.group())
+        start = m.start()
+        opened = start  # the emphasis run ("_", "~~") written just before the link, if any
+        while opened > 0 and start - opened < 3 and prose[opened - 1] in _EMPHASIS:
+            opened -= 1
+        raw = _trim(m.group(), prose[opened:start])
+        emphasis = prose[opened:start]  # "_http://x" is glued to a word; "_http://x_" is emphasis
+        if "_" in emphasis and (
+            not _trim(m.group()).endswith(emphasis) or prose[opened - 1 : opened].isalnum()
+        ):
+            _blank(work, start, m.end())
+            continue
         if _valid_scheme_url(raw):
             mentions.append(UrlMention(raw, raw, m.start(), m.start() + len(raw), None))
         _blank(work, m.start(), m.end())
@@ -446,9 +472,16 @@ def _as_link(dest: str) -> str | None:
     return None
 
 
-def _trim(raw: str) -> str:
-    """Strip trailing prose punctuation, keeping closers and quotes that are balanced inside the link."""
-    if not raw or raw[-1] not in _TRIMMABLE:
+def _trim(raw: str, before: str = "") -> str:
+    """Strip trailing prose punctuation, keeping closers and quotes that are balanced inside the link.
+
+    Also prose, at the end: a possessive ``'s`` (``https://www.lsc.gov's``), a footnote or citation
+    marker (``[^1]``, ``[2]``), an entity reference after ``&`` (``&gt;``: GFM's autolink rule), and the
+    closing half of the emphasis the link was opened with (``before``: ``_…_``, ``~~…~~``).
+    """
+    if before and raw.endswith(before) and len(raw) > len(before):
+        raw = raw[: -len(before)]
+    if not raw or raw[-1] not in _TRIMMABLE_END:
         return raw  # the common case, without counting anything
     # Counts are kept up to date while trimming (not recounted), so a hostile run of punctuation
     # costs linear time.
@@ -456,15 +489,52 @@ def _trim(raw: str) -> str:
     end = len(raw)
     while end:
         last = raw[end - 1]
-        if not (
+        if last == "]" and (marker := _marker_start(raw, end)) is not None:
+            counts["["] -= 1
+            counts["]"] -= 1
+            end = marker
+        elif last == ";" and (entity := _entity_start(raw, end)) is not None:
+            end = entity
+        elif last == "s" and end >= 2 and raw[end - 2] == "'" and counts["'"] % 2 == 1:
+            counts["'"] -= 1
+            end -= 2
+        elif (
             last in _ALWAYS_TRIM
             or (last in _CLOSERS and counts[last] > counts[_CLOSERS[last]])
             or (last == "'" and counts["'"] % 2 == 1)
         ):
+            counts[last] -= 1
+            end -= 1
+        else:
             break
-        counts[last] -= 1
-        end -= 1
     return raw[:end]
+
+
+def _marker_start(raw: str, end: int) -> int | None:
+    """Where a footnote or citation marker (``[^note-1]``, ``[2]``) ending at ``end`` starts, if one does.
+
+    Looked for backwards within its longest length (not a regex search, which would scan from the
+    start of the link: a run of "]" would cost quadratic time)."""
+    opening = raw.rfind("[", max(0, end - 23), end - 1)
+    if opening < 0:
+        return None
+    inner = raw[opening + 1 : end - 1]
+    if not inner.isascii():
+        return None
+    if (inner.isdigit() and len(inner) <= 3) or (
+        len(inner) > 1 and inner[0] == "^" and inner[1:].replace("-", "").replace("_", "").isalnum()
+    ):
+        return opening
+    return None
+
+
+def _entity_start(raw: str, end: int) -> int | None:
+    """Where an entity reference (``&gt;``) ending at ``end`` starts, if one does (backwards, as above)."""
+    amp = raw.rfind("&", max(0, end - 12), end - 1)
+    if amp < 0:
+        return None
+    inner = raw[amp + 1 : end - 1]
+    return amp if inner.isascii() and inner.isalnum() else None
 
 
 def _valid_scheme_url(raw: str) -> bool:

@@ -375,7 +375,7 @@ class TestNamesTrie:
 _PLAIN_BARE_RE = re.compile(_BARE_RE.pattern.replace(r"(?=[\w-]*\.)", "", 1))
 
 
-_PLAIN_SCHEME_RE = re.compile(rf"(?<!\w)(?i:https?)://{_URL_CHAR}*")
+_PLAIN_SCHEME_RE = re.compile(rf"(?<![^\W_])(?i:https?)://{_URL_CHAR}*")  # not glued to a letter or digit
 
 
 class TestSchemeUrls:

@@ -74,7 +74,7 @@ _urls = st.builds(
 class TestExtractUrls:
     """extract_urls finds every http(s) link a reader would see, and nothing else."""
 
-    @pytest.mark.parametrize(("text", "expected"), _cases("urls_extract.yaml"))
+    @pytest.mark.parametrize(("text", "expected"), [*_cases("urls_extract.yaml"), *_cases("urls_prose.yaml")])
     def test_golden(self, text: str, expected: list[str | dict[str, Any]]) -> None:
         """Each golden answer yields exactly the expected mentions, in order."""
         mentions = extract_urls(text)
