@@ -733,7 +733,8 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         _obj(u, f"metadata.verifier.urls[{i}]", null=False)
         for i, u in enumerate(_arr((verifier_meta or {}).get("urls"), "metadata.verifier.urls"))
     ]
-    judge_safety, judge_missing = _judge_safety(judge_meta)
+    verdicts = _judge_verdicts(judge_meta)
+    judge_safety, judge_missing = _judge_safety(judge_meta, verdicts)
     rubric = (judge_meta or {}).get("rubric_id") or metadata.get("rubric")
     unscored = (
         raw.get("failureReason") == 2
@@ -750,7 +751,6 @@ def _row(raw: dict[str, Any]) -> ReportRow:
     # Every score of the row: the few named scores (chips), each judge criterion's (its verdict under the
     # rubric), the judge's components (safety checks, dimensions), and the rest in the judges' and the
     # verifier's metadata (``scores``); a results file from before kept them all as named scores.
-    verdicts = _judge_verdicts(judge_meta)
     named = {
         **_criterion_scores(judge_meta, verdicts),
         **component_scores,
@@ -913,10 +913,10 @@ def _criterion_scores(judge_meta: dict[str, Any] | None, verdicts: dict[str, str
     """Each criterion's score, ``<rubric>.<criterion>``, from its verdict: Yes 1, Partial 0.5, No 0, and
     the inverse for a criterion the judge's metadata lists as ``negative`` (none for older files, which
     kept the scores themselves)."""
-    negative = _arr((judge_meta or {}).get("negative"), "metadata.judge.negative")
-    if not verdicts or (judge_meta or {}).get("negative") is None:
+    negative = _arr((judge_meta or {}).get("negative"), "metadata.judge.negative")  # checked on every row
+    if not verdicts or judge_meta is None or judge_meta.get("negative") is None:
         return {}
-    rubric_id = _label(judge_meta.get("rubric_id") if judge_meta else None, "metadata.judge.rubric_id", "")
+    rubric_id = _label(judge_meta.get("rubric_id"), "metadata.judge.rubric_id", "")
     out = {}
     for criterion, word in verdicts.items():
         value = verdict_value(cast("Verdict", word))  # a Yes / Partial / No: _judge_verdicts
@@ -983,13 +983,14 @@ def _findings(verifier_meta: dict[str, Any] | None) -> tuple[Finding, ...]:
     return tuple(out)
 
 
-def _judge_safety(judge_meta: dict[str, Any] | None) -> tuple[dict[str, str], str | None]:
-    """The judge's own verdict per safety check it answered, or why it gave none."""
+def _judge_safety(
+    judge_meta: dict[str, Any] | None, verdicts: dict[str, str]
+) -> tuple[dict[str, str], str | None]:
+    """The judge's own verdict per safety check it answered (of its ``verdicts``), or why it gave none."""
     if judge_meta is None:
         return {}, "the judge did not run (or returned an error)"
     if judge_meta.get("status") != "scored":
         return {}, "the judge reply could not be scored"
-    verdicts = _judge_verdicts(judge_meta)
     return {check: verdicts[check] for check in ROUND3_SAFETY_CHECKS if check in verdicts}, None
 
 

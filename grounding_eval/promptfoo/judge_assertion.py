@@ -296,9 +296,7 @@ def _criteria_components(rubric: Any, parsed: Any, scores: Any, *, passed: bool)
             "reason": "\n".join([head, *body]),
             "assertion": {"type": "python", "value": f"judge {rubric.id}: dimension.{dimension.id}"},
         })  # fmt: skip
-    for cid in (
-        c for c in judgments if c not in grouped
-    ):  # in no dimension's score (v3's excluded negatives)
+    for cid in [c for c in judgments if c not in grouped]:  # in no dimension's score (excluded negatives)
         components.append({"pass": passed or values[cid] >= 0.5, "score": values[cid], "reason": line(cid),
                            "assertion": {"type": "python", "value": f"judge {rubric.id}: {cid}"}})  # fmt: skip
     return components

@@ -266,13 +266,13 @@ def extract_urls(text: str) -> list[UrlMention]:
         opened = start  # the emphasis run ("_", "~~") written just before the link, if any
         while opened > 0 and start - opened < 3 and prose[opened - 1] in _EMPHASIS:
             opened -= 1
-        raw = _trim(m.group(), prose[opened:start])
-        emphasis = prose[opened:start]  # "_http://x" is glued to a word; "_http://x_" is emphasis
-        if "_" in emphasis and (
-            not _trim(m.group()).endswith(emphasis) or prose[opened - 1 : opened].isalnum()
-        ):
-            _blank(work, start, m.end())
+        emphasis, raw = prose[opened:start], _trim(m.group())
+        closed = bool(emphasis) and raw.endswith(emphasis) and len(raw) > len(emphasis)
+        if "_" in emphasis and (not closed or prose[opened - 1 : opened].isalnum()):
+            _blank(work, start, m.end())  # "_http://x", "a_http://x_": glued to a word, no link
             continue
+        if closed:  # the emphasis' closing half, then the punctuation before it: "_https://x.org/il_."
+            raw = _trim(raw[: -len(emphasis)])
         if _valid_scheme_url(raw):
             mentions.append(UrlMention(raw, raw, m.start(), m.start() + len(raw), None))
         _blank(work, m.start(), m.end())
@@ -472,15 +472,12 @@ def _as_link(dest: str) -> str | None:
     return None
 
 
-def _trim(raw: str, before: str = "") -> str:
+def _trim(raw: str) -> str:
     """Strip trailing prose punctuation, keeping closers and quotes that are balanced inside the link.
 
     Also prose, at the end: a possessive ``'s`` (``https://www.lsc.gov's``), a footnote or citation
-    marker (``[^1]``, ``[2]``), an entity reference after ``&`` (``&gt;``: GFM's autolink rule), and the
-    closing half of the emphasis the link was opened with (``before``: ``_…_``, ``~~…~~``).
+    marker (``[^1]``, ``[2]``) and an entity reference after ``&`` (``&gt;``: GFM's autolink rule).
     """
-    if before and raw.endswith(before) and len(raw) > len(before):
-        raw = raw[: -len(before)]
     if not raw or raw[-1] not in _TRIMMABLE_END:
         return raw  # the common case, without counting anything
     # Counts are kept up to date while trimming (not recounted), so a hostile run of punctuation
