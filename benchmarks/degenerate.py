@@ -129,6 +129,90 @@ FAMILIES: dict[str, str | Callable[[int], str]] = {
 }
 
 
+# --- Layout families (issue 22): tables, cards, bold-name bullets, reference links, footnotes -----------
+# The pairing reads an answer's layout (grounding_eval/verifier/layouts.py, link_refs.py); these are the
+# shapes that could make that reading super-linear: 10^5 table rows or reference definitions, one table
+# row of 10^5 cells, lists nested thousands deep, and runs of the markers each rule looks for.
+
+
+def _table_rows(size: int) -> str:
+    """A header, a delimiter row and then one row per organization (10^5 rows at 1 MB)."""
+    row = "| Legal Aid Chicago | (312) 341-1070 | https://www.legalaidchicago.org |\n"
+    return "| Organization | Phone | Website |\n|---|---|---|\n" + row * (size // len(row) + 1)
+
+
+def _table_wide(size: int) -> str:
+    """One table whose header and one row have 10^4 cells each (the organization column last)."""
+    cells = size // 60 + 1
+    header = "| Phone " * cells + "| Organization |\n" + "|---" * (cells + 1) + "|\n"
+    return header + "| (815) 965-2134 " * cells + "| Prairie State Legal Services |\n"
+
+
+def _letters(n: int) -> str:
+    """``n`` written in base 26 with the letters a-z."""
+    out = ""
+    while True:
+        n, digit = divmod(n, 26)
+        out = chr(97 + digit) + out
+        if not n:
+            return out
+
+
+def _reference_definitions(size: int) -> str:
+    """Numbered definitions (about 50,000 at 1 MB), then links to half of them far below."""
+    count = size // 24 + 1
+    labels = [_letters(n) for n in range(count)]  # (letters: numbered labels would time the phone matcher)
+    definitions = "\n".join(f"[{label}]: lsc.gov" for label in labels)
+    uses = " ".join(f"[LSC][{label}]" for label in labels[::2])
+    return definitions + "\n\n" + uses  # (the definitions first, so that cutting to size keeps them)
+
+
+def _reference_uses(size: int) -> str:
+    """One definition used by every link after it."""
+    return "[lac]: https://www.pslegal.org\n\n" + "[Legal Aid Chicago][lac] " * (size // 24 + 1)
+
+
+def _nested_items(size: int) -> str:
+    """Bold-name bullets, each nested one level deeper than the last (about 1,400 deep at 1 MB)."""
+    lines, total, depth = [], 0, 0
+    while total < size:
+        line = "  " * depth + "- **Legal Aid Chicago** (312) 341-1070\n"
+        lines.append(line)
+        total += len(line)
+        depth += 1
+    return "".join(lines)
+
+
+def _footnotes(size: int) -> str:
+    """A footnote marker per sentence and one footnote definition per source, 10^4 of each."""
+    count = size // 120 + 1
+    body = " ".join(f"Get help.[^{n}]" for n in range(count))
+    notes = "\n".join(
+        f"[^{n}]: Lone Star Legal Aid, (800) 733-8394, https://www.lonestarlegal.org" for n in range(count)
+    )
+    return notes + "\n\n" + body
+
+
+FAMILIES.update(
+    {
+        "layout_table_rows": _table_rows,
+        "layout_table_wide": _table_wide,
+        "layout_reference_definitions": _reference_definitions,
+        "layout_reference_uses": _reference_uses,
+        "layout_nested_items": _nested_items,
+        "layout_footnotes": _footnotes,
+        "layout_cards": "### Legal Aid Chicago\n- Phone: (312) 341-1070\n- Web: https://www.legalaidchicago.org\n",
+        "layout_bold_cards": "**Lone Star Legal Aid**\nPhone: (800) 733-8394\n\n",
+        "layout_bold_bullets": "- **LANWT** — (815) 965-2134, https://www.lsc.gov\n",
+        "layout_repeated_link_text": "LSC: [https://www.lsc.gov](https://www.lsc.gov) ",
+        "layout_delimiter_run": "Legal Aid Chicago | (312) 341-1070\n" + "|-" * 200 + "\n",
+        "layout_bold_markers": "**",
+        "layout_definition_like": "[a]: ",
+        "layout_pipes": "|",
+    }
+)
+
+
 def build(unit: str | Callable[[int], str], size: int) -> str:
     """``unit`` repeated (or built) to exactly ``size`` UTF-8 bytes, never splitting a character."""
     text = unit(size) if callable(unit) else unit * (size // len(unit.encode("utf-8")) + 1)

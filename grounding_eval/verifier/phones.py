@@ -3,7 +3,10 @@
 A wrong number beside a legal-aid organization's name sends a person in trouble to someone else, so a
 mismatch is a hard safety failure. Numbers are found with libphonenumber's matcher (region US, VALID
 leniency: statute numbers, ZIP codes and dates are not phone numbers) and paired with the organization
-named nearest to them in the same sentence.
+a reader pairs them with (:class:`Pairing`): the one named nearest in the same sentence, inside the
+number's block of the layout — a table cell, a card, a footnote — and otherwise the organization that
+block gives its contacts for (the row's, the card's heading or bold name, the footnote's first name).
+The rules are listed in :mod:`~grounding_eval.verifier.layouts` and docs/verifier/pairing.md.
 """
 
 from __future__ import annotations
@@ -13,10 +16,13 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import accumulate
 
 from grounding_eval.verifier.directory import Directory, Organization, OrgMention
+from grounding_eval.verifier.layouts import Layout
 from grounding_eval.verifier.spans import SpanSet
+from grounding_eval.verifier.urls import repeated_link_texts
 
 __all__ = [
     "Pairing",
@@ -108,10 +114,15 @@ def nearest_mention(
 ) -> OrgMention | None:
     """Return the organization mention that ``text[start:end]`` (a number or URL) is given for.
 
-    Only mentions in the same sentence qualify, and only across a gap that keeps them in one clause
-    (see :func:`pairs_across`); ``contacts`` are the spans of every phone number and URL, so that
+    The sentence rule: only mentions in the same sentence qualify, and only across a gap that keeps
+    them in one clause (see :func:`pairs_across`); ``contacts`` are the spans of every phone number and URL, so that
     "Legal Aid Chicago at 312-… or https://…" gives both to Legal Aid Chicago. The nearest qualifying
     mention wins; on a tie the one before, as in "Legal Aid Chicago at 312-…, Prairie State at 815-…".
+    The layout bounds and completes it (see :meth:`Pairing.nearest`): a mention outside the
+    contact's table cell, card or footnote does not qualify, and when none pairs, the block's
+    organization is the answer — unless the nearest name before the contact in its sentence is
+    another organization's, or a domain written as a name ("USA.gov explains how at …") is in the
+    sentence before it: that sentence speaks of its own organization.
 
     For many numbers or URLs in one text build a :class:`Pairing` once and call its
     :meth:`Pairing.nearest`; this function builds one per call.
@@ -126,6 +137,10 @@ class Pairing:
     overlapping ones, such as a number inside a URL's path, count as one) lying wholly inside the gap
     stands for one NUL character, and a run of contacts with nothing between them for one NUL too
     (:func:`pairs_across` reads both the same way).
+
+    Mentions inside a link text that is its own URL (``[https://www.lawhelp.org](…)``) are dropped:
+    a host is no name. The layout (:class:`~grounding_eval.verifier.layouts.Layout`) is read on the
+    first question, in linear time.
 
     Budget: building is O((m + c) log(m + c)) for m mentions and c contacts. Each :meth:`nearest` is
     O(log(m + c + s)) plus at most ``2 * (_MAX_GAP + 1)`` candidates of O(_MAX_GAP) each: a mention
@@ -145,6 +160,11 @@ class Pairing:
     ) -> None:
         self._text = text
         self._mentions = sorted(mentions, key=lambda m: m.start)
+        if self._mentions and ("](" in text or "]:" in text):
+            # A host written as its own link's text ("[https://www.lawhelp.org](…)") names no one.
+            repeated = SpanSet(repeated_link_texts(text))
+            if len(repeated):
+                self._mentions = [m for m in self._mentions if not repeated.overlaps(m.start, m.end)]
         self._m_starts = [m.start for m in self._mentions]
         self._m_ends = [m.end for m in self._mentions]
         self._sentences = sentences
@@ -177,11 +197,65 @@ class Pairing:
         return len(self._mentions)
 
     def nearest(self, start: int, end: int) -> OrgMention | None:
-        """The mention ``text[start:end]`` is given for (see :func:`nearest_mention`), or None."""
+        """The mention ``text[start:end]`` is given for (see :func:`nearest_mention`), or None.
+
+        The layout first (:mod:`~grounding_eval.verifier.layouts`): a reference definition's URL
+        pairs within its own line (its label or title), else as the first link using it; any other
+        contact pairs by the sentence rule inside its block (table cell, card, footnote), else with
+        the organization its block gives contacts for.
+        """
         if not self._mentions:  # no organization named anywhere: nothing to pair with
             return None
+        layout = self._layout
+        definition = layout.definition_at(start)
+        if definition is not None:
+            found = self._nearest_within(start, end, definition[0], definition[1])
+            if found is None and definition[2] is not None:
+                return self.nearest(*definition[2])  # (a link using a definition is no definition)
+            return found
+        b_start, b_end, owner = layout.scope_at(start)
+        found = self._nearest_within(start, end, b_start, b_end)
+        if found is not None or owner is None:
+            return found
+        return None if self._sentence_names_another(start, owner, b_start) else owner
+
+    def nearest_in_sentence(self, start: int, end: int) -> OrgMention | None:
+        """The nearest mention by the sentence rule alone, without the layout (or None)."""
+        if not self._mentions:
+            return None
+        return self._nearest_within(start, end, 0, len(self._text))
+
+    @cached_property
+    def _layout(self) -> Layout:
+        return Layout(self._text, self._mentions)
+
+    @cached_property
+    def _domain_names(self) -> list[int]:
+        """Starts of the contacts written as a name: a capitalised bare domain ("USA.gov explains…")."""
+        text = self._text
+        return [
+            s for s, e in zip(self._c_starts, self._c_ends, strict=True)
+            if text[s].isupper() and text.find("/", s, e) < 0
+        ]  # fmt: skip
+
+    def _sentence_names_another(self, start: int, owner: OrgMention, b_start: int) -> bool:
+        """True when, in ``start``'s sentence (within its block), the nearest name before ``start`` is
+        another organization's than ``owner``'s, or a domain written as a name comes before it or is
+        it: that sentence speaks of its own organization, so the block's is not guessed for it."""
+        i = bisect_right(self._s_starts, start) - 1
+        s_start = max(self._sentences[i][0] if i >= 0 else 0, b_start)
+        k = bisect_right(self._m_ends, start) - 1
+        if k >= 0 and self._mentions[k].start >= s_start and self._mentions[k].org is not owner.org:
+            return True
+        names = self._domain_names
+        j = bisect_right(names, start) - 1
+        return j >= 0 and names[j] >= s_start
+
+    def _nearest_within(self, start: int, end: int, b_start: int, b_end: int) -> OrgMention | None:
+        """The sentence rule, in the part of ``start``'s sentence inside ``[b_start, b_end)``."""
         i = bisect_right(self._s_starts, start) - 1  # sentence_of(self._sentences, start)
         s_start, s_end = self._sentences[i] if i >= 0 else (0, 0)
+        s_start, s_end = max(s_start, b_start), min(s_end, b_end)
         if not self._ordered:
             return self._nearest_any_order(start, end, s_start, s_end)
         before: tuple[int, OrgMention] | None = None

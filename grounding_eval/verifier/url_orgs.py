@@ -2,10 +2,15 @@
 
 "Legal Aid Chicago: https://www.lollaf.org" sends a reader to Land of Lincoln while telling them it is
 Legal Aid Chicago — the misattribution the methods document calls especially dangerous. A URL is
-credited to the organization named in its Markdown link text, or else to the one named nearest to it in
-the same sentence; ownership comes from the directory's domains, matched on whole host labels (so the
-userinfo trick ``https://trusted.org@evil.test/`` and look-alikes such as ``trusted.org.evil.test`` are
-never credited to ``trusted.org``'s owner).
+credited to the organization named in its Markdown link text (for a reference definition ``[1]:
+https://…``, the text of the first link ``[Name][1]`` using it; a URL written in the link text is no
+name), or else to the one the pairing gives it (:class:`~grounding_eval.verifier.phones.Pairing`: the
+nearest name in its sentence within its table cell, card or footnote, else that block's organization; a
+definition's URL pairs within its own line, else where its first link is). A link whose text is its own
+URL is one URL (:func:`~grounding_eval.verifier.urls.extract_urls`). Ownership comes from the
+directory's domains, matched on whole host labels (so the userinfo trick
+``https://trusted.org@evil.test/`` and look-alikes such as ``trusted.org.evil.test`` are never credited
+to ``trusted.org``'s owner).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from dataclasses import dataclass
 
 from grounding_eval.verifier.directory import Directory, Organization, OrgMention
 from grounding_eval.verifier.phones import Pairing
-from grounding_eval.verifier.urls import UrlMention, url_host
+from grounding_eval.verifier.urls import UrlMention, extract_urls, url_host
 
 __all__ = ["UrlOrgFinding", "UrlOrgStatus", "check_url_orgs"]
 
@@ -70,6 +75,7 @@ def check_url_orgs(
     """
     pairing = pairing or Pairing(text, mentions, sentences, contacts)  # (verify() shares one)
     owners: dict[str, Organization | None] = {}  # a URL repeated a thousand times is looked up once
+    named_by: dict[str, Organization | None] = {}  # and a link text read once
     named = pairing.mentions > 0  # with no organization named anywhere, only link text can credit one
     findings = []
     for url in urls:
@@ -77,7 +83,7 @@ def check_url_orgs(
             host = url_host(url.url)
             owners[url.url] = directory.owner_of_host(host) if host else None
         owner = owners[url.url]
-        paired_org = _attributed_org(directory, url, pairing) if url.link_text or named else None
+        paired_org = _attributed_org(directory, url, pairing, named_by) if url.link_text or named else None
         if owner is None:
             status = UrlOrgStatus.UNOWNED
         elif paired_org is None:
@@ -90,11 +96,21 @@ def check_url_orgs(
     return findings
 
 
-def _attributed_org(directory: Directory, url: UrlMention, pairing: Pairing) -> Organization | None:
+def _attributed_org(
+    directory: Directory, url: UrlMention, pairing: Pairing, named_by: dict[str, Organization | None]
+) -> Organization | None:
     if url.link_text:
-        named = directory.find_mentions(url.link_text)
-        if named:
-            return named[0].org
+        if url.link_text not in named_by:
+            named_by[url.link_text] = _named_in_link_text(directory, url.link_text)
+        if named_by[url.link_text] is not None:
+            return named_by[url.link_text]
     # Mentions inside a Markdown link's own text were handled above; everywhere else, the nearest wins.
     paired = pairing.nearest(url.start, url.end)
     return paired.org if paired else None
+
+
+def _named_in_link_text(directory: Directory, link_text: str) -> Organization | None:
+    """The first organization a link text names; a URL written in it is no name ("lawhelp.org")."""
+    inside = [(u.start, u.end) for u in extract_urls(link_text)] if "." in link_text else []
+    named = directory.find_mentions(link_text, masked=inside)
+    return named[0].org if named else None

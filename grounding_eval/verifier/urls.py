@@ -37,7 +37,13 @@ Extraction rules (each one is a decision; the tests pin them):
   destination) the destination is a mention with ``link_text`` set. A bare-domain destination counts
   (the model meant the site, not a relative path); relative and ``mailto:`` destinations do not. A URL
   written inside the link text is a separate mention of its own (a reader sees it), so
-  ``[https://a.org](https://a.org)`` yields two mentions.
+  ``[https://a.org](https://b.org)`` yields two mentions — unless it is the destination itself
+  (``[https://a.org](https://a.org)``, ``[a.org](https://a.org/)``: the same URL once normalized),
+  which a reader sees once: one mention, the destination.
+* A reference-style link (``[text][label]``, ``[text][]``, ``[label]``) holds no URL; its definition
+  ``[label]: url`` does, and is one mention whatever the number of links using it, with the text of
+  the first link using it as ``link_text`` (``None`` when no link uses it: its line is then read as
+  prose, label and title included; see :mod:`~grounding_eval.verifier.link_refs`).
 
 Normalization rules (:func:`normalize_url`), for allowlist lookup only — never for fetching:
 
@@ -81,6 +87,8 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Final
 from urllib.parse import quote, urlsplit
 
+from grounding_eval.verifier.link_refs import parse_references
+
 if TYPE_CHECKING:  # tldextract (with the requests it imports) costs ~200 ms: import on first use
     import tldextract
 
@@ -95,6 +103,7 @@ __all__ = [
     "is_localhost_name",
     "normalize_url",
     "registered_domain",
+    "repeated_link_texts",
     "suffix_problem",
     "url_host",
 ]
@@ -215,7 +224,8 @@ class UrlMention:
         url: An absolute URL: ``raw``, with ``https://`` added to a bare domain.
         start: Offset of ``raw`` in the text.
         end: Offset just past ``raw`` (``text[start:end] == raw``).
-        link_text: The Markdown link text for ``[text](url)``, else ``None``.
+        link_text: The Markdown link text for ``[text](url)`` (for a reference definition, the text of
+            the first link using it), else ``None``.
     """
 
     raw: str
@@ -260,6 +270,20 @@ def extract_urls(text: str) -> list[UrlMention]:
             mentions.append(UrlMention(raw, url, m.start(group), m.end(group), m.group("text")))
         _blank(work, m.end("text"), m.end())  # from "](" to ")": the text stays visible as prose
 
+    # Reference definitions: each is one mention, credited through the text of the first link that
+    # uses it (or its own label when nothing does); the links themselves hold no URL.
+    references = parse_references(text)
+    first = references.first_reference
+    for d in references.definitions:
+        raw = text[d.dest_start : d.dest_end]
+        url = _as_link(raw)
+        if url is not None:
+            used = first.get(d.dest_start)
+            mentions.append(UrlMention(raw, url, d.dest_start, d.dest_end, used.text if used else None))
+        _blank(work, d.dest_start, d.dest_end)
+    for start, end in repeated_link_texts(text):
+        _blank(work, start, end)  # "[https://a.org](https://a.org)": one URL, the destination
+
     prose = "".join(work)
     for m in _SCHEME_RE.finditer(prose):
         start = m.start()
@@ -295,6 +319,36 @@ def extract_urls(text: str) -> list[UrlMention]:
 
     mentions.sort(key=_START)
     return mentions
+
+
+def repeated_link_texts(text: str) -> list[tuple[int, int]]:
+    """The spans of Markdown link texts that are their own destination, in order.
+
+    ``[https://www.lsc.gov](https://www.lsc.gov)``, ``[lsc.gov](https://lsc.gov/)`` and
+    ``[https://www.lsc.gov][1]`` with ``[1]: https://www.lsc.gov`` each show a reader one URL, so
+    :func:`extract_urls` reports the destination alone, and the host written in the text is no name
+    of an organization (the pairing drops mentions inside these spans).
+    """
+    spans = []
+    for m in _MD_LINK_RE.finditer(text):
+        dest = m.group("angle") if m.group("angle") is not None else m.group("dest")
+        if _repeats(m.group("text"), dest):
+            spans.append(m.span("text"))
+    for ref in parse_references(text).references:
+        if _repeats(ref.text, text[ref.definition.dest_start : ref.definition.dest_end]):
+            spans.append((ref.text_start, ref.text_end))
+    return sorted(spans)
+
+
+def _repeats(link_text: str, dest: str) -> bool:
+    """True when ``link_text`` (emphasis, code marks and angle brackets aside) is the link ``dest``."""
+    shown = link_text.strip().strip("<>`*_").strip()
+    if not shown or "." not in shown or any(c.isspace() for c in shown):
+        return False
+    shown_url, dest_url = _as_link(shown), _as_link(dest)
+    return (
+        shown_url is not None and dest_url is not None and normalize_url(shown_url) == normalize_url(dest_url)
+    )
 
 
 def normalize_url(url: str) -> str:

@@ -33,7 +33,7 @@ from grounding_eval.verifier.directory import (
     _surface_regex,
     load_directory,
 )
-from grounding_eval.verifier.phones import Pairing, PhoneStatus, find_phones, nearest_mention, pairs_across
+from grounding_eval.verifier.phones import Pairing, PhoneStatus, find_phones, pairs_across
 from grounding_eval.verifier.sentences import _ABBREVIATIONS, sentence_of, sentence_spans
 from grounding_eval.verifier.spans import SpanSet
 from grounding_eval.verifier.url_orgs import UrlOrgStatus
@@ -266,8 +266,8 @@ class TestPairing:
         pairing = Pairing(text, mentions, sentences, contacts)
         for start, end in contacts:
             expected = old_nearest_mention(text, start, end, mentions, sentences, contacts)
-            assert pairing.nearest(start, end) == expected, (text, start, end)
-            assert nearest_mention(text, start, end, mentions, sentences, contacts) == expected
+            # The sentence rule alone: the layout rules (tests/verifier/test_layouts.py) come on top.
+            assert pairing.nearest_in_sentence(start, end) == expected, (text, start, end)
 
     def test_number_inside_url_counts_as_one_contact(self) -> None:
         """A URL whose path holds a phone number is one contact in a gap (the reference cut 13 more)."""
@@ -286,8 +286,9 @@ class TestPairing:
         contacts = _contacts(text)
         mentions = DIRECTORY.find_mentions(text)  # not masked: "trusted.org" overlaps its URL
         sentences = sentence_spans(text, contacts)
+        pairing = Pairing(text, mentions, sentences, contacts)
         for start, end in contacts:
-            assert nearest_mention(text, start, end, mentions, sentences, contacts) == old_nearest_mention(
+            assert pairing.nearest_in_sentence(start, end) == old_nearest_mention(
                 text, start, end, mentions, sentences, contacts
             )
 

@@ -1,0 +1,342 @@
+"""Resource-list layouts: which organization a table row, a card or a footnote gives its contacts for.
+
+Chat models rarely write "call Legal Aid Chicago at (312) 341-1070" as one sentence; they write
+tables, cards and source lists, where the organization a phone number or URL belongs to is named in
+another cell, on the line above or at the start of a footnote. A careful reader pairs them by the
+layout, so the pairing (:class:`~grounding_eval.verifier.phones.Pairing`) asks this module two things
+about a contact's position: which block bounds the search for a name nearby (a table cell, a card,
+a footnote, a definition line: names outside it are not the contact's), and which organization the
+block gives its contacts for when no name nearby pairs (the row's, the card's, the footnote's).
+
+The rules (docs/verifier/pairing.md says the same for readers of the report):
+
+* **Table row.** A Markdown table (a header row, a delimiter row such as ``|---|:-:|``, then its
+  rows; outer pipes optional) gives each row's contacts for the organization of its organization
+  column: the first header cell saying *organization*, *name*, *provider*, *agency*, *program* or
+  *resource*. Without such a column, the first cell naming an organization names the row's. A name
+  cell naming no directory organization, or two, gives none; a table without an organization
+  column whose row names none is a table of one organization's offices, and its rows take the card's
+  or section's organization they are in. A name in the contact's own cell ("…; downstate, Land of
+  Lincoln Legal Aid at (877) 342-7891") still pairs first.
+* **Heading.** A heading naming exactly one organization owns its section: every line up to the
+  next heading, whatever its level. A heading naming none (a topic: "Illinois", "Where to get
+  help") or two owns nothing, and still ends the section before it.
+* **Card.** A line that is only a bold name (``**Legal Aid Chicago**``, ``1. **Legal Aid
+  Chicago**``) owns the rest of its block: the lines under it up to a blank line (the block after a
+  blank line too when the name stands alone), the next heading, the next bold name line, or, for a
+  name that is a list item, the next item at its level. A bold name the directory does not know is a
+  card too, owning nothing, so the next card never inherits the previous one. A bold label
+  (``**Phone:**``) is not a name.
+* **Bold-name bullet.** A list item that starts with a bold organization name (``- **Lone Star
+  Legal Aid** — …``) owns the whole item: its wrapped and nested lines, across semicolons and
+  sentences.
+* **Footnote.** A footnote definition (``[^1]: …`` and its indented lines) gives its contacts for
+  the first organization it names, and only for that one: neither the text the footnote marks nor
+  the footnote above is its source.
+* **Reference definition.** A ``[label]: url`` line is a block of its own; what its URL is credited
+  to is decided by the link that uses it (:mod:`~grounding_eval.verifier.link_refs`).
+
+Budget: one pass over the lines (``str.split`` and a few anchored matches per line; a line that
+starts with none of the markers is passed over with one test of its first character), one pass
+over the sorted mentions, each container pushed and popped once however deep lists nest, and one
+region per cell or run of lines: O(n). :meth:`Layout.scope_at` is one binary search.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+from grounding_eval.verifier.directory import OrgMention
+from grounding_eval.verifier.link_refs import parse_references
+
+__all__ = ["Layout"]
+
+_HEADING = re.compile(r"[ ]{0,3}#{1,6}(?:[ \t]|$)")
+_ITEM = re.compile(r"[ \t]*+(?:[-*+]|\d{1,9}[.)])(?:[ \t]++|$)")
+_FOOTNOTE = re.compile(r"[ ]{0,3}\[\^[^\]\s]{1,99}+\]:")
+_DELIMITER_ROW = re.compile(r"[ \t]*+\|?+(?:[ \t]*+:?+-++:?+[ \t]*+\|)*+[ \t]*+(?::?+-++:?+[ \t]*+)?+")
+_WORD = re.compile(r"[^\W\d_]+")
+# Header words that name the column holding each row's organization.
+_ORG_COLUMN = frozenset(
+    ["organization", "organisation", "org", "name", "provider", "agency", "program", "programme", "resource"]
+)
+# Bold text that labels a field of a card rather than naming an organization ("**Phone:** …").
+_LABELS = frozenset(
+    ["phone", "tel", "telephone", "call", "hotline", "helpline", "intake", "website", "web", "site", "online",
+     "url", "link", "email", "e-mail", "address", "hours", "fax", "text", "contact", "note", "notes"]
+)  # fmt: skip
+_ITEM_MARKERS = frozenset("-*+0123456789")
+
+
+@dataclass(slots=True, eq=False)
+class _Block:
+    """A container of lines (or a table row) and the organization it gives its contacts for.
+
+    Mutable: a footnote's organization is the first one it names, which may be on a later line.
+    """
+
+    kind: str  # section | card | item | footnote | row | definition
+    indent: int = 0
+    owner: OrgMention | None = None
+    inherit: _Block | None = None  # a table row naming no organization takes its container's
+    is_item: bool = False  # a card whose name line is a list item
+    lone: bool = False  # a card whose block is, so far, its name line alone
+
+    def effective(self) -> OrgMention | None:
+        if self.owner is not None or self.inherit is None:
+            return self.owner
+        return self.inherit.effective()
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    start: int
+    end: int
+    indent: int
+    item: bool  # a list item
+    content: str  # after the list marker, if any
+
+
+class Layout:
+    """The blocks of one text, for :class:`~grounding_eval.verifier.phones.Pairing`.
+
+    Args:
+        text: The answer.
+        mentions: Its organization mentions, in order, not overlapping one another.
+    """
+
+    def __init__(self, text: str, mentions: Sequence[OrgMention]) -> None:
+        self._length = len(text)
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        self._blocks: list[_Block] = []
+        self._mentions = mentions
+        self._m_starts = [m.start for m in mentions]
+        references = parse_references(text)
+        first = references.first_reference
+        # A definition's destination: its line, and the span of the first link that uses it.
+        self._definitions = {
+            d.dest_start: (d.start, d.end, (first[d.dest_start].start, first[d.dest_start].end))
+            if d.dest_start in first
+            else (d.start, d.end, None)
+            for d in references.definitions
+        }
+        self._parse(text, {d.start for d in references.definitions})
+
+    def scope_at(self, position: int) -> tuple[int, int, OrgMention | None]:
+        """The block holding ``position`` (start, end) and the organization it gives contacts for.
+
+        Outside every block: the whole text, and no organization.
+        """
+        i = bisect_right(self._starts, position) - 1
+        if i >= 0 and position < self._ends[i]:
+            return self._starts[i], self._ends[i], self._blocks[i].effective()
+        return 0, self._length, None
+
+    def definition_at(self, start: int) -> tuple[int, int, tuple[int, int] | None] | None:
+        """For a URL starting at ``start`` that is a reference definition's destination: the
+        definition line (start, end) and the span of the first link using it (None if unused)."""
+        return self._definitions.get(start)
+
+    # --- parsing ---------------------------------------------------------------------------------
+
+    def _add(self, start: int, end: int, block: _Block) -> None:
+        if self._blocks and self._blocks[-1] is block and block.kind != "row":
+            self._ends[-1] = end  # the next line of the same block (blank lines between included)
+            return
+        self._starts.append(start)
+        self._ends.append(end)
+        self._blocks.append(block)
+
+    def _named(self, start: int, end: int) -> list[OrgMention]:
+        """The mentions lying within ``[start, end)``."""
+        i = bisect_right(self._m_starts, start - 1)
+        found = []
+        while i < len(self._mentions) and self._mentions[i].start < end:
+            if self._mentions[i].end <= end:
+                found.append(self._mentions[i])
+            i += 1
+        return found
+
+    def _one_org(self, start: int, end: int) -> OrgMention | None:
+        """The first mention in ``[start, end)`` when they all name one organization, else None."""
+        named = self._named(start, end)
+        if not named or any(m.org is not named[0].org for m in named):
+            return None
+        return named[0]
+
+    def _parse(self, text: str, definition_starts: set[int]) -> None:
+        raw_lines = text.split("\n")
+        bounds: list[tuple[int, int]] = []
+        offset = 0
+        for raw in raw_lines:
+            bounds.append((offset, offset + len(raw)))
+            offset += len(raw) + 1
+        stack: list[_Block] = []
+        after_blank = False
+        i = 0
+        while i < len(raw_lines):
+            raw = raw_lines[i]
+            start, end = bounds[i]
+            stripped = raw.lstrip(" \t")
+            if not stripped.strip():
+                after_blank = True
+                i += 1
+                continue
+            if start in definition_starts:
+                _pop_kinds(stack)
+                self._add(start, end, _Block("definition"))
+                after_blank = False
+                i += 1
+                continue
+            line = _read_line(raw, stripped, start, end)
+            if stripped[0] == "#" and _HEADING.match(raw):
+                stack = [_Block("section", owner=self._one_org(start, end))]
+                self._add(start, end, stack[0])
+            elif stripped.startswith("[^") and _FOOTNOTE.match(raw):
+                _pop_kinds(stack)
+                stack.append(_Block("footnote", indent=line.indent))
+                self._take(stack[-1], start, end)
+            elif "|" in raw and i + 1 < len(raw_lines) and _is_delimiter_row(raw_lines[i + 1]):
+                _pop_unaccepting(stack, line, after_blank)
+                i = self._table(raw_lines, bounds, i, stack[-1] if stack else None)
+                after_blank = False
+                continue
+            else:
+                self._line(stack, line, after_blank)
+            after_blank = False
+            i += 1
+
+    def _line(self, stack: list[_Block], line: _Line, after_blank: bool) -> None:
+        """A line that is no heading, footnote, definition or table: a card's name, or content."""
+        bold = _bold(line.content) if line.content[:1] in "*_" else None
+        owner = None
+        if bold is not None:
+            name_start = line.end - len(line.content)
+            owner = self._one_org(name_start, name_start + len(bold[0]) + 4)
+            if owner is None and _is_label(bold[0]):
+                bold = None  # "**Phone:**": a field of the card, not a name
+        if bold is not None and bold[1] in ("", ":"):
+            # A name line: a card, whether or not the directory knows the name.
+            _pop_kinds(stack)
+            stack.append(_Block("card", line.indent, owner, is_item=line.item, lone=True))
+            self._add(line.start, line.end, stack[-1])
+            return
+        _pop_unaccepting(stack, line, after_blank)
+        if line.item and owner is not None:
+            stack.append(_Block("item", line.indent, owner))
+        if stack:
+            self._take(stack[-1], line.start, line.end)
+
+    def _take(self, block: _Block, start: int, end: int) -> None:
+        """Give the line ``[start, end)`` to ``block``."""
+        block.lone = False
+        if block.kind == "footnote" and block.owner is None:
+            named = self._named(start, end)
+            block.owner = named[0] if named else None
+        self._add(start, end, block)
+
+    def _table(
+        self, raw_lines: list[str], bounds: list[tuple[int, int]], i: int, parent: _Block | None
+    ) -> int:
+        """Read the table whose header is line ``i``; return the index of the line after it."""
+        header = [raw_lines[i][a:b] for a, b in _cells(raw_lines[i])]
+        column = next(
+            (k for k, cell in enumerate(header) if {w.casefold() for w in _WORD.findall(cell)} & _ORG_COLUMN),
+            None,
+        )
+        none = _Block("row")
+        for k in (i, i + 1):
+            self._add(*bounds[k], none)
+        k = i + 2
+        while k < len(raw_lines) and "|" in raw_lines[k] and raw_lines[k].strip():
+            start = bounds[k][0]
+            cells = [(start + a, start + b) for a, b in _cells(raw_lines[k])]
+            row = _Block("row")
+            if column is not None:
+                if column < len(cells):
+                    row.owner = self._one_org(*cells[column])
+            else:
+                naming = next((c for c in cells if self._named(*c)), None)
+                if naming is not None:
+                    row.owner = self._one_org(*naming)
+                else:
+                    row.inherit = parent
+            for a, b in cells:
+                self._add(a, b, row)
+            k += 1
+        return k
+
+
+def _read_line(raw: str, stripped: str, start: int, end: int) -> _Line:
+    item = _ITEM.match(raw) if stripped[0] in _ITEM_MARKERS else None
+    content = raw[item.end() :] if item else stripped
+    return _Line(start, end, len(raw) - len(stripped), item is not None, content)
+
+
+def _pop_kinds(stack: list[_Block]) -> None:
+    """Close the cards, bullets and footnotes open (a new one starts)."""
+    while stack and stack[-1].kind != "section":
+        stack.pop()
+
+
+def _pop_unaccepting(stack: list[_Block], line: _Line, after_blank: bool) -> None:
+    while stack and not _accepts(stack[-1], line, after_blank):
+        stack.pop()
+
+
+def _accepts(block: _Block, line: _Line, after_blank: bool) -> bool:
+    """Does the non-blank ``line`` (after a blank line, if ``after_blank``) continue ``block``?"""
+    if block.kind == "section":
+        return True
+    if block.kind == "card":
+        if after_blank:
+            return block.lone or line.indent > block.indent
+        return not (block.is_item and line.item and line.indent <= block.indent)
+    if block.kind == "item":
+        return line.indent > block.indent or not (line.item or after_blank)
+    if block.kind == "footnote":
+        return line.indent >= 2 if after_blank else not (line.item and line.indent < 2)
+    return False
+
+
+def _bold(content: str) -> tuple[str, str] | None:
+    """``(bold text, the rest stripped)`` when ``content`` starts with ``**…**`` or ``__…__``."""
+    mark = content[:2]
+    if mark not in ("**", "__"):
+        return None
+    close = content.find(mark, 2)
+    if close <= 2:
+        return None
+    return content[2:close], content[close + 2 :].strip()
+
+
+def _is_label(bold: str) -> bool:
+    """True for bold text that labels a field: "Phone:", "Website", "Hours:", "Main phone"."""
+    words = _WORD.findall(bold)
+    return len(words) <= 3 and any(w.casefold() in _LABELS for w in words)
+
+
+def _is_delimiter_row(line: str) -> bool:
+    return "|" in line and "-" in line and _DELIMITER_ROW.fullmatch(line) is not None
+
+
+def _cells(line: str) -> list[tuple[int, int]]:
+    """The spans of a table row's cells (outer pipes optional; ``\\|`` is not a separator)."""
+    bounds = [-1]
+    at = line.find("|")
+    while at >= 0:
+        if at == 0 or line[at - 1] != "\\":
+            bounds.append(at)
+        at = line.find("|", at + 1)
+    bounds.append(len(line))
+    cells = [(a + 1, b) for a, b in pairwise(bounds)]
+    if cells and not line[: cells[0][1]].strip():
+        cells = cells[1:]  # before a leading pipe
+    if cells and not line[cells[-1][0] :].strip():
+        cells = cells[:-1]  # after a trailing pipe
+    return cells
