@@ -193,9 +193,22 @@ def _footnotes(size: int) -> str:
     return notes + "\n\n" + body
 
 
+def _table_rows_short(size: int) -> str:
+    """A table of about 125,000 short rows, one number in the first."""
+    head = "| Name | Phone |\n|-|-|\n| LSC | 1-202-295-1500 |\n"
+    return head + "|LSC|x|\n" * (size // 8 + 1)
+
+
+def _definitions_short(size: int) -> str:
+    """One link, then about 80,000 short definitions of one label (the first wins)."""
+    return "[LSC][a]\n\n" + "[a]:lsc.gov\n" * (size // 12 + 1)
+
+
 FAMILIES.update(
     {
         "layout_table_rows": _table_rows,
+        "layout_table_rows_short": _table_rows_short,
+        "layout_definitions_short": _definitions_short,
         "layout_table_wide": _table_wide,
         "layout_reference_definitions": _reference_definitions,
         "layout_reference_uses": _reference_uses,

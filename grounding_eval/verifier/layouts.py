@@ -45,10 +45,11 @@ region per cell or run of lines: O(n). :meth:`Layout.scope_at` is one binary sea
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import NamedTuple
 
 from grounding_eval.verifier.directory import OrgMention
 from grounding_eval.verifier.link_refs import parse_references
@@ -60,6 +61,7 @@ _ITEM = re.compile(r"[ \t]*+(?:[-*+]|\d{1,9}[.)])(?:[ \t]++|$)")
 _FOOTNOTE = re.compile(r"[ ]{0,3}\[\^[^\]\s]{1,99}+\]:")
 _DELIMITER_ROW = re.compile(r"[ \t]*+\|?+(?:[ \t]*+:?+-++:?+[ \t]*+\|)*+[ \t]*+(?::?+-++:?+[ \t]*+)?+")
 _WORD = re.compile(r"[^\W\d_]+")
+_PIPE = re.compile(r"(?<!\\)\|")
 # Header words that name the column holding each row's organization.
 _ORG_COLUMN = frozenset(
     ["organization", "organisation", "org", "name", "provider", "agency", "program", "programme", "resource"]
@@ -74,26 +76,30 @@ _ITEM_MARKERS = frozenset("-*+0123456789")
 
 @dataclass(slots=True, eq=False)
 class _Block:
-    """A container of lines (or a table row) and the organization it gives its contacts for.
+    """A container of lines and the organization it gives its contacts for.
 
-    Mutable: a footnote's organization is the first one it names, which may be on a later line.
+    Mutable: a footnote's organization is the first one it names, which may be on a later line (a
+    table row naming no organization refers to its container's block, read when asked).
     """
 
     kind: str  # section | card | item | footnote | row | definition
     indent: int = 0
     owner: OrgMention | None = None
-    inherit: _Block | None = None  # a table row naming no organization takes its container's
     is_item: bool = False  # a card whose name line is a list item
     lone: bool = False  # a card whose block is, so far, its name line alone
 
-    def effective(self) -> OrgMention | None:
-        if self.owner is not None or self.inherit is None:
-            return self.owner
-        return self.inherit.effective()
+
+@dataclass(slots=True, eq=False)
+class _Table:
+    """The body rows of a table, read one row at a time when a contact in it asks (most rows of a
+    hostile table hold none)."""
+
+    column: int | None  # the organization column, if its header says so
+    parent: _Block | None  # the container the table is in
+    rows: dict[int, tuple[list[tuple[int, int]], OrgMention | _Block | None]]  # by line start
 
 
-@dataclass(frozen=True, slots=True)
-class _Line:
+class _Line(NamedTuple):
     start: int
     end: int
     indent: int
@@ -113,7 +119,9 @@ class Layout:
         self._length = len(text)
         self._starts: list[int] = []
         self._ends: list[int] = []
-        self._blocks: list[_Block] = []
+        self._blocks: list[_Block | _Table] = []
+        self._text = text
+        self._line_starts: list[int] = []
         self._mentions = mentions
         self._m_starts = [m.start for m in mentions]
         references = parse_references(text)
@@ -134,8 +142,36 @@ class Layout:
         """
         i = bisect_right(self._starts, position) - 1
         if i >= 0 and position < self._ends[i]:
-            return self._starts[i], self._ends[i], self._blocks[i].effective()
+            block = self._blocks[i]
+            if isinstance(block, _Table):
+                return self._cell_at(block, position)
+            return self._starts[i], self._ends[i], block.owner
         return 0, self._length, None
+
+    def _cell_at(self, table: _Table, position: int) -> tuple[int, int, OrgMention | None]:
+        """The table cell holding ``position`` and its row's organization (the row read once)."""
+        line = bisect_right(self._line_starts, position) - 1
+        start = self._line_starts[line]
+        if start not in table.rows:
+            end = self._text.find("\n", start)
+            end = len(self._text) if end < 0 else end
+            cells = _cells(self._text[start:end], start)
+            owner: OrgMention | _Block | None = None
+            if table.column is not None:
+                if table.column < len(cells):
+                    owner = self._one_org(*cells[table.column])
+            else:
+                j = bisect_left(self._m_starts, start)
+                if j < len(self._m_starts) and self._m_starts[j] < end:  # its first naming cell
+                    owner = self._one_org(*next(c for c in cells if c[1] > self._m_starts[j]))
+                else:
+                    owner = table.parent  # a table of one organization's offices
+            table.rows[start] = (cells, owner)
+        cells, owner = table.rows[start]
+        k = bisect_right(cells, (position, len(self._text))) - 1
+        if k < 0 or position >= cells[k][1]:
+            return start, start, None  # on a pipe
+        return *cells[k], owner.owner if isinstance(owner, _Block) else owner
 
     def definition_at(self, start: int) -> tuple[int, int, tuple[int, int] | None] | None:
         """For a URL starting at ``start`` that is a reference definition's destination: the
@@ -144,8 +180,8 @@ class Layout:
 
     # --- parsing ---------------------------------------------------------------------------------
 
-    def _add(self, start: int, end: int, block: _Block) -> None:
-        if self._blocks and self._blocks[-1] is block and block.kind != "row":
+    def _add(self, start: int, end: int, block: _Block | _Table) -> None:
+        if self._blocks and self._blocks[-1] is block:
             self._ends[-1] = end  # the next line of the same block (blank lines between included)
             return
         self._starts.append(start)
@@ -176,6 +212,7 @@ class Layout:
         for raw in raw_lines:
             bounds.append((offset, offset + len(raw)))
             offset += len(raw) + 1
+        self._line_starts = [start for start, _ in bounds]
         stack: list[_Block] = []
         after_blank = False
         i = 0
@@ -254,21 +291,9 @@ class Layout:
             self._add(*bounds[k], none)
         k = i + 2
         while k < len(raw_lines) and "|" in raw_lines[k] and raw_lines[k].strip():
-            start = bounds[k][0]
-            cells = [(start + a, start + b) for a, b in _cells(raw_lines[k])]
-            row = _Block("row")
-            if column is not None:
-                if column < len(cells):
-                    row.owner = self._one_org(*cells[column])
-            else:
-                naming = next((c for c in cells if self._named(*c)), None)
-                if naming is not None:
-                    row.owner = self._one_org(*naming)
-                else:
-                    row.inherit = parent
-            for a, b in cells:
-                self._add(a, b, row)
             k += 1
+        if k > i + 2:
+            self._add(bounds[i + 2][0], bounds[k - 1][1], _Table(column, parent, {}))
         return k
 
 
@@ -325,18 +350,17 @@ def _is_delimiter_row(line: str) -> bool:
     return "|" in line and "-" in line and _DELIMITER_ROW.fullmatch(line) is not None
 
 
-def _cells(line: str) -> list[tuple[int, int]]:
-    """The spans of a table row's cells (outer pipes optional; ``\\|`` is not a separator)."""
-    bounds = [-1]
-    at = line.find("|")
-    while at >= 0:
-        if at == 0 or line[at - 1] != "\\":
-            bounds.append(at)
-        at = line.find("|", at + 1)
-    bounds.append(len(line))
-    cells = [(a + 1, b) for a, b in pairwise(bounds)]
-    if cells and not line[: cells[0][1]].strip():
+def _cells(line: str, offset: int = 0) -> list[tuple[int, int]]:
+    """The spans of a table row's cells, from ``offset`` (outer pipes optional; ``\\|`` is no pipe)."""
+    if "\\" in line:
+        bounds = [-1, *(m.start() for m in _PIPE.finditer(line)), len(line)]
+    else:
+        bounds = [-1]
+        for part in line.split("|"):
+            bounds.append(bounds[-1] + 1 + len(part))
+    cells = [(offset + a + 1, offset + b) for a, b in pairwise(bounds)]
+    if len(cells) > 1 and not line[: cells[0][1] - offset].strip():
         cells = cells[1:]  # before a leading pipe
-    if cells and not line[cells[-1][0] :].strip():
+    if len(cells) > 1 and not line[cells[-1][0] - offset :].strip():
         cells = cells[:-1]  # after a trailing pipe
     return cells
