@@ -25,11 +25,13 @@ The rules (docs/verifier/pairing.md says the same for readers of the report):
   Chicago**``) owns the rest of its block: the lines under it up to a blank line (the block after a
   blank line too when the name stands alone), the next heading, the next bold name line, or, for a
   name that is a list item, the next item at its level. A bold name the directory does not know is a
-  card too, owning nothing, so the next card never inherits the previous one. A bold label
-  (``**Phone:**``) is not a name.
+  card too, owning nothing, so the next card never inherits the previous one. A known name may
+  carry a short aside (``**Legal Aid Chicago** (Cook County)``). A bold label (``**Phone:**``,
+  ``**Main office:**``) is not a name.
 * **Bold-name bullet.** A list item that starts with a bold organization name (``- **Lone Star
   Legal Aid** — …``) owns the whole item: its wrapped and nested lines, across semicolons and
-  sentences.
+  sentences. A bullet headed by a bold name the directory does not know owns nothing, and keeps the
+  card or section around it from claiming its contacts.
 * **Footnote.** A footnote definition (``[^1]: …`` and its indented lines) gives its contacts for
   the first organization it names, and only for that one: neither the text the footnote marks nor
   the footnote above is its source.
@@ -69,7 +71,10 @@ _ORG_COLUMN = frozenset(
 # Bold text that labels a field of a card rather than naming an organization ("**Phone:** …").
 _LABELS = frozenset(
     ["phone", "tel", "telephone", "call", "hotline", "helpline", "intake", "website", "web", "site", "online",
-     "url", "link", "email", "e-mail", "address", "hours", "fax", "text", "contact", "note", "notes"]
+     "url", "link", "email", "e-mail", "address", "hours", "fax", "text", "contact", "note", "notes",
+     "office", "offices", "line", "number", "toll", "free", "apply", "location", "locations", "tip", "tips",
+     "services", "service", "eligibility", "languages", "cost", "chat", "what", "how", "when", "where",
+     "who", "why", "important", "warning", "deadline", "next", "step", "steps"]
 )  # fmt: skip
 _ITEM_MARKERS = frozenset("-*+0123456789")
 
@@ -257,14 +262,19 @@ class Layout:
             owner = self._one_org(name_start, name_start + len(bold[0]) + 4)
             if owner is None and _is_label(bold[0]):
                 bold = None  # "**Phone:**": a field of the card, not a name
-        if bold is not None and bold[1] in ("", ":"):
-            # A name line: a card, whether or not the directory knows the name.
+        if bold is not None and (
+            _names_only(bold[1]) or (owner is not None and not line.item and _aside(bold[1]))
+        ):
+            # A name line: a card, whether or not the directory knows the name. A known name may
+            # carry a short aside ("**Legal Aid Chicago** (Cook County)").
             _pop_kinds(stack)
-            stack.append(_Block("card", line.indent, owner, is_item=line.item, lone=True))
+            stack.append(_Block("card", line.indent, owner, is_item=line.item, lone=_names_only(bold[1])))
             self._add(line.start, line.end, stack[-1])
             return
         _pop_unaccepting(stack, line, after_blank)
-        if line.item and owner is not None:
+        if line.item and bold is not None:
+            # A bold-name bullet; one whose name the directory does not know owns nothing, and so
+            # keeps the card or section it is in from claiming its contacts.
             stack.append(_Block("item", line.indent, owner))
         if stack:
             self._take(stack[-1], line.start, line.end)
@@ -338,6 +348,16 @@ def _bold(content: str) -> tuple[str, str] | None:
     if close <= 2:
         return None
     return content[2:close], content[close + 2 :].strip()
+
+
+def _names_only(rest: str) -> bool:
+    """True when what follows a bold name on its line is nothing, or a colon."""
+    return rest in ("", ":")
+
+
+def _aside(rest: str) -> bool:
+    """True for a short aside after a bold name: "(Cook County)", "— statewide", no sentence."""
+    return len(rest) <= 60 and rest[:1] in "(—–-" and ". " not in rest
 
 
 def _is_label(bold: str) -> bool:
