@@ -64,6 +64,14 @@ def _build_parser() -> argparse.ArgumentParser:
         help="organization directory YAML (default: the sample's)",
     )
     v.add_argument(
+        "--citations",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="citation index YAML (citations.yaml: the sections listed and the codes listed completely; "
+        "default: the sample's); legal citations are also checked against the --source texts",
+    )
+    v.add_argument(
         "--offline",
         action="store_true",
         help="do not check liveness over the network: URLs outside the allowlist are UNCHECKED "
@@ -246,6 +254,7 @@ def _verify(args: argparse.Namespace) -> int:
     resources = load_resources(
         allowlist=args.allowlist or _sample("allowlist.txt"),
         orgs=args.orgs or _sample("organizations.yaml"),
+        citations=args.citations or _sample("citations.yaml"),
         liveness="offline" if args.offline else "live",
         snapshot=args.liveness_snapshot,
         cache_path=args.liveness_cache,

@@ -44,6 +44,8 @@ class TestVerifyJson:
             "url_orgs",
             "jurisdiction",
             "quotes",
+            "citations",
+            "citations_capped",
             "hard_failures",
             "score",
             "pass",
@@ -91,7 +93,7 @@ class TestVerifyJson:
             in lines[0]
         )
         assert [line.split(":")[0].strip() for line in lines[1:]] == [
-            "url_allowlist", "phone_org", "url_org", "jurisdiction", "quotation"]  # fmt: skip
+            "url_allowlist", "phone_org", "url_org", "jurisdiction", "quotation", "citations"]  # fmt: skip
 
 
 class TestMeaningChange:

@@ -127,6 +127,15 @@ def find_directory(root: str | Path) -> Path | None:
     return _find_one(Path(root), ("organizations.yaml", "organizations.yml"))
 
 
+def find_citation_index(root: str | Path) -> Path | None:
+    """The dataset's own citation index (``citations.yaml``), if it has one.
+
+    Raises:
+        DataError: both ``citations.yaml`` and ``citations.yml`` exist.
+    """
+    return _find_one(Path(root), ("citations.yaml", "citations.yml"))
+
+
 def _find_one(root: Path, names: tuple[str, ...]) -> Path | None:
     found = [root / name for name in names if _present(root / name)]
     if len(found) > 1:

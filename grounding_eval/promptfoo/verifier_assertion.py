@@ -16,6 +16,10 @@ Assertion ``config:`` keys (all optional):
     no dataset at all, use the pack's sample files (``datasets/sample/``). The reason and
     ``metadata.verifier_inputs`` name the files used and their record counts. Relative paths are
     relative to the directory promptfoo runs in.
+``citations``
+    The citation index (``citations.yaml``: the sections a dataset lists and the codes it lists
+    completely). Default: the dataset's own ``citations.yaml``; none when it has none (every citation
+    not in the reference text is then UNCHECKED offline).
 ``liveness``
     ``offline`` (default) or ``live``. ``$GROUNDING_EVAL_LIVENESS`` beats the config, so one variable
     switches every shipped config to live checking without editing it.
@@ -81,7 +85,7 @@ _DEFAULT_SOURCE_VARS = ("jkb_full_content",)
 _QUOTE_SOURCES = ("reference", "article_cache", "shown")
 _DATASET_ENV = "GROUNDING_EVAL_DATASET"  # grounding_eval.data.dataset.DATASET_ENV, without its import
 _CONFIG_KEYS = frozenset({
-    "allowlist", "orgs", "dataset", "liveness", "liveness_snapshot", "liveness_cache", "allow_hosts",
+    "allowlist", "orgs", "citations", "dataset", "liveness", "liveness_snapshot", "liveness_cache", "allow_hosts",
     "dns_server", "url_deadline", "answer_budget", "max_urls_checked", "jurisdiction_var", "source_vars",
     "quote_sources", "quotation", "question_var", "quote_near", "quote_partial", "meaning_change", "chips",
 })  # fmt: skip
@@ -91,7 +95,11 @@ _SCORE_NAMES = {
     "url_org": "url_org_score",
     "jurisdiction": "jurisdiction_score",
     "quotation": "quotation_score",
+    "citations": "citation_score",
 }
+# Chips shown even in the default one-chip layout, when the check applies: a legal citation is what a
+# reviewer of a legal answer reads first after the verdict.
+_ALWAYS_CHIPS = frozenset({"citation_score"})
 
 
 def verifier_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, Any]:
@@ -139,6 +147,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         resources = _resources(
             _optional_path(config.get("allowlist")),
             _optional_path(config.get("orgs")),
+            _optional_path(config.get("citations")),
             _optional_path(dataset),
             pack_root,
             str(os.environ.get("GROUNDING_EVAL_LIVENESS") or config.get("liveness") or "offline"),
@@ -220,7 +229,8 @@ def _grading_result(report: Any, resources: _Resources, *, check_chips: bool = F
     if score is None:  # only when no check applies, which the jurisdiction check (always on here) prevents
         return _error("no verifier check applied to this output")
     checks = dict(named)  # each check's score: metadata, a chip only when asked (config.chips: checks)
-    named = {**(checks if check_chips else {}), "deterministic_verifier_score": round(score, 4)}
+    shown = checks if check_chips else {k: v for k, v in checks.items() if k in _ALWAYS_CHIPS}
+    named = {**shown, "deterministic_verifier_score": round(score, 4)}
     # Each check's line once: in its component, or here when it has none (n/a, or quotes not scored).
     # Which allowlist and directory were used is provenance: metadata.verifier_inputs, not the reason.
     unscored = [lines[check] for check, value in scores.items() if value is None]
@@ -296,6 +306,7 @@ class _Resources:
 def _resources(
     allowlist: Path | None,
     orgs: Path | None,
+    citations: Path | None,
     dataset: Path | None,
     pack_root: Path,
     liveness: str,
@@ -313,12 +324,20 @@ def _resources(
     sample = pack_root / "datasets" / "sample"
     chosen: Path | Allowlist | None = allowlist
     if dataset is not None:  # the dataset module (and what it imports) only when a dataset is named
-        from grounding_eval.data.dataset import find_allowlist, find_directory, find_index, index_allowlist
+        from grounding_eval.data.dataset import (
+            find_allowlist,
+            find_citation_index,
+            find_directory,
+            find_index,
+            index_allowlist,
+        )
 
         if chosen is None:
             chosen = find_allowlist(dataset) or index_allowlist(find_index(dataset), inside=dataset)
         if orgs is None:
             orgs = find_directory(dataset)
+        if citations is None:
+            citations = find_citation_index(dataset)
     loaded = load_resources(
         allowlist=chosen or sample / "allowlist.txt",
         orgs=orgs or sample / "organizations.yaml",
@@ -330,6 +349,7 @@ def _resources(
         quote_near=thresholds[0],
         quote_partial=thresholds[1],
         dns_server=dns_server,
+        citations=citations,
         **dict(limits),  # type: ignore[arg-type]  # numbers, checked by load_resources
     )
     inputs = {
@@ -339,6 +359,8 @@ def _resources(
             "organizations": len(loaded.directory.organizations),
         },
     }
+    if loaded.citations is not None:
+        inputs["citations"] = {"path": loaded.citations.path, "entries": loaded.citations.entries}
     return _Resources(loaded, inputs)
 
 

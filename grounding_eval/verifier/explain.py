@@ -18,6 +18,7 @@ from operator import attrgetter
 from typing import TypeVar
 
 from grounding_eval.verifier.allowlist import UrlStatus
+from grounding_eval.verifier.citations import CitationStatus
 from grounding_eval.verifier.limits import MAX_LISTED_FINDINGS
 from grounding_eval.verifier.phones import PhoneStatus
 from grounding_eval.verifier.quotes import QuoteFinding, QuoteStatus
@@ -83,6 +84,7 @@ def check_lines(report: VerifierReport) -> dict[str, str]:
         ),
         "jurisdiction": _jurisdiction(report, head("jurisdiction")),
         "quotation": _quotes(report, quotes_head),
+        "citations": _citations(report, head("citations")),
     }
     assert tuple(lines) == CHECKS
     return lines
@@ -125,11 +127,41 @@ def _cut(text: str) -> str:
 def _jurisdiction(report: VerifierReport, head: str) -> str:
     if report.jurisdiction is None:
         return f"{head} (user's state not given: not checked)"
-    if not report.leaks:
-        return f"{head} (user in {report.jurisdiction}: no organization from another state)"
-    return f"{head} user in {report.jurisdiction}; LEAK " + _listed(
-        report.leaks, lambda leak: leak.detail, "; LEAK "
+    if not report.leaks and not report.citation_leaks:
+        what = "organization or law" if report.citations else "organization"
+        return f"{head} (user in {report.jurisdiction}: no {what} from another state)"
+    leaks = [leak.detail for leak in report.leaks]
+    leaks += [f"{c.mention.raw} is {c.mention.jurisdiction} law" for c in report.citation_leaks]
+    return f"{head} user in {report.jurisdiction}; LEAK " + _listed(leaks, str, "; LEAK ")
+
+
+# Citations a reviewer must look at: every one but those found in the sources or the index.
+_CITATION_SEEN = frozenset({CitationStatus.IN_SOURCES, CitationStatus.KNOWN})
+
+
+def _citations(report: VerifierReport, head: str) -> str:
+    line = _with(
+        head,
+        report.citations,
+        lambda c: f"{c.status.value} {c.detail}",
+        "no legal citations",
+        lambda c: c.status not in _CITATION_SEEN,
     )
+    if report.citations and not any(c.status in _CITATION_SCORED for c in report.citations):
+        line = line.replace(f"{head} ", f"{head} (none checked offline, not scored) ", 1)
+    if report.citations_capped:
+        line += f"; {report.citations_capped} more past the limit of citations read, not checked"
+    return line
+
+
+_CITATION_SCORED = frozenset(
+    {
+        CitationStatus.IN_SOURCES,
+        CitationStatus.KNOWN,
+        CitationStatus.UNKNOWN,
+        CitationStatus.WRONG_JURISDICTION,
+    }
+)
 
 
 def _quotes(report: VerifierReport, head: str) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from grounding_eval.errors import DataError
 from grounding_eval.verifier.allowlist import Allowlist, load_allowlist
+from grounding_eval.verifier.citations import load_citation_index
 from grounding_eval.verifier.directory import Directory, load_directory
 from grounding_eval.verifier.liveness import (
     DEFAULT_ANSWER_BUDGET,
@@ -42,6 +43,7 @@ def load_resources(
     quote_near: float | None = None,
     quote_partial: float | None = None,
     cache_dir: Path | None = None,
+    citations: Path | None = None,
 ) -> VerifierResources:
     """Load and validate the allowlist, directory, liveness checker and quote thresholds.
 
@@ -59,6 +61,8 @@ def load_resources(
     ``cache_dir`` (e.g. ``.cache/grounding-eval``): keep the loaded allowlist and directory there,
     keyed by their files' content, and read them back in the next process instead of parsing the
     files again (:mod:`~grounding_eval.verifier.resource_cache`); ``None`` parses them every time.
+
+    ``citations``: the dataset's citation index (``citations.yaml``), or None for none.
 
     Raises:
         DataError: one line naming the file (or option) and the problem.
@@ -88,6 +92,7 @@ def load_resources(
         ),
         liveness_mode=liveness,
         quote_thresholds=thresholds,
+        citations=None if citations is None else load_citation_index(citations),
     )
 
 

@@ -1,0 +1,731 @@
+"""Legal citations in an answer: found with citeurl and eyecite, each given one offline status.
+
+**Finding them.** Statutes and regulations are read with citeurl's templates (citeurl 12.0.4: every
+state's code, the U.S. Code, the C.F.R., the Federal Register), with the six states' short forms added
+as data in ``citation_templates.yaml`` (``MCL 554.601``, ``ORS 90.427``, ``R.C. 5321.04``, ILCS
+sections with dashes). Cases are read with eyecite (reporter citations such as ``50 Ill. 2d 351``).
+Neither library's own driver is used on the whole answer: citeurl's ``Citator.list_cites`` re-searches
+every template from each match (quadratic on hostile text: 26 s for 40 kB of ``42 U.S.C. § 3604``) and
+chains ``Id.`` across codes, and eyecite takes about 0.1 s per call. So one linear pre-scan finds the
+places a citation can be (a section sign, a code's name, a reporter-shaped "volume name page"), and the
+libraries read only windows around them. At most :data:`MAX_CITATIONS` citations are read per text; the
+rest are counted (``capped``), never guessed.
+
+**Short cites** (written here: neither library states a rule that can be checked):
+
+* ``Id.`` (``Id. § 24.006``, ``Id. at (b)``) continues the citation just before it, but only when that
+  citation stood alone in its sentence.
+* A bare ``§ 24.006`` (``Sec. 554.602``, ``section 90.427``) continues a code only when every earlier full
+  citation is of that one code, or exactly one earlier code has a section in the same chapter (``24`` of
+  ``24.006``). ``section`` spelled out needs a dotted or dashed number ("Section 8 housing" is no cite).
+* Any other short cite is *ambiguous*: listed with no jurisdiction and no normalized form, UNCHECKED.
+
+**Statuses** (:func:`check_citations`), in this order:
+
+* ``WRONG_JURISDICTION``: the law of a state other than the user's (federal law and the user's own
+  state are fine) — a hard failure (``jurisdiction_correct``);
+* ``IN_SOURCES``: the section is cited in the item's reference text (the same texts the quotation check
+  uses, identical in every condition);
+* ``KNOWN``: listed in the dataset's citation index (``citations.yaml``);
+* ``UNKNOWN``: not listed, in a code the index declares it lists completely (``covers``) — a hard
+  failure (``hallucinated_citation``);
+* ``UNCHECKED``: nothing covers it offline. In live mode a statute's official URL (citeurl's) is asked:
+  404 or 410 makes it UNKNOWN, 2xx KNOWN; anything else leaves it UNCHECKED with the reason.
+
+A citation is compared at section level: ``Tex. Prop. Code § 24.005(b)`` is ``§ 24.005``.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any
+
+from grounding_eval.errors import DataError
+
+__all__ = [
+    "MAX_CITATIONS",
+    "CitationFinding",
+    "CitationIndex",
+    "CitationMention",
+    "CitationStatus",
+    "check_citations",
+    "find_citations",
+    "load_citation_index",
+]
+
+MAX_CITATIONS = 200
+"""Most citations read in one text; past it the rest are counted in ``capped`` and not checked."""
+
+_WINDOW = 120  # characters read around a trigger: a citation's code name and section are this close
+_TEMPLATES = Path(__file__).with_name("citation_templates.yaml")
+# citeurl's template files read here: the state codes and federal statutes and regulations.
+_CITEURL_FILES = ("general federal law", "state law")
+
+
+class CitationStatus(enum.Enum):
+    """What the offline check says of one citation."""
+
+    IN_SOURCES = "IN_SOURCES"
+    KNOWN = "KNOWN"
+    UNKNOWN = "UNKNOWN"
+    WRONG_JURISDICTION = "WRONG_JURISDICTION"
+    UNCHECKED = "UNCHECKED"
+
+
+@dataclass(frozen=True, slots=True)
+class CitationMention:
+    """One citation as written, what it cites, and where.
+
+    ``key`` identifies the cited section: ``(template, token, …)`` for a statute or regulation (for
+    ``765 ILCS 705/1``: ``("Illinois Compiled Statutes", "765", "705", "1")``), ``("case", reporter,
+    volume, page)`` for a case; None for an ambiguous short cite.
+    """
+
+    raw: str
+    start: int
+    end: int
+    kind: str  # statute | regulation | case
+    jurisdiction: str | None  # two-letter state, or US
+    normalized: str | None
+    key: tuple[str, ...] | None
+    url: str | None = None  # the section's official page (citeurl's), where there is one
+    # The code a short cite continues (the key without the section as written: ``("Texas Codes",
+    # "Prop.")`` for ``Tex. Prop. Code § 24.005``), and that section as written (``24.005``).
+    code: tuple[str, ...] | None = None
+    section: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CitationFinding:
+    """One citation and its status, with a sentence a person can act on."""
+
+    mention: CitationMention
+    status: CitationStatus
+    why: str = ""
+
+    @property
+    def detail(self) -> str:
+        """``"765 ILCS 705/9 (765 Ill. Comp. Stat. 705/9): not in the citation index, which lists 765
+        ILCS completely"``."""
+        m = self.mention
+        written = m.raw if m.normalized in (None, m.raw) else f"{m.raw} ({m.normalized})"
+        return f"{written}: {self.why}" if self.why else written
+
+
+@dataclass(frozen=True)
+class CitationsFound:
+    """Every citation of one text, and how many citation-like places were past the cap."""
+
+    mentions: tuple[CitationMention, ...]
+    capped: int = 0
+
+
+# -- finding ------------------------------------------------------------------------------------------
+
+# Where a statute or regulation citation can be: a section sign, "Sec."/"section", a code's name.
+_TRIGGER = re.compile(
+    r"§|&sect;|&#167|\b[Ss]ec(?:tions?|t?s?\.?)\s?\d|\bILCS\b|\bComp(?:iled|\.)\s?(?:Stat|Laws)"
+    r"|U\.?\s?S\.?\s?C\b|\bC\.?\s?F\.?\s?R\b|\bCode\b|\bStat(?:utes|s?\.)|\bLaws\b|\bMCLA?\b|M\.\s?C\.\s?L\."
+    r"|\bORS\b|O\.\s?R\.\s?[SC]\.|\bR\.\s?C\.\s?\d|\bORC\b|\bFed\.\s?Reg\.|\bF\.?R\.?\s\d|\bPub(?:lic|\.)?\s?L"
+    r"|\bConst(?:itution|\.)|\b[Ii]d\."
+)
+# Where a case citation can be: "volume Reporter page", the reporter starting with a capital letter.
+# (A reporter's abbreviation holds a full stop — "Ill. 2d", "F.3d", "U.S." — or is Westlaw's or Lexis's.)
+_CASE_SHAPE = re.compile(
+    r"(?<![\w.])\d{1,4} (?P<reporter>(?:[A-Z][A-Za-z.&']{0,12}\s?){1,5}(?:\d[a-z]{1,2}\s?)?)\d{1,6}(?!\w)"
+)
+_REPORTER_MARK = re.compile(r"\.|\bWL\b|\bLEXIS\b")
+_SHORT = re.compile(
+    r"(?<!\w)(?:(?P<id>[Ii]d\.)(?:,? at)?(?:,? ?(?:§§?|[Ss]ec(?:tions?|t?s?\.)))? ?(?P<sec1>\d[\w.-]*\w|\d)?"
+    r"|(?:§§?|&sect;) ?(?P<sec2>\d[\w.-]*\w|\d)"
+    r"|[Ss]ec(?:tions?|t?s?\.?) ?(?P<sec3>\d+[.-][\w.-]*\w))"
+)
+_PIN = re.compile(r" ?(\((?:[A-Za-z]{1,5}|\d{1,3})\))+")
+
+
+def find_citations(text: str) -> CitationsFound:
+    """Every statute, regulation and case citation in ``text``, in order of appearance.
+
+    Budget: one pass of two pre-scan patterns over the text, then the libraries on windows of
+    ``2 * _WINDOW`` characters around each place found (merged), with at most :data:`MAX_CITATIONS`
+    citations read; short cites are resolved with one sentence split and a bisection each.
+    """
+    windows = _windows(m.start() for m in _TRIGGER.finditer(text))
+    case_windows = _windows(
+        m.start() for m in _CASE_SHAPE.finditer(text) if _REPORTER_MARK.search(m.group("reporter"))
+    )
+    if not windows and not case_windows:
+        return CitationsFound(())
+    found: list[CitationMention] = []
+    capped = 0
+    if windows:
+        statutes, capped = _statutes(text, windows)
+        found += statutes
+    if case_windows:
+        cases, more = _cases(text, case_windows, MAX_CITATIONS)
+        found += cases
+        capped += more
+    found = _without_overlaps(found)
+    if windows:
+        found, more = _with_short_cites(text, found)
+        capped += more
+    return CitationsFound(tuple(found), capped)
+
+
+def _windows(starts: Iterable[int]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for s in starts:
+        lo, hi = max(0, s - _WINDOW), s + _WINDOW
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _statutes(text: str, windows: list[tuple[int, int]]) -> tuple[list[CitationMention], int]:
+    library = _library()
+    out: list[CitationMention] = []
+    capped = 0
+    for lo, hi in windows:
+        hi = min(hi, len(text))
+        for template in library.templates_for(text, lo, hi):
+            for regex in template.regexes:
+                for match in regex.finditer(text, lo, hi):
+                    if len(out) >= MAX_CITATIONS:
+                        capped += 1
+                        continue
+                    mention = library.mention(match, template)
+                    if mention is not None:
+                        out.append(mention)
+    return out, capped
+
+
+def _without_overlaps(found: list[CitationMention]) -> list[CitationMention]:
+    """In order of appearance; of two overlapping citations the longer (then the earlier) stays."""
+    found.sort(key=lambda m: (m.start, -(m.end - m.start)))
+    out: list[CitationMention] = []
+    for m in found:
+        if out and m.start < out[-1].end:
+            if m.end - m.start > out[-1].end - out[-1].start:
+                out[-1] = m
+            continue
+        out.append(m)
+    return out
+
+
+def _with_short_cites(text: str, full: list[CitationMention]) -> tuple[list[CitationMention], int]:
+    """``full`` and the short cites between and after them, each resolved by the module's rule."""
+    from grounding_eval.verifier.sentences import sentence_spans
+
+    spans = [(m.start, m.end) for m in full]
+    starts = [s for s, _ in spans]
+    shorts = []
+    for match in _SHORT.finditer(text):
+        k = bisect_right(starts, match.start()) - 1
+        if k >= 0 and match.start() < spans[k][1]:
+            continue  # inside a full citation
+        shorts.append(match)
+    if not shorts:
+        return full, 0
+    sentences = sentence_spans(text, spans)
+    sentence_starts = [s for s, _ in sentences]
+
+    def sentence_of(pos: int) -> int:
+        return bisect_right(sentence_starts, pos) - 1
+
+    library = _library()
+    per_sentence: dict[int, int] = {}  # citations per sentence, short cites included
+    for m in full:
+        per_sentence[sentence_of(m.start)] = per_sentence.get(sentence_of(m.start), 0) + 1
+    for match in shorts:
+        per_sentence[sentence_of(match.start())] = per_sentence.get(sentence_of(match.start()), 0) + 1
+    out: list[CitationMention] = []
+    fulls: list[CitationMention] = []  # the full citations before the short cite being read
+    capped = 0
+    k = 0
+    for match in shorts:
+        while k < len(full) and full[k].start < match.start():
+            out.append(full[k])
+            fulls.append(full[k])
+            k += 1
+        if len(out) >= MAX_CITATIONS:
+            capped += 1
+            continue
+        out.append(
+            _short_cite(library, text, match, out[-1] if out else None, fulls, per_sentence, sentence_of)
+        )
+    out += full[k:]
+    return out, capped
+
+
+def _short_cite(
+    library: _Library,
+    text: str,
+    match: re.Match[str],
+    previous: CitationMention | None,
+    fulls: Sequence[CitationMention],
+    per_sentence: dict[int, int],
+    sentence_of: Callable[[int], int],
+) -> CitationMention:
+    """One short cite, resolved by the module's rule, or listed as ambiguous."""
+    start, end = match.start(), match.end()
+    base: CitationMention | None
+    if match.group("id"):
+        pin = _PIN.match(text, end)
+        end = pin.end() if pin else end
+        section = match.group("sec1")
+        # Alone: the only citation of its sentence but for this Id. itself.
+        own = previous is not None and sentence_of(previous.start) == sentence_of(start)
+        alone = previous is not None and per_sentence.get(sentence_of(previous.start), 0) == 1 + own
+        base = previous if alone and previous is not None and previous.key else None
+    else:
+        section = match.group("sec2") or match.group("sec3")
+        base = _code_continued(fulls, section)
+    mention = library.continued(base, section, text, start, end) if base is not None else None
+    return mention or CitationMention(text[start:end], start, end, "statute", None, None, None)
+
+
+def _code_continued(fulls: Sequence[CitationMention], section: str) -> CitationMention | None:
+    """The latest full citation of the one code a bare ``§ section`` continues, or None (ambiguous)."""
+    codes: dict[tuple[str, ...], CitationMention] = {}
+    for m in fulls:
+        if m.code is not None:
+            codes[m.code] = m
+    if len(codes) == 1 and len(codes) == len({m.code for m in fulls}):
+        return next(iter(codes.values()))
+    chapter = _chapter(section)
+    same = {m.code: m for m in fulls if m.code is not None and m.section and _chapter(m.section) == chapter}
+    return codes[next(iter(same))] if len(same) == 1 else None
+
+
+def _chapter(section: str) -> str:
+    return re.split(r"[.-]", section, maxsplit=1)[0]
+
+
+class _Library:
+    """citeurl's templates (with the six states' additions), built on first use and dispatched by name."""
+
+    def __init__(self) -> None:
+        import citeurl
+        import yaml
+        from citeurl import Template  # (citeurl imports markdown for its Markdown extension)
+
+        folder = Path(citeurl.__file__).parent / "templates"
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        raw: dict[str, Any] = {}
+        self._federal: set[str] = set()
+        for name in _CITEURL_FILES:
+            data = yaml.load((folder / f"{name}.yaml").read_text(encoding="utf-8"), Loader=loader)
+            raw.update(data)
+            if "federal" in name:
+                self._federal |= set(data)
+        ours = yaml.load(_TEMPLATES.read_text(encoding="utf-8"), Loader=loader)
+        built: dict[str, Any] = {}
+        for name, data in raw.items():
+            built[name] = Template.from_dict(name, data, inheritables=built)
+        for name, data in ours.items():
+            built[name] = Template.from_dict(name, data, inheritables=built)
+        self.templates = built
+        self._state = {name: _template_state(name) for name in built}
+        # Dispatch: one pass over a window names the jurisdictions whose code names appear in it, and
+        # only their templates are run there. A template without a name pattern, and each of ours
+        # (their short forms, "R.C.", "ORS", name no state), runs in every window.
+        groups: dict[str, list[Any]] = {}
+        names: dict[str, list[str]] = {}
+        always = []
+        for name, template in built.items():
+            pattern = template.meta.get("name regex")
+            if not pattern or name in ours:
+                always.append(template)
+                continue
+            group = "US" if name in self._federal else (self._state[name] or name)
+            groups.setdefault(group, []).append(template)
+            names.setdefault(group, []).append(f"(?:{pattern})")
+        self._groups = list(groups.values())
+        # Where any code name starts; then each jurisdiction's names are tried there, since two share
+        # a name (citeurl gives its Washington Constitution West Virginia's "W. Va.").
+        self._dispatch = re.compile(r"(?<!\w)(?:" + "|".join("|".join(p) for p in names.values()) + ")")
+        self._group_names = [re.compile("|".join(p)) for p in names.values()]
+        self._always = always
+
+    def templates_for(self, text: str, lo: int, hi: int) -> list[Any]:
+        """The templates that can match in ``text[lo:hi]``: ours and the unnamed ones, and those of
+        every jurisdiction whose code name starts somewhere in it."""
+        starts = [m.start() for m in self._dispatch.finditer(text, lo, hi)]
+        chosen = list(self._always)
+        if starts:
+            for names, templates in zip(self._group_names, self._groups, strict=True):
+                if any(names.match(text, at) for at in starts):
+                    chosen += templates
+        return chosen
+
+    def mention(self, match: re.Match[str], template: Any) -> CitationMention | None:
+        """The citation ``match`` of ``template`` reads, or None when a token's edits reject it.
+
+        The tokens are normalized as citeurl's ``Citation`` does (``TokenType.normalize``), without
+        building the short-form patterns a ``Citation`` compiles for its own driver.
+        """
+        raw_tokens = match.groupdict()
+        tokens: dict[str, Any] = {}
+        try:
+            for name, token_type in template.tokens.items():
+                tokens[name] = token_type.normalize(raw_tokens.get(name))
+        except SyntaxError:  # a token its template's edits reject (an unknown Texas code)
+            return None
+        severable = {k for k, t in template.tokens.items() if t.severable}
+        section = {k: v for k, v in tokens.items() if k not in severable}
+        values = tuple(str(v) for v in section.values() if v is not None)
+        name = template.name_builder(section) if template.name_builder else None
+        try:
+            url = template.URL_builder(section) if template.URL_builder else None
+        except Exception:  # a URL citeurl cannot build: no page, not a failure
+            url = None
+        kind = "regulation" if _is_regulation(template.name) else "statute"
+        jurisdiction = "US" if template.name in self._federal else self._state.get(template.name)
+        raw = match.group(0)
+        written = _section_text(raw)
+        at = match.start() + raw.rfind(written)
+        code = tuple(
+            str(tokens[k]) for k in section
+            if tokens[k] is not None and match.group(k) is not None and match.start(k) < at
+        )  # fmt: skip
+        return CitationMention(
+            raw, match.start(), match.end(), kind, jurisdiction, name, (template.name, *values),
+            url.replace(" ", "%20") if url else None, (template.name, *code), written,
+        )  # fmt: skip
+
+    def exact(self, text: str) -> list[tuple[re.Match[str], Any]]:
+        """Every template reading the whole of ``text`` as one citation, with its match."""
+        out = []
+        for template in self.templates_for(text, 0, len(text)):
+            for regex in template.regexes:
+                match = regex.fullmatch(text)
+                if match is not None:
+                    out.append((match, template))
+        return out
+
+    def continued(
+        self, base: CitationMention, section: str | None, text: str, start: int, end: int
+    ) -> CitationMention | None:
+        """The short cite ``text[start:end]`` as a citation of ``base``'s code (at ``section``, or at
+        ``base``'s own section), or None when the code's template does not read that section."""
+        if base.kind == "case":
+            return CitationMention(
+                text[start:end], start, end, base.kind, base.jurisdiction, base.normalized, base.key, base.url
+            )
+        if section is None:
+            return CitationMention(
+                text[start:end], start, end, base.kind, base.jurisdiction, base.normalized, base.key, base.url
+            )
+        template = self.templates[base.key[0]] if base.key else None
+        if template is None:
+            return None
+        head, _, _ = base.raw.rpartition(base.section or "")
+        synthetic = f"{head}{section}"
+        for regex in template.regexes:
+            match = regex.fullmatch(synthetic)
+            if match is None:
+                continue
+            mention = self.mention(match, template)
+            if mention is not None:
+                return CitationMention(
+                    text[start:end],
+                    start,
+                    end,
+                    mention.kind,
+                    mention.jurisdiction,
+                    mention.normalized,
+                    mention.key,
+                    mention.url,
+                )
+        return None
+
+
+def _section_text(raw: str) -> str:
+    """The section as written at the end of a citation (before a pin subsection)."""
+    raw = re.sub(r"(\s*(?:sub\w*\.?\s*)?(\((?:[A-Za-z]{1,5}|\d{1,3})\))+)$", "", raw)
+    match = re.search(r"\d[\w.\-‑–]*$", raw)
+    return match.group(0) if match else raw
+
+
+def _is_regulation(template_name: str) -> bool:
+    return bool(re.search(r"Regulations|Register|Admin|Rules", template_name))
+
+
+def _template_state(name: str) -> str | None:
+    from grounding_eval.states import STATE_NAMES
+
+    for code, state in sorted(STATE_NAMES.items(), key=lambda kv: -len(kv[1])):
+        if name.startswith(state) or f" {state}" in name or name.startswith(f"Code of {state}"):
+            return code
+    return None
+
+
+@cache
+def _library() -> _Library:
+    return _Library()
+
+
+def _cases(text: str, windows: list[tuple[int, int]], room: int) -> tuple[list[CitationMention], int]:
+    from eyecite import get_citations
+    from eyecite.models import FullCaseCitation
+
+    out: list[CitationMention] = []
+    capped = 0
+    for lo, hi in windows:
+        hi = min(hi, len(text))
+        cites: list[Any] = get_citations(text[lo:hi])  # (eyecite's models carry no annotations)
+        for found in cites:
+            if not isinstance(found, FullCaseCitation):
+                continue
+            if len(out) >= room:
+                capped += 1
+                continue
+            cite: Any = found  # (eyecite's methods carry no annotations)
+            start, end = cite.span()
+            groups = cite.groups
+            reporter = cite.corrected_reporter()
+            key = ("case", str(reporter), str(groups.get("volume")), str(groups.get("page")))
+            out.append(
+                CitationMention(text[lo + start : lo + end], lo + start, lo + end, "case",
+                                _case_jurisdiction(cite), str(cite.corrected_citation()), key)
+            )  # fmt: skip
+    return out, capped
+
+
+def _case_jurisdiction(cite: Any) -> str | None:
+    """US for a federal court or reporter; a state for a state court, or a reporter of one state only."""
+    court = getattr(cite.metadata, "court", None)
+    if court:
+        where = _court_state(str(court))
+        if where is not None:
+            return where
+    reporter = cite.all_editions[0].reporter if cite.all_editions else None
+    if reporter is None:
+        return None
+    if reporter.cite_type == "federal":
+        return "US"
+    if reporter.cite_type == "state":
+        return _reporter_state(reporter.short_name)
+    return None
+
+
+@lru_cache(maxsize=512)
+def _court_state(court_id: str) -> str | None:
+    from courts_db import courts
+
+    from grounding_eval.states import STATE_NAMES
+
+    by_name = {name: code for code, name in STATE_NAMES.items()}
+    for court in courts:
+        if court.get("id") == court_id:
+            if court.get("system") == "federal":
+                return "US"
+            return by_name.get(str(court.get("location")))
+    return None
+
+
+@lru_cache(maxsize=512)
+def _reporter_state(short_name: str) -> str | None:
+    import reporters_db
+
+    states = set()
+    for entry in reporters_db.REPORTERS.get(short_name, ()):
+        for place in entry.get("mlz_jurisdiction") or ():
+            match = re.match(r"us:([a-z]{2})\b", place)
+            if match:
+                states.add(match.group(1).upper())
+    return states.pop() if len(states) == 1 else None
+
+
+# -- the citation index -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CitationIndex:
+    """A dataset's ``citations.yaml``: the sections it lists, and the codes it lists completely."""
+
+    path: str
+    keys: frozenset[tuple[str, ...]]
+    covers: tuple[_Cover, ...]
+    entries: int = 0
+
+    def covering(self, key: tuple[str, ...]) -> str | None:
+        """The ``covers`` entry (as written) that declares it lists ``key``'s code, or None."""
+        for cover in self.covers:
+            if cover.holds(key):
+                return cover.written
+        return None
+
+
+@dataclass(frozen=True)
+class _Cover:
+    written: str
+    prefix: tuple[str, ...]  # the key's leading parts: template and the tokens above the section
+    low: tuple[str, ...] | None = None  # a section range "§§ 554.601–554.616": its ends, inclusive
+    high: tuple[str, ...] | None = None
+
+    def holds(self, key: tuple[str, ...]) -> bool:
+        if key[: len(self.prefix)] != self.prefix:
+            return False
+        if self.low is None or self.high is None:
+            return True
+        rest = key[len(self.prefix) :]
+        return _order(self.low) <= _order(rest) <= _order(self.high)
+
+
+def _order(parts: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
+    """A section's parts in numeric order: 554.616 after 554.61, 9-209 after 9-21."""
+    out = []
+    for part in parts:
+        for piece in re.split(r"[.\-/]", part):
+            digits = re.match(r"\d+", piece)
+            out.append((int(digits.group(0)), piece[digits.end() :]) if digits else (-1, piece))
+    return tuple(out)
+
+
+# Sections appended to a cover ("765 ILCS", "Tex. Prop. Code") to read it as a citation of its code.
+_COVER_SUFFIXES = (" 1/1", " § 1.1", "/1", ".1", " § 1", " 1", " § 1-1-1", "-1", " § 1.1.1")
+
+
+def load_citation_index(path: str | Path, *, inside: Path | None = None) -> CitationIndex:
+    """Read a citation index (``citations.yaml``, described by ``datasets/schemas/citations.schema.json``).
+
+    Every entry must read as a citation: an entry no template reads is an error naming it, so a typo
+    never silently lists nothing.
+
+    Raises:
+        DataError: the file cannot be read, is not the documented shape, or holds an entry that is not
+            a citation.
+    """
+    from grounding_eval.files import read_yaml
+
+    data = read_yaml(Path(path), inside=inside)
+    if not isinstance(data, dict):
+        raise DataError(path, "a citation index is a mapping with 'citations' and optional 'covers'")
+    unknown = set(data) - {"covers", "citations"}
+    if unknown:
+        raise DataError(
+            path, f"unknown key(s) {', '.join(sorted(map(str, unknown)))}; expected covers, citations"
+        )
+    covers = data.get("covers") or []
+    citations = data.get("citations") or []
+    if not isinstance(covers, list) or not isinstance(citations, list):
+        raise DataError(path, "'covers' and 'citations' must be lists")
+    keys = set()
+    for n, entry in enumerate(citations):
+        written = entry.get("citation") if isinstance(entry, dict) else entry
+        if not isinstance(written, str) or not written.strip():
+            raise DataError(path, f"citations[{n}]: a citation is a string or a mapping with 'citation'")
+        keys |= {m.key for m in _read_section(written) if m.key}
+        if not _read_section(written):
+            raise DataError(path, f"citations[{n}]: {written[:80]!r} does not read as a citation")
+    parsed = []
+    for n, written in enumerate(covers):
+        if not isinstance(written, str) or not written.strip():
+            raise DataError(path, f"covers[{n}]: a cover is a code or chapter written as a citation")
+        cover = _read_cover(written.strip())
+        if cover is None:
+            raise DataError(path, f"covers[{n}]: {written[:80]!r} does not read as a code, chapter or range")
+        parsed.append(cover)
+    return CitationIndex(str(path), frozenset(keys), tuple(parsed), len(citations))
+
+
+def _read_section(written: str) -> list[CitationMention]:
+    """The sections ``written`` cites; a range ``§§ A–B`` gives its first section only."""
+    return [m for m in find_citations(written).mentions if m.key]
+
+
+_RANGE = re.compile(r"^(?P<head>.*?)(?P<low>\d[\w.\-]*)\s*(?:–|‑|-{1,2}|to|through)\s*(?P<high>\d[\w.\-]*)$")
+
+
+def _read_cover(written: str) -> _Cover | None:
+    ranged = _RANGE.match(written.replace("§§", "§"))
+    if ranged and (ranged.group("head").strip().endswith("§") or " " in ranged.group("head")):
+        low = _read_section(ranged.group("head") + ranged.group("low"))
+        high = _read_section(ranged.group("head") + ranged.group("high"))
+        if low and high and low[0].key and high[0].key and low[0].key[:-1] == high[0].key[:-1]:
+            prefix = low[0].key[:-1]
+            return _Cover(written, prefix, low[0].key[len(prefix) :], high[0].key[len(prefix) :])
+    library = _library()
+    for suffix in _COVER_SUFFIXES:
+        synthetic = written + suffix
+        for match, template in library.exact(synthetic):
+            mention = library.mention(match, template)
+            if mention is None or mention.key is None:
+                continue
+            # The cover is the template and the tokens written before the appended section.
+            severable = {k for k, t in template.tokens.items() if t.severable}
+            written_tokens = [
+                k for k in template.tokens
+                if k not in severable and match.group(k) is not None and match.start(k) < len(written)
+            ]  # fmt: skip
+            return _Cover(written, mention.key[: 1 + len(written_tokens)])
+    return None
+
+
+# -- the check ----------------------------------------------------------------------------------------
+
+Lookup = Callable[[CitationMention], tuple[CitationStatus, str] | None]
+"""A live look-up of one citation's official page: its status and why, or None (not asked)."""
+
+
+def check_citations(
+    mentions: Sequence[CitationMention],
+    user_state: str | None,
+    index: CitationIndex | None,
+    reference: Iterable[str],
+    live: Lookup | None = None,
+) -> list[CitationFinding]:
+    """Give each citation its status (see the module docstring); ``reference`` are the item's texts.
+
+    Budget: one extraction per distinct reference text (remembered), then a set look-up per citation.
+    """
+    in_sources: set[tuple[str, ...]] = set()
+    for text in reference:
+        in_sources |= _reference_keys(text)
+    out = []
+    for m in mentions:
+        out.append(_status(m, user_state, index, in_sources, live))
+    return out
+
+
+def _status(
+    m: CitationMention,
+    user_state: str | None,
+    index: CitationIndex | None,
+    in_sources: set[tuple[str, ...]],
+    live: Lookup | None,
+) -> CitationFinding:
+    if m.key is None:
+        return CitationFinding(m, CitationStatus.UNCHECKED, "a short cite whose code is ambiguous")
+    if user_state and m.jurisdiction not in (None, "US", user_state):
+        return CitationFinding(
+            m, CitationStatus.WRONG_JURISDICTION, f"{m.jurisdiction} law, and the user is in {user_state}"
+        )
+    if m.key in in_sources:
+        return CitationFinding(m, CitationStatus.IN_SOURCES, "cited in the item's reference text")
+    if index is not None and m.key in index.keys:
+        return CitationFinding(m, CitationStatus.KNOWN, "in the citation index")
+    covering = index.covering(m.key) if index is not None else None
+    if covering is not None:
+        return CitationFinding(
+            m, CitationStatus.UNKNOWN, f"not in the citation index, which lists {covering} completely"
+        )
+    if live is not None:
+        asked = live(m)
+        if asked is not None:
+            return CitationFinding(m, *asked)
+    return CitationFinding(m, CitationStatus.UNCHECKED, "no citation index covers it")
+
+
+@lru_cache(maxsize=64)
+def _reference_keys(text: str) -> frozenset[tuple[str, ...]]:
+    return frozenset(m.key for m in find_citations(text).mentions if m.key)
