@@ -12,19 +12,22 @@ The rules (docs/verifier/pairing.md says the same for readers of the report):
 
 * **Table row.** A Markdown table (a header row, a delimiter row such as ``|---|:-:|``, then its
   rows; outer pipes optional) gives each row's contacts for the organization of its organization
-  column: the first header cell saying *organization*, *name*, *provider*, *agency*, *program* or
-  *resource*. Without such a column, the first cell naming an organization names the row's. A name
+  column: the first header cell saying *organization*, *provider* or *agency*, else *name*, else
+  *program* or *resource*. Without such a column, the first cell naming an organization names the row's. A name
   cell naming no directory organization, or two, gives none; a table without an organization
   column whose row names none is a table of one organization's offices, and its rows take the card's
   or section's organization they are in. A name in the contact's own cell ("…; downstate, Land of
   Lincoln Legal Aid at (877) 342-7891") still pairs first.
-* **Heading.** A heading naming exactly one organization owns its section: every line up to the
-  next heading, whatever its level. A heading naming none (a topic: "Illinois", "Where to get
-  help") or two owns nothing, and still ends the section before it.
+* **Heading.** A heading (``#``, or a line underlined with ``===`` or ``---``) naming exactly one
+  organization owns its section: every line up to the next heading, whatever its level. A heading
+  naming none (a topic: "Illinois", "Where to get help") or two owns nothing, and still ends the
+  section before it — except a deeper one that labels a part of its parent's section ("### Contact",
+  "### How to apply"), which keeps the parent's organization.
 * **Card.** A line that is only a bold name (``**Legal Aid Chicago**``, ``1. **Legal Aid
-  Chicago**``) owns the rest of its block: the lines under it up to a blank line (the block after a
-  blank line too when the name stands alone), the next heading, the next bold name line, or, for a
-  name that is a list item, the next item at its level. A bold name the directory does not know is a
+  Chicago**``), or only a directory name, plain or italic, with or without a colon, owns the rest of
+  its block: the lines under it up to a blank line (the block after a blank line too when the name
+  stands alone), the next heading, the next name line, a horizontal rule, or, for a name that is a
+  list item, the next item at its level. A bold name the directory does not know is a
   card too, owning nothing, so the next card never inherits the previous one. A known name may
   carry a short aside (``**Legal Aid Chicago** (Cook County)``). A bold label (``**Phone:**``,
   ``**Main office:**``) is not a name.
@@ -58,16 +61,20 @@ from grounding_eval.verifier.link_refs import parse_references
 
 __all__ = ["Layout"]
 
-_HEADING = re.compile(r"[ ]{0,3}#{1,6}(?:[ \t]|$)")
+_HEADING = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]|$)")
+_SETEXT = re.compile(r"[ ]{0,3}(?:=++|-++)[ \t]*+")
+_THEMATIC_BREAK = re.compile(r"[ ]{0,3}(?:(?:\*[ \t]*+){3,}+|(?:-[ \t]*+){3,}+|(?:_[ \t]*+){3,}+)")
 _ITEM = re.compile(r"[ \t]*+(?:[-*+]|\d{1,9}[.)])(?:[ \t]++|$)")
 _FOOTNOTE = re.compile(r"[ ]{0,3}\[\^[^\]\s]{1,99}+\]:")
 _DELIMITER_ROW = re.compile(r"[ \t]*+\|?+(?:[ \t]*+:?+-++:?+[ \t]*+\|)*+[ \t]*+(?::?+-++:?+[ \t]*+)?+")
 _WORD = re.compile(r"[^\W\d_]+")
 _PIPE = re.compile(r"(?<!\\)\|")
 # Header words that name the column holding each row's organization.
-_ORG_COLUMN = frozenset(
-    ["organization", "organisation", "org", "name", "provider", "agency", "program", "programme", "resource"]
-)
+_ORG_COLUMN = {
+    **dict.fromkeys(["organization", "organisation", "org", "provider", "agency", "nonprofit"], 0),
+    **dict.fromkeys(["name"], 1),
+    **dict.fromkeys(["program", "programme", "resource"], 2),
+}  # (the lowest rank wins: "| Resource | Provider |" has its organizations under Provider)
 # Bold text that labels a field of a card rather than naming an organization ("**Phone:** …").
 _LABELS = frozenset(
     ["phone", "tel", "telephone", "call", "hotline", "helpline", "intake", "website", "web", "site", "online",
@@ -210,6 +217,15 @@ class Layout:
             return None
         return named[0]
 
+    def _alone(self, start: int, end: int) -> OrgMention | None:
+        """The mention that is all of ``[start, end)`` but emphasis marks and a colon, if one is."""
+        named = self._named(start, end)
+        if len(named) != 1:
+            return None
+        m = named[0]
+        rest = self._text[start : m.start] + self._text[m.end : end]
+        return m if not rest.strip(" \t*_:") else None
+
     def _parse(self, text: str, definition_starts: set[int]) -> None:
         raw_lines = text.split("\n")
         bounds: list[tuple[int, int]] = []
@@ -219,6 +235,7 @@ class Layout:
             offset += len(raw) + 1
         self._line_starts = [start for start, _ in bounds]
         stack: list[_Block] = []
+        headings: list[tuple[int, OrgMention | None]] = []  # the open headings: (level, organization)
         after_blank = False
         i = 0
         while i < len(raw_lines):
@@ -236,9 +253,23 @@ class Layout:
                 i += 1
                 continue
             line = _read_line(raw, stripped, start, end)
-            if stripped[0] == "#" and _HEADING.match(raw):
-                stack = [_Block("section", owner=self._one_org(start, end))]
+            heading = _HEADING.match(raw) if stripped[0] == "#" else None
+            setext = (
+                not heading
+                and not line.item
+                and i + 1 < len(raw_lines)
+                and raw_lines[i + 1][:4].strip()[:1] in ("=", "-")
+                and _SETEXT.fullmatch(raw_lines[i + 1]) is not None
+            )
+            if heading or setext:
+                level = len(heading.group(1)) if heading else (1 if raw_lines[i + 1].strip()[0] == "=" else 2)
+                stack = [self._section(headings, level, start, end)]
                 self._add(start, end, stack[0])
+                if setext:
+                    i += 1  # the underline
+                    self._add(*bounds[i], stack[0])
+            elif _THEMATIC_BREAK.fullmatch(raw):
+                _pop_kinds(stack)  # "---" between cards ends the card
             elif stripped.startswith("[^") and _FOOTNOTE.match(raw):
                 _pop_kinds(stack)
                 stack.append(_Block("footnote", indent=line.indent))
@@ -253,6 +284,24 @@ class Layout:
             after_blank = False
             i += 1
 
+    def _section(
+        self, headings: list[tuple[int, OrgMention | None]], level: int, start: int, end: int
+    ) -> _Block:
+        """The section a heading of ``level`` on ``[start, end)`` opens.
+
+        A heading naming one organization owns its section; one naming none that labels a part of
+        its parent's ("### Contact", "### How to apply") owns the parent's; any other owns nothing.
+        """
+        while headings and headings[-1][0] >= level:
+            headings.pop()
+        owner = self._one_org(start, end)
+        if owner is None and not self._named(start, end) and headings:
+            text = self._text[start:end].lstrip(" #").strip(" #*_:")
+            if _is_label(text):
+                owner = headings[-1][1]
+        headings.append((level, owner))
+        return _Block("section", owner=owner)
+
     def _line(self, stack: list[_Block], line: _Line, after_blank: bool) -> None:
         """A line that is no heading, footnote, definition or table: a card's name, or content."""
         bold = _bold(line.content) if line.content[:1] in "*_" else None
@@ -262,6 +311,10 @@ class Layout:
             owner = self._one_org(name_start, name_start + len(bold[0]) + 4)
             if owner is None and _is_label(bold[0]):
                 bold = None  # "**Phone:**": a field of the card, not a name
+        if bold is None and line.content[:1] not in "([":
+            owner = self._alone(line.end - len(line.content), line.end)
+            if owner is not None:
+                bold = (line.content, "")  # a line that is only a name: a card, as if it were bold
         if bold is not None and (
             _names_only(bold[1]) or (owner is not None and not line.item and _aside(bold[1]))
         ):
@@ -292,10 +345,10 @@ class Layout:
     ) -> int:
         """Read the table whose header is line ``i``; return the index of the line after it."""
         header = [raw_lines[i][a:b] for a, b in _cells(raw_lines[i])]
-        column = next(
-            (k for k, cell in enumerate(header) if {w.casefold() for w in _WORD.findall(cell)} & _ORG_COLUMN),
-            None,
-        )
+        ranks = [
+            min((_ORG_COLUMN.get(w.casefold(), 9) for w in _WORD.findall(cell)), default=9) for cell in header
+        ]
+        column = ranks.index(min(ranks)) if ranks and min(ranks) < 9 else None
         none = _Block("row")
         for k in (i, i + 1):
             self._add(*bounds[k], none)

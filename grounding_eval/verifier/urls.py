@@ -38,8 +38,9 @@ Extraction rules (each one is a decision; the tests pin them):
   (the model meant the site, not a relative path); relative and ``mailto:`` destinations do not. A URL
   written inside the link text is a separate mention of its own (a reader sees it), so
   ``[https://a.org](https://b.org)`` yields two mentions — unless it is the destination itself
-  (``[https://a.org](https://a.org)``, ``[a.org](https://a.org/)``: the same URL once normalized),
-  which a reader sees once: one mention, the destination.
+  (``[https://a.org](https://a.org)``, ``[a.org](https://a.org/)``: the same URL once normalized) or
+  its host alone (``[a.org](https://www.a.org/page)``, the citation style of chat interfaces), which
+  a reader sees as one link: one mention, the destination.
 * A reference-style link (``[text][label]``, ``[text][]``, ``[label]``) holds no URL; its definition
   ``[label]: url`` does, and is one mention whatever the number of links using it, with the text of
   the first link using it as ``link_text`` (``None`` when no link uses it: its line is then read as
@@ -324,8 +325,9 @@ def extract_urls(text: str) -> list[UrlMention]:
 def repeated_link_texts(text: str) -> list[tuple[int, int]]:
     """The spans of Markdown link texts that are their own destination, in order.
 
-    ``[https://www.lsc.gov](https://www.lsc.gov)``, ``[lsc.gov](https://lsc.gov/)`` and
-    ``[https://www.lsc.gov][1]`` with ``[1]: https://www.lsc.gov`` each show a reader one URL, so
+    ``[https://www.lsc.gov](https://www.lsc.gov)``, ``[lsc.gov](https://lsc.gov/)``,
+    ``[https://www.lsc.gov][1]`` with ``[1]: https://www.lsc.gov``, and a host alone naming the site of
+    the page a link opens (``[lsc.gov](https://www.lsc.gov/about)``) each show a reader one URL, so
     :func:`extract_urls` reports the destination alone, and the host written in the text is no name
     of an organization (the pairing drops mentions inside these spans).
     """
@@ -341,13 +343,21 @@ def repeated_link_texts(text: str) -> list[tuple[int, int]]:
 
 
 def _repeats(link_text: str, dest: str) -> bool:
-    """True when ``link_text`` (emphasis, code marks and angle brackets aside) is the link ``dest``."""
+    """True when ``link_text`` (emphasis, code marks and angle brackets aside) is the link ``dest``, or
+    names its site: a host alone (``[lsc.gov](https://www.lsc.gov/about?utm_source=…)``)."""
     shown = link_text.strip().strip("<>`*_").strip()
     if not shown or "." not in shown or any(c.isspace() for c in shown):
         return False
     shown_url, dest_url = _as_link(shown), _as_link(dest)
+    if shown_url is None or dest_url is None:
+        return False
+    if normalize_url(shown_url) == normalize_url(dest_url):
+        return True
+    if any(c in shown.split("://", 1)[-1].rstrip("/") for c in "/?#"):
+        return False  # a page of its own, which the reader sees besides the one the link opens
+    shown_host, dest_host = url_host(shown_url), url_host(dest_url)
     return (
-        shown_url is not None and dest_url is not None and normalize_url(shown_url) == normalize_url(dest_url)
+        shown_host is not None and dest_host is not None and _strip_www(shown_host) == _strip_www(dest_host)
     )
 
 
