@@ -222,6 +222,9 @@ FAMILIES.update(
         "layout_bold_markers": "**",
         "layout_definition_like": "[a]: ",
         "layout_pipes": "|",
+        "layout_setext": "Legal Aid Chicago\n---\n(312) 341-1070\n",
+        "layout_name_lines": "Lone Star Legal Aid:\n- (800) 733-8394\n",
+        "layout_sub_headings": "## Legal Aid Chicago\n### Contact\n- (312) 341-1070\n",
     }
 )
 
