@@ -69,6 +69,9 @@ def _expected(org: Organization, contact_owner: Organization) -> str:
 
 
 pairs = st.lists(st.tuples(st.sampled_from(ORGS), st.sampled_from(ORGS)), min_size=1, max_size=6)
+distinct_pairs = st.lists(st.sampled_from(ORGS), min_size=1, max_size=6, unique=True).flatmap(
+    lambda orgs: st.tuples(*[st.tuples(st.just(o), st.sampled_from(ORGS)) for o in orgs]).map(list)
+)
 
 
 class TestTableProperty:
@@ -122,7 +125,11 @@ class TestReferenceProperty:
     """A reference definition's URL is credited to the text of the link that uses it."""
 
     @SETTINGS
-    @given(links=pairs, order=st.randoms(use_true_random=False), style=st.sampled_from(["[{}][{}]", "[{}]"]))
+    @given(
+        links=distinct_pairs,
+        order=st.randoms(use_true_random=False),
+        style=st.sampled_from(["[{}][{}]", "[{}]"]),
+    )
     def test_definitions_in_any_order(
         self, links: list[tuple[Organization, Organization]], order: Any, style: str
     ) -> None:
@@ -138,11 +145,32 @@ class TestReferenceProperty:
         order.shuffle(shuffled)
         text = "See " + ", ".join(uses) + ".\n\n" + "\n".join(d for d, _ in shuffled) + "\n"
         report = _report(text)
-        event(f"{'numbered' if '][' in style else 'shortcut'}; labels unique: {unique}")
-        if not unique:
-            return  # two shortcut links to one label: the first definition is both links'
+        event(f"{'numbered' if '][' in style else 'shortcut'} references")
+        assert unique  # (distinct organizations, so distinct shortcut labels)
         expected = [("MATCH" if org is other else "MISATTRIBUTED", org.name) for _, (org, other) in shuffled]
         assert [(u["status"], u["paired_org"]) for u in report["url_orgs"]] == expected
+
+
+class TestBulletAndFootnoteProperty:
+    """A bold-name bullet and a footnote give their number for the organization they name first."""
+
+    @SETTINGS
+    @given(
+        entries=pairs,
+        style=st.sampled_from(["- **{org}** — free help; call {phone}", "[^{n}]: {org}. Phone: {phone}"]),
+    )
+    def test_entries(self, entries: list[tuple[Organization, Organization]], style: str) -> None:
+        """Each line's number pairs with that line's organization, never the line above's."""
+        lines = [
+            style.format(org=org.name, phone=other.phones[0], n=n) for n, (org, other) in enumerate(entries)
+        ]
+        prefix = (
+            "Sources." + "".join(f"[^{n}]" for n in range(len(entries))) + "\n\n" if "[^" in style else ""
+        )
+        report = _report(prefix + "\n".join(lines) + "\n")
+        event("footnotes" if prefix else "bullets")
+        assert [p["paired_org"] for p in report["phones"]] == [org.name for org, _ in entries]
+        assert [p["status"] for p in report["phones"]] == [_expected(org, other) for org, other in entries]
 
 
 class TestRepeatedLinkText:
