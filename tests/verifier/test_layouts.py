@@ -194,3 +194,31 @@ class TestRepeatedLinkText:
             mentions = extract_urls(text)
             event("reference" if "[1]:" in text else "inline")
             assert [m.raw for m in mentions] == [dest.format(domain)], text
+
+
+_SOUP = [
+    " Legal Aid Chicago ", " Lone Star Legal Aid ", " LANWT ", " (312) 341-1070 ", " (888) 529-5277 ", " lsc.gov ",
+    " https://www.pslegal.org ", "\n", "\n\n", "\n- ", "\n  - ", "\n1. ", "\n### ", "\n---\n", "\n===\n", "**", "*",
+    "_", "|", "\n|---|---|\n", " | ", "[", "]", "[1]", "[1]: ", "\n[1]: https://www.lsc.gov", "[^1]", "\n[^1]: ",
+    "](", ")", "(", ":", " ", "; ", ". ", "<", ">", "`", "\\", "#", "Phone:", "Contact",
+]  # fmt: skip
+
+
+class TestMarkdownSoup:
+    """Any mix of layout markers verifies without error, and pairs only with organizations it names."""
+
+    @settings(max_examples=300, deadline=None)
+    @given(
+        pieces=st.lists(
+            st.one_of(st.sampled_from(_SOUP), st.sampled_from(_SOUP[:7])),  # names and contacts half the time
+            max_size=60,
+        )
+    )
+    def test_soup(self, pieces: list[str]) -> None:
+        """Every paired organization is one the text names by name (no pairing out of thin air)."""
+        text = "".join(pieces)
+        report = _report(text)
+        named = {m.org.name for m in RESOURCES.directory.find_mentions(text)}
+        paired = {f["paired_org"] for f in report["phones"] + report["url_orgs"]} - {None}
+        event("something paired" if paired else "nothing paired")
+        assert paired <= named, text
