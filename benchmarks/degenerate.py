@@ -193,6 +193,16 @@ def _footnotes(size: int) -> str:
     return notes + "\n\n" + body
 
 
+def _long_heading(size: int) -> str:
+    """One heading line naming an organization and its number 30,000 times."""
+    return "### " + "Legal Aid Chicago (312) 341-1070, " * (size // 34 + 1)
+
+
+def _long_bullet(size: int) -> str:
+    """One bold-name bullet followed by 60,000 numbers, each far from the name."""
+    return "- **Lone Star Legal Aid** " + "(800) 733-8394, " * (size // 16 + 1)
+
+
 def _table_rows_short(size: int) -> str:
     """A table of about 125,000 short rows, one number in the first."""
     head = "| Name | Phone |\n|-|-|\n| LSC | 1-202-295-1500 |\n"
@@ -208,6 +218,8 @@ FAMILIES.update(
     {
         "layout_table_rows": _table_rows,
         "layout_table_rows_short": _table_rows_short,
+        "layout_long_heading": _long_heading,
+        "layout_long_bullet": _long_bullet,
         "layout_definitions_short": _definitions_short,
         "layout_table_wide": _table_wide,
         "layout_reference_definitions": _reference_definitions,

@@ -219,10 +219,14 @@ class Layout:
 
     def _alone(self, start: int, end: int) -> OrgMention | None:
         """The mention that is all of ``[start, end)`` but emphasis marks and a colon, if one is."""
-        named = self._named(start, end)
-        if len(named) != 1:
+        i = bisect_left(self._m_starts, start)
+        if i >= len(self._mentions) or self._m_starts[i] >= end:
             return None
-        m = named[0]
+        if i + 1 < len(self._mentions) and self._m_starts[i + 1] < end:
+            return None  # two names (looked at without listing a line's thousands of them)
+        m = self._mentions[i]
+        if m.end > end:
+            return None
         rest = self._text[start : m.start] + self._text[m.end : end]
         return m if not rest.strip(" \t*_:") else None
 
