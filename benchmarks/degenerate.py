@@ -241,6 +241,53 @@ FAMILIES.update(
 )
 
 
+# --- Citation families (issue 22): statutes, short cites and reporter-shaped text ----------------------
+# The citations check (grounding_eval/verifier/citations.py) pre-scans the answer for places a citation
+# can be and reads windows around them with citeurl's templates and eyecite; at most MAX_CITATIONS (200)
+# are read. These are the shapes that could make the pre-scan, the windows or the short-cite pass
+# super-linear: full citations, section signs, Id.s and code names back to back (one window the size of
+# the text), reporter-shaped "volume name page" runs, 10^5 short cites after two codes, and a long
+# answer whose only citation is at its end.
+
+
+def _short_cites_after_codes(size: int) -> str:
+    """Two codes with a section in chapter 24, then about 10^5 bare sections of that chapter."""
+    head = "Tex. Prop. Code § 24.005 and Mich. Comp. Laws § 554.601 apply. "
+    return head + "See § 24.006. " * (size // 14 + 1)
+
+
+def _one_citation_at_end(size: int) -> str:
+    """Plain prose of the size, then one citation and an Id."""
+    prose = "The landlord must give written notice before filing. "
+    tail = "\n\nSee Tex. Prop. Code § 24.005(a). Id. § 24.006."
+    room = max(0, size - len(tail.encode("utf-8")))
+    return (prose * (room // len(prose) + 1))[:room] + tail  # (the tail within the size build cuts to)
+
+
+def _dotted_section(size: int) -> str:
+    """One section sign and then one number of the size, dotted: 1.1.1.1…"""
+    return "§ " + "1." * (size // 2 + 1)
+
+
+FAMILIES.update(
+    {
+        "cite_usc": "42 U.S.C. § 3604 ",
+        "cite_section_signs": "§ 1 ",
+        "cite_id": "Id. ",
+        "cite_id_sections": "Id. § 24.006. ",
+        "cite_tex": "Tex. ",
+        "cite_code_names": "Tex. Prop. Code Mich. Comp. Laws ILCS ORS R.C. ",
+        "cite_digit_dots": "1.2.",
+        "cite_dotted_section": _dotted_section,
+        "cite_reporter": "1 A. 1 ",
+        "cite_reporters_mixed": "50 Ill. 2d 351, 678 F. Supp. 3d 443, ",
+        "cite_ilcs": "735 ILCS 5/9-209 ",
+        "cite_short_after_codes": _short_cites_after_codes,
+        "cite_one_at_end": _one_citation_at_end,
+    }
+)
+
+
 def build(unit: str | Callable[[int], str], size: int) -> str:
     """``unit`` repeated (or built) to exactly ``size`` UTF-8 bytes, never splitting a character."""
     text = unit(size) if callable(unit) else unit * (size // len(unit.encode("utf-8")) + 1)

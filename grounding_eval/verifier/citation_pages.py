@@ -13,7 +13,9 @@ URL does and counts against the same limits.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from grounding_eval.verifier.citations import CitationMention, CitationStatus, Lookup
 
@@ -35,10 +37,26 @@ def page_lookup(liveness: LivenessChecker) -> Lookup:
         if status in (404, 410):
             return CitationStatus.UNKNOWN, f"its official page {url} does not exist (HTTP {status})"
         if status is not None and 200 <= status < 300:
-            address = url.partition("#")[0]
-            if mention.section and mention.section in address:
+            if _section_in_address(mention.section, url):
                 return CitationStatus.KNOWN, f"its official page {url} exists (HTTP {status})"
             return CitationStatus.UNCHECKED, f"{url} is the chapter's page (HTTP {status}), not the section's"
         return CitationStatus.UNCHECKED, f"its official page {url} was not confirmed: {result.detail}"
 
     return look
+
+
+def _section_in_address(section: str | None, url: str) -> bool:
+    """Whether the page's path or query names ``section`` (``554.601`` in ``doc.aspx?mcl-554-601``,
+    ``37-6-30`` in ``chap=37&art=6&section=30``), its numbers in order and not inside longer numbers.
+
+    The fragment is no part of the address (Texas's ``PR.24.htm#24.005`` is chapter 24's page), nor are
+    the host and port.
+    """
+    if not section:
+        return False
+    parts = urlsplit(url)
+    address = f"{parts.path}?{parts.query}"
+    pieces = [p for p in re.split(r"[.\-‑–/]", section) if p]
+    between = r"[^0-9A-Za-z]+(?:[A-Za-z]+[^0-9A-Za-z]+)?"
+    pattern = r"(?<![0-9])" + between.join(re.escape(p) for p in pieces) + r"(?![0-9])"
+    return re.search(pattern, address, re.IGNORECASE) is not None
