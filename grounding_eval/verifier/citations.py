@@ -61,6 +61,9 @@ __all__ = [
 
 MAX_CITATIONS = 200
 """Most citations read in one text; past it the rest are counted in ``capped`` and not checked."""
+MAX_PLACES = 4 * MAX_CITATIONS
+"""Most pre-scan places (a section sign, a code's name, a reporter shape) the libraries read around:
+past them (1 MB of code names with no section, say) the rest are counted in ``capped``, not read."""
 
 _WINDOW = 120  # characters read around a trigger: a citation's code name and section are this close
 _TEMPLATES = Path(__file__).with_name("citation_templates.yaml")
@@ -167,11 +170,11 @@ def find_citations(text: str) -> CitationsFound:
     short_starts = [m.start() for m in _SHORT.finditer(text)]
     if not places and not shapes and not short_starts:
         return CitationsFound(())
-    full = _full_citations(text, _windows(places), _windows(shapes), short_starts)
+    full, stop = _full_citations(text, places, shapes, short_starts)
     shorts: list[re.Match[str]] = []
     room = MAX_CITATIONS
     starts = [m.start for m in full]
-    for match in _SHORT.finditer(text):
+    for match in _SHORT.finditer(text, 0, len(text) if stop is None else stop):
         k = bisect_right(starts, match.start()) - 1
         if k >= 0 and match.start() < full[k].end:
             continue  # inside a full citation
@@ -181,8 +184,8 @@ def find_citations(text: str) -> CitationsFound:
     kept = _in_order(full, shorts)[:MAX_CITATIONS]
     found = _resolved(text, kept)
     capped = 0
-    if len(kept) == MAX_CITATIONS:
-        last = found[-1].end
+    if len(kept) == MAX_CITATIONS or stop is not None:
+        last = found[-1].end if len(kept) == MAX_CITATIONS else stop or 0
         capped = sum(len(s) - bisect_left(s, last) for s in (places, shapes, _ids(text, last)))
     return CitationsFound(tuple(found), capped)
 
@@ -225,19 +228,18 @@ def _segments(windows: list[tuple[int, int]], kind: str, size: int) -> list[_Seg
 
 
 def _full_citations(
-    text: str,
-    windows: list[tuple[int, int]],
-    case_windows: list[tuple[int, int]],
-    short_starts: list[int],
-) -> list[CitationMention]:
-    """The full citations in the windows, in order, without overlaps, read chunk by chunk until
-    :data:`MAX_CITATIONS` citations (these and the short cites outside them) lie before a chunk."""
+    text: str, places: list[int], shapes: list[int], short_starts: list[int]
+) -> tuple[list[CitationMention], int | None]:
+    """The full citations around the places found, in order, without overlaps, read chunk by chunk
+    until :data:`MAX_CITATIONS` citations (these and the short cites outside them) or
+    :data:`MAX_PLACES` places lie before a chunk; and where reading stopped (None: the whole text)."""
+    windows, case_windows = _windows(places), _windows(shapes)
     segments = sorted(
         _segments(windows, "statute", len(text)) + _segments(case_windows, "case", len(text)),
         key=lambda s: (s[0], s[1]),
     )
     if not segments:
-        return []
+        return [], None
     library = _library() if windows else None
     kept: list[CitationMention] = []
     inside: list[int] = []  # short-cite places inside each kept citation
@@ -245,8 +247,8 @@ def _full_citations(
     while i < len(segments):
         chunk, first = segments[i][0], segments[i][1]
         estimate = len(kept) + bisect_left(short_starts, first) - sum(inside)
-        if estimate >= MAX_CITATIONS:
-            break
+        if estimate >= MAX_CITATIONS or bisect_left(places, first) + bisect_left(shapes, first) >= MAX_PLACES:
+            return kept, first
         found: list[CitationMention] = []
         while i < len(segments) and segments[i][0] == chunk:
             _, lo, hi, kind, w_lo, w_hi = segments[i]
@@ -265,7 +267,7 @@ def _full_citations(
                 continue
             kept.append(m)
             inside.append(within)
-    return kept
+    return kept, None
 
 
 def _statutes(library: _Library, text: str, lo: int, hi: int, read_to: int) -> list[CitationMention]:
