@@ -9,6 +9,8 @@ Run from the repository root after ``scripts/install``:
    sample articles); the median, best and worst of half-second rounds.
 2. A cold call (issue 9's goal 2): ``benchmarks/cold_start.py``'s measurement of one promptfoo row's fresh
    process against ``python -c pass``, printed as a ratio.
+   The same with a paragraph of statute citations, and with a case citation as well (the citations
+   check), and the first-use cost of the citations libraries in a fresh process.
 3. Under promptfoo: the same answer graded on N rows by the verifier assertion, against N rows graded by
    one trivial Python assertion (promptfoo's ``echo`` provider, so no model is involved). The difference
    divided by N is the wall time per row the verifier adds. Both runs use the same concurrency.
@@ -23,6 +25,7 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -58,12 +61,42 @@ PARAGRAPHS = [
 ]
 
 
-def build_answer(target_words: int = 600) -> str:
-    """Repeat the paragraphs until the answer reaches about ``target_words`` words."""
+# The citation variants (issue 22's citations check): the plain answer with a paragraph citing a few
+# statutes (one listed in the sample's citation index, one in a range it covers, one Id., one federal
+# section, one of another state), and the same with a case citation as well (eyecite reads it).
+STATUTES = (
+    "The Security Deposits Act sets the rules: MCL 554.602 caps the deposit at one and a half months' "
+    "rent, and Mich. Comp. Laws § 554.609 requires the itemized list. Id. § 554.610. Federal law adds "
+    "protections for survivors (34 U.S.C. § 12491), and Texas's Tex. Prop. Code § 92.103 does not apply."
+)
+CASE = (
+    " A Michigan court read the Act the same way in Stutelberg v. Practical Management Co., 245 N.W.2d 737."
+)
+
+
+def build_answer(target_words: int = 600, extra: str = "") -> str:
+    """Repeat the paragraphs until the answer reaches about ``target_words`` words (``extra`` second)."""
     parts: list[str] = []
     while sum(len(p.split()) for p in parts) < target_words:
         parts.append(PARAGRAPHS[len(parts) % len(PARAGRAPHS)])
+    if extra:
+        parts.insert(1, extra)
     return "\n\n".join(parts)
+
+
+def library_first_use() -> dict[str, float]:
+    """Seconds a fresh process spends on the citations check's first use: citeurl's templates
+    (``citations._library()``), then eyecite's first call, then a first statute-only answer."""
+    code = (
+        "import json, time\n"
+        "from grounding_eval.verifier import citations as c\n"
+        "t = time.perf_counter(); c.find_citations('MCL 554.602 and Id.'); a = time.perf_counter() - t\n"
+        "t = time.perf_counter(); c._library(); b = time.perf_counter() - t\n"
+        "t = time.perf_counter(); c.find_citations('245 N.W.2d 737'); e = time.perf_counter() - t\n"
+        "print(json.dumps({'first_statute_s': a, 'library_after_s': b, 'first_case_s': e}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def in_process(answer: str, source: str, seconds: float) -> dict[str, float]:
@@ -101,6 +134,7 @@ def in_process(answer: str, source: str, seconds: float) -> dict[str, float]:
         "urls": len(first.urls),
         "phones": len(first.phones),
         "quotes": len(first.quotes),
+        "citations": len(first.citations),
     }
 
 
@@ -184,6 +218,19 @@ def main() -> None:
     print(
         f"goal 3: {r['answers_per_second']:.0f} answers/s in process (median of {r['rounds']} half-second "
         f"rounds; best {r['best_answers_per_second']:.0f}, worst {r['worst_answers_per_second']:.0f})"
+    )
+    for name, extra in (("statutes", STATUTES), ("statutes + case", STATUTES + CASE)):
+        c = in_process(build_answer(extra=extra), source, args.seconds)
+        print(
+            f"with {name}: {c['answers_per_second']:.1f} answers/s ({c['ms_per_answer']:.2f} ms/answer; "
+            f"{c['citations']} citations; best {c['best_answers_per_second']:.0f}, "
+            f"worst {c['worst_answers_per_second']:.0f})"
+        )
+    first_use = library_first_use()
+    print(
+        f"citations, first use in a fresh process: first statute answer {first_use['first_statute_s']:.2f} s "
+        f"(citeurl's templates built as needed), all templates after it {first_use['library_after_s']:.2f} s, "
+        f"first case {first_use['first_case_s']:.2f} s (eyecite)"
     )
     if not args.skip_cold:
         import cold_start  # (beside this file; it reads the benchmark answer from here)

@@ -165,8 +165,10 @@ def find_citations(text: str) -> CitationsFound:
     each. Past the cap, ``capped`` counts the pre-scan places (a section sign, a code's name, an
     ``Id.``, a reporter shape) after the last citation kept: places, not citations, never read.
     """
-    places = [m.start() for m in _TRIGGER.finditer(text)]
-    shapes = [m.start() for m in _CASE_SHAPE.finditer(text) if _REPORTER_MARK.search(m.group("reporter"))]
+    places = _outside_urls(text, [m.start() for m in _TRIGGER.finditer(text)])
+    shapes = _outside_urls(
+        text, [m.start() for m in _CASE_SHAPE.finditer(text) if _REPORTER_MARK.search(m.group("reporter"))]
+    )
     short_starts = [m.start() for m in _SHORT.finditer(text)]
     if not places and not shapes and not short_starts:
         return CitationsFound(())
@@ -188,6 +190,27 @@ def find_citations(text: str) -> CitationsFound:
         last = found[-1].end if len(kept) == MAX_CITATIONS else stop or 0
         capped = sum(len(s) - bisect_left(s, last) for s in (places, shapes, _ids(text, last)))
     return CitationsFound(tuple(found), capped)
+
+
+# A URL's run of characters ("…/Laws/MCL?objectName=…"): its text is never a citation, and windows
+# around it would cost the libraries' time for nothing.
+_URLISH = re.compile(r"(?<![\w.])(?:[Hh][Tt][Tt][Pp][Ss]?://|www\.)[^\s<>()\[\]\"'`]+")
+
+
+def _outside_urls(text: str, starts: list[int]) -> list[int]:
+    """``starts`` without those inside a URL (one scan of the text, a bisection each)."""
+    if "://" not in text and "www." not in text:
+        return starts
+    spans = [m.span() for m in _URLISH.finditer(text)]
+    if not spans:
+        return starts
+    los = [lo for lo, _ in spans]
+    out = []
+    for at in starts:
+        k = bisect_right(los, at) - 1
+        if k < 0 or at >= spans[k][1]:
+            out.append(at)
+    return out
 
 
 _CHUNK = 2000  # characters of a window read at once: the libraries' work per read is bounded
