@@ -59,6 +59,9 @@ def test_both_layouts_read_alike(tmp_path: Path, shared_eval: Callable[[str], Ev
         assert all(text in dict(now).get("prompt shown to the model", "") for _, text in was), k
         assert bool(was) == bool(now), k  # C0: no source either way
         assert new[k]["test_metadata"].pop("source_vars") == ["jkb_directory", "jkb_full_content"]
+        # The citations check (issue 22) came after the old file was written: its score is new.
+        if "citation_score" not in old[k]["scores"]:
+            new[k]["scores"] = {n: v for n, v in new[k]["scores"].items() if n != "citation_score"}
         assert new[k] == old[k], k
 
 

@@ -29,6 +29,8 @@ EVERY_OUTCOME = {
     "phone MATCH", "phone MISMATCH", "phone UNKNOWN_NUMBER", "phone UNPAIRED",
     "url_org MATCH", "url_org MISATTRIBUTED", "jurisdiction leak",
     "EXACT", "NEAR", "PARTIAL", "NO_MATCH",
+    "citation IN_SOURCES", "citation KNOWN", "citation UNKNOWN", "citation WRONG_JURISDICTION",
+    "citation UNCHECKED",
 }  # fmt: skip
 # NO_SOURCE is not among them: quotes are checked against the item's articles in every condition
 # (issue 18), and every sample item has articles. An item without any is tested in
@@ -55,6 +57,7 @@ def _outcomes(report: dict[str, Any]) -> set[str]:
     }
     found |= {"jurisdiction leak"} if report["jurisdiction"]["leaks"] else set()
     found |= {q["status"] for q in report["quotes"]}
+    found |= {f"citation {c['status']}" for c in report["citations"]}
     return found
 
 

@@ -954,9 +954,19 @@ _FINE = {
     "phones": ("MATCH",),
     "url_orgs": ("MATCH",),
     "quotes": ("EXACT", "NO_SOURCE"),
+    "citations": ("IN_SOURCES", "KNOWN"),
 }
-_CHECK_OF = {"urls": "url_allowlist", "phones": "phone_org", "url_orgs": "url_org", "quotes": "quotation"}
-_DETAIL_OF = {"urls": "url", "phones": "number", "url_orgs": "url", "quotes": "quote"}
+_CHECK_OF = {
+    "urls": "url_allowlist", "phones": "phone_org", "url_orgs": "url_org", "quotes": "quotation",
+    "citations": "citations",
+}  # fmt: skip
+_DETAIL_OF = {
+    "urls": "url",
+    "phones": "number",
+    "url_orgs": "url",
+    "quotes": "quote",
+    "citations": "citation",
+}
 
 
 def _findings(verifier_meta: dict[str, Any] | None) -> tuple[Finding, ...]:

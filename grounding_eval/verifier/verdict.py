@@ -235,7 +235,12 @@ class VerifierReport:
             for leak in self.leaks
         ]
         out += [
-            HardFailure("jurisdiction", "jurisdiction_correct", f"another state's law: {c.detail}")
+            HardFailure(
+                "jurisdiction",
+                "jurisdiction_correct",
+                f"another state's law: {c.mention.raw} is {c.mention.jurisdiction} law, and the user is in "
+                f"{self.jurisdiction}",
+            )
             for c in self.citation_leaks
         ]
         out += [
