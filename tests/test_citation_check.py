@@ -208,3 +208,36 @@ def test_the_sample_index_covers_its_acts() -> None:
     article = (SAMPLE / "articles" / "mi-mcl554-601.txt").read_text(encoding="utf-8")
     sections = {m.key for m in find_citations(article).mentions if m.key and index.covering(m.key)}
     assert len(sections) >= 18 and sections <= index.keys
+
+
+@pytest.mark.parametrize(
+    ("text", "raw", "normalized"),
+    [
+        (
+            "keep the locks working (Ohio Rev. Code §\n5321.04).",
+            "Ohio Rev. Code §\n5321.04",
+            "Ohio Rev. Code § 5321.04",
+        ),
+        ("See MCL\n554.601 today.", "MCL\n554.601", "Mich. Comp. Laws § 554.601"),
+        ("Under 765 ILCS\t705/1 you", "765 ILCS\t705/1", "765 Ill. Comp. Stat. 705/1"),
+    ],
+)
+def test_a_citation_wrapped_at_a_line_break_is_one_citation(text: str, raw: str, normalized: str) -> None:
+    from grounding_eval.verifier.citations import find_citations
+
+    found = find_citations(text).mentions
+    assert [(m.raw, m.normalized) for m in found] == [(raw, normalized)]
+    assert all(text[m.start : m.end] == m.raw for m in found)
+
+
+def test_a_paragraph_break_still_ends_an_id_sentence() -> None:
+    """Line breaks read as spaces for the patterns, but sentences are the text's own: "Id." after a
+    paragraph that cites two codes is ambiguous, after one that cites one code it continues it."""
+    from grounding_eval.verifier.citations import find_citations
+
+    two = find_citations("R.C. 5321.04 and MCL 554.601 apply.\n\nId. at (b)").mentions
+    assert two[-1].raw == "Id. at (b)" and two[-1].normalized is None
+    one = find_citations(
+        "Both codes: MCL 554.601 and R.C. 5321.04.\n\nR.C. 5321.07 lets you.\nId. at (b)"
+    ).mentions
+    assert one[-1].normalized == "Ohio Rev. Code § 5321.07"

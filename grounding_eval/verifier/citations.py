@@ -165,6 +165,12 @@ def find_citations(text: str) -> CitationsFound:
     each. Past the cap, ``capped`` counts the pre-scan places (a section sign, a code's name, an
     ``Id.``, a reporter shape) after the last citation kept: places, not citations, never read.
     """
+    original = text
+    if "\n" in text or "\r" in text or "\t" in text:
+        # A citation wrapped at a line break ("Ohio Rev. Code §" / "5321.04") reads as on one line: the
+        # patterns see each break as a space (same length, so every position holds); sentences and
+        # each citation's raw text come from the text as written.
+        text = text.translate(_ONE_LINE)
     places = _outside_urls(text, [m.start() for m in _TRIGGER.finditer(text)])
     shapes = _outside_urls(
         text, [m.start() for m in _CASE_SHAPE.finditer(text) if _REPORTER_MARK.search(m.group("reporter"))]
@@ -184,12 +190,20 @@ def find_citations(text: str) -> CitationsFound:
             break
         shorts.append(match)
     kept = _in_order(full, shorts)[:MAX_CITATIONS]
-    found = _resolved(text, kept)
+    found = _resolved(text, kept, original)
     capped = 0
     if len(kept) == MAX_CITATIONS or stop is not None:
         last = found[-1].end if len(kept) == MAX_CITATIONS else stop or 0
         capped = sum(len(s) - bisect_left(s, last) for s in (places, shapes, _ids(text, last)))
+    if original is not text:
+        found = [
+            m if m.raw == original[m.start : m.end] else replace(m, raw=original[m.start : m.end])
+            for m in found
+        ]
     return CitationsFound(tuple(found), capped)
+
+
+_ONE_LINE = str.maketrans("\n\r\t", "   ")
 
 
 # A URL's run of characters ("…/Laws/MCL?objectName=…"): its text is never a citation, and windows
@@ -348,15 +362,18 @@ def _in_order(
     return out + full[k:]
 
 
-def _resolved(text: str, kept: list[CitationMention | re.Match[str]]) -> list[CitationMention]:
-    """The full citations as they are, each short cite resolved by the module's rule."""
+def _resolved(
+    text: str, kept: list[CitationMention | re.Match[str]], original: str | None = None
+) -> list[CitationMention]:
+    """The full citations as they are, each short cite resolved by the module's rule (sentences are
+    those of ``original``, the text as written, when ``text`` is its one-line copy)."""
     if all(isinstance(item, CitationMention) for item in kept):
         return [item for item in kept if isinstance(item, CitationMention)]
     from grounding_eval.verifier.sentences import sentence_spans
 
     spans = [(i.start, i.end) if isinstance(i, CitationMention) else i.span() for i in kept]
     bound = spans[-1][1]
-    sentence_starts = [s for s, _ in sentence_spans(text[:bound], spans)]
+    sentence_starts = [s for s, _ in sentence_spans((original or text)[:bound], spans)]
 
     def sentence_of(pos: int) -> int:
         return bisect_right(sentence_starts, pos) - 1
@@ -443,49 +460,79 @@ class _Library:
     def __init__(self) -> None:
         import citeurl
         import yaml
-        from citeurl import Template  # (citeurl imports markdown for its Markdown extension)
 
         folder = Path(citeurl.__file__).parent / "templates"
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        raw: dict[str, Any] = {}
+        self._raw: dict[str, Any] = {}  # citeurl's templates as data, built only when a window needs one
         self._federal: set[str] = set()
         for name in _CITEURL_FILES:
             data = yaml.load((folder / f"{name}.yaml").read_text(encoding="utf-8"), Loader=loader)
-            raw.update(data)
+            self._raw.update(data)
             if "federal" in name:
                 self._federal |= set(data)
-        ours = yaml.load(_TEMPLATES.read_text(encoding="utf-8"), Loader=loader)
-        built: dict[str, Any] = {}
-        for name, data in raw.items():
-            built[name] = Template.from_dict(name, data, inheritables=built)
-        for name, data in ours.items():
-            built[name] = Template.from_dict(name, data, inheritables=built)
-        self.templates = built
-        self._state = {name: _template_state(name) for name in built}
+        self._ours: dict[str, Any] = yaml.load(_TEMPLATES.read_text(encoding="utf-8"), Loader=loader)
+        self._built: dict[str, Any] = {}  # citeurl's, by name
+        self._built_ours: dict[str, Any] = {}
+        self._state = {name: _template_state(name) for name in self._raw}
         # Dispatch: one pass over a window names the jurisdictions whose code names appear in it, and
-        # only their templates are run there. A template without a name pattern, and each of ours
-        # (their short forms, "R.C.", "ORS", name no state), runs in every window.
-        groups: dict[str, list[Any]] = {}
+        # only their templates are built and run there. A template without a name pattern, and each
+        # of ours (their short forms, "R.C.", "ORS", name no state), runs in every window.
+        groups: dict[str, list[str]] = {}
         names: dict[str, list[str]] = {}
-        always = []
-        for name, template in built.items():
-            pattern = template.meta.get("name regex")
-            if not pattern or name in ours:
-                always.append(template)
+        always = list(self._ours)
+        for name in self._raw:
+            pattern = self._meta(name).get("name regex")
+            if name in self._ours:
+                continue
+            if not pattern:
+                always.append(name)
                 continue
             group = "US" if name in self._federal else (self._state[name] or name)
-            groups.setdefault(group, []).append(template)
+            groups.setdefault(group, []).append(name)
             names.setdefault(group, []).append(f"(?:{pattern})")
         self._groups = list(groups.values())
-        # Where any code name starts; then each jurisdiction's names are tried there, since two share
-        # a name (citeurl gives its Washington Constitution West Virginia's "W. Va.").
-        # One match at each such start says which of them name a code there: each jurisdiction's names
+        # Where any code name starts; then which jurisdictions' names start there (two share a name:
+        # citeurl gives its Washington Constitution West Virginia's "W. Va."): each jurisdiction's names
         # in a look-ahead group of its own, tried in one call (not one call per jurisdiction).
         self._dispatch = re.compile(r"(?<!\w)(?:" + "|".join("|".join(p) for p in names.values()) + ")")
         self._which = re.compile(
             "".join(f"(?:(?=(?P<g{n}>{'|'.join(p)}))|)" for n, p in enumerate(names.values()))
         )
         self._always = always
+
+    def _meta(self, name: str) -> dict[str, Any]:
+        """A citeurl template's metadata as citeurl resolves it: its own, else its parent's."""
+        data = self._raw[name]
+        if data.get("meta"):
+            return dict(data["meta"])
+        parent = data.get("inherit")
+        return self._meta(parent) if parent in self._raw and parent != name else {}
+
+    def _citeurl_template(self, name: str) -> Any:
+        built = self._built.get(name)
+        if built is None:
+            from citeurl import Template  # (citeurl imports markdown for its Markdown extension)
+
+            parent = self._raw[name].get("inherit")
+            if parent:
+                self._citeurl_template(parent)
+            built = self._built[name] = Template.from_dict(name, self._raw[name], inheritables=self._built)
+        return built
+
+    def template(self, name: str) -> Any:
+        """The template ``name``: ours where we have one (built over citeurl's), else citeurl's."""
+        if name not in self._ours:
+            return self._citeurl_template(name)
+        built = self._built_ours.get(name)
+        if built is None:
+            from citeurl import Template
+
+            parent = self._ours[name].get("inherit")
+            inheritables = {parent: self._citeurl_template(parent)} if parent else {}
+            built = self._built_ours[name] = Template.from_dict(
+                name, self._ours[name], inheritables=inheritables
+            )
+        return built
 
     def templates_for(self, text: str, lo: int, hi: int) -> list[Any]:
         """The templates that can match in ``text[lo:hi]``: ours and the unnamed ones, and those of
@@ -495,9 +542,9 @@ class _Library:
             which = self._which.match(text, start)
             if which is not None:
                 named |= {g for g, v in which.groupdict().items() if v is not None}
-        chosen = list(self._always)
+        chosen = [self.template(name) for name in self._always]
         for group in sorted(named, key=lambda g: int(g[1:])):
-            chosen += self._groups[int(group[1:])]
+            chosen += [self.template(name) for name in self._groups[int(group[1:])]]
         return chosen
 
     def mention(self, match: re.Match[str], template: Any) -> CitationMention | None:
@@ -552,7 +599,7 @@ class _Library:
         ``base``'s own section), or None when the code's template does not read that section."""
         if base.kind == "case" or section is None:
             return replace(base, raw=text[start:end], start=start, end=end)
-        template = self.templates.get(base.key[0]) if base.key else None
+        template = self.template(base.key[0]) if base.key else None
         if template is None or not base.section:
             return None
         head, _, _ = base.raw.rpartition(base.section)
@@ -817,6 +864,7 @@ def check_citations(
 
     Budget: one extraction per distinct reference text (remembered), then a set look-up per citation.
     """
+    user_state = user_state.strip().upper() if user_state else None  # ("il" is IL, never another state)
     in_sources: set[tuple[str, ...]] = set()
     for text in reference:
         in_sources |= _reference_keys(text)

@@ -150,7 +150,9 @@ def _citations(report: VerifierReport, head: str) -> str:
     if report.citations and not any(c.status in _CITATION_SCORED for c in report.citations):
         line = line.replace(f"{head} ", f"{head} (none checked offline, not scored) ", 1)
     if report.citations_capped:
-        line += f"; {report.citations_capped} more past the limit of citations read, not checked"
+        line += (
+            f"; {report.citations_capped} citation-like places past the limit of citations read, not checked"
+        )
     return line
 
 
