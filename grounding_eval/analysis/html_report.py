@@ -624,8 +624,8 @@ def _findings_section(rows: Sequence[ReportRow]) -> str:
     return (
         _table(["check", "status", *conditions, "total", f"examples (up to {MAX_EXAMPLES})"], body, labels=2)
         + '<p class="note">Findings other than plain successes (allowlisted URLs, matching phones '
-        "and URL owners, exact or "
-        "unsourced quotes), counted per condition.</p>"
+        "and URL owners, exact or unsourced quotes, legal citations found in the item's sources or the "
+        "citation index), counted per condition.</p>"
     )
 
 
