@@ -211,11 +211,17 @@ _ONE_LINE = str.maketrans("\n\r\t", "   ")
 _URLISH = re.compile(r"(?<![\w.])(?:[Hh][Tt][Tt][Pp][Ss]?://|www\.)[^\s<>()\[\]\"'`]+")
 
 
+@lru_cache(maxsize=4)
+def _url_spans(text: str) -> list[tuple[int, int]]:
+    """Where the text's URLs run (remembered: the statute and case places ask about the same text)."""
+    return [m.span() for m in _URLISH.finditer(text)]
+
+
 def _outside_urls(text: str, starts: list[int]) -> list[int]:
     """``starts`` without those inside a URL (one scan of the text, a bisection each)."""
-    if "://" not in text and "www." not in text:
+    if not starts or ("://" not in text and "www." not in text):
         return starts
-    spans = [m.span() for m in _URLISH.finditer(text)]
+    spans = _url_spans(text)
     if not spans:
         return starts
     los = [lo for lo, _ in spans]
