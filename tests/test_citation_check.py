@@ -241,3 +241,28 @@ def test_a_paragraph_break_still_ends_an_id_sentence() -> None:
         "Both codes: MCL 554.601 and R.C. 5321.04.\n\nR.C. 5321.07 lets you.\nId. at (b)"
     ).mentions
     assert one[-1].normalized == "Ohio Rev. Code § 5321.07"
+
+
+def test_rescore_applies_the_citations_check() -> None:
+    """A row graded before the check existed (it passed) is graded again with it: another state's law
+    fails it, and its citations are in the verifier's metadata."""
+    from grounding_eval.promptfoo.rescore import rescore_rows
+
+    verifier = {"type": "javascript", "value": "file://assertions/grounding.cjs:verifier",
+                "config": {"liveness": "offline"}}  # fmt: skip
+    row = {
+        "id": "r1", "testIdx": 0, "promptIdx": 0, "success": True, "score": 1.0, "failureReason": 0,
+        "namedScores": {"deterministic_verifier_score": 1.0},
+        "vars": {"jurisdiction": "IL", "query_id": "q1"}, "prompt": {"raw": "Q", "label": "C0"},
+        "testCase": {"vars": {"jurisdiction": "IL"}, "assert": [verifier]},
+        "gradingResult": {"pass": True, "score": 1.0, "componentResults": [{"pass": True, "assertion": verifier}]},
+        "response": {"output": "Tex. Prop. Code § 24.005 gives you three days to leave."},
+    }  # fmt: skip
+    rows, _ = rescore_rows([row], None)
+    graded = rows[0]
+    assert graded["success"] is False
+    meta = graded["gradingResult"]["componentResults"][0]["metadata"]["verifier"]
+    assert [(c["citation"], c["status"]) for c in meta["citations"]] == [
+        ("Tex. Prop. Code § 24.005", "WRONG_JURISDICTION")
+    ]
+    assert graded["namedScores"]["citation_score"] == 0.0
