@@ -70,7 +70,7 @@ from grounding_eval.verifier.quotes import (
 )
 from grounding_eval.verifier.sentences import sentence_spans
 from grounding_eval.verifier.url_orgs import UrlOrgFinding, UrlOrgStatus, check_url_orgs
-from grounding_eval.verifier.urls import UrlMention, extract_urls
+from grounding_eval.verifier.urls import UrlMention, extract_urls, repeated_link_texts
 
 __all__ = ["CHECKS", "MEANING_CHANGE_RULES", "HardFailure", "VerifierReport", "VerifierResources", "verify"]
 
@@ -361,7 +361,9 @@ def verify(
     phones = find_phones(answer)
     cited = find_citations(answer)
     masked = [(u.start, u.end) for u in urls] + [(p.start, p.end) for p in phones]
-    mentions = directory.find_mentions(answer, masked=masked)
+    # A host written as its own link's text ([lsc.gov](https://lsc.gov/)) is the URL, not a name: the
+    # pairing drops it already, and masking it keeps it out of the jurisdiction check too.
+    mentions = directory.find_mentions(answer, masked=masked + repeated_link_texts(answer))
     sentences = sentence_spans(answer, masked)
     if source_labels and len(source_labels) != len(sources):
         raise ValueError(f"{len(source_labels)} source labels for {len(sources)} sources")
