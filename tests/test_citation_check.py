@@ -266,3 +266,19 @@ def test_rescore_applies_the_citations_check() -> None:
         ("Tex. Prop. Code § 24.005", "WRONG_JURISDICTION")
     ]
     assert graded["namedScores"]["citation_score"] == 0.0
+
+
+def test_the_cached_index_is_the_index(tmp_path: Path, index: Path) -> None:
+    """A fresh process reads the compiled index back instead of reading every entry again; what it
+    reads back is the same index, and an edited file is read again."""
+    from grounding_eval.verifier.citations import load_citation_index
+    from grounding_eval.verifier.resource_cache import cached_citation_index
+
+    cache = tmp_path / "cache"
+    first = cached_citation_index(index, cache)
+    assert len(list(cache.glob("citations-*.json"))) == 1
+    again = cached_citation_index(index, cache)
+    assert again == first == load_citation_index(index)
+    index.write_text(INDEX + "  - 765 ILCS 705/2\n", encoding="utf-8")
+    edited = cached_citation_index(index, cache)
+    assert edited.keys - first.keys == {("Illinois Compiled Statutes", "765", "705", "2")}

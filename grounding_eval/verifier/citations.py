@@ -736,7 +736,7 @@ class CitationIndex:
 
     path: str
     keys: frozenset[tuple[str, ...]]
-    covers: tuple[_Cover, ...]
+    covers: tuple[Cover, ...]
     entries: int = 0
 
     def covering(self, key: tuple[str, ...]) -> str | None:
@@ -748,7 +748,9 @@ class CitationIndex:
 
 
 @dataclass(frozen=True)
-class _Cover:
+class Cover:
+    """A `covers` entry: a code, title or chapter (a key prefix), or a section range of one."""
+
     written: str
     prefix: tuple[str, ...]  # the key's leading parts: template and the tokens above the section
     low: tuple[str, ...] | None = None  # a section range "§§ 554.601–554.616": its ends, inclusive
@@ -828,14 +830,14 @@ def _read_section(written: str) -> list[CitationMention]:
 _RANGE = re.compile(r"^(?P<head>.*?)(?P<low>\d[\w.\-]*)\s*(?:–|‑|-{1,2}|to|through)\s*(?P<high>\d[\w.\-]*)$")
 
 
-def _read_cover(written: str) -> _Cover | None:
+def _read_cover(written: str) -> Cover | None:
     ranged = _RANGE.match(written.replace("§§", "§"))
     if ranged and (ranged.group("head").strip().endswith("§") or " " in ranged.group("head")):
         low = _read_section(ranged.group("head") + ranged.group("low"))
         high = _read_section(ranged.group("head") + ranged.group("high"))
         if low and high and low[0].key and high[0].key and low[0].key[:-1] == high[0].key[:-1]:
             prefix = low[0].key[:-1]
-            return _Cover(written, prefix, low[0].key[len(prefix) :], high[0].key[len(prefix) :])
+            return Cover(written, prefix, low[0].key[len(prefix) :], high[0].key[len(prefix) :])
     library = _library()
     for suffix in _COVER_SUFFIXES:
         synthetic = written + suffix
@@ -849,7 +851,7 @@ def _read_cover(written: str) -> _Cover | None:
                 k for k in template.tokens
                 if k not in severable and match.group(k) is not None and match.start(k) < len(written)
             ]  # fmt: skip
-            return _Cover(written, mention.key[: 1 + len(written_tokens)])
+            return Cover(written, mention.key[: 1 + len(written_tokens)])
     return None
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from grounding_eval.errors import DataError
 from grounding_eval.verifier.allowlist import Allowlist, load_allowlist
-from grounding_eval.verifier.citations import load_citation_index
+from grounding_eval.verifier.citations import CitationIndex, load_citation_index
 from grounding_eval.verifier.directory import Directory, load_directory
 from grounding_eval.verifier.liveness import (
     DEFAULT_ANSWER_BUDGET,
@@ -92,7 +92,7 @@ def load_resources(
         ),
         liveness_mode=liveness,
         quote_thresholds=thresholds,
-        citations=None if citations is None else load_citation_index(citations),
+        citations=None if citations is None else _citation_index(citations, cache_dir),
     )
 
 
@@ -102,6 +102,15 @@ def _allowlist(path: Path, cache_dir: Path | None) -> Allowlist:
     from grounding_eval.verifier.resource_cache import cached_allowlist
 
     return cached_allowlist(Path(path), cache_dir)
+
+
+def _citation_index(path: Path, cache_dir: Path | None) -> CitationIndex:
+    if cache_dir is None:
+        return load_citation_index(path)
+    from grounding_eval.verifier.resource_cache import cached_citation_index
+
+    index: CitationIndex = cached_citation_index(Path(path), cache_dir)
+    return index
 
 
 def _directory(path: Path, cache_dir: Path | None) -> Directory:
