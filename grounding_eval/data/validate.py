@@ -64,6 +64,9 @@ def check_dataset(dataset: Dataset) -> Findings:
     return Findings(tuple(errors), (*warnings, *size_warnings(dataset)))
 
 
+_CITATION_SCHEMA = "datasets/schemas/citations.schema.json"
+
+
 def check_citation_index(root: Path) -> list[str]:
     """The dataset's citation index against its JSON Schema, then read as the verifier reads it: one
     line per problem (none when the dataset has no ``citations.yaml``)."""
@@ -77,7 +80,7 @@ def check_citation_index(root: Path) -> list[str]:
         return []
     import jsonschema  # type: ignore[import-untyped]
 
-    schema = read_json(pack_root() / "datasets" / "schemas" / "citations.schema.json")
+    schema = read_json(pack_root() / _CITATION_SCHEMA)
     try:
         data = read_yaml(path, inside=root)
     except DataError as exc:
@@ -86,7 +89,7 @@ def check_citation_index(root: Path) -> list[str]:
     if problems:
         return [
             f"{path}: {'/'.join(map(str, e.absolute_path)) or 'the file'}: {' '.join(e.message.split())[:200]} "
-            "(datasets/schemas/citations.schema.json)"
+            f"({_CITATION_SCHEMA})"
             for e in problems
         ]
     from grounding_eval.verifier.citations import load_citation_index

@@ -808,9 +808,10 @@ def load_citation_index(path: str | Path, *, inside: Path | None = None) -> Cita
         written = entry.get("citation") if isinstance(entry, dict) else entry
         if not isinstance(written, str) or not written.strip():
             raise DataError(path, f"citations[{n}]: a citation is a string or a mapping with 'citation'")
-        keys |= {m.key for m in _read_section(written) if m.key}
-        if not _read_section(written):
+        sections = _read_section(written)
+        if not sections:
             raise DataError(path, f"citations[{n}]: {written[:80]!r} does not read as a citation")
+        keys |= {m.key for m in sections if m.key}
     parsed = []
     for n, written in enumerate(covers):
         if not isinstance(written, str) or not written.strip():
@@ -870,12 +871,14 @@ def check_citations(
 ) -> list[CitationFinding]:
     """Give each citation its status (see the module docstring); ``reference`` are the item's texts.
 
-    Budget: one extraction per distinct reference text (remembered), then a set look-up per citation.
+    Budget: one extraction per distinct reference text (remembered), and only when a citation names a
+    section to look for there; then a set look-up per citation.
     """
     user_state = user_state.strip().upper() if user_state else None  # ("il" is IL, never another state)
     in_sources: set[tuple[str, ...]] = set()
-    for text in reference:
-        in_sources |= _reference_keys(text)
+    if any(m.key is not None for m in mentions):  # (an answer without citations reads no reference)
+        for text in reference:
+            in_sources |= _reference_keys(text)
     out = []
     for m in mentions:
         out.append(_status(m, user_state, index, in_sources, live))

@@ -140,6 +140,8 @@ _CITATION_SEEN = frozenset({CitationStatus.IN_SOURCES, CitationStatus.KNOWN})
 
 
 def _citations(report: VerifierReport, head: str) -> str:
+    if report.citations and report.check_scores["citations"] is None:  # every one UNCHECKED
+        head += " (none checked offline, not scored)"
     line = _with(
         head,
         report.citations,
@@ -147,23 +149,11 @@ def _citations(report: VerifierReport, head: str) -> str:
         "no legal citations",
         lambda c: c.status not in _CITATION_SEEN,
     )
-    if report.citations and not any(c.status in _CITATION_SCORED for c in report.citations):
-        line = line.replace(f"{head} ", f"{head} (none checked offline, not scored) ", 1)
     if report.citations_capped:
         line += (
             f"; {report.citations_capped} citation-like places past the limit of citations read, not checked"
         )
     return line
-
-
-_CITATION_SCORED = frozenset(
-    {
-        CitationStatus.IN_SOURCES,
-        CitationStatus.KNOWN,
-        CitationStatus.UNKNOWN,
-        CitationStatus.WRONG_JURISDICTION,
-    }
-)
 
 
 def _quotes(report: VerifierReport, head: str) -> str:
