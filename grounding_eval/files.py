@@ -46,6 +46,7 @@ __all__ = [
     "read_json",
     "read_text",
     "read_yaml",
+    "write_bytes_atomic",
     "write_text_atomic",
 ]
 
@@ -382,13 +383,23 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     """Write ``text`` (UTF-8, newlines as given) to a temporary file beside ``path`` and move it into
     place: ``path`` is either the old file or the whole new one, never half-written.
 
+    Raises:
+        DataError: the folder is missing or not writable (one line naming ``path``).
+        UnicodeEncodeError: ``text`` holds a lone surrogate (callers make text encodable first); the old
+            file is kept and no temporary file is made.
+    """
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path`` and move it into place: ``path`` is either the
+    old file or the whole new one, never half-written.
+
     The new file gets the old one's permissions, or, for a new file, the usual ``0o666`` less the umask
     (a temporary file from :mod:`tempfile` would be ``0o600``: an allowlist or report nobody else can read).
 
     Raises:
         DataError: the folder is missing or not writable (one line naming ``path``).
-        UnicodeEncodeError: ``text`` holds a lone surrogate (callers make text encodable first); the old
-            file is kept and the temporary one removed.
     """
     path = Path(path)
     tmp = path.parent / f".{path.name}-{os.urandom(6).hex()}.tmp"  # O_EXCL below: never someone else's
@@ -404,8 +415,8 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     except OSError as exc:
         raise DataError(path, f"cannot write: {exc.strerror or exc}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         if old_mode is not None:
             os.chmod(tmp, old_mode)
         os.replace(tmp, path)
