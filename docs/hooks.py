@@ -183,14 +183,14 @@ def _render_schema(path: Path) -> str:
     defs: dict[str, Any] = {**schema.get("definitions", {}), **schema.get("$defs", {})}
     refs = {name: f"{anchor}-{name.lower()}" for name in defs}
     lines = [
-        f"## {schema.get('title') or stem} {{#{anchor}}}\n",
+        f"### {schema.get('title') or stem} {{#{anchor}}}\n",
         f"Schema file: `datasets/schemas/{path.name}`.\n",
     ]
     if schema.get("description"):
         lines.append(f"{schema['description']}\n")
     lines.extend(_object_lines(schema, refs))
     for name, sub in defs.items():
-        lines.append(f"### {sub.get('title') or name} {{#{refs[name]}}}\n")
+        lines.append(f"#### {sub.get('title') or name} {{#{refs[name]}}}\n")
         if sub.get("description"):
             lines.append(f"{sub['description']}\n")
         lines.extend(_object_lines(sub, refs))

@@ -160,11 +160,11 @@ def test_a_schema_with_definitions_enums_and_optional_fields(tmp_path: Path) -> 
     }
     (tmp_path / "thing.schema.json").write_text(json.dumps(schema))
     page = HOOKS.render_schemas(tmp_path)
-    assert "## Thing {#schema-thing}" in page and "A thing file." in page
+    assert "### Thing {#schema-thing}" in page and "A thing file." in page
     assert "| `kind` | one of `a`, `b` | yes | which kind |" in page
     assert "| `parts` | list of [Part](#schema-thing-part) |  |" in page
     assert "| `note` | string **or** null |  | Default: `null`. |" in page
-    assert "### Part {#schema-thing-part}" in page and "| `n` | integer (≥ 1) |  |" in page
+    assert "#### Part {#schema-thing-part}" in page and "| `n` | integer (≥ 1) |  |" in page
     assert "A field not listed here is refused." in page
 
 
