@@ -170,6 +170,26 @@ def _pack_files() -> Iterable[tuple[str, Path]]:
         yield f"pack/schemas/{path.name}", path
 
 
+def _results_members(results: list[Path]) -> list[tuple[str, Path]]:
+    """``(member name, path)`` of each ``--results`` file, once each: two files with the same name
+    (``a/results.json``, ``b/results.json``) become ``results/results.json`` and ``results/results-2.json``
+    in the order given, so both are shared; the same file given twice is shared once."""
+    out: list[tuple[str, Path]] = []
+    seen: set[Path] = set()
+    taken: set[str] = set()
+    for path in results:
+        if path.resolve() in seen:
+            continue
+        seen.add(path.resolve())
+        name, number = f"results/{path.name}", 1
+        while name in taken:
+            number += 1
+            name = f"results/{path.stem}-{number}{path.suffix}"
+        taken.add(name)
+        out.append((name, path))
+    return out
+
+
 def _data_files(dataset: Path) -> list[tuple[str, Path]]:
     """The dataset's files, once it loads and validates (an invalid dataset is refused, not shared)."""
     from grounding_eval.data.dataset import load_dataset
@@ -294,7 +314,7 @@ def make_bundle(
 
     Raises:
         DataError: the study has no ``promptfooconfig.yaml``, a results file cannot be read, the
-            dataset does not validate, two results files share a name, or a member would leak (a key, a
+            dataset does not validate, or a member would leak (a key, a
             nested archive, an absolute path or High-Risk text under ``redact``): one line, no bundle.
     """
     from grounding_eval.files import RESULTS, read_bytes
@@ -354,10 +374,7 @@ def make_bundle(
                 sharing.withheld[name] = sha256_file(path)
             else:
                 sharing.add(name, path, path.read_bytes())
-    for path in results:
-        name = f"results/{path.name}"
-        if name in sharing.members:
-            raise DataError(path, f"two results files named {path.name!r}: rename one")
+    for name, path in _results_members(results):
         sharing.add_results(name, path, read_results(path))
     sharing.check(keys, sorted(folders | set(configured)))
     manifest = {

@@ -29,7 +29,15 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     share = sub.add_parser("share", help="pack a study into a bundle a partner can verify and reproduce")
     share.add_argument("study", metavar="STUDY_DIR", type=Path)
     share.add_argument("-o", "--output", metavar="BUNDLE", type=Path, required=True, help="bundle.tar.gz")
-    share.add_argument("--results", metavar="FILE", type=Path, nargs="+", default=[], help="results JSON")
+    share.add_argument(
+        "--results",
+        metavar="FILE",
+        type=Path,
+        nargs="+",
+        action="extend",  # --results A --results B keeps both, as --results A B does
+        default=[],
+        help="results JSON (repeat the option, or list several)",
+    )
     share.add_argument(
         "--redact",
         action="store_true",
@@ -67,14 +75,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from grounding_eval.share.scaffold import scaffold
+    from grounding_eval.share.scaffold import describe, scaffold
 
     written = scaffold(args.directory, args.round, args.dataset, force=args.force)
-    print(
-        f"wrote {len(written)} files of a {args.round} study to {args.directory}; now run, in {args.directory}:"
-    )
-    print("  npm install")
-    print("  npx promptfoo eval -c promptfooconfig.yaml -o results/results.json")
+    for line in describe(args.directory, args.round, args.dataset, written):
+        print(line)
     return 0
 
 

@@ -11,6 +11,8 @@ configs use; the test generator is three lines written here (the pack's own find
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +23,7 @@ from grounding_eval.data.rounds import ROUNDS
 from grounding_eval.errors import DataError
 from grounding_eval.resources import pack_file
 
-__all__ = ["STUDIES", "Study", "scaffold"]
+__all__ = ["STUDIES", "Study", "describe", "grounding_eval_command", "scaffold"]
 
 _TEMPLATES: Final = Path(__file__).with_name("templates")
 _ENTRY_FILES: Final = (
@@ -175,6 +177,45 @@ def _template(name: str) -> str:
     return (_TEMPLATES / name).read_text(encoding="utf-8")
 
 
+def grounding_eval_command(study: Path) -> str:
+    """How the study's README calls grounding-eval, so that each command works as written from the study
+    folder: the ``grounding-eval`` script beside the Python that runs ``init`` (the one ``.env`` names),
+    relative to the folder; or that Python's ``-m grounding_eval`` where it has no such script."""
+    script = Path(sys.executable).parent / "grounding-eval"
+    if not script.is_file():
+        return f"{sys.executable} -m grounding_eval"
+    relative = os.path.relpath(script, study.resolve())
+    return relative if "/" in relative else f"./{relative}"
+
+
+def describe(directory: Path, study_id: str, dataset: Path | None, written: list[Path]) -> list[str]:
+    """What ``init`` made, in plain words: the folder, what its files are for, and what to run next."""
+    study = STUDIES[study_id]
+    pins = json.loads(_template("package.json"))["devDependencies"]
+    data = (
+        f"your dataset {dataset}" if dataset is not None else "the pack's sample data until you set dataset:"
+    )
+    lines = [
+        f"Made a study in {directory} ({len(written)} files): {study.description}.",
+        f"  promptfooconfig.yaml     promptfoo's config: the prompts, the graders and the tests ({data})",
+        f"  prompts/                 the generation prompts ({', '.join(label for _, label in study.prompts)})",
+        "  generate.py              the test generator: one test per dataset item, read by the installed pack",
+        "  assertions/, providers/  the pack's graders and recorded-answer provider, as promptfoo loads them",
+        f"  package.json             promptfoo {pins['promptfoo']} and Node {pins['node']}, as the pack pins them",
+        "  .env                     promptfoo's settings (no telemetry, a local database) and this Python",
+        "  README.md                the commands that run, report on and share the study",
+    ]
+    if any(path.name == "liveness_snapshot.fixture.csv" for path in written):
+        lines.append("  liveness_snapshot.fixture.csv  recorded URL checks of the sample's answers")
+    return [
+        *lines,
+        "Next:",
+        f"  cd {shlex.quote(str(directory))}",
+        "  npm install",
+        "  npx promptfoo eval -c promptfooconfig.yaml -o results/results.json",
+    ]
+
+
 def scaffold(directory: Path, study_id: str, dataset: Path | None, *, force: bool) -> list[Path]:
     """Write the study folder; returns the files written.
 
@@ -192,7 +233,11 @@ def scaffold(directory: Path, study_id: str, dataset: Path | None, *, force: boo
         "generate.py": _generator(study).encode(),
         ".env": _template("env").replace("__PYTHON__", sys.executable).encode(),
         "package.json": _template("package.json").encode(),
-        "README.md": _template("README.md").replace("__STUDY__", study_id).encode(),
+        "README.md": _template("README.md")
+        .replace("__STUDY__", study_id)
+        .replace("__GROUNDING_EVAL__", grounding_eval_command(directory))
+        .replace("__STUDY_NAME__", directory.resolve().name)
+        .encode(),
         ".gitignore": b"node_modules/\n.promptfoo/\n.cache/\nresults/\n",
     }
     for pack_path, _label in study.prompts:

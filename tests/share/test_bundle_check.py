@@ -306,3 +306,63 @@ class TestData:
             == f"grounding-eval: error: {data}/queries.jsonl: line {line}: field 'id': must be non-empty text\n"
         )
         assert not (tmp_path / "b.tar.gz").exists()
+
+
+class TestSeveralResults:
+    """``share --results A --results B`` shares both, each redacted, under distinct names; ``bundle check``
+    verifies both."""
+
+    FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "share" / "round3_outside_dataset.json"
+
+    def _two(self, tmp_path: Path) -> tuple[Path, Path, Path]:
+        study = tmp_path / "study"
+        scaffold(study, "3", None, force=False)
+        document = json.loads(self.FIXTURE.read_text(encoding="utf-8"))
+        first, second = tmp_path / "a" / "results.json", tmp_path / "b" / "results.json"
+        first.parent.mkdir()
+        second.parent.mkdir()
+        first.write_text(json.dumps(document), encoding="utf-8")
+        document["results"]["results"] = document["results"]["results"][:2]  # a different run: 2 rows
+        second.write_text(json.dumps(document), encoding="utf-8")
+        return study, first, second
+
+    @pytest.mark.parametrize("redact", [True, False], ids=["redacted", "plain"])
+    def test_both_are_shared_and_checked(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], redact: bool
+    ) -> None:
+        from grounding_eval.share.redact import redact_results
+
+        study, first, second = self._two(tmp_path)
+        out = tmp_path / "bundle.tar.gz"
+        argv = ["share", str(study), "-o", str(out), "--results", str(first), "--results", str(second)]
+        code, _, err = _run(capsys, *argv, *(["--redact"] if redact else []))
+        assert (code, err) == (0, "")
+        members = {info.name: data for info, data in _members(out)}
+        for name, source, rows in (("results/results.json", first, 3), ("results/results-2.json", second, 2)):
+            shared = json.loads(members[name])  # type: ignore[arg-type]
+            assert len(shared["results"]["results"]) == rows
+            original = json.loads(source.read_text(encoding="utf-8"))
+            assert [(r["testIdx"], r["promptIdx"], r["score"], r["namedScores"]) for r in shared["results"]["results"]] == [
+                (r["testIdx"], r["promptIdx"], r["score"], r["namedScores"]) for r in original["results"]["results"]
+            ]  # fmt: skip
+            if redact:
+                assert shared == redact_results(shared)[0] != original  # redacted, as bundle check requires
+                question = original["results"]["results"][0]["vars"]["question"]
+                assert question not in members[name].decode()  # type: ignore[union-attr]
+            else:
+                assert members[name] == source.read_bytes()
+        manifest = json.loads(members["manifest.json"])  # type: ignore[arg-type]
+        assert {"results/results.json", "results/results-2.json"} <= set(manifest["files"])
+        code, checked, err = _run(capsys, "bundle", "check", str(out))
+        assert (code, err) == (0, "")
+        assert checked.startswith(f"{out}: OK, {len(manifest['files'])} files match the manifest")
+
+    def test_the_same_file_twice_is_shared_once(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        study, first, _ = self._two(tmp_path)
+        out = tmp_path / "bundle.tar.gz"
+        code, _, err = _run(capsys, "share", str(study), "-o", str(out), "--results", str(first), str(first))
+        assert (code, err) == (0, "")
+        names = [info.name for info, _ in _members(out)]
+        assert [n for n in names if n.startswith("results/")] == ["results/results.json"]

@@ -28,11 +28,21 @@ def test_every_study_scaffolds(tmp_path: Path, capsys: pytest.CaptureFixture[str
     target = tmp_path / "study"
     code, out, err = _run(capsys, "init", str(target), "--round", study)
     assert (code, err) == (0, "")
-    assert out.splitlines() == [
-        f"wrote {len(list(p for p in target.rglob('*') if p.is_file()))} files of a {study} study to {target}; now run, in {target}:",
+    lines = out.splitlines()
+    files = [p for p in target.rglob("*") if p.is_file()]
+    assert lines[0] == f"Made a study in {target} ({len(files)} files): {STUDIES[study].description}."
+    assert lines[-4:] == [
+        "Next:",
+        f"  cd {target}",
         "  npm install",
         "  npx promptfoo eval -c promptfooconfig.yaml -o results/results.json",
     ]
+    # Every file and folder it made (but .gitignore) is named, each with what it is for.
+    described = lines[1:-4]
+    named = {name.rstrip(",") for line in described for name in line.split("  ")[1].split()}
+    made = {p.relative_to(target).parts[0] + ("/" if p.parent != target else "") for p in files}
+    assert named == made - {".gitignore"}
+    assert all(len(line.strip().split("  ", 1)) == 2 for line in described)
     config = yaml.safe_load((target / "promptfooconfig.yaml").read_text())
     files = [p["id"] for p in config["prompts"]] + [config["providers"][0]["id"], config["tests"][0]["path"]]
     files += [a["value"] for a in config["defaultTest"]["assert"]]
@@ -113,3 +123,30 @@ def test_generated_generator_uses_the_installed_pack(tmp_path: Path) -> None:
     tests = module.generate_tests({"round": "3"})
     assert tests == generate_tests({"round": "3"}, pack_root=pack_root())
     assert tests[0]["metadata"]["dataset"] == str(pack_root() / "datasets" / "sample")
+
+
+def test_readme_calls_the_grounding_eval_that_wrote_it(tmp_path: Path) -> None:
+    """Each command of the study's README runs from the study folder as written: the grounding-eval it
+    names is the script beside the Python that ran init (the one .env names)."""
+    study = tmp_path / "deep" / "my-study"
+    main(["init", str(study)])
+    commands = _readme_commands(study / "README.md")
+    assert [c.split()[0] for c in commands] == ["npm", "npx"] + [commands[2].split()[0]] * 4
+    tool = commands[2].split()[0]
+    assert "__" not in "".join(commands) and not tool.startswith("/")  # no placeholder, no absolute path
+    assert (study / tool).resolve() == (Path(sys.executable).parent / "grounding-eval").resolve()
+    assert commands[4:] == [
+        f"{tool} share . -o ../my-study.tar.gz --results results/results.json --redact",
+        f"{tool} bundle check ../my-study.tar.gz",
+    ]
+
+
+def _readme_commands(readme: Path) -> list[str]:
+    """The command lines of the README's bash blocks, without their comments."""
+    commands, inside = [], False
+    for line in readme.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            inside = line == "```bash"
+        elif inside and line.strip():
+            commands.append(line.split("  #")[0].strip())
+    return commands
