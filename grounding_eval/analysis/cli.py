@@ -1,7 +1,7 @@
 """The results commands of the CLI: ``report`` and ``calibrate``. Imports only argparse until a command runs.
 
-NumPy and SciPy (the ``analysis`` extra) are imported inside the commands that need them: the parser is
-built on every ``grounding-eval`` call.
+NumPy, SciPy and matplotlib (the ``analysis`` extra) are imported inside the commands that need them: the
+parser is built on every ``grounding-eval`` call.
 """
 
 from __future__ import annotations
@@ -51,7 +51,25 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         action="store_true",
         help="per criterion: the share of Yes / Partial / No (docs-QA: pass / fail / n/a) per condition",
     )
-    r.add_argument("--html", metavar="FILE", type=Path, help="also write a self-contained HTML report here")
+    r.add_argument(
+        "--html",
+        metavar="FILE",
+        type=Path,
+        help="write a self-contained HTML report here (prints one line naming it; the report itself only "
+        "with --print)",
+    )
+    r.add_argument(
+        "--figures",
+        metavar="DIR",
+        type=Path,
+        help="write each figure of the HTML report as SVG and PDF into DIR (made when missing; prints "
+        "one line per file)",
+    )
+    r.add_argument(
+        "--print",
+        action="store_true",
+        help="with --html or --figures: print the report (text or --json) as well",
+    )
     r.add_argument(
         "--sheet",
         metavar="CSV",
@@ -122,24 +140,47 @@ def run(args: argparse.Namespace) -> int:
 
     by = [k.strip() for k in str(args.by).split(",") if k.strip()]
     flags = (("--effects", args.effects), ("--rates", args.rates), ("--html", args.html is not None),
-             ("--by question_type", by == ["question_type"]))  # fmt: skip
+             ("--figures", args.figures is not None), ("--by question_type", by == ["question_type"]))  # fmt: skip
     needs = [flag for flag, on in flags if on]
     if needs:
-        _need_analysis(f"report {needs[0]}")
+        _need_analysis(f"report {needs[0]}", figures=args.html is not None or args.figures is not None)
     # Only the text report and the HTML page show what produced the rows.
     plain = not (args.json or args.effects or args.rates or args.criteria or by == ["question_type"])
     loaded = [load_results(path, provenance=plain or args.html is not None) for path in args.results]
     rows = [row for results in loaded for row in results.rows]
-    if args.html is not None:
-        from grounding_eval.analysis.html_report import render_html
+    wrote = _write_files(args, loaded, rows)
+    # Writing files is what --html and --figures were asked for: the report itself is printed only with
+    # --print (or written with -o).
+    if not wrote or args.print or args.output is not None:
+        text = _report_text(args, by, loaded, rows)
+        if args.output is not None:
+            write_text_atomic(args.output, text + "\n")
+        else:
+            print(text)
+    from grounding_eval.errors import terminal_safe
 
-        write_text_atomic(args.html, render_html(loaded, sheet=args.sheet))  # never a half-written page
-    text = _report_text(args, by, loaded, rows)
-    if args.output is not None:
-        write_text_atomic(args.output, text + "\n")
-    else:
-        print(text)
+    for line in wrote:
+        print(terminal_safe(line))
     return 0
+
+
+def _write_files(args: argparse.Namespace, loaded: list[Any], rows: list[Any]) -> list[str]:
+    """Write the figures (``--figures``) and the HTML page (``--html``), each file atomically; returns
+    one line per file, saying what was written where."""
+    if args.html is None and args.figures is None:
+        return []
+    from grounding_eval.analysis.figures import ReportData, report_charts, write_figures
+    from grounding_eval.analysis.html_report import render_html
+    from grounding_eval.files import write_text_atomic
+
+    charts = report_charts(ReportData(rows))  # drawn once for both
+    lines = []
+    if args.figures is not None:
+        lines += [f"wrote figure {path}" for path in write_figures(charts, args.figures)]
+    if args.html is not None:
+        write_text_atomic(args.html, render_html(loaded, sheet=args.sheet, charts=charts))
+        lines.append(f"wrote report to {args.html}")
+    return lines
 
 
 def _report_text(args: argparse.Namespace, by: list[str], loaded: list[Any], rows: list[Any]) -> str:
@@ -194,13 +235,17 @@ def _provenance_lines(loaded: list[Any]) -> list[str]:
     return lines
 
 
-def _need_analysis(command: str) -> None:
-    """NumPy and SciPy are the ``analysis`` extra: without them, one line saying how to install them."""
+def _need_analysis(command: str, *, figures: bool = False) -> None:
+    """NumPy, SciPy and (for ``figures``) matplotlib are the ``analysis`` extra: without them, one line
+    saying how to install them."""
     from grounding_eval.errors import DataError
 
     try:
         import numpy  # noqa: F401
         import scipy  # type: ignore[import-untyped]  # noqa: F401
+
+        if figures:
+            import matplotlib  # noqa: F401
     except ImportError as exc:
         raise DataError(
             None,

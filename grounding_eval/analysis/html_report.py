@@ -1,17 +1,18 @@
 """``grounding-eval report … --html FILE``: one self-contained HTML page a research team can show partners.
 
-No script, no stylesheet or font from the network: the charts are inline SVG drawn here (bars, interval
-whiskers, a forest plot, stacked shares), the tables are plain HTML, the style is one ``<style>`` block.
-Everything on the page is an aggregate (examples are capped per finding type), so its size does not grow
-with the number of rows beyond a few listed examples; nor quadratically with the number of conditions: at
-most :data:`MAX_PAIRS` condition pairs per model and round are computed and listed, the charts draw the
-first :data:`MAX_CHARTED` conditions, a table shows :data:`MAX_ROWS` rows, and each says visibly what it
-left out and which command lists it all. Long labels are clipped with "…", the whole text (to
-:data:`TITLE_CHARS`) in a title; every text is escaped. Sections, in order:
+No script, no stylesheet or font from the network: the figures are inline SVG drawn with matplotlib
+(:mod:`grounding_eval.analysis.figures`, the same figures ``report --figures DIR`` writes as SVG and PDF),
+the tables are plain HTML, the style is one ``<style>`` block. Everything on the page is an aggregate
+(examples are capped per finding type), so its size does not grow with the number of rows beyond a few
+listed examples; nor quadratically with the number of conditions: at most :data:`MAX_PAIRS` condition
+pairs per model and round are computed and listed, the figures draw the first :data:`MAX_CHARTED`
+conditions, a table shows :data:`MAX_ROWS` rows, and each says visibly what it left out and which command
+lists it all. Long labels are clipped with "…", the whole text (to :data:`TITLE_CHARS`) in a title; every
+text is escaped (in the figures by matplotlib's SVG writer, mathtext off). Sections, in order:
 
 1. pass rate and mean composite per round × condition × model (bars with 95 % intervals);
-2. paired condition effects (forest plot and table);
-3. per-criterion verdict shares per condition;
+2. paired condition effects (forest plot, the headline table, every metric's table folded away);
+3. per-criterion verdict shares per condition (good always green, No = good criteria too);
 4. verifier findings by type (counts and examples);
 5. judge versus verifier on the Round 3 safety checks;
 6. docs-QA results by question type;
@@ -25,19 +26,19 @@ from __future__ import annotations
 import datetime as dt
 import html
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from grounding_eval.analysis.effects import (
-    Effect,
-    condition_order,
-    condition_pairs,
-    criterion_shares,
-    decisions,
-    paired_effects,
-    pass_rates,
-    question_type_table,
+from grounding_eval.analysis.effects import Effect, condition_order, condition_pairs, decisions
+from grounding_eval.analysis.figures import (
+    MAX_CHARTED,
+    MAX_EFFECTS,
+    MAX_PAIRS,
+    Chart,
+    ReportData,
+    report_charts,
+    verdict_kinds,
 )
 from grounding_eval.analysis.summary import (
     AGREEMENT_CELLS,
@@ -52,25 +53,14 @@ from grounding_eval.encodable import utf8_encodable
 from grounding_eval.errors import DataError
 from grounding_eval.files import write_text_atomic
 
-__all__ = ["render_html", "write_html"]
+__all__ = ["MAX_CHARTED", "MAX_PAIRS", "render_html", "write_html"]
 
 MAX_EXAMPLES = 3  # examples listed per (check, status) in the findings section
 MAX_LISTED = 10  # rows listed per (safety check, disagreement cell)
-MAX_PAIRS = 15  # condition pairs listed per model and round (six conditions' worth), neighbours first
-MAX_CHARTED = 12  # conditions drawn in the charts (study order); the tables list every one
 MAX_ROWS = 1000  # rows per table; past it, a note says how many more and where they are
 LABEL_CHARS = 60  # a label (model, condition, criterion, metric …) longer than this is clipped with "…"
 CELL_CHARS = 1200  # any other table cell (a reason, a description) longer than this is clipped
 TITLE_CHARS = 2000  # a clipped text's title attribute holds it whole up to this length
-_COLORS = {
-    "Yes": "#1b7837",
-    "Partial": "#e0a526",
-    "No": "#b2182b",
-    "pass": "#1b7837",
-    "fail": "#b2182b",
-    "n/a": "#9e9e9e",
-}
-_CONDITION_COLORS = ("#4575b4", "#91bfdb", "#fc8d59", "#d73027", "#7b3294")
 _STYLE = """
 
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
@@ -81,9 +71,9 @@ h3{font-size:16px;margin:20px 0 6px}p.lead{color:#555;margin-top:0}p.note{color:
 table{border-collapse:collapse;margin:8px 0 16px;font-size:13px}
 th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}
-nav a{margin-right:12px;font-size:13px}svg{display:block;margin:6px 0 12px;max-width:100%;height:auto}
-svg text{font:12px system-ui,sans-serif;fill:#1d1d1f}
-.legend span{display:inline-block;width:11px;height:11px;margin:0 4px 0 12px;vertical-align:middle}
+nav a{margin-right:12px;font-size:13px}figure{margin:8px 0 16px}
+figure svg{display:block;max-width:100%;height:auto}
+details{margin:8px 0 16px}summary{cursor:pointer;font-weight:600}
 code{font-size:12px;background:#f4f4f4;padding:0 3px}.warn{color:#b2182b;font-weight:600}
 """
 
@@ -97,16 +87,26 @@ def write_html(loaded: Sequence[Results], path: Path, *, sheet: Path | None = No
         raise DataError(path, f"cannot write the HTML report ({exc.strerror or exc})") from None
 
 
-def render_html(loaded: Sequence[Results], *, sheet: Path | None = None) -> str:
-    """The whole page as a string, UTF-8 encodable (a lone surrogate in a label is shown as U+FFFD)."""
+def render_html(
+    loaded: Sequence[Results], *, sheet: Path | None = None, charts: Sequence[Chart] | None = None
+) -> str:
+    """The whole page as a string, UTF-8 encodable (a lone surrogate in a label is shown as U+FFFD).
+
+    ``charts`` are the figures to embed (:func:`~grounding_eval.analysis.figures.report_charts` of the
+    same rows, when the caller drew them already); drawn here otherwise.
+    """
     rows = [row for results in loaded for row in results.rows]
+    data = ReportData(rows)
+    drawn: dict[str, list[str]] = defaultdict(list)
+    for index, chart in enumerate(report_charts(data) if charts is None else charts):
+        drawn[chart.section].append(f"<figure>{chart.inline_svg(index)}</figure>")
     sections = [
-        ("rates", "Pass rate and composite", _rates_section(rows)),
-        ("effects", "Condition effects", _effects_section(rows)),
-        ("criteria", "Verdicts per criterion", _criteria_section(rows)),
+        ("rates", "Pass rate and composite", _rates_section(data, drawn["rates"])),
+        ("effects", "Condition effects", _effects_section(data, drawn["effects"])),
+        ("criteria", "Verdicts per criterion", _criteria_section(data, drawn["criteria"])),
         ("findings", "Verifier findings", _findings_section(rows)),
         ("safety", "Judge vs verifier on safety", _safety_section(rows)),
-        ("docsqa", "Docs-QA by question type", _question_type_section(rows)),
+        ("docsqa", "Docs-QA by question type", _question_type_section(data, drawn["docsqa"])),
         ("calibration", "Calibration against people", _calibration_section(loaded, sheet)),
         ("provenance", "Provenance", _provenance_section(loaded)),
     ]
@@ -145,7 +145,7 @@ def _clip(value: Any, limit: int = LABEL_CHARS) -> str:
 
 
 def _title(text: str) -> str:
-    """``text`` escaped for a title (attribute or SVG ``<title>``), clipped past :data:`TITLE_CHARS`."""
+    """``text`` escaped for a title attribute, clipped past :data:`TITLE_CHARS`."""
     return _e(_cut(text, TITLE_CHARS))
 
 
@@ -204,106 +204,11 @@ def _numeric(text: Any) -> bool:
     )
 
 
-def _condition_colors(conditions: Sequence[str]) -> dict[str, str]:
-    return {
-        c: _CONDITION_COLORS[i % len(_CONDITION_COLORS)] for i, c in enumerate(condition_order(conditions))
-    }
-
-
-def _svg_label(text: str, limit: int) -> str:
-    """SVG text content: ``text`` escaped, or clipped with "…" and the whole (to :data:`TITLE_CHARS`) as
-    the element's ``<title>``."""
-    if len(text) <= limit:
-        return _e(text)
-    return f"<title>{_title(text)}</title>{_e(_cut(text, limit))}"
-
-
-def _bar_chart(
-    title: str,
-    groups: Sequence[tuple[str, Sequence[tuple[str, float | None, float | None, float | None]]]],
-    colors: Mapping[str, str],
-) -> str:
-    """Grouped vertical bars on a 0–1 axis with interval whiskers: groups of (series, value, low, high)."""
-    bar, gap, group_gap, height, top, left = 26, 4, 28, 180, 24, 40
-    width = left + sum(len(series) * (bar + gap) + group_gap for _, series in groups) + 10
-    parts = [
-        f'<svg role="img" aria-label="{_e(title)}" class="chart bars" width="{width}" '
-        f'height="{height + top + 64}" '
-        f'viewBox="0 0 {width} {height + top + 64}" '
-        f'xmlns="http://www.w3.org/2000/svg"><title>{_e(title)}</title>'
-    ]
-    for tick in (0, 0.25, 0.5, 0.75, 1):
-        y = top + height * (1 - tick)
-        parts.append(
-            f'<line x1="{left}" x2="{width}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e5e5e5"/>'
-            f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{tick:g}</text>'
-        )
-    x = left + 8
-    for label, series in groups:
-        start = x
-        for name, value, low, high in series:
-            if value is not None:
-                h = height * max(0.0, min(1.0, value))
-                parts.append(
-                    f'<rect x="{x}" y="{top + height - h:.1f}" width="{bar}" height="{h:.1f}" '
-                    f'fill="{colors.get(name, "#777")}">'
-                    f"<title>{_title(label)} {_title(name)}: {value:.3f}"
-                    + (f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else "")
-                    + "</title></rect>"
-                )
-                if low is not None and high is not None:
-                    cx, y1, y2 = x + bar / 2, top + height * (1 - low), top + height * (1 - high)
-                    parts.append(
-                        f'<path d="M{cx} {y1:.1f}V{y2:.1f}M{cx - 5} {y1:.1f}h10M{cx - 5} '
-                        f'{y2:.1f}h10" stroke="#222" fill="none"/>'
-                    )
-            parts.append(
-                f'<text x="{x + bar / 2}" y="{top + height + 14}" text-anchor="middle">'
-                f"{_svg_label(name, 8)}</text>"
-            )
-            x += bar + gap
-        room = max(6, int((x - start) / 6.5))  # characters that fit under the group's bars
-        for line_no, line in enumerate(label.split(" · ")[:4]):
-            parts.append(
-                f'<text x="{(start + x) / 2:.1f}" y="{top + height + 30 + 14 * line_no}" '
-                f'text-anchor="middle"><title>{_title(label)}</title>{_e(_cut(line, room))}</text>'
-            )
-        x += group_gap
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def _rates_section(rows: Sequence[ReportRow]) -> str:
-    if not rows:
+def _rates_section(data: ReportData, figures: Sequence[str]) -> str:
+    rates = data.rates
+    if not rates:
         return "<p>No rows.</p>"
-    rates = pass_rates(rows)
-    colors = _condition_colors([r["condition"] for r in rates])
-    cells: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for r in rates:
-        cells[(r["round"], r["provider"])].append(r)
-    comp_ci = _composite_intervals(rows)
-    charted, not_charted = _charted([r["condition"] for r in rates])
-    cells = {key: [r for r in group if r["condition"] in charted] for key, group in cells.items()}
-    colors = {c: colors[c] for c in charted}
-    pass_groups = [
-        (f"Round {rd} · {prov}", [(r["condition"], r["pass_rate"], r["ci_low"], r["ci_high"]) for r in group])
-        for (rd, prov), group in sorted(cells.items())
-    ]
-    comp_groups = [
-        (
-            f"Round {rd} · {prov}",
-            [
-                (r["condition"], r["mean_composite"], *comp_ci.get((rd, r["condition"], prov), (None, None)))
-                for r in group
-            ],
-        )
-        for (rd, prov), group in sorted(cells.items())
-    ]
-    legend = (
-        '<p class="legend">'
-        + "".join(f'<span style="background:{c}"></span>{_clip(k)}' for k, c in colors.items())
-        + "</p>"
-    )
+    comp_ci = data.composite_ci
     body = [
         [
             r["round"],
@@ -322,12 +227,8 @@ def _rates_section(rows: Sequence[ReportRow]) -> str:
         for r in rates
     ]
     return (
-        legend
-        + not_charted
-        + "<h3>Pass rate (95 % Wilson interval)</h3>"
-        + _bar_chart("Pass rate by round, condition and model", pass_groups, colors)
-        + "<h3>Mean composite (95 % bootstrap interval)</h3>"
-        + _bar_chart("Mean composite by round, condition and model", comp_groups, colors)
+        _not_charted([r["condition"] for r in rates])
+        + "".join(figures)
         + _table(
             [
                 "round",
@@ -350,107 +251,24 @@ def _rates_section(rows: Sequence[ReportRow]) -> str:
     )
 
 
-def _charted(conditions: Sequence[str], rest: str = "the table lists them") -> tuple[list[str], str]:
-    """The conditions the charts draw (the first :data:`MAX_CHARTED` in study order), and a visible note
-    of how many are not drawn (empty when every one is)."""
+def _not_charted(conditions: Sequence[str], rest: str = "the table lists them") -> str:
+    """A visible note of how many conditions the figures do not draw (empty when they draw every one)."""
     ordered = condition_order(conditions)
     if len(ordered) <= MAX_CHARTED:
-        return ordered, ""
-    note = (
+        return ""
+    return (
         f'<p class="warn">The charts draw the first {MAX_CHARTED} of {len(ordered):,} conditions (study '
         f"order, up to {_clip(ordered[MAX_CHARTED - 1])}); <strong>{len(ordered) - MAX_CHARTED:,} are not "
         f"drawn</strong>: {rest}.</p>"
     )
-    return ordered[:MAX_CHARTED], note
 
 
-def _composite_intervals(rows: Sequence[ReportRow]) -> dict[tuple[str, str, str], tuple[float, float]]:
-    """Per (round, condition, model): the bootstrap interval of the mean composite over its scored rows.
-
-    The groups are read in one pass, and groups of equally many rows share one draw (the seed gives
-    them the same draw anyway): one call of :func:`~grounding_eval.analysis.stats.bootstrap_mean_intervals`
-    per group size, whatever the number of conditions.
-    """
-    import numpy as np
-
-    from grounding_eval.analysis.stats import bootstrap_mean_intervals
-
-    setup = decisions()["effects"]
-    values: dict[tuple[str, str, str], list[float]] = defaultdict(list)
-    for x in rows:
-        if not x.unscored and "composite" in x.scores:
-            values[(x.keys["round"], x.keys["condition"], x.keys["provider"])].append(x.scores["composite"])
-    by_size: dict[int, list[tuple[str, str, str]]] = defaultdict(list)
-    for key, found in values.items():
-        by_size[len(found)].append(key)
-    out: dict[tuple[str, str, str], tuple[float, float]] = {}
-    for keys in by_size.values():
-        intervals = bootstrap_mean_intervals(
-            np.array([values[k] for k in keys]).T, resamples=int(setup["resamples"]), seed=int(setup["seed"])
-        )
-        out.update((k, ci) for k, ci in zip(keys, intervals, strict=True) if ci is not None)
-    return out
+_EFFECT_HEAD = ["model", "round", "to − from", "metric", "n", "mean diff", "95 % CI", "p", "missing",
+                "unscored / no score"]  # fmt: skip
 
 
-def _forest(effects: Sequence[Effect]) -> str:
-    shown = [e for e in effects if e.mean_diff is not None and e.ci_low is not None and e.ci_high is not None]
-    if not shown:
-        return "<p>No paired comparison has items scored under both conditions.</p>"
-    lo = min(min(e.ci_low for e in shown if e.ci_low is not None), 0.0)
-    hi = max(max(e.ci_high for e in shown if e.ci_high is not None), 0.0)
-    span = (hi - lo) or 1.0
-    label_w, plot_w, row_h, top = 480, 400, 20, 26
-    height = top + row_h * len(shown) + 30
-    width = label_w + plot_w + 90
-
-    def sx(v: float) -> float:
-        return label_w + (v - lo) / span * plot_w
-
-    parts = [
-        '<svg role="img" aria-label="Forest plot of paired condition effects" class="chart forest" '
-        f'width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg"><title>Paired condition '
-        "effects</title>",
-        f'<line x1="{sx(0):.1f}" x2="{sx(0):.1f}" y1="{top - 6}" y2="{height - 24}" stroke="#888" '
-        'stroke-dasharray="4 3"/>',
-        f'<text x="{sx(0):.1f}" y="{top - 10}" text-anchor="middle">0</text>',
-        f'<text x="{label_w}" y="{height - 6}">{lo:+.2f}</text><text x="{label_w + plot_w}" '
-        f'y="{height - 6}" text-anchor="end">{hi:+.2f}</text>',
-        f'<text x="{width - 4}" y="{top - 10}" text-anchor="end">mean diff [95 % CI]</text>',
-    ]
-    for i, e in enumerate(shown):
-        y = top + i * row_h + row_h / 2
-        assert e.ci_low is not None and e.ci_high is not None and e.mean_diff is not None
-        color = "#1b7837" if e.ci_low > 0 else "#b2182b" if e.ci_high < 0 else "#555"
-        label = f"{_cut(e.provider, 28)} · R{_cut(e.round, 8)} · {_cut(e.to, 16)} − {_cut(e.from_, 16)} · {e.metric}"
-        whole = f"{e.provider} · R{e.round} · {e.to} − {e.from_} · {e.metric}"
-        parts.append(
-            f'<text x="4" y="{y + 4:.1f}">{_svg_label(whole if label == whole else label, 72)}</text>'
-            f'<line x1="{sx(e.ci_low):.1f}" x2="{sx(e.ci_high):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
-            f'stroke="{color}" stroke-width="2"/>'
-            f'<circle cx="{sx(e.mean_diff):.1f}" cy="{y:.1f}" r="4" '
-            f'fill="{color}"><title>{_title(whole)}: {e.mean_diff:+.3f} '
-            f"[{e.ci_low:+.3f}, {e.ci_high:+.3f}], n={e.n}, p={e.p_value}</title></circle>"
-            f'<text x="{width - 4}" y="{y + 4:.1f}" text-anchor="end">{e.mean_diff:+.2f} (n={e.n})</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def _effects_section(rows: Sequence[ReportRow]) -> str:
-    effects = paired_effects(rows, max_pairs=MAX_PAIRS)
-    if not effects:
-        return "<p>No model has rows under two conditions: nothing to compare.</p>"
-    left_out = _pairs_left_out(rows)
-    setup = decisions()["effects"]
-    headline = [
-        e
-        for e in effects
-        if e.metric == "composite"
-        or e.metric.endswith(".llm_judge_score")
-        or e.metric == "deterministic_verifier_score"
-    ]
-    body = [
+def _effect_rows(effects: Sequence[Effect]) -> list[list[Any]]:
+    return [
         [
             e.provider,
             e.round,
@@ -465,33 +283,39 @@ def _effects_section(rows: Sequence[ReportRow]) -> str:
         ]
         for e in effects
     ]
+
+
+def _effects_section(data: ReportData, figures: Sequence[str]) -> str:
+    effects = data.effects
+    if not effects:
+        return "<p>No model has rows under two conditions: nothing to compare.</p>"
+    setup = decisions()["effects"]
+    headline = data.headline_effects
+    drawn = sum(e.mean_diff is not None and e.ci_low is not None for e in headline)
+    more = (
+        f'<p class="warn">The forest plot draws the first {MAX_EFFECTS} of {drawn:,} effects; the table '
+        "below lists them all.</p>"
+        if drawn > MAX_EFFECTS
+        else ""
+    )
+    # The headline scores are what a reader decides on; the per-criterion and per-check effects (about
+    # 70 rows for one model's Round 3 study) are there for whoever asks, folded away.
     return (
         '<p class="note">Mean per-item difference (later condition − earlier), paired by item; '
         f"{setup['confidence']:.0%} percentile "
         f"bootstrap interval ({setup['resamples']} resamples, seed {setup['seed']}); two-sided "
         "paired sign-flip permutation p. "
-        "Green: the interval is above 0; red: below. Items missing a condition or unscored under "
-        "one are left out and counted.</p>"
-        + left_out
+        "Green, pointing up: the interval is above 0; vermillion, pointing down: below. Items missing a "
+        "condition or unscored under one are left out and counted.</p>"
+        + _pairs_left_out(data.rows)
         + "<h3>Composite, judge and verifier scores</h3>"
-        + _forest(headline)
-        + "<h3>Every metric</h3>"
-        + _table(
-            [
-                "model",
-                "round",
-                "to − from",
-                "metric",
-                "n",
-                "mean diff",
-                "95 % CI",
-                "p",
-                "missing",
-                "unscored / no score",
-            ],
-            body,
-            labels=4,
-        )
+        + ("".join(figures) or "<p>No paired comparison has items scored under both conditions.</p>")
+        + more
+        + _table(_EFFECT_HEAD, _effect_rows(headline), labels=4)
+        + f"<details><summary>Every metric: {len(effects):,} effects (each criterion and verifier check)"
+        "</summary>"
+        + _table(_EFFECT_HEAD, _effect_rows(effects), labels=4, whole="report --effects --json")
+        + "</details>"
     )
 
 
@@ -521,81 +345,55 @@ def _pairs_left_out(rows: Sequence[ReportRow]) -> str:
     )
 
 
-def _criteria_section(rows: Sequence[ReportRow]) -> str:
-    shares = criterion_shares(rows)
+def _criteria_section(data: ReportData, figures: Sequence[str]) -> str:
+    shares = data.shares
     if not shares:
         return "<p>No judge verdicts per criterion in these rows.</p>"
-    charted, not_charted = _charted(
-        [s["condition"] for s in shares], "<code>report --criteria --json</code> has every one"
-    )
-    blocks: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    body = []
     for s in shares:
-        if s["condition"] in charted:
-            blocks[(s["round"], s["provider"], s["source"])].append(s)
-    negative = _negative_criteria({r.rubric.split("@", 1)[0] for r in rows if r.rubric})
-    out = []
-    for (round_, provider, source), entries in sorted(blocks.items()):
-        scale = list(entries[0]["counts"])
-        row_h, label_w, bar_w, top = 16, 300, 360, 8
-        height = top + row_h * len(entries) + 8
-        parts = [
-            f'<svg role="img" aria-label="Verdict shares, round {_e(round_)}" class="chart shares" '
-            f'width="{label_w + bar_w + 60}" '
-            f'height="{height}" viewBox="0 0 {label_w + bar_w + 60} {height}" '
-            'xmlns="http://www.w3.org/2000/svg">'
-        ]
-        previous = None
-        for i, s in enumerate(entries):
-            y = top + i * row_h
-            name = s["criterion"] if s["criterion"] != previous else ""
-            if name and source == "judge" and name in negative:
-                name += " (No = good)"
-            previous = s["criterion"]
-            parts.append(
-                f'<text x="4" y="{y + 11}">{_svg_label(name, 44)}</text><text x="{label_w - 6}" '
-                f'y="{y + 11}" text-anchor="end">{_svg_label(s["condition"], 16)}</text>'
-            )
-            x = float(label_w)
-            for verdict in scale:
-                w = bar_w * s["shares"][verdict]
-                if w > 0:
-                    parts.append(
-                        f'<rect x="{x:.1f}" y="{y + 2}" width="{w:.1f}" height="{row_h - 4}" '
-                        f'fill="{_COLORS[verdict]}">'
-                        f"<title>{_title(s['criterion'])} {_title(s['condition'])}: {verdict} "
-                        f"{s['counts'][verdict]}/{s['rows']}</title></rect>"
-                    )
-                x += w
-            parts.append(f'<text x="{label_w + bar_w + 6}" y="{y + 11}">n={s["rows"]}</text>')
-        parts.append("</svg>")
-        legend = (
-            '<p class="legend">'
-            + "".join(f'<span style="background:{_COLORS[v]}"></span>{v}' for v in scale)
-            + "</p>"
-        )
-        out.append(
-            f"<h3>Round {_clip(round_)} · {_clip(provider)} · {_e(source)}</h3>{legend}{''.join(parts)}"
+        judge = s["source"] == "judge"
+        negative = judge and s["criterion"] in data.negative
+        counts = dict(verdict_kinds(judge, negative))
+        body.append(
+            [
+                s["round"],
+                s["provider"],
+                "judge" if judge else "docs-QA grader",
+                s["criterion"] + (" (No = good)" if negative else ""),
+                s["condition"],
+                s["rows"],
+                *(f"{s['counts'][counts[k]]} {counts[k]}" if k in counts else "" for k in _KINDS),
+            ]
         )
     return (
-        not_charted
-        + "".join(out)
-        + '<p class="note">Each bar is one criterion under one condition: the share of rows with '
-        "each verdict.</p>"
+        _not_charted([s["condition"] for s in shares], "<code>report --criteria --json</code> has every one")
+        + "".join(figures)
+        + '<p class="note">Each bar is one criterion under one condition: the share of rows with each '
+        "verdict, the good share first and always green (for a criterion marked “No = good”, such as "
+        "hateful language, that is its No share).</p>"
+        + f"<details><summary>The counts: {len(body):,} criteria × conditions</summary>"
+        + _table(
+            [
+                "round",
+                "model",
+                "graded by",
+                "criterion",
+                "condition",
+                "rows",
+                "good",
+                "partial",
+                "bad",
+                "n/a",
+            ],
+            body,
+            labels=5,
+            whole="report --criteria --json",
+        )
+        + "</details>"
     )
 
 
-def _negative_criteria(rubric_ids: set[str]) -> set[str]:
-    """The criteria of these rubrics whose polarity is negative (a Yes is bad), when the rubric is readable."""
-    from grounding_eval.judge.rubric import load_rubric, rubric_path
-
-    out = set()
-    for rubric_id in rubric_ids:
-        try:
-            rubric = load_rubric(rubric_path(rubric_id))
-        except DataError:
-            continue  # a rubric not shipped here: its criteria are shown without the mark
-        out |= {c.id for c in rubric.criteria if c.polarity == "negative"}
-    return out
+_KINDS = ("good", "partial", "bad", "none")
 
 
 def _findings_section(rows: Sequence[ReportRow]) -> str:
@@ -661,7 +459,12 @@ def _safety_section(rows: Sequence[ReportRow]) -> str:
             for item in items[:MAX_LISTED]:
                 where = f"{item['query_id']} ({item['condition']}, {item['provider']})"
                 listed.append(
-                    [t.check, cell.replace("_", " "), where, item.get("reason") or item.get("said", "")]
+                    [
+                        t.check,
+                        cell.replace("_", " "),
+                        where,
+                        item.get("reason") or item.get("said") or "(neither side recorded a reason)",
+                    ]
                 )
             more += max(0, len(items) - MAX_LISTED)
     tail = f'<p class="note">… and {more} more (see <code>report --json</code>).</p>' if more else ""
@@ -691,16 +494,10 @@ def _safety_section(rows: Sequence[ReportRow]) -> str:
     )
 
 
-def _question_type_section(rows: Sequence[ReportRow]) -> str:
-    entries = question_type_table(rows)
+def _question_type_section(data: ReportData, figures: Sequence[str]) -> str:
+    entries = data.question_types
     if not entries:
         return "<p>No docs-QA rows (no test carries <code>metadata.question_type</code>).</p>"
-    colors = {e["label"]: "#4575b4" for e in entries}
-    chart = _bar_chart(
-        "Docs-QA pass rate by question type",
-        [("", [(e["label"], e["pass_rate"], e["ci_low"], e["ci_high"]) for e in entries])],
-        colors,
-    )
     body = [
         [
             e["label"],
@@ -711,7 +508,9 @@ def _question_type_section(rows: Sequence[ReportRow]) -> str:
         ]
         for e in entries
     ]
-    return chart + _table(["Question type", "Pass rate", "n", "95 % Wilson", "unscored"], body, labels=1)
+    return "".join(figures) + _table(
+        ["Question type", "Pass rate", "n", "95 % Wilson", "unscored"], body, labels=1
+    )
 
 
 def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:

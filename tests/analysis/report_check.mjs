@@ -24,7 +24,7 @@ try {
       charts: s.querySelectorAll("svg.chart").length,
       tables: s.querySelectorAll("table").length,
       rows: s.querySelectorAll("tbody tr").length,
-      marks: s.querySelectorAll("svg rect, svg circle").length,
+      marks: s.querySelectorAll('svg [id*="mark-"]').length,  // a figure's bars and points (their gid)
     })),
     text: document.body.innerText.slice(0, 20000),
     domNodes: document.getElementsByTagName("*").length,

@@ -45,7 +45,14 @@ class TestManyConditions:
         small = _page(tmp_path, _study(500), "small")
         big = _page(tmp_path, _study(1000), "big")
         assert len(big) < 5_000_000, len(big)
-        assert 1.6 < len(big) / len(small) < 2.4, (len(small), len(big))  # linear: twice the conditions
+        # The figures draw the first 12 conditions either way: the same size; the rest is linear.
+        figures = [re.findall(rb"<figure>.*?</figure>", page, re.S) for page in (small, big)]
+        assert [len(f) for f in figures] == [4, 4]  # pass rate, mean composite, effects, verdicts
+        assert abs(sum(map(len, figures[1])) - sum(map(len, figures[0]))) < 0.02 * sum(map(len, figures[0]))
+        assert len(big) / len(small) < 2.4, (len(small), len(big))  # never more than linear
+        # A table with a row per condition grows linearly (the criteria counts, 3 per condition, are capped).
+        rates = [len(page.split(b'<section id="rates">', 1)[1].split(b"</section>", 1)[0]) for page in (small, big)]
+        assert 1.6 < rates[1] / rates[0] < 2.4, rates  # linear: twice the conditions
         page = big.decode("utf-8")
         # Pairs: 1000·999/2 = 499,500, of which the first 15 (neighbours first: K0001 − K0000 … K0015 −
         # K0014) are listed.
