@@ -163,14 +163,12 @@ def _orgs_check(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from grounding_eval.data.dataset import load_dataset
-    from grounding_eval.data.validate import check_dataset
+    from grounding_eval.data.validate import check_folder
     from grounding_eval.docs_qa.testset import is_docs_qa_dataset
 
     if is_docs_qa_dataset(args.dataset):
         return _validate_docs_qa(args.dataset)
-    dataset = load_dataset(args.dataset)
-    findings = check_dataset(dataset)
+    dataset, findings = check_folder(args.dataset)
     for line in findings.warnings:
         print(f"warning: {line}", file=sys.stderr)
     counts = [
@@ -247,14 +245,35 @@ def _sample(args: argparse.Namespace) -> int:
 def _validate_docs_qa(root: Path) -> int:
     """A docs-QA dataset: docs set, test set (schema + sections), fixtures; the type mix against the seed's."""
     from grounding_eval.data.recorded_answers import load_recorded_answers
+    from grounding_eval.data.validate import check_replies, recorded_answers
     from grounding_eval.docs_qa.docs_set import load_docs_set
+    from grounding_eval.docs_qa.reply import parse_grading
     from grounding_eval.docs_qa.rubric import load_docs_qa_rubric
     from grounding_eval.docs_qa.testset import DOCS_DIR, find_questions, load_questions, type_mix
     from grounding_eval.judge.client import load_replay_fixtures
+    from grounding_eval.judge.extract import ParseFailure
 
     docs = load_docs_set(root / DOCS_DIR)
     questions = load_questions(find_questions(root), docs)
     rubric = load_docs_qa_rubric()
+    errors: list[str] = []
+    answers = recorded_answers(root / "recorded_answers.yaml", {q.id for q in questions}, errors)
+    out_of_scope = {q.id: q.out_of_scope for q in questions}
+
+    def check(reply: str, answer: str, qid: str) -> list[str]:
+        parsed = parse_grading(
+            reply, rubric, out_of_scope=out_of_scope.get(qid, False), judged_text=answer or None
+        )
+        return list(parsed.problems) if isinstance(parsed, ParseFailure) else []
+
+    grader = root / "grader_replies.yaml"
+    if grader.exists():
+        errors += check_replies(grader, set(out_of_scope), answers, check, rubric="docs_qa")
+    if errors:
+        for line in errors:
+            print(f"grounding-eval: error: {line}", file=sys.stderr)
+        print(f"{root}: docs-QA test set — not valid ({_count(len(errors), 'error', 'errors')})")
+        return 2
     fixtures = (
         ("recorded_answers.yaml", load_recorded_answers, "recorded answer", "recorded answers"),
         ("grader_replies.yaml", load_replay_fixtures, "recorded grader reply", "recorded grader replies"),

@@ -2,9 +2,9 @@
 
 A dataset is a folder with the standard file names (so a user's private data is a drop-in):
 
-    queries.jsonl        LHSQ-style queries            (or .csv / .yaml / .json)
-    high_risk.jsonl      High-Risk Challenge items     (optional)
-    jkb_index.jsonl      JKB-style content index
+    queries.jsonl        LHSQ-style queries            (or .csv / .yaml / .json; Rounds 1a–2b)
+    high_risk.jsonl      High-Risk Challenge items     (Round 3)
+    jkb_index.jsonl      JKB-style content index       (required)
     articles/            article cache: <index id>.txt or <index id>.md, one file per article
     allowlist.txt        the verifier's URL allowlist (or allowlist.csv; optional: when absent it is
                          built from the index on load, as `grounding-eval allowlist build` does)
@@ -12,7 +12,9 @@ A dataset is a folder with the standard file names (so a user's private data is 
     dataset.yaml         what the folder is: a name, and which of the methods document's real sets it
                          claims to hold (optional; :mod:`grounding_eval.data.manifest`)
 
-Cross-checks: every cached article and every query's ``article_ids`` must name an index record.
+At least one item file is needed; when ``dataset.yaml`` declares ``rounds``, the files those rounds read
+are (:func:`required_item_files`). Cross-checks: every cached article and every query's ``article_ids``
+must name an index record.
 
 Every file :func:`load_dataset` reads must be a regular file that, symlinks resolved, lies inside the
 dataset folder: a shared dataset cannot pull a file from elsewhere on the machine (``articles/x.txt ->
@@ -23,9 +25,10 @@ dataset folder: a shared dataset cannot pull a file from elsewhere on the machin
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from grounding_eval.data.load import load_high_risk, load_index, load_queries
 from grounding_eval.data.manifest import Manifest, load_manifest
@@ -52,6 +55,7 @@ __all__ = [
 DATASET_ENV = "GROUNDING_EVAL_DATASET"
 """Environment variable naming a dataset folder; it overrides the folder named in a config."""
 
+_T = TypeVar("_T")
 _STEMS = {"queries": "queries", "high_risk": "high_risk", "index": "jkb_index"}
 _SUFFIXES = (".jsonl", ".csv", ".yaml", ".yml", ".json")
 _ARTICLE_SUFFIXES = (".txt", ".md")
@@ -164,7 +168,12 @@ def index_allowlist(index_path: str | Path, *, inside: str | Path | None = None)
 
 
 def load_articles(
-    folder: str | Path, index: dict[str, IndexRecord], index_path: str, *, root: str | Path | None = None
+    folder: str | Path,
+    index: dict[str, IndexRecord],
+    index_path: str,
+    *,
+    root: str | Path | None = None,
+    problems: list[str] | None = None,
 ) -> dict[str, Article]:
     """Load every ``<id>.txt``/``<id>.md`` in ``folder``; each id must be in the index.
 
@@ -173,6 +182,7 @@ def load_articles(
         index: The dataset's index records.
         index_path: The index file, for messages.
         root: The dataset folder every article must resolve within (default: ``folder``'s parent).
+        problems: When given, a bad article is added to it as one line and skipped instead of raising.
 
     Raises:
         DataError: an article is not in the index, empty, not a regular file, over 1 MiB, not UTF-8,
@@ -186,20 +196,49 @@ def load_articles(
     for path in sorted(folder.iterdir()):
         if path.suffix.lower() not in _ARTICLE_SUFFIXES or path.name.startswith("."):
             continue
-        if path.stem in articles:
-            raise DataError(path, f"a second file for article {path.stem!r}")
-        record = index.get(path.stem)
-        if record is None:
-            raise DataError(path, f"article id {path.stem!r} is not in the index {index_path}")
-        text = read_text(path, ARTICLE, inside=root)
-        if not text.strip():
-            raise DataError(path, "article text is empty")
-        articles[path.stem] = Article(record, text.strip() + "\n", str(path))
+        try:
+            articles[path.stem] = _article(path, articles, index, index_path, root)
+        except DataError as exc:
+            if problems is None:
+                raise
+            problems.append(exc.one_line())
     return articles
 
 
-def load_dataset(root: str | Path) -> Dataset:
+def _article(
+    path: Path, articles: dict[str, Article], index: dict[str, IndexRecord], index_path: str, root: Path
+) -> Article:
+    if path.stem in articles:
+        raise DataError(path, f"a second file for article {path.stem!r}")
+    record = index.get(path.stem)
+    if record is None:
+        raise DataError(path, f"article id {path.stem!r} is not in the index {index_path}")
+    text = read_text(path, ARTICLE, inside=root)
+    if not text.strip():
+        raise DataError(path, "article text is empty")
+    return Article(record, text.strip() + "\n", str(path))
+
+
+_ROUND_SOURCES = {"1a": "queries", "1b": "queries", "2": "queries", "2b": "queries", "3": "high_risk"}
+
+
+def required_item_files(manifest: Manifest) -> tuple[str, ...]:
+    """The item files a dataset must hold: those the rounds its ``dataset.yaml`` declares read (queries for
+    1a–2b, high_risk for 3); with no rounds declared, none in particular (at least one of the two)."""
+    return tuple(dict.fromkeys(_ROUND_SOURCES[r] for r in manifest.rounds))
+
+
+def load_dataset(root: str | Path, *, problems: list[str] | None = None) -> Dataset:
     """Load and cross-check the dataset folder ``root``.
+
+    A dataset needs its content index and the item files its rounds read: ``dataset.yaml``'s ``rounds``
+    when it declares them (:func:`required_item_files`), otherwise at least one of ``queries.jsonl`` and
+    ``high_risk.jsonl`` (a missing one simply holds no items).
+
+    Args:
+        root: The dataset folder.
+        problems: When given, every problem found is added to it as one line and loading goes on with
+            what is valid (``data validate``); otherwise the first problem raises.
 
     Raises:
         DataError: one line naming the file, the record and the field.
@@ -207,32 +246,69 @@ def load_dataset(root: str | Path) -> Dataset:
     root = Path(root)
     if not root.is_dir():
         raise DataError(root, "dataset folder not found")
-    index_path = _find(root, "index", required=True)
-    assert index_path is not None
-    index = load_index(index_path, inside=root)
-    queries_path = _find(root, "queries", required=True)
-    assert queries_path is not None
-    queries = load_queries(queries_path, inside=root)
-    high_risk_path = _find(root, "high_risk", required=False)
-    high_risk = load_high_risk(high_risk_path, inside=root) if high_risk_path else []
-    for path, items in ((queries_path, queries), (high_risk_path, high_risk)):
-        for item in items:
+
+    def attempt(step: Callable[[], _T], default: _T) -> _T:
+        if problems is None:
+            return step()
+        try:
+            return step()
+        except DataError as exc:
+            problems.append(exc.one_line())
+            return default
+
+    def report(path: str | Path | None, problem: str) -> None:
+        attempt(lambda: _refuse(path, problem), None)
+
+    manifest: Manifest = attempt(lambda: load_manifest(root), Manifest())
+    index_path = attempt(lambda: _find(root, "index", required=True), None)
+    before = len(problems) if problems is not None else 0
+    index: dict[str, IndexRecord] = {}
+    if index_path is not None:
+        index = attempt(lambda: load_index(index_path, inside=root, problems=problems), index)
+    # An index with problems is not the index: its absent records are not reported again for each item.
+    index_known = index_path is not None and (problems is None or len(problems) == before)
+    queries_path = attempt(lambda: _find(root, "queries", required=False), None)
+    high_risk_path = attempt(lambda: _find(root, "high_risk", required=False), None)
+    found = {"queries": queries_path, "high_risk": high_risk_path}
+    for kind in required_item_files(manifest):
+        if found[kind] is None:
+            rounds = ", ".join(r for r in manifest.rounds if _ROUND_SOURCES[r] == kind)
+            report(
+                manifest.path,
+                f"round {rounds} reads {_STEMS[kind]}.jsonl (or .csv, .yaml, .json): none in {root}",
+            )
+    if queries_path is None and high_risk_path is None and not manifest.rounds:
+        report(root, "no item file: queries.jsonl or high_risk.jsonl (or .csv, .yaml, .json)")
+    queries: list[Query] = []
+    if queries_path is not None:
+        queries = attempt(lambda: load_queries(queries_path, inside=root, problems=problems), queries)
+    high_risk: list[HighRiskItem] = []
+    if high_risk_path is not None:
+        high_risk = attempt(lambda: load_high_risk(high_risk_path, inside=root, problems=problems), high_risk)
+    items: tuple[tuple[Path | None, list[Query]], ...] = (
+        (queries_path, queries),
+        (high_risk_path, list(high_risk)),
+    )
+    for path, listed in items:
+        for item in listed:
             for article_id in item.article_ids:
-                if article_id not in index:
-                    raise DataError(
+                if index_known and article_id not in index:
+                    report(
                         path,
-                        f"id {clip(item.id)}: field 'article_ids': {clip(article_id)} "
-                        f"is not in the index {index_path}",
+                        f"id {clip(item.id)}: field 'article_ids': {clip(article_id)} is not in the index {index_path}",
                     )
     # Each file's ids are unique already (the loaders check); only an id used in both files is left.
     high_risk_ids = {item.id for item in high_risk}
-    duplicate = next((q.id for q in queries if q.id in high_risk_ids), None)
-    if duplicate is not None:
-        raise DataError(high_risk_path, f"id {clip(duplicate)}: field 'id': also used in {queries_path}")
-    articles = (
-        load_articles(root / "articles", index, str(index_path), root=root)
-        if _present(root / "articles")
-        else {}
-    )
-    manifest = load_manifest(root)
+    for duplicate in [q.id for q in queries if q.id in high_risk_ids]:
+        report(high_risk_path, f"id {clip(duplicate)}: field 'id': also used in {queries_path}")
+    articles: dict[str, Article] = {}
+    if _present(root / "articles") and index_known:
+        articles = attempt(
+            lambda: load_articles(root / "articles", index, str(index_path), root=root, problems=problems),
+            articles,
+        )
     return Dataset(str(root), tuple(queries), tuple(high_risk), index, articles, manifest)
+
+
+def _refuse(path: str | Path | None, problem: str) -> None:
+    raise DataError(path, problem)

@@ -4,9 +4,9 @@ Each format is JSON Lines (``.jsonl``, one object a line), CSV (``.csv``, a head
 ``;``-separated) or a YAML/JSON list (``.yaml``, ``.yml``, ``.json``, for small hand-written files).
 Every problem is one :class:`DataError` line naming the file, the record and the field, e.g.
 ``queries.jsonl: line 7 (id 'il-007'): field 'jurisdiction': unknown state code 'ZZ'``; a value is
-quoted at most 40 characters long (:func:`~grounding_eval.errors.clip`). The field rules live in one
-table per format (:data:`QUERY_FIELDS` …), mirrored by the JSON Schemas in ``datasets/schemas/`` (a
-test keeps the two in agreement).
+quoted at most 40 characters long (:func:`~grounding_eval.errors.clip`). The field rules are the
+models of :mod:`grounding_eval.data.models` (one per format), from which the JSON Schemas in
+``datasets/schemas/`` are generated.
 
 Files are read through :mod:`grounding_eval.files`: regular files of at most 64 MiB, read whole.
 Refused rather than read silently: a key written twice in one record (JSON, YAML), a CSV header naming
@@ -19,15 +19,22 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from grounding_eval.data.records import RISK_TIERS, HighRiskItem, IndexRecord, Query
+from grounding_eval.data.models import (
+    MAX_DESCRIPTION_CHARS,
+    HighRiskRecord,
+    IndexRow,
+    QueryRecord,
+    _Record,
+    field_names,
+    validate,
+)
+from grounding_eval.data.records import HighRiskItem, IndexRecord, Query
 from grounding_eval.errors import DataError, clip
 from grounding_eval.files import JsonProblem, parse_json, read_json, read_text, read_yaml
-from grounding_eval.states import parse_state
 
 __all__ = [
     "HIGH_RISK_FIELDS",
@@ -40,132 +47,22 @@ __all__ = [
     "load_queries",
 ]
 
-MAX_DESCRIPTION_CHARS = 400
-"""The directory format expects about 200 characters; anything past 400 is not a description."""
+QUERY_FIELDS = field_names(QueryRecord)
+HIGH_RISK_FIELDS = field_names(HighRiskRecord)
+INDEX_FIELDS = field_names(IndexRow)
 
 
-class _FieldError(ValueError):
-    """A problem with one field's value (the caller adds file, record and field)."""
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise _FieldError("must be non-empty text")
-    return " ".join(value.split()) if "\n" not in value else value.strip()
-
-
-def _ident(value: Any) -> str:
-    text = _text(value)
-    if any(c.isspace() for c in text) or "/" in text:
-        raise _FieldError(f"{clip(text)} is not an id (no spaces or slashes)")
-    return text
-
-
-def _state(value: Any) -> str:
-    _short_state(value)
-    try:
-        return parse_state(value)
-    except ValueError as exc:
-        raise _FieldError(str(exc)) from None
-
-
-def _state_or_us(value: Any) -> str:
-    _short_state(value)
-    try:
-        return parse_state(value, allow_national=True)
-    except ValueError as exc:
-        raise _FieldError(str(exc)) from None
-
-
-def _short_state(value: Any) -> None:
-    # The longest state name is 20 characters; a longer value is not one, and is not quoted in full.
-    if isinstance(value, str) and len(value.strip()) > 40:
-        raise _FieldError(f"unknown state code {clip(value.strip())}")
-
-
-def _text_list(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):  # CSV cells hold lists as "a; b; c"
-        value = [part for part in value.split(";") if part.strip()]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise _FieldError("must be a list of non-empty text values")
-    return tuple(v.strip() for v in value)
-
-
-def _nonempty_list(value: Any) -> tuple[str, ...]:
-    items = _text_list(value)
-    if not items:
-        raise _FieldError("must list at least one value")
-    return items
-
-
-def _id_list(value: Any) -> tuple[str, ...]:
-    return tuple(_ident(v) for v in _text_list(value))
-
-
-def _url(value: Any) -> str:
-    text = _text(value)
-    if not text.lower().startswith(("http://", "https://")) or " " in text:
-        raise _FieldError(f"{clip(text)} is not an http(s) URL")
-    return text
-
-
-def _description(value: Any) -> str:
-    text = _text(value)
-    if len(text) > MAX_DESCRIPTION_CHARS:
-        raise _FieldError(
-            f"is {len(text)} characters; a directory description is about 200 "
-            f"(at most {MAX_DESCRIPTION_CHARS})"
-        )
-    return text
-
-
-def _tier(value: Any) -> str:
-    text = _text(value).lower()
-    if text not in RISK_TIERS:
-        raise _FieldError(f"{clip(value)} is not one of {', '.join(RISK_TIERS)}")
-    return text
-
-
-@dataclass(frozen=True)
-class _Field:
-    parse: Callable[[Any], Any]
-    required: bool = True
-
-
-QUERY_FIELDS: Mapping[str, _Field] = {
-    "id": _Field(_ident),
-    "jurisdiction": _Field(_state),
-    "topic": _Field(_text),
-    "question": _Field(_text),
-    "tags": _Field(_text_list, required=False),
-    "article_ids": _Field(_id_list, required=False),
-}
-HIGH_RISK_FIELDS: Mapping[str, _Field] = {
-    **QUERY_FIELDS,
-    "required_clarifying_questions": _Field(_nonempty_list),
-    "failure_modes": _Field(_nonempty_list),
-    "risk_tier": _Field(_tier),
-    "sme_variables": _Field(_nonempty_list),
-}
-INDEX_FIELDS: Mapping[str, _Field] = {
-    "id": _Field(_ident),
-    "state": _Field(_state_or_us),
-    "title": _Field(_text),
-    "url": _Field(_url),
-    "description": _Field(_description),
-    "organization": _Field(_text),
-    "topics": _Field(_text_list, required=False),
-    "source": _Field(_text, required=False),
-}
-
-
-def iter_rows(path: str | Path, *, inside: str | Path | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+def iter_rows(
+    path: str | Path, *, inside: str | Path | None = None, problems: list[str] | None = None
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``(where, row)`` for each record: ``where`` is ``line N`` (JSONL; CSV: the line the record
     starts on) or ``record N`` (YAML, JSON).
 
     Args:
         path: The file; its suffix names the format.
         inside: When given, the file (symlinks resolved) must lie within this folder.
+        problems: When given, a malformed JSON line or record is added to it as one line and skipped
+            (the file's other problems still raise).
 
     Raises:
         DataError: the file is missing, unreadable or not a regular file, a record is malformed (see the
@@ -183,7 +80,8 @@ def iter_rows(path: str | Path, *, inside: str | Path | None = None) -> Iterator
             raise DataError(path, "expected a list of records")
         for i, row in enumerate(data, 1):
             if not isinstance(row, dict):
-                raise DataError(path, f"record {i}: expected a mapping of fields")
+                _problem(DataError(path, f"record {i}: expected a mapping of fields"), problems)
+                continue
             yield f"record {i}", row
         return
     text = read_text(path, inside=inside)
@@ -197,10 +95,18 @@ def iter_rows(path: str | Path, *, inside: str | Path | None = None) -> Iterator
         try:
             row = parse_json(line)
         except JsonProblem as exc:
-            raise DataError(path, f"line {number}: {exc.problem}") from None
+            _problem(DataError(path, f"line {number}: {exc.problem}"), problems)
+            continue
         if not isinstance(row, dict):
-            raise DataError(path, f"line {number}: expected a JSON object")
+            _problem(DataError(path, f"line {number}: expected a JSON object"), problems)
+            continue
         yield f"line {number}", row
+
+
+def _problem(error: DataError, problems: list[str] | None) -> None:
+    if problems is None:
+        raise error
+    problems.append(error.one_line())
 
 
 def _csv_rows(path: Path, text: str) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -240,49 +146,48 @@ def _csv_problem(exc: csv.Error) -> str:
     return f"not valid CSV ({message})"
 
 
-def _names(names: Iterable[Any], most: int = 5) -> str:
-    """Field names for a message: plain when short and printable, else clipped; at most ``most``."""
-    shown = [n if len(n) <= 40 and n.isprintable() else clip(n) for n in sorted(map(str, names))]
-    more = f" and {len(shown) - most} more" if len(shown) > most else ""
-    return ", ".join(shown[:most]) + more
-
-
 def _parse_rows(
-    path: str | Path, fields: Mapping[str, _Field], inside: str | Path | None
+    path: str | Path, model: type[_Record], inside: str | Path | None, problems: list[str] | None = None
 ) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each valid record as ``(label, fields)``; a problem raises, or (``problems`` given) is added to it
+    as one line and its record skipped."""
     seen: dict[str, str] = {}
-    for where, row in iter_rows(path, inside=inside):
+    for where, row in iter_rows(path, inside=inside, problems=problems):
         ident = row.get("id")
         label = f"{where} (id {clip(ident)})" if isinstance(ident, str) and ident.strip() else where
-        unknown = set(row) - set(fields)
-        if unknown:
-            raise DataError(path, f"{label}: unknown field(s) {_names(unknown)}")
-        parsed: dict[str, Any] = {}
-        for name, spec in fields.items():
-            if name not in row or row[name] is None:
-                if spec.required:
-                    raise DataError(path, f"{label}: field {name!r} is missing")
-                continue
-            try:
-                parsed[name] = spec.parse(row[name])
-            except _FieldError as exc:
-                raise DataError(path, f"{label}: field {name!r}: {exc}") from None
-        if parsed["id"] in seen:
-            raise DataError(path, f"{label}: field 'id' duplicates {seen[parsed['id']]}")
-        seen[parsed["id"]] = where
-        yield label, parsed
+        record, found = validate(model, row)
+        if record is not None and record.id in seen:  # type: ignore[attr-defined]
+            found = [f"field 'id' duplicates {seen[record.id]}"]  # type: ignore[attr-defined]
+        if found:
+            lines = [DataError(path, f"{label}: {problem}") for problem in found]
+            if problems is None:
+                raise lines[0]
+            problems += [line.one_line() for line in lines]
+            continue
+        assert record is not None
+        fields = dict(record)
+        seen[fields["id"]] = where
+        yield label, fields
 
 
-def load_queries(path: str | Path, *, inside: str | Path | None = None) -> list[Query]:
-    """Load LHSQ-style queries (``inside``: the folder the file must resolve within, if any)."""
-    return [Query(**row) for _, row in _parse_rows(path, QUERY_FIELDS, inside)]
+def load_queries(
+    path: str | Path, *, inside: str | Path | None = None, problems: list[str] | None = None
+) -> list[Query]:
+    """Load LHSQ-style queries (``inside``: the folder the file must resolve within, if any; ``problems``:
+    collect every problem there, one line each, instead of raising the first)."""
+    return [Query(**row) for _, row in _parse_rows(path, QueryRecord, inside, problems)]
 
 
-def load_high_risk(path: str | Path, *, inside: str | Path | None = None) -> list[HighRiskItem]:
-    """Load High-Risk Challenge items (``inside``: the folder the file must resolve within, if any)."""
-    return [HighRiskItem(**row) for _, row in _parse_rows(path, HIGH_RISK_FIELDS, inside)]
+def load_high_risk(
+    path: str | Path, *, inside: str | Path | None = None, problems: list[str] | None = None
+) -> list[HighRiskItem]:
+    """Load High-Risk Challenge items (``inside``, ``problems`` as above)."""
+    return [HighRiskItem(**row) for _, row in _parse_rows(path, HighRiskRecord, inside, problems)]
 
 
-def load_index(path: str | Path, *, inside: str | Path | None = None) -> dict[str, IndexRecord]:
-    """Load a JKB-style content index, keyed by record id, in file order (``inside`` as above)."""
-    return {row["id"]: IndexRecord(**row) for _, row in _parse_rows(path, INDEX_FIELDS, inside)}
+def load_index(
+    path: str | Path, *, inside: str | Path | None = None, problems: list[str] | None = None
+) -> dict[str, IndexRecord]:
+    """Load a JKB-style content index, keyed by record id, in file order (``inside``, ``problems`` as
+    above)."""
+    return {row["id"]: IndexRecord(**row) for _, row in _parse_rows(path, IndexRow, inside, problems)}

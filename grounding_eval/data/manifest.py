@@ -5,6 +5,7 @@ A dataset folder may say what it is::
     # dataset.yaml
     name: partner copy, March 2026          # free text (optional)
     claims: [LHSQ-115, High-Risk-Challenge]  # the methods document's real sets this folder holds
+    rounds: ["3"]                            # the rounds it is for (optional): their item files are required
 
 A folder without ``dataset.yaml``, or without ``claims``, claims nothing (the pack's sample claims
 nothing). When it claims a set, the documented sizes are checked — ``LHSQ-115``: 115 queries, round
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grounding_eval.errors import DataError, clip
+from grounding_eval.errors import DataError
 from grounding_eval.files import read_yaml
 
 __all__ = ["MANIFEST_NAMES", "REAL_SETS", "Manifest", "RealSet", "load_manifest"]
@@ -63,8 +64,6 @@ REAL_SETS: Mapping[str, RealSet] = {
 }
 """The sets a ``dataset.yaml`` may claim, with the methods document's numbers (seed 001, "Datasets")."""
 
-_KEYS = frozenset({"name", "claims"})
-
 
 @dataclass(frozen=True)
 class Manifest:
@@ -73,6 +72,7 @@ class Manifest:
     path: str | None = None
     name: str | None = None
     claims: tuple[str, ...] = ()
+    rounds: tuple[str, ...] = ()  # the rounds the dataset is for; () = not declared
 
     def claimed(self, source: str) -> RealSet | None:
         """The real set this dataset claims its ``source`` file (queries, high_risk) to be, if any."""
@@ -83,8 +83,9 @@ def load_manifest(root: str | Path) -> Manifest:
     """Read ``<root>/dataset.yaml`` (or ``.yml``) if there is one.
 
     Raises:
-        DataError: both names exist, the file is outside the folder, not a mapping, has an unknown key,
-            or claims a set that is not one of :data:`REAL_SETS`.
+        DataError: both names exist, the file is outside the folder, not a mapping, or breaks its model
+            (:class:`~grounding_eval.data.models.ManifestFile`: an unknown key, a claim that is not one of
+            :data:`REAL_SETS`, a round that is not one of the five).
     """
     root = Path(root)
     found = [root / name for name in MANIFEST_NAMES if os.path.lexists(root / name)]
@@ -97,21 +98,11 @@ def load_manifest(root: str | Path) -> Manifest:
     if data is None:
         return Manifest(path=str(path))
     if not isinstance(data, dict):
-        raise DataError(path, "expected a mapping (name, claims)")
-    unknown = sorted(map(str, set(data) - _KEYS))
-    if unknown:
-        raise DataError(path, f"unknown key(s) {', '.join(clip(k) for k in unknown)} (name, claims)")
-    name = data.get("name")
-    if name is not None and not isinstance(name, str):
-        raise DataError(path, "field 'name' must be text")
-    claims = data.get("claims") or []
-    if isinstance(claims, str):
-        claims = [claims]
-    if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
-        raise DataError(path, "field 'claims' must be a list of set names")
-    bad = [c for c in claims if c not in REAL_SETS]
-    if bad:
-        raise DataError(path, f"field 'claims': {clip(bad[0])} is not one of {', '.join(REAL_SETS)}")
-    if len(set(claims)) != len(claims):
-        raise DataError(path, "field 'claims' names a set twice")
-    return Manifest(path=str(path), name=name, claims=tuple(claims))
+        raise DataError(path, "expected a mapping (name, claims, rounds)")
+    from grounding_eval.data.models import ManifestFile, validate
+
+    record, problems = validate(ManifestFile, data)
+    if problems:
+        raise DataError(path, problems[0])
+    assert isinstance(record, ManifestFile)
+    return Manifest(path=str(path), name=record.name, claims=record.claims, rounds=record.rounds)

@@ -16,8 +16,6 @@ from grounding_eval.files import read_yaml
 
 __all__ = ["RecordedAnswer", "cached_recorded_answers", "load_recorded_answers"]
 
-_FIELDS = {"query_id", "condition", "answer", "model", "covers", "note"}
-
 
 @dataclass(frozen=True)
 class RecordedAnswer:
@@ -31,36 +29,51 @@ class RecordedAnswer:
     note: str | None = None
 
 
-def load_recorded_answers(path: str | Path) -> dict[tuple[str, str], RecordedAnswer]:
-    """Load a YAML list of recorded answers keyed by ``(query_id, condition)``.
+def load_recorded_answers(
+    path: str | Path, *, problems: list[str] | None = None
+) -> dict[tuple[str, str], RecordedAnswer]:
+    """Load a YAML list of recorded answers keyed by ``(query_id, condition)``; each entry is a
+    :class:`~grounding_eval.data.models.RecordedAnswerEntry`.
+
+    Args:
+        path: The file.
+        problems: When given, every bad entry is added to it as one line and skipped instead of raising.
 
     Raises:
         DataError: one line naming the file, the entry and the problem.
     """
+    from grounding_eval.data.models import RecordedAnswerEntry, validate
+
     path = Path(path)
     data = read_yaml(path)
     if not isinstance(data, list):
         raise DataError(path, "expected a YAML list of recorded answers")
     answers: dict[tuple[str, str], RecordedAnswer] = {}
     for i, entry in enumerate(data, 1):
+        found: list[str]
         if not isinstance(entry, dict):
-            raise DataError(path, f"entry {i}: expected a mapping")
-        unknown = set(entry) - _FIELDS
-        if unknown:
-            raise DataError(path, f"entry {i}: unknown field(s) {', '.join(sorted(map(str, unknown)))}")
-        for field in ("query_id", "condition", "answer", "model"):
-            if not isinstance(entry.get(field), str) or not entry[field].strip():
-                raise DataError(path, f"entry {i}: field {field!r} is required and must be text")
-        key = (entry["query_id"], entry["condition"])
-        if key in answers:
-            raise DataError(path, f"entry {i}: a second answer for query {key[0]!r} under {key[1]}")
-        answers[key] = RecordedAnswer(
-            query_id=entry["query_id"],
-            condition=entry["condition"],
-            answer=entry["answer"],
-            model=entry["model"],
-            covers=tuple(str(c) for c in entry.get("covers") or ()),
-            note=entry.get("note"),
+            record, found = None, ["expected a mapping"]
+        else:
+            record, found = validate(RecordedAnswerEntry, entry)
+        where = f"entry {i}"
+        if isinstance(entry, dict) and isinstance(entry.get("query_id"), str):
+            where += f" ({entry['query_id']})"
+        if isinstance(record, RecordedAnswerEntry) and (record.query_id, record.condition) in answers:
+            found = [f"a second answer for query {record.query_id!r} under {record.condition}"]
+        if found:
+            errors = [DataError(path, f"{where}: {problem}") for problem in found]
+            if problems is None:
+                raise errors[0]
+            problems += [e.one_line() for e in errors]
+            continue
+        assert isinstance(record, RecordedAnswerEntry)
+        answers[(record.query_id, record.condition)] = RecordedAnswer(
+            query_id=record.query_id,
+            condition=record.condition,
+            answer=record.answer,
+            model=record.model,
+            covers=record.covers,
+            note=record.note,
         )
     return answers
 

@@ -14,14 +14,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from grounding_eval.data.conditions import condition_vars
 from grounding_eval.data.dataset import Dataset
 from grounding_eval.data.rounds import ROUNDS, select_items, size_warnings
 
-__all__ = ["MIN_ARTICLES", "Findings", "check_citation_index", "check_dataset"]
+__all__ = [
+    "MIN_ARTICLES",
+    "Findings",
+    "check_citation_index",
+    "check_dataset",
+    "check_folder",
+    "check_replies",
+]
 
 MIN_ARTICLES = 2
 """C1.5 content is "two or three relevant articles" (methods document): fewer is a warning."""
@@ -99,3 +108,203 @@ def check_citation_index(root: Path) -> list[str]:
     except DataError as exc:
         return [exc.one_line()]
     return []
+
+
+# ---- every other file a dataset can hold (data validate) ----
+
+ReplyCheck = Callable[[str, str, str], list[str]]
+"""``(reply text, answer text or "", item id) -> problems``: a reply read as its judge reads it."""
+
+
+def check_folder(root: str | Path) -> tuple[Dataset, Findings]:
+    """Every file of a dataset folder, each problem one line naming the file, the line or entry, and what
+    is wrong: items, index and articles (:func:`~grounding_eval.data.dataset.load_dataset` collecting),
+    grounding blocks, the allowlist, the organization directory, the recorded answers, every recorded judge
+    reply (rubric judge, factual accuracy) and the citation index."""
+    from grounding_eval.data.dataset import find_allowlist, find_directory, load_dataset
+    from grounding_eval.errors import DataError
+
+    root = Path(root)
+    errors: list[str] = []
+    dataset = load_dataset(root, problems=errors)
+    loaded = not errors
+
+    def attempt(step: Callable[[], list[str]]) -> None:
+        try:
+            errors.extend(step())
+        except DataError as exc:
+            errors.append(exc.one_line())
+
+    warnings: tuple[str, ...] = ()
+    if loaded:  # grounding blocks of items that loaded from a consistent folder
+        findings = check_dataset(dataset)
+        errors += findings.errors
+        warnings = findings.warnings
+    else:
+        errors += check_citation_index(root)
+    attempt(lambda: _allowlist(find_allowlist(root)))
+    attempt(lambda: _directory(find_directory(root)))
+    # Which items exist is known only when the item files loaded: otherwise every recording for an item of a
+    # broken file would be reported too.
+    items = {item.id for item in (*dataset.queries, *dataset.high_risk)} if loaded else None
+    answers = recorded_answers(root / "recorded_answers.yaml", items, errors)
+    for path in sorted((root / "judge_replies").glob("*.y*ml")) if (root / "judge_replies").is_dir() else []:
+        attempt(partial(_rubric_replies, path, items, answers))
+    for name in ("judge_replies.yaml", "cheap_replies.yaml", "standalone_replies.yaml"):
+        path = root / "factuality" / name
+        # An invalid cheap-stage reply is escalated to the capable stage, by design: only its key and hash
+        # are checked.
+        check = _factuality_check() if name != "cheap_replies.yaml" else _no_check
+        if path.exists():
+            attempt(partial(check_replies, path, items, answers, check, rubric="factual_accuracy"))
+    return dataset, Findings(tuple(errors), warnings)
+
+
+def _rubric_replies(path: Path, items: set[str] | None, answers: dict[tuple[str, str], str]) -> list[str]:
+    return check_replies(path, items, answers, _rubric_check(path))
+
+
+def _no_check(reply: str, answer: str, item: str) -> list[str]:
+    return []
+
+
+def _allowlist(path: Path | None) -> list[str]:
+    from grounding_eval.verifier.allowlist import allowlist_problems
+
+    return allowlist_problems(path) if path else []
+
+
+def _directory(path: Path | None) -> list[str]:
+    from grounding_eval.verifier.directory import directory_problems
+
+    return directory_problems(path) if path else []
+
+
+def recorded_answers(path: Path, items: set[str] | None, errors: list[str]) -> dict[tuple[str, str], str]:
+    """The recorded answers by (item, condition), each problem added to ``errors`` (``items``: the
+    dataset's item ids, when known)."""
+    from grounding_eval.data.recorded_answers import load_recorded_answers
+    from grounding_eval.errors import DataError, clip
+    from grounding_eval.files import read_yaml
+
+    if not path.exists():
+        return {}
+    try:
+        answers = load_recorded_answers(path, problems=errors)
+    except DataError as exc:
+        errors.append(exc.one_line())
+        return {}
+    entries = read_yaml(path)
+    number = {
+        (e.get("query_id"), e.get("condition")): i for i, e in enumerate(entries, 1) if isinstance(e, dict)
+    }
+    for item, condition in answers:
+        if items is not None and item not in items:
+            where = f"entry {number[(item, condition)]} ({item})"
+            errors.append(
+                DataError(
+                    path, f"{where}: field 'query_id': {clip(item)} is not an item of the dataset"
+                ).one_line()
+            )
+    return {key: recorded.answer for key, recorded in answers.items()}
+
+
+def check_replies(
+    path: Path,
+    items: set[str] | None,
+    answers: dict[tuple[str, str], str],
+    check: ReplyCheck,
+    *,
+    rubric: str | None = None,
+) -> list[str]:
+    """A file of recorded judge replies: each entry a
+    :class:`~grounding_eval.data.models.RecordedReplyEntry` whose key is ``<rubric>/<item>/<condition>``
+    (``rubric``: the one it must name; default the file's stem) for an item of the dataset, whose
+    ``answer_sha256`` is its recorded answer's, and whose last reply its judge reads as valid."""
+    from grounding_eval.data.models import RecordedReplyEntry, validate
+    from grounding_eval.errors import DataError, clip
+    from grounding_eval.files import read_yaml
+    from grounding_eval.judge.client import answer_sha256
+
+    rubric = rubric or path.stem
+    data = read_yaml(path)
+    if not isinstance(data, list) or not data:
+        return [
+            DataError(
+                path, "expected a non-empty YAML list of {key, answer_sha256, replies, note}"
+            ).one_line()
+        ]
+    out: list[str] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(data, 1):
+        key = entry.get("key") if isinstance(entry, dict) else None
+        where = f"entry {i} ({key})" if isinstance(key, str) else f"entry {i}"
+        record, found = (
+            validate(RecordedReplyEntry, entry) if isinstance(entry, dict) else (None, ["expected a mapping"])
+        )
+        problems = list(found)
+        if isinstance(record, RecordedReplyEntry):
+            if record.key in seen:
+                problems.append(f"a second entry for key {record.key!r}")
+            seen.add(record.key)
+            parts = record.key.split("/")
+            answer: str | None = None
+            item = ""
+            if parts[0] != rubric:
+                problems.append(
+                    f"key {clip(record.key)} is not for rubric {rubric} (this file holds {rubric}'s replies)"
+                )
+            elif len(parts) == 2 and "." in parts[1]:  # a standalone example: factual_accuracy/<file name>
+                example = path.parent / parts[1]
+                answer = example.read_text(encoding="utf-8") if example.is_file() else None
+            elif len(parts) != 3 and not (len(parts) == 2 and rubric == "docs_qa"):
+                problems.append(f"key {clip(record.key)} is not {rubric}/<item id>/<condition>")
+            else:
+                item, condition = parts[1], parts[2] if len(parts) == 3 else "docs-qa"
+                if items is not None and item not in items:
+                    problems.append(f"{clip(item)} is not an item of the dataset")
+                answer = answers.get((item, condition))
+                if answer is not None and record.answer_sha256 not in (None, answer_sha256(answer)):
+                    problems.append(
+                        f"field 'answer_sha256' does not match its recorded answer (sha256 {answer_sha256(answer)}): "
+                        "re-record the reply for the edited answer, then run scripts/hash_judge_replies.py"
+                    )
+            problems += [
+                f"reply {len(record.replies)}: {p}" for p in check(record.replies[-1], answer or "", item)
+            ]
+        out += [DataError(path, f"{where}: {problem}").one_line() for problem in problems]
+    return out
+
+
+def _rubric_check(path: Path) -> ReplyCheck:
+    from grounding_eval.errors import DataError
+    from grounding_eval.judge.parse import ParseFailure, parse_reply
+    from grounding_eval.judge.rubric import load_rubric
+    from grounding_eval.resources import pack_root
+
+    rubric_path = pack_root() / "rubrics" / f"{path.stem}.yaml"
+    if not rubric_path.is_file():
+        raise DataError(
+            path, f"no rubric {path.stem!r} (rubrics/{path.stem}.yaml): name the file after its rubric"
+        )
+    rubric = load_rubric(rubric_path)
+
+    def check(reply: str, answer: str, item: str) -> list[str]:
+        parsed = parse_reply(reply, rubric, judged_text=answer or None)
+        return list(parsed.problems) if isinstance(parsed, ParseFailure) else []
+
+    return check
+
+
+def _factuality_check() -> ReplyCheck:
+    from grounding_eval.factuality.parse import parse_scorecard
+    from grounding_eval.factuality.rubric import load_rubric
+    from grounding_eval.judge.extract import ParseFailure
+
+    rubric = load_rubric()
+
+    def check(reply: str, answer: str, item: str) -> list[str]:
+        parsed = parse_scorecard(reply, rubric, judged_text=answer or None)
+        return list(parsed.problems) if isinstance(parsed, ParseFailure) else []
+
+    return check

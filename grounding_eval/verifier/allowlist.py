@@ -101,19 +101,37 @@ def load_allowlist(path: str | Path) -> Allowlist:
             http(s) URL (the message names the line), or there are no URLs.
     """
     file = Path(path)
+    urls, problems = _read(file)
+    if problems:
+        raise problems[0]
+    return Allowlist(path=str(file), urls=frozenset(urls))
+
+
+def allowlist_problems(path: str | Path) -> list[str]:
+    """Every problem of an allowlist file, one line each (``data validate``): each line that is not an
+    http(s) URL, or a file with none. Empty when :func:`load_allowlist` would load it."""
+    try:
+        return [problem.one_line() for problem in _read(Path(path))[1]]
+    except DataError as exc:
+        return [exc.one_line()]
+
+
+def _read(file: Path) -> tuple[set[str], list[DataError]]:
     content = read_text(file)
     is_csv = file.suffix.lower() == ".csv"
     entries = _csv_entries(file, content) if is_csv else _text_entries(content)
     urls: set[str] = set()
+    problems: list[DataError] = []
     for line, entry in entries:
         url = _entry_url(entry)
         if url is None:
             shown = _excerpt(entry, evident=is_csv or bool(urls))
-            raise DataError(file, f"line {line}: not an http(s) URL{shown}")
-        urls.add(normalize_url(url))
-    if not urls:
-        raise DataError(file, "no URLs")
-    return Allowlist(path=str(file), urls=frozenset(urls))
+            problems.append(DataError(file, f"line {line}: not an http(s) URL{shown}"))
+        else:
+            urls.add(normalize_url(url))
+    if not urls and not problems:
+        problems.append(DataError(file, "no URLs"))
+    return urls, problems
 
 
 def classify_url(mention: UrlMention, allowlist: Allowlist, liveness: LivenessChecker) -> UrlFinding:

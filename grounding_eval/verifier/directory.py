@@ -365,6 +365,34 @@ def load_directory(path: str | Path) -> Directory:
     return Directory.from_organizations([_parse_entry(path, i, e) for i, e in enumerate(data, 1)], str(path))
 
 
+def directory_problems(path: str | Path) -> list[str]:
+    """Every problem of a directory file, one line each (``data validate``): each entry is read as
+    :func:`load_directory` reads it, then, when every entry is valid, the directory as a whole (a name,
+    domain or phone listed for two organizations). Empty when the file loads."""
+    from grounding_eval.files import read_yaml
+
+    path = Path(path)
+    try:
+        data = read_yaml(path)
+    except DataError as exc:
+        return [exc.one_line()]
+    if not isinstance(data, list) or not data:
+        return [DataError(path, "expected a non-empty YAML list of organizations").one_line()]
+    problems: list[str] = []
+    organizations = []
+    for i, entry in enumerate(data, 1):
+        try:
+            organizations.append(_parse_entry(path, i, entry))
+        except DataError as exc:
+            problems.append(exc.one_line())
+    if not problems:
+        try:
+            Directory.from_organizations(organizations, str(path))
+        except DataError as exc:
+            problems.append(exc.one_line())
+    return problems
+
+
 def _parse_entry(path: Path, index: int, entry: Any) -> Organization:
     if not isinstance(entry, dict):
         raise DataError(path, f"entry {index}: expected a mapping with at least name and states")
@@ -372,7 +400,10 @@ def _parse_entry(path: Path, index: int, entry: Any) -> Organization:
     where = f"entry {index} ({name!r})" if isinstance(name, str) else f"entry {index}"
     unknown = set(entry) - _FIELDS
     if unknown:
-        raise DataError(path, f"{where}: unknown field(s) {', '.join(sorted(map(str, unknown)))}")
+        raise DataError(
+            path,
+            f"{where}: unknown field(s) {', '.join(sorted(map(str, unknown)))} (allowed: {', '.join(sorted(_FIELDS))})",
+        )
     if not isinstance(name, str) or not name.strip():
         raise DataError(path, f"{where}: field 'name' is required and must be text")
 

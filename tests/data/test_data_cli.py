@@ -172,4 +172,5 @@ def test_validate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert (
         capsys.readouterr().err
         == f"grounding-eval: error: {tmp_path}: no index file (jkb_index.jsonl, .csv, .yaml or .json)\n"
+        f"grounding-eval: error: {tmp_path}: no item file: queries.jsonl or high_risk.jsonl (or .csv, .yaml, .json)\n"
     )

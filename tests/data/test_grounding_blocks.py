@@ -309,9 +309,9 @@ class TestClaims:
                 "claims: [LHSQ-116]\n",
                 "field 'claims': 'LHSQ-116' is not one of LHSQ-115, High-Risk-Challenge",
             ),
-            ("claim: [LHSQ-115]\n", "unknown key(s) 'claim' (name, claims)"),
-            ("- LHSQ-115\n", "expected a mapping (name, claims)"),
-            ("claims: [LHSQ-115, LHSQ-115]\n", "field 'claims' names a set twice"),
+            ("claim: [LHSQ-115]\n", "unknown field(s) claim (allowed: name, claims, rounds)"),
+            ("- LHSQ-115\n", "expected a mapping (name, claims, rounds)"),
+            ("claims: [LHSQ-115, LHSQ-115]\n", "field 'claims': names a set twice"),
         ],
     )
     def test_bad_manifest(self, tmp_path: Path, text: str, message: str) -> None:

@@ -95,7 +95,7 @@ INVALID = [
     _case("queries", [{**QUERY, "tags": "a"}], None, id="q-tags-string-ok"),
     _case("queries", [{**QUERY, "tags": [1]}], "line 1 (id 'q1'): field 'tags': must be a list of non-empty text values", id="q-tags-numbers"),
     _case("queries", [{**QUERY, "id": "has space"}], "line 1 (id 'has space'): field 'id': 'has space' is not an id (no spaces or slashes)", id="q-bad-id"),
-    _case("queries", [{**QUERY, "colour": "red"}], "line 1 (id 'q1'): unknown field(s) colour", id="q-unknown-field"),
+    _case("queries", [{**QUERY, "colour": "red"}], "line 1 (id 'q1'): unknown field(s) colour (allowed: id, jurisdiction, topic, question, tags, article_ids)", id="q-unknown-field"),
     _case("queries", [{**QUERY, "question": "  "}], "line 1 (id 'q1'): field 'question': must be non-empty text", id="q-blank"),
     _case("queries", [[1, 2]], "line 1: expected a JSON object", id="q-not-object"),
     _case("high_risk", [{**HIGH_RISK, "risk_tier": "extreme"}], "line 1 (id 'q1'): field 'risk_tier': 'extreme' is not one of critical, high, moderate", id="hr-bad-tier"),
@@ -164,7 +164,7 @@ INVALID_FILES = [
     _file("q.yaml", "- id: q1\n  topic: 2024-13-45\n", "malformed YAML at line 2: not a valid timestamp value", id="yaml-bad-date"),
     # Values are quoted clipped to 40 characters, control characters escaped.
     _file("q.jsonl", json.dumps({"id": "a" * 100, "jurisdiction": "IL", "topic": "t", "question": "q", "x" * 50: 1}) + "\n",
-          f"line 1 (id '{'a' * 40}…'): unknown field(s) '{'x' * 40}…'", id="long-id-and-field-clipped"),
+          f"line 1 (id '{'a' * 40}…'): unknown field(s) '{'x' * 40}…' (allowed: id, jurisdiction, topic, question, tags, article_ids)", id="long-id-and-field-clipped"),
     _file("q.jsonl", json.dumps({"id": "a b\x1b[31m" + "c" * 60, "jurisdiction": "IL", "topic": "t", "question": "q"}) + "\n",
           "line 1 (id 'a b\\x1b[31mcccccccccccccccccccccccccccccccc…'): field 'id': 'a b\\x1b[31mcccccccccccccccccccccccccccccccc…' "
           "is not an id (no spaces or slashes)", id="control-chars-escaped"),
