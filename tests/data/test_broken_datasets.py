@@ -78,3 +78,20 @@ def test_broken_dataset(row: dict[str, Any], tmp_path: Path, capsys: pytest.Capt
         assert any(all(f in line for f in fragments) for line in errors), (
             f"{row['id']} ({row['note']}): no line holds all of {fragments}:\n" + "\n".join(errors)
         )
+
+
+def test_a_round3_dataset_needs_no_queries(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The tutorial's own dataset: a few High-Risk items, the index and the articles they cite."""
+    root = tmp_path / "mine"
+    root.mkdir()
+    lines = (SOURCES["sample"] / "high_risk.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (root / "high_risk.jsonl").write_text("".join(lines[:3]), encoding="utf-8")
+    shutil.copy(SOURCES["sample"] / "jkb_index.jsonl", root)
+    shutil.copytree(SOURCES["sample"] / "articles", root / "articles")
+    status, err = _validate(root, capsys)
+    assert status == 0, err
+    (root / "dataset.yaml").write_text('rounds: ["3"]\n', encoding="utf-8")
+    assert _validate(root, capsys)[0] == 0
+    (root / "dataset.yaml").write_text('rounds: ["1b", "3"]\n', encoding="utf-8")
+    status, err = _validate(root, capsys)
+    assert status == 2 and any("round 1b reads queries.jsonl" in line for line in err), err
