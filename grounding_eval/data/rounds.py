@@ -29,6 +29,7 @@ from grounding_eval.data.dataset import Dataset
 from grounding_eval.data.manifest import REAL_SETS
 from grounding_eval.data.records import Query
 from grounding_eval.data.sample import Sample, SampleSpec, draw_sample
+from grounding_eval.errors import DataError
 
 __all__ = ["ROUNDS", "Round", "round_items", "select_items", "size_warnings"]
 
@@ -128,8 +129,15 @@ def round_items(
 
     Raises:
         KeyError: an unknown round id.
-        DataError: the sample cannot be drawn (``n`` above the pool, a missing ``stratify`` field).
+        DataError: the round's item file is absent or empty (Round 3 reads high_risk.jsonl, the others
+            queries.jsonl), or the sample cannot be drawn (``n`` above the pool, a missing ``stratify``
+            field).
     """
+    spec = ROUNDS.get(round_id) if round_id else None
+    if spec is not None and not (dataset.high_risk if spec.source == "high_risk" else dataset.queries):
+        file = "high_risk.jsonl" if spec.source == "high_risk" else "queries.jsonl"
+        noun = "High-Risk items" if spec.source == "high_risk" else "queries"
+        raise DataError(dataset.root, f"round {round_id} reads {file}: this dataset has no {noun} ({where})")
     items = select_items(dataset, round_id=round_id, tags=tags, ids=ids)
     if sample is None:
         return items, None

@@ -95,3 +95,21 @@ def test_a_round3_dataset_needs_no_queries(tmp_path: Path, capsys: pytest.Captur
     (root / "dataset.yaml").write_text('rounds: ["1b", "3"]\n', encoding="utf-8")
     status, err = _validate(root, capsys)
     assert status == 2 and any("round 1b reads queries.jsonl" in line for line in err), err
+
+
+def test_a_round_whose_items_are_absent_is_one_clear_error(tmp_path: Path) -> None:
+    """A config asking for Round 1b of a dataset with High-Risk items only names the file it needs."""
+    from grounding_eval.data.dataset import load_dataset
+    from grounding_eval.data.rounds import round_items
+    from grounding_eval.errors import DataError
+
+    root = tmp_path / "mine"
+    root.mkdir()
+    shutil.copy(SOURCES["sample"] / "high_risk.jsonl", root)
+    shutil.copy(SOURCES["sample"] / "jkb_index.jsonl", root)
+    dataset = load_dataset(root)
+    assert [item.id for item in round_items(dataset, round_id="3")[0]] == [
+        item.id for item in dataset.high_risk
+    ]
+    with pytest.raises(DataError, match=r"round 1b reads queries\.jsonl: this dataset has no queries"):
+        round_items(dataset, round_id="1b")
