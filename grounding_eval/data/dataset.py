@@ -219,13 +219,12 @@ def _article(
     return Article(record, text.strip() + "\n", str(path))
 
 
-_ROUND_SOURCES = {"1a": "queries", "1b": "queries", "2": "queries", "2b": "queries", "3": "high_risk"}
-
-
 def required_item_files(manifest: Manifest) -> tuple[str, ...]:
     """The item files a dataset must hold: those the rounds its ``dataset.yaml`` declares read (queries for
     1a–2b, high_risk for 3); with no rounds declared, none in particular (at least one of the two)."""
-    return tuple(dict.fromkeys(_ROUND_SOURCES[r] for r in manifest.rounds))
+    from grounding_eval.data.rounds import ROUNDS  # it imports this module
+
+    return tuple(dict.fromkeys(ROUNDS[r].source for r in manifest.rounds))
 
 
 def load_dataset(root: str | Path, *, problems: list[str] | None = None) -> Dataset:
@@ -272,7 +271,9 @@ def load_dataset(root: str | Path, *, problems: list[str] | None = None) -> Data
     found = {"queries": queries_path, "high_risk": high_risk_path}
     for kind in required_item_files(manifest):
         if found[kind] is None:
-            rounds = ", ".join(r for r in manifest.rounds if _ROUND_SOURCES[r] == kind)
+            from grounding_eval.data.rounds import ROUNDS
+
+            rounds = ", ".join(r for r in manifest.rounds if ROUNDS[r].source == kind)
             report(
                 manifest.path,
                 f"round {rounds} reads {_STEMS[kind]}.jsonl (or .csv, .yaml, .json): none in {root}",

@@ -23,33 +23,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from grounding_eval.data.models import (
-    MAX_DESCRIPTION_CHARS,
-    HighRiskRecord,
-    IndexRow,
-    QueryRecord,
-    _Record,
-    field_names,
-    validate,
-)
 from grounding_eval.data.records import HighRiskItem, IndexRecord, Query
 from grounding_eval.errors import DataError, clip
 from grounding_eval.files import JsonProblem, parse_json, read_json, read_text, read_yaml
 
 __all__ = [
-    "HIGH_RISK_FIELDS",
-    "INDEX_FIELDS",
-    "MAX_DESCRIPTION_CHARS",
-    "QUERY_FIELDS",
     "iter_rows",
     "load_high_risk",
     "load_index",
     "load_queries",
 ]
-
-QUERY_FIELDS = field_names(QueryRecord)
-HIGH_RISK_FIELDS = field_names(HighRiskRecord)
-INDEX_FIELDS = field_names(IndexRow)
 
 
 def iter_rows(
@@ -147,15 +130,22 @@ def _csv_problem(exc: csv.Error) -> str:
 
 
 def _parse_rows(
-    path: str | Path, model: type[_Record], inside: str | Path | None, problems: list[str] | None = None
+    path: str | Path, kind: str, inside: str | Path | None, problems: list[str] | None = None
 ) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Each valid record as ``(label, fields)``; a problem raises, or (``problems`` given) is added to it
-    as one line and its record skipped."""
+    """Each valid record of ``kind`` (queries, high_risk, index) as ``(label, fields)``; a problem raises,
+    or (``problems`` given) is added to it as one line and its record skipped."""
+    # Imported here, not with the module: the verifier's assertion imports the dataset module for its
+    # file finders, and a cold process should not pay for building the models it never uses.
+    from grounding_eval.data import models
+
+    model: type[models.QueryRecord] | type[models.IndexRow] = models.IndexRow
+    if kind != "index":
+        model = models.HighRiskRecord if kind == "high_risk" else models.QueryRecord
     seen: dict[str, str] = {}
     for where, row in iter_rows(path, inside=inside, problems=problems):
         ident = row.get("id")
         label = f"{where} (id {clip(ident)})" if isinstance(ident, str) and ident.strip() else where
-        record, found = validate(model, row)
+        record, found = models.validate(model, row)
         if record is not None and record.id in seen:  # type: ignore[attr-defined]
             found = [f"field 'id' duplicates {seen[record.id]}"]  # type: ignore[attr-defined]
         if found:
@@ -175,14 +165,14 @@ def load_queries(
 ) -> list[Query]:
     """Load LHSQ-style queries (``inside``: the folder the file must resolve within, if any; ``problems``:
     collect every problem there, one line each, instead of raising the first)."""
-    return [Query(**row) for _, row in _parse_rows(path, QueryRecord, inside, problems)]
+    return [Query(**row) for _, row in _parse_rows(path, "queries", inside, problems)]
 
 
 def load_high_risk(
     path: str | Path, *, inside: str | Path | None = None, problems: list[str] | None = None
 ) -> list[HighRiskItem]:
     """Load High-Risk Challenge items (``inside``, ``problems`` as above)."""
-    return [HighRiskItem(**row) for _, row in _parse_rows(path, HighRiskRecord, inside, problems)]
+    return [HighRiskItem(**row) for _, row in _parse_rows(path, "high_risk", inside, problems)]
 
 
 def load_index(
@@ -190,4 +180,4 @@ def load_index(
 ) -> dict[str, IndexRecord]:
     """Load a JKB-style content index, keyed by record id, in file order (``inside``, ``problems`` as
     above)."""
-    return {row["id"]: IndexRecord(**row) for _, row in _parse_rows(path, IndexRow, inside, problems)}
+    return {row["id"]: IndexRecord(**row) for _, row in _parse_rows(path, "index", inside, problems)}

@@ -24,6 +24,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema
 
+from grounding_eval.data.manifest import REAL_SETS
+from grounding_eval.data.records import RISK_TIERS
+from grounding_eval.data.rounds import ROUNDS
 from grounding_eval.errors import clip
 from grounding_eval.states import parse_state
 
@@ -47,11 +50,10 @@ __all__ = [
 
 MAX_DESCRIPTION_CHARS = 400
 """The directory format expects about 200 characters; anything past 400 is not a description."""
-RISK_TIERS = ("critical", "high", "moderate")
 CONDITIONS = ("C0", "C1", "C1.5", "docs-qa")
 """The conditions a recording may be for: the three generation conditions, and the docs-QA assistant's."""
-ROUND_IDS = ("1a", "1b", "2", "2b", "3")
-REAL_SET_NAMES = ("LHSQ-115", "High-Risk-Challenge")
+ROUND_IDS = tuple(ROUNDS)
+REAL_SET_NAMES = tuple(REAL_SETS)
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
