@@ -114,21 +114,12 @@ def _copy_repository(target: Path) -> None:
 def _require_installed() -> None:
     """scripts/install in the copy must find everything installed: it would otherwise install into the
     shared .venv from the copy (an editable install pointing at a folder about to be deleted)."""
-
-    def stamp(folder: str, prefix: str, source: str) -> Path:
+    for folder, source in ((".venv", "pyproject.toml"), ("node_modules", "package-lock.json")):
         checksum = subprocess.run(
             ["cksum"], input=(REPO / source).read_bytes(), capture_output=True, check=True
         )
-        return REPO / folder / f"{prefix}{checksum.stdout.split()[0].decode()}"
-
-    for path in (
-        stamp(".venv", ".installed-", "pyproject.toml"),
-        stamp("node_modules", ".installed-", "package-lock.json"),
-    ):
-        if not path.exists():
-            pytest.fail(
-                f"{path.parent.name} is not installed for the current {path.parent.name} inputs: run bash scripts/install first"
-            )
+        if not (REPO / folder / f".installed-{checksum.stdout.split()[0].decode()}").exists():
+            pytest.fail(f"{source} changed since {folder} was installed: run bash scripts/install first")
 
 
 def _env() -> dict[str, str]:
