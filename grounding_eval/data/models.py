@@ -36,6 +36,7 @@ __all__ = [
     "RISK_TIERS",
     "ROUND_IDS",
     "CitationIndexFile",
+    "DocsQaQuestionRecord",
     "FieldProblem",
     "HighRiskRecord",
     "IndexRow",
@@ -437,6 +438,56 @@ class CitationIndexFile(_Record):
         description="sections, in any form the verifier reads ('765 ILCS 705/1', 'MCL 554.601', "
         "'Tex. Prop. Code § 24.005'); a pin subsection is ignored"
     )
+
+
+# ---- docs-QA ----
+
+
+_QUESTION_TYPES = ("direct-lookup", "multi-section", "reworded", "out-of-scope")
+
+
+class DocsQaQuestionRecord(_Record):
+    """One record of a docs-QA test set (a line of questions.jsonl or an item of questions.yaml), after the
+    seed's 'For each question, record'. grounding_eval/docs_qa/testset.py validates every record against
+    this schema, then checks what a schema cannot: unique ids, source_sections that resolve to sections of
+    the docs set, and none for out-of-scope questions."""
+
+    model_config = ConfigDict(
+        title="docs-QA question",
+        json_schema_extra={
+            "if": {"properties": {"type": {"const": "out-of-scope"}}},
+            "then": {"properties": {"source_sections": {"maxItems": 0}}},
+            "else": {"properties": {"source_sections": {"minItems": 1}, "must_include": {"minItems": 1}}},
+        },
+    )
+
+    id: str = Field(
+        pattern="^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64, description="unique question id, e.g. Q07"
+    )
+    type: Annotated[str, WithJsonSchema({"enum": list(_QUESTION_TYPES)})] = Field(
+        description="question type (the seed's four)"
+    )
+    question: str = Field(pattern="\\S", max_length=2000, description="the question as a user asks it")
+    reference_answer: str = Field(
+        pattern="\\S", max_length=10000, description="written before any assistant answer was read"
+    )
+    must_include: list[Annotated[str, Field(pattern="\\S", max_length=500)]] = Field(
+        max_length=50, description="the points a correct answer states"
+    )
+    source_sections: Annotated[
+        list[str],
+        WithJsonSchema(
+            {
+                "type": "array",
+                "items": {"type": "string", "pattern": "^[^#\\s]+(#[^#\\s]+)?$"},
+                "maxItems": 50,
+                "uniqueItems": True,
+            }
+        ),
+    ] = Field(
+        description="file.md#anchor (or a whole file) of the docs set; empty for out-of-scope questions"
+    )
+    note: Annotated[str | None, WithJsonSchema({"type": "string"})] = Field(None, description="free text")
 
 
 # ---- errors ----

@@ -2,7 +2,8 @@
 
 The models are the one definition of each file format; the schemas are for other tools (an editor, a
 partner's pipeline, the docs site's reference) and for the citation index's check in ``data validate``.
-``docs_qa_question.schema.json`` is not generated: the docs-QA loader validates against it as written.
+The docs-QA loader (:mod:`grounding_eval.docs_qa.testset`) validates each question against its generated
+schema with ``jsonschema``, so a docs-QA assertion never imports pydantic.
 
     .venv/bin/python -m grounding_eval.data.schemas --write   # regenerate after changing a model
     .venv/bin/python -m grounding_eval.data.schemas --check   # exit 1 when a committed file is stale
@@ -33,18 +34,19 @@ GENERATED: dict[str, type[BaseModel]] = {
     "recorded_judge_reply": models.RecordedReplyEntry,
     "organization": models.OrganizationEntry,
     "citations": models.CitationIndexFile,
+    "docs_qa_question": models.DocsQaQuestionRecord,
 }
 """Schema file stem -> the model it is generated from."""
 
 
 def _schema(stem: str, model: type[BaseModel]) -> dict[str, Any]:
     body = model.model_json_schema()
-    body.pop("title", None)
+    title = body.pop("title", stem)
     description = " ".join((model.__doc__ or "").split())
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://grounding-eval.local/schemas/{stem}.schema.json",
-        "title": stem,
+        "title": title,
         "description": f"{description} Generated from grounding_eval/data/models.py ({model.__name__}): "
         "do not edit; run python -m grounding_eval.data.schemas --write.",
         **{k: v for k, v in body.items() if k != "description"},

@@ -37,6 +37,7 @@ RECORDS = [
     ("query", [SAMPLE / "queries.jsonl", REPO / "tests/fixtures/data/tiny/queries.jsonl"]),
     ("high_risk_item", [SAMPLE / "high_risk.jsonl"]),
     ("index_record", [SAMPLE / "jkb_index.jsonl", REPO / "tests/fixtures/data/tiny/jkb_index.csv"]),
+    ("docs_qa_question", [REPO / "datasets/docs_qa/questions.jsonl"]),
 ]
 LISTS = [
     ("recorded_answer", [SAMPLE / "recorded_answers.yaml", REPO / "datasets/docs_qa/recorded_answers.yaml"]),
@@ -84,6 +85,10 @@ def test_citation_schema_accepts_the_sample_index() -> None:
         ("organization", {"name": "X", "states": ["IL"], "website": "https://x.org"}),
         ("dataset_manifest", {"rounds": ["4"]}),
         ("citations", {"covers": []}),
+        ("docs_qa_question", {"id": "Q1", "type": "out-of-scope", "question": "q", "reference_answer": "r",
+                              "must_include": [], "source_sections": ["a.md#b"]}),
+        ("docs_qa_question", {"id": "Q1", "type": "reworded", "question": "q", "reference_answer": "r",
+                              "must_include": ["x"], "source_sections": []}),
     ],
 )  # fmt: skip
 def test_schema_rejects_what_the_loader_rejects(name: str, row: dict[str, Any]) -> None:
