@@ -23,6 +23,7 @@ this module).
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import re
@@ -184,15 +185,40 @@ def _style() -> Iterator[None]:
 
 def _new_figure(width: float, height: float) -> Figure:
     """A figure of ``width`` × ``height`` inches with constrained layout (labels never cut off)."""
-    # matplotlib reports building its font cache (and failing to save it) through logging; with no
-    # handler set, Python prints those warnings to stderr, which the report keeps for its own errors.
-    # The cache only makes the next start faster; the figure does not depend on it.
-    logging.getLogger("matplotlib.font_manager").addHandler(logging.NullHandler())
-    logging.getLogger("matplotlib.font_manager").propagate = False
-    from matplotlib.figure import Figure
-
+    figure_class = _figure_class()
     with _style():
-        return Figure(figsize=(width, height), layout="constrained")
+        return figure_class(figsize=(width, height), layout="constrained")
+
+
+@functools.cache
+def _figure_class() -> type[Figure]:
+    """matplotlib's Figure, imported quietly, once the font the figures use is known to be there.
+
+    Importing it builds matplotlib's font cache on first use and reports that (and a failure to save the
+    cache, e.g. on a full disk) through logging, which with no handler set Python prints to stderr, where
+    the report keeps its own errors; the cache only makes the next start faster. Those messages are
+    silenced for the import only. A missing font is not silenced: it would change every figure.
+    """
+    logger = logging.getLogger("matplotlib.font_manager")
+    quiet = logging.NullHandler()
+    logger.addHandler(quiet)
+    logger.propagate = False
+    try:
+        from matplotlib import font_manager
+        from matplotlib.figure import Figure
+    finally:
+        logger.removeHandler(quiet)
+        logger.propagate = True
+    try:
+        font_manager.findfont(
+            font_manager.FontProperties(family=_RC["font.family"]), fallback_to_default=False
+        )
+    except ValueError:
+        raise DataError(
+            None,
+            f"the figures need the font {_RC['font.family']}, which matplotlib ships: reinstall matplotlib",
+        ) from None
+    return Figure
 
 
 def _label(text: str, width: int = WRAP_CHARS) -> str:
