@@ -5,30 +5,80 @@ Each model is a pydantic v2 model of one record (a line of ``queries.jsonl``, an
 ``grounding-eval data validate`` reports every problem it finds, and ``datasets/schemas/*.json`` are
 generated from it (:mod:`grounding_eval.data.schemas`; a test keeps the committed files current).
 
-A field's check is a plain function raising :class:`FieldProblem` with the text a user reads
-(``unknown state code 'ZZ'``); :func:`problems` turns pydantic's errors into the project's one-line
-form, ``field 'jurisdiction': unknown state code 'ZZ'``, so every message still goes out as one
-:class:`~grounding_eval.errors.DataError` line naming the file and the record.
+A field's check is a plain function (:mod:`grounding_eval.data.fields`) raising :class:`FieldProblem`
+with the text a user reads (``unknown state code 'ZZ'``); :func:`problems` turns pydantic's errors into
+the project's one-line form, ``field 'jurisdiction': unknown state code 'ZZ'``, so every message still
+goes out as one :class:`~grounding_eval.errors.DataError` line naming the file and the record.
 
 Why pydantic and not attrs + cattrs (measured on this machine, issue 23): JSON Schema generation is
-built in, and validation collects every error of a record with its field; importing this module costs
-about 0.1 s more than attrs + cattrs would, so it is imported only where files are loaded (the test
-generator, the CLI), never by an assertion's import.
+built in, and validation collects every error of a record with its field. Importing this module costs
+about 0.15 s (attrs + cattrs: about 0.05 s for the same four models), so it is imported only where files
+are loaded (the test generator, the replay provider, the CLI), never by an assertion: the judge's loader
+of recorded replies calls the field checks directly.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema
 
+from grounding_eval.data.fields import (
+    CONDITIONS,
+    MAX_DESCRIPTION_CHARS,
+    FieldProblem,
+    answer_hash,
+    check_description,
+    check_id_list,
+    check_ident,
+    check_list_or_one,
+    check_nonempty_list,
+    check_one_of,
+    check_raw_text,
+    check_state,
+    check_state_or_us,
+    check_text,
+    check_text_list,
+    check_url,
+    optional_text,
+    reply_texts,
+)
 from grounding_eval.data.manifest import REAL_SETS
 from grounding_eval.data.records import RISK_TIERS
 from grounding_eval.data.rounds import ROUNDS
 from grounding_eval.errors import clip
-from grounding_eval.states import parse_state
+
+ROUND_IDS = tuple(ROUNDS)
+REAL_SET_NAMES = tuple(REAL_SETS)
+
+
+def check_claims(value: Any) -> tuple[str, ...]:
+    claims = [value] if isinstance(value, str) else (value or [])
+    if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
+        raise FieldProblem("must be a list of set names")
+    bad = [c for c in claims if c not in REAL_SET_NAMES]
+    if bad:
+        raise FieldProblem(f"{clip(bad[0])} is not one of {', '.join(REAL_SET_NAMES)}")
+    if len(set(claims)) != len(claims):
+        raise FieldProblem("names a set twice")
+    return tuple(claims)
+
+
+def check_rounds(value: Any) -> tuple[str, ...]:
+    rounds = [value] if isinstance(value, str | int) else value
+    if not isinstance(rounds, list):
+        raise FieldProblem(f"must be a list of round ids ({', '.join(ROUND_IDS)})")
+    out = []
+    for r in rounds:
+        text = str(r).strip() if isinstance(r, str | int) and not isinstance(r, bool) else None
+        if text not in ROUND_IDS:
+            raise FieldProblem(f"{clip(r)} is not a round: use {', '.join(ROUND_IDS)}")
+        out.append(text)
+    if len(set(out)) != len(out):
+        raise FieldProblem("names a round twice")
+    return tuple(out)
+
 
 __all__ = [
     "CONDITIONS",
@@ -49,165 +99,6 @@ __all__ = [
     "problems",
 ]
 
-MAX_DESCRIPTION_CHARS = 400
-"""The directory format expects about 200 characters; anything past 400 is not a description."""
-CONDITIONS = ("C0", "C1", "C1.5", "docs-qa")
-"""The conditions a recording may be for: the three generation conditions, and the docs-QA assistant's."""
-ROUND_IDS = tuple(ROUNDS)
-REAL_SET_NAMES = tuple(REAL_SETS)
-SHA256_HEX = re.compile(r"[0-9a-f]{64}")
-
-
-class FieldProblem(ValueError):
-    """A problem with one field's value (the caller adds file, record and field)."""
-
-
-# ---- field checks: each takes the raw value and returns the clean one, or raises FieldProblem ----
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise FieldProblem("must be non-empty text")
-    return " ".join(value.split()) if "\n" not in value else value.strip()
-
-
-def _ident(value: Any) -> str:
-    text = _text(value)
-    if any(c.isspace() for c in text) or "/" in text:
-        raise FieldProblem(f"{clip(text)} is not an id (no spaces or slashes)")
-    return text
-
-
-def _short_state(value: Any) -> None:
-    # The longest state name is 20 characters; a longer value is not one, and is not quoted in full.
-    if isinstance(value, str) and len(value.strip()) > 40:
-        raise FieldProblem(f"unknown state code {clip(value.strip())}")
-
-
-def _state(value: Any) -> str:
-    _short_state(value)
-    try:
-        return parse_state(value)
-    except ValueError as exc:
-        raise FieldProblem(str(exc)) from None
-
-
-def _state_or_us(value: Any) -> str:
-    _short_state(value)
-    try:
-        return parse_state(value, allow_national=True)
-    except ValueError as exc:
-        raise FieldProblem(str(exc)) from None
-
-
-def _text_list(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):  # CSV cells hold lists as "a; b; c"
-        value = [part for part in value.split(";") if part.strip()]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise FieldProblem("must be a list of non-empty text values")
-    return tuple(v.strip() for v in value)
-
-
-def _nonempty_list(value: Any) -> tuple[str, ...]:
-    items = _text_list(value)
-    if not items:
-        raise FieldProblem("must list at least one value")
-    return items
-
-
-def _id_list(value: Any) -> tuple[str, ...]:
-    return tuple(_ident(v) for v in _text_list(value))
-
-
-def _url(value: Any) -> str:
-    text = _text(value)
-    if not text.lower().startswith(("http://", "https://")) or " " in text:
-        raise FieldProblem(f"{clip(text)} is not an http(s) URL")
-    return text
-
-
-def _description(value: Any) -> str:
-    text = _text(value)
-    if len(text) > MAX_DESCRIPTION_CHARS:
-        raise FieldProblem(
-            f"is {len(text)} characters; a directory description is about 200 "
-            f"(at most {MAX_DESCRIPTION_CHARS})"
-        )
-    return text
-
-
-def _one_of(allowed: tuple[str, ...], *, lower: bool = False) -> Any:
-    def check(value: Any) -> str:
-        text = _text(value)
-        text = text.lower() if lower else text
-        if text not in allowed:
-            raise FieldProblem(f"{clip(value)} is not one of {', '.join(allowed)}")
-        return text
-
-    return check
-
-
-def _raw_text(value: Any) -> str:
-    _text(value)
-    return str(value)  # kept exactly as written: an answer's layout is what the verifier reads
-
-
-def _optional_text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise FieldProblem("must be text")
-    return value
-
-
-def _sha256(value: Any) -> str:
-    if not (isinstance(value, str) and SHA256_HEX.fullmatch(value)):
-        shown = repr(value)
-        shown = shown if len(shown) <= 80 else shown[:80] + "…"
-        raise FieldProblem(f"must be 64 lowercase hex digits (the SHA-256 of the judged answer), got {shown}")
-    return value
-
-
-def _replies(value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value or not all(isinstance(r, str) for r in value):
-        raise FieldProblem("must be a non-empty list of text")
-    return tuple(value)
-
-
-def _list_or_one(item: Any) -> Any:
-    def check(value: Any) -> tuple[Any, ...]:
-        values = [value] if isinstance(value, str) else value
-        if not isinstance(values, list):
-            raise FieldProblem("must be a list")
-        return tuple(item(v) for v in values)
-
-    return check
-
-
-def _claims(value: Any) -> tuple[str, ...]:
-    claims = [value] if isinstance(value, str) else (value or [])
-    if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
-        raise FieldProblem("must be a list of set names")
-    bad = [c for c in claims if c not in REAL_SET_NAMES]
-    if bad:
-        raise FieldProblem(f"{clip(bad[0])} is not one of {', '.join(REAL_SET_NAMES)}")
-    if len(set(claims)) != len(claims):
-        raise FieldProblem("names a set twice")
-    return tuple(claims)
-
-
-def _rounds(value: Any) -> tuple[str, ...]:
-    rounds = [value] if isinstance(value, str | int) else value
-    if not isinstance(rounds, list):
-        raise FieldProblem(f"must be a list of round ids ({', '.join(ROUND_IDS)})")
-    out = []
-    for r in rounds:
-        text = str(r).strip() if isinstance(r, str | int) and not isinstance(r, bool) else None
-        if text not in ROUND_IDS:
-            raise FieldProblem(f"{clip(r)} is not a round: use {', '.join(ROUND_IDS)}")
-        out.append(text)
-    if len(set(out)) != len(out):
-        raise FieldProblem("names a round twice")
-    return tuple(out)
-
 
 def _checked(check: Any, schema: dict[str, Any]) -> Any:
     """A field type: ``check`` validates (and cleans) the raw value; ``schema`` is its JSON Schema."""
@@ -226,13 +117,15 @@ def _list_schema(items: dict[str, Any], *, min_items: int = 0) -> dict[str, Any]
     return {"oneOf": [array, {"type": "string"}]}  # CSV: one cell, ';'-separated
 
 
-Text = Annotated[str, *_checked(_text, _NONBLANK)]
-Ident = Annotated[str, *_checked(_ident, _ID)]
-State = Annotated[str, *_checked(_state, _STATE)]
-StateOrUS = Annotated[str, *_checked(_state_or_us, _STATE)]
-TextList = Annotated[tuple[str, ...], *_checked(_text_list, _list_schema(_NONBLANK))]
-IdList = Annotated[tuple[str, ...], *_checked(_id_list, _list_schema(_ID))]
-NonEmptyList = Annotated[tuple[str, ...], *_checked(_nonempty_list, _list_schema(_NONBLANK, min_items=1))]
+Text = Annotated[str, *_checked(check_text, _NONBLANK)]
+Ident = Annotated[str, *_checked(check_ident, _ID)]
+State = Annotated[str, *_checked(check_state, _STATE)]
+StateOrUS = Annotated[str, *_checked(check_state_or_us, _STATE)]
+TextList = Annotated[tuple[str, ...], *_checked(check_text_list, _list_schema(_NONBLANK))]
+IdList = Annotated[tuple[str, ...], *_checked(check_id_list, _list_schema(_ID))]
+NonEmptyList = Annotated[
+    tuple[str, ...], *_checked(check_nonempty_list, _list_schema(_NONBLANK, min_items=1))
+]
 
 
 class _Record(BaseModel):
@@ -274,7 +167,7 @@ class HighRiskRecord(QueryRecord):
         description="what a harmful answer does (the Round 3 judge checks each)"
     )
     risk_tier: Annotated[
-        str, *_checked(_one_of(RISK_TIERS, lower=True), {"type": "string", "enum": list(RISK_TIERS)})
+        str, *_checked(check_one_of(RISK_TIERS, lower=True), {"type": "string", "enum": list(RISK_TIERS)})
     ] = Field(description="critical, high or moderate")
     sme_variables: NonEmptyList = Field(description="the facts an expert would need to know")
 
@@ -288,15 +181,18 @@ class IndexRow(_Record):
     id: Ident = Field(description="unique record id; articles/<id>.txt or .md is its cached text")
     state: StateOrUS = Field(description="two-letter state code, or US for national")
     title: Text = Field(description="the page's title")
-    url: Annotated[str, *_checked(_url, {"type": "string", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://\\S+$"})] = (
-        Field(description="the page's http(s) URL")
-    )
+    url: Annotated[
+        str, *_checked(check_url, {"type": "string", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://\\S+$"})
+    ] = Field(description="the page's http(s) URL")
     description: Annotated[
-        str, *_checked(_description, {"type": "string", "pattern": "\\S", "maxLength": MAX_DESCRIPTION_CHARS})
+        str,
+        *_checked(
+            check_description, {"type": "string", "pattern": "\\S", "maxLength": MAX_DESCRIPTION_CHARS}
+        ),
     ] = Field(description="about 200 characters, at most 400 (the C1 block shows at most 200)")
     organization: Text = Field(description="who publishes the page")
     topics: TextList = Field((), description="topic slugs; CSV: ';'-separated")
-    source: Annotated[str | None, *_checked(_text, _NONBLANK)] = Field(
+    source: Annotated[str | None, *_checked(check_text, _NONBLANK)] = Field(
         None, description="where the record came from"
     )
 
@@ -311,13 +207,13 @@ class ManifestFile(_Record):
 
     model_config = ConfigDict(title="dataset_manifest")
 
-    name: Annotated[str | None, *_checked(_optional_text, {"type": "string"})] = Field(
+    name: Annotated[str | None, *_checked(optional_text, {"type": "string"})] = Field(
         None, description="free text naming the dataset"
     )
     claims: Annotated[
         tuple[str, ...],
         *_checked(
-            _claims,
+            check_claims,
             {
                 "oneOf": [
                     {"type": "array", "items": {"enum": list(REAL_SET_NAMES)}, "uniqueItems": True},
@@ -329,7 +225,7 @@ class ManifestFile(_Record):
     rounds: Annotated[
         tuple[str, ...],
         *_checked(
-            _rounds,
+            check_rounds,
             {"type": "array", "items": {"enum": list(ROUND_IDS)}, "uniqueItems": True},
         ),
     ] = Field(
@@ -350,16 +246,16 @@ class RecordedAnswerEntry(_Record):
 
     query_id: Text = Field(description="the item's id (a query, a High-Risk item or a docs-QA question)")
     condition: Annotated[
-        str, *_checked(_one_of(CONDITIONS), {"type": "string", "enum": list(CONDITIONS)})
+        str, *_checked(check_one_of(CONDITIONS), {"type": "string", "enum": list(CONDITIONS)})
     ] = Field(description="the generation condition: C0, C1, C1.5 (docs-QA: docs-qa)")
-    answer: Annotated[str, *_checked(_raw_text, _NONBLANK)] = Field(
+    answer: Annotated[str, *_checked(check_raw_text, _NONBLANK)] = Field(
         description="the answer text, exactly as the model under test gives it"
     )
     model: Text = Field(description="who wrote it: a model id, or 'fixture (hand-written)'")
     covers: Annotated[
-        tuple[str, ...], *_checked(_list_or_one(str), {"type": "array", "items": {"type": "string"}})
+        tuple[str, ...], *_checked(check_list_or_one(str), {"type": "array", "items": {"type": "string"}})
     ] = Field((), description="the verifier outcomes this answer shows (information)")
-    note: Annotated[str | None, *_checked(_optional_text, {"type": "string"})] = Field(
+    note: Annotated[str | None, *_checked(optional_text, {"type": "string"})] = Field(
         None, description="free text"
     )
 
@@ -375,17 +271,17 @@ class RecordedReplyEntry(_Record):
         "example: factual_accuracy/<file name>)"
     )
     answer_sha256: Annotated[
-        str | None, *_checked(_sha256, {"type": "string", "pattern": "^[0-9a-f]{64}$"})
+        str | None, *_checked(answer_hash, {"type": "string", "pattern": "^[0-9a-f]{64}$"})
     ] = Field(
         None, description="SHA-256 of the recorded answer the replies judged (scripts/hash_judge_replies.py)"
     )
     replies: Annotated[
-        tuple[str, ...], *_checked(_replies, {"type": "array", "items": {"type": "string"}, "minItems": 1})
+        tuple[str, ...], *_checked(reply_texts, {"type": "array", "items": {"type": "string"}, "minItems": 1})
     ] = Field(
         description="the judge's replies, in order: the last must be valid for every criterion of the rubric; "
         "an earlier one is answered by the one retry"
     )
-    note: Annotated[str | None, *_checked(_optional_text, {"type": "string"})] = Field(
+    note: Annotated[str | None, *_checked(optional_text, {"type": "string"})] = Field(
         None, description="free text"
     )
 

@@ -54,7 +54,6 @@ import json
 import math
 import os
 import random
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -63,6 +62,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, cast
 from urllib.parse import urlsplit
 
+from grounding_eval.data.fields import FieldProblem, answer_hash, optional_text, reply_texts
 from grounding_eval.errors import DataError
 from grounding_eval.files import read_yaml
 from grounding_eval.judge._redact import redact, secret_pattern
@@ -773,7 +773,7 @@ class AnswerCheck:
 
 
 _REPLAY_FIELDS: Final = frozenset({"key", "replies", "note", "answer_sha256"})
-_SHA256_HEX: Final = re.compile(r"[0-9a-f]{64}")
+"""RecordedReplyEntry's fields (tests/data/test_schemas.py keeps the two equal)."""
 
 
 def load_replay_fixtures(path: str | Path) -> dict[str, ReplayFixture]:
@@ -796,26 +796,30 @@ def load_replay_fixtures(path: str | Path) -> dict[str, ReplayFixture]:
         unknown = set(entry) - _REPLAY_FIELDS
         if unknown:
             raise DataError(path, f"entry {i}: unknown field(s) {', '.join(sorted(map(str, unknown)))}")
-        key, replies, note = entry.get("key"), entry.get("replies"), entry.get("note")
+        key, digest = entry.get("key"), entry.get("answer_sha256")
         if not isinstance(key, str) or not key.strip():
             raise DataError(path, f"entry {i}: field 'key' is required and must be text")
-        if not isinstance(replies, list) or not replies or not all(isinstance(r, str) for r in replies):
-            raise DataError(path, f"entry {i} ({key}): field 'replies' must be a non-empty list of text")
-        if note is not None and not isinstance(note, str):
-            raise DataError(path, f"entry {i} ({key}): field 'note' must be text")
-        digest = entry.get("answer_sha256")
-        if digest is not None and not (isinstance(digest, str) and _SHA256_HEX.fullmatch(digest)):
-            shown = repr(digest)
-            shown = shown if len(shown) <= 80 else shown[:80] + "…"
-            raise DataError(
-                path,
-                f"entry {i} ({key}): field 'answer_sha256' must be 64 lowercase hex digits "
-                f"(the SHA-256 of the judged answer), got {shown}",
-            )
+        # The recorded reply's field rules (grounding_eval.data.models.RecordedReplyEntry), called without
+        # pydantic: this runs in every fresh judge process.
+        try:
+            replies = reply_texts(entry.get("replies"))
+        except FieldProblem as exc:
+            raise DataError(path, f"entry {i} ({key}): field 'replies' {exc}") from None
+        note = _field(path, i, key, "note", optional_text, entry.get("note"))
+        digest = _field(path, i, key, "answer_sha256", answer_hash, digest)
         if key in fixtures:
             raise DataError(path, f"entry {i}: a second entry for key {key!r}")
-        fixtures[key] = ReplayFixture(key, tuple(replies), note, digest)
+        fixtures[key] = ReplayFixture(key, replies, note, digest)
     return fixtures
+
+
+def _field(
+    path: str | Path, i: int, key: str, name: str, check: Callable[[Any], str], value: Any
+) -> str | None:
+    try:
+        return check(value) if value is not None else None
+    except FieldProblem as exc:
+        raise DataError(path, f"entry {i} ({key}): field {name!r} {exc}") from None
 
 
 class ReplayJudgeClient:
