@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,8 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     r.add_argument(
         "--print",
         action="store_true",
-        help="with --html or --figures: print the report (text or --json) as well",
+        help="with --html or --figures: print the report (text or --json) as well; after JSON, the lines "
+        "naming the files written go to stderr",
     )
     r.add_argument(
         "--sheet",
@@ -151,16 +153,18 @@ def run(args: argparse.Namespace) -> int:
     wrote = _write_files(args, loaded, rows)
     # Writing files is what --html and --figures were asked for: the report itself is printed only with
     # --print (or written with -o).
+    json_out = False
     if not wrote or args.print or args.output is not None:
         text = _report_text(args, by, loaded, rows)
         if args.output is not None:
             write_text_atomic(args.output, text + "\n")
         else:
             print(text)
+            json_out = args.json
     from grounding_eval.errors import terminal_safe
 
-    for line in wrote:
-        print(terminal_safe(line))
+    for line in wrote:  # after JSON on stdout they go to stderr: stdout stays one JSON document
+        print(terminal_safe(line), file=sys.stderr if json_out else sys.stdout)
     return 0
 
 

@@ -3,6 +3,7 @@ for byte, good always the same colour, hostile labels drawn as text; --html and 
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -178,6 +179,13 @@ class TestPrinted:
         html = tmp_path / "report.html"
         assert main(["report", str(ROUND3), "--html", str(html), "--print"]) == 0
         assert capsys.readouterr().out == text + f"wrote report to {html}\n"
+
+    def test_json_stays_one_document(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """``--json --print``: stdout is the JSON report alone; the line naming the page goes to stderr."""
+        html = tmp_path / "report.html"
+        assert main(["report", str(ROUND3), "--json", "--print", "--html", str(html)]) == 0
+        printed = capsys.readouterr()
+        assert isinstance(json.loads(printed.out), dict) and printed.err == f"wrote report to {html}\n"
 
     def test_figures_and_html_together(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         html, figs = tmp_path / "report.html", tmp_path / "figs"
