@@ -437,6 +437,8 @@ def validate(model: type[_Record], data: Mapping[str, Any]) -> tuple[_Record | N
     """``(record, [])`` when ``data`` is a valid ``model``; ``(None, problems)`` when not. A field given as
     null counts as absent (YAML writes an empty value as null)."""
     try:
-        return model.model_validate({k: v for k, v in data.items() if v is not None}), []
+        if None in data.values():
+            data = {k: v for k, v in data.items() if v is not None}
+        return model.model_validate(data), []
     except ValidationError as exc:
         return None, problems(model, exc)
