@@ -25,6 +25,16 @@ try {
       tables: s.querySelectorAll("table").length,
       rows: s.querySelectorAll("tbody tr").length,
       marks: s.querySelectorAll('svg [id*="mark-"]').length,  // a figure's bars and points (their gid)
+      // Each figure as drawn: its size on the page, and the texts that reach past its edges (a cut label).
+      figures: [...s.querySelectorAll("svg.chart")].map((svg) => {
+        const box = svg.getBoundingClientRect();
+        const cut = [...svg.querySelectorAll("text")].filter((t) => {
+          const r = t.getBoundingClientRect();
+          return r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 ||
+                                 r.bottom > box.bottom + 1);
+        }).map((t) => t.textContent);
+        return { width: Math.round(box.width), height: Math.round(box.height), cut };
+      }),
     })),
     text: document.body.innerText.slice(0, 20000),
     domNodes: document.getElementsByTagName("*").length,

@@ -160,6 +160,11 @@ def test_report_in_a_real_browser(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert sections["criteria"]["charts"] >= 2 and sections["criteria"]["marks"] > 100
     assert sections["findings"]["rows"] >= 3 and sections["safety"]["tables"] >= 3  # split, per check, groups
     assert sections["provenance"]["tables"] == 3
+    # Every figure reads at the page's width (the hand-drawn bars were 240 px wide) and no text is cut.
+    figures = [f for s in seen["sections"] for f in s["figures"]]
+    assert len(figures) == sum(s["charts"] for s in seen["sections"]) >= 6
+    for figure in figures:
+        assert figure["width"] >= 500 and figure["cut"] == [], figure
     # The figures' text is text a reader (and a screen reader) gets: titles, axis titles, labels.
     for text in ("Pass rate by round, model and condition", "Condition, grouped by round and model",
                  "Mean paired difference per item", "hateful_language (No = good)", "model-a"):  # fmt: skip
