@@ -150,11 +150,15 @@ def test_the_rubric_judge_through_ollama_gives_the_recorded_verdicts_and_counts_
         usage = judged["metadata"]["judge_usage"]["providers"]["ollama:chat:standin-judge"]
         assert (usage["calls"], usage["model"]) == (1, 1) and usage["tokens"] > 0
         assert judged["metadata"]["judge"]["provider"] == "ollama:chat:standin-judge"
-    # Cached: no new request, no new token, the same verdicts; the tokens counted as cached.
+    # Cached: no new request, no new token, the same verdicts; the tokens counted as cached. promptfoo
+    # >= 0.122 keeps the logical count in tokenUsage (every token, all cached) and what was spent anew in
+    # tokenUsage.incurredTokenUsage (none); 0.121 put 0 in tokenUsage.assertions.total.
     assert second.returncode == 100 and standin.tokens_served()["requests"] == 24
     assert _verdicts(_rows(tmp_path / "second.json")) == replayed["promptfooconfig.yaml"]
-    again = _stats(tmp_path / "second.json")["tokenUsage"]["assertions"]
-    assert (again["total"], again["cached"]) == (0, served_first["total"])
+    usage = _stats(tmp_path / "second.json")["tokenUsage"]
+    assert (usage["assertions"]["total"], usage["assertions"]["cached"]) == (served_first["total"],) * 2
+    incurred = usage["incurredTokenUsage"]["assertions"]
+    assert (incurred["total"], incurred["prompt"], incurred["completion"]) == (0, 0, 0)
 
 
 def test_the_factuality_judge_through_an_http_provider_named_on_the_assertion(

@@ -66,7 +66,7 @@ class TestCheck:
             "pack/schemas/query.schema.json",
             "study/package.json",
         } <= set(manifest["files"])
-        assert manifest["promptfoo_pinned"] == "0.121.20" and manifest["packages"]["rapidfuzz"]
+        assert manifest["promptfoo_pinned"] == "0.123.1" and manifest["packages"]["rapidfuzz"]
         v3 = next(r for r in manifest["rubrics"] if r.get("id") == "v3")
         assert v3["sha256"] == manifest["files"]["pack/rubrics/v3.yaml"]["sha256"]
 

@@ -188,7 +188,7 @@ def test_partner_study_end_to_end(installed: dict[str, Path]) -> None:
 
     members = _bundle_members(bundle)
     manifest = json.loads(members["manifest.json"])
-    assert manifest["promptfoo"] == "0.121.20" and manifest["redacted"] is True
+    assert manifest["promptfoo"] == "0.123.1" and manifest["redacted"] is True
     assert not [n for n in members if n.startswith("data/")]  # redacted: dataset files by hash only
     assert manifest["dataset_file_hashes"]["data/sample/high_risk.jsonl"] == hashlib.sha256(
         (root / "datasets" / "sample" / "high_risk.jsonl").read_bytes()).hexdigest()  # fmt: skip
@@ -274,3 +274,36 @@ def test_the_other_evaluations_run_from_the_wheel(
     assert all(r["failureReason"] in (0, 1) for r in results), [r.get("error") for r in results][:3]
     assert all(chip in row_scores(r) or r["success"] is False for r in results)
     assert sum(chip in row_scores(r) for r in results) >= rows - 2
+
+
+def test_the_study_readme_runs_as_written(installed: dict[str, Path]) -> None:
+    """Every command of the README that init writes runs as written from the study folder, with the wheel's
+    venv not on PATH: the README names that venv's grounding-eval itself. (npm install is the one command
+    not run: the pack's node_modules is linked instead, no download.)"""
+    base, bindir = installed["base"], installed["bin"]
+    path = os.pathsep.join(
+        d for d in os.environ["PATH"].split(os.pathsep) if not (Path(d) / "grounding-eval").exists()
+    )
+    env = {**os.environ, "NO_COLOR": "1", "PATH": path}
+    for key in ("PYTHONPATH", "VIRTUAL_ENV", "PROMPTFOO_PYTHON", "PROMPTFOO_CONFIG_DIR", "GROUNDING_EVAL_DATASET",
+                "GROUNDING_EVAL_JUDGE_PROVIDER"):  # fmt: skip
+        env.pop(key, None)
+    assert shutil.which("grounding-eval", path=env["PATH"]) is None  # only the README's path can work
+    study = base / "readme-study"
+    init = _run([str(bindir / "grounding-eval"), "init", str(study)], base, env)
+    assert init.returncode == 0, init.stderr
+    commands, inside = [], False
+    for line in (study / "README.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            inside = line == "```bash"
+        elif inside and line.strip():
+            commands.append(line)
+    assert len(commands) == 6 and commands[0].startswith("npm install")
+    assert shutil.which("npm", path=env["PATH"])
+    (study / "node_modules").symlink_to(REPO / "node_modules")
+    for command in commands[1:]:
+        done = _run(["bash", "-c", command], study, env)
+        expected = 100 if command.startswith("npx promptfoo eval") else 0  # sample answers fail on purpose
+        assert done.returncode == expected, (command, done.stdout[-2000:], done.stderr[-2000:])
+    assert done.stdout.startswith("../readme-study.tar.gz: OK, ")  # bundle check, the last command
+    assert (base / "readme-study.tar.gz").is_file()
