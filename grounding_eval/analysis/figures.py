@@ -302,10 +302,11 @@ class ReportData:
 
     @cached_property
     def negative(self) -> set[str]:
-        """The criteria whose good answer is No: negative polarity in the rows' rubrics, when readable."""
+        """The criteria whose good answer is No: those the rows' judge metadata lists as negative, and
+        (for older files, which do not list them) negative polarity in the rows' rubrics, when readable."""
         from grounding_eval.judge.rubric import load_rubric, rubric_path
 
-        out = set()
+        out: set[str] = set().union(*(r.negative for r in self.rows))
         for rubric_id in sorted({r.rubric.split("@", 1)[0] for r in self.rows if r.rubric}):
             try:
                 rubric = load_rubric(rubric_path(rubric_id))

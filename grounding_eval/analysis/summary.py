@@ -230,6 +230,7 @@ class ReportRow:
         scores: every numeric named score of the row.
         verdicts: the rubric judge's verdict (Yes / Partial / No) per criterion it answered.
         rubric: the judge rubric's ``id@version`` (None when no judge metadata).
+        negative: the criteria the judge's metadata lists as negative (a Yes is bad; empty in older files).
         prompt_version: the judge prompt's version (None when no judge metadata).
         docs_qa: the docs-QA verdict (pass / fail / n/a) per criterion (``metadata.docs_qa.criteria``).
         claims: the factual-accuracy judge's per-claim verdicts (``metadata.factuality.claims``).
@@ -268,6 +269,7 @@ class ReportRow:
     scores: Mapping[str, float] = field(default_factory=dict)
     verdicts: Mapping[str, str] = field(default_factory=dict)
     rubric: str | None = None
+    negative: frozenset[str] = frozenset()
     prompt_version: str | None = None
     docs_qa: Mapping[str, str] = field(default_factory=dict)
     claims: tuple[Claim, ...] = ()
@@ -793,6 +795,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         scores=_scores(named),
         verdicts=verdicts,
         rubric=f"{judge_meta.get('rubric_id')}@{judge_meta.get('rubric_version')}" if judge_meta else None,
+        negative=_negative(judge_meta),
         prompt_version=_label((judge_meta or {}).get("prompt_version"), "metadata.judge.prompt_version", "")
         or None,
         docs_qa=_docs_qa_verdicts(docs_meta),
@@ -811,6 +814,15 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         safety_reasons=safety_reasons,
         judge_calls=tuple(judge_calls),
     )
+
+
+_NEGATIVE: dict[tuple[str, ...], frozenset[str]] = {}  # one set per distinct list: rows share it
+
+
+def _negative(judge_meta: dict[str, Any] | None) -> frozenset[str]:
+    """The judge's ``negative`` criteria (checked in :func:`_criterion_scores`), one shared set per list."""
+    names = tuple(str(c) for c in _arr((judge_meta or {}).get("negative"), "metadata.judge.negative"))
+    return _NEGATIVE.setdefault(names, frozenset(names))
 
 
 def _judge_calls(usage: Any, where: str) -> list[JudgeCalls]:

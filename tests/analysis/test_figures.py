@@ -141,6 +141,20 @@ def test_good_is_always_the_same_colour(
     assert "hateful_language (No = good)" in _texts(svg) and "clear_next_steps" in _texts(svg)
 
 
+def test_polarity_comes_from_the_judge_metadata(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A rubric not shipped here: the rows' ``metadata.judge.negative`` says which criteria are No-is-good."""
+    rows = [row(f"i{i}", c, composite=0.5, verdicts={"bad_thing": "No", "good_thing": "No"}) for i in range(2)
+            for c in ("C0", "C1")]  # fmt: skip
+    for r in rows:
+        judge = r["gradingResult"]["componentResults"][0]["metadata"]["judge"]
+        judge["rubric_id"], judge["negative"] = "our_own_rubric", ["bad_thing"]
+    out = _figures(tmp_path, capsys, write(tmp_path / "r.json", rows))
+    svg = out / "verdicts-round-3-model-a-judge.svg"
+    assert _fill(svg, "mark-share-0-0-good") == GOOD and _fill(svg, "mark-share-0-0-bad") is None  # bad_thing
+    assert _fill(svg, "mark-share-1-0-bad") == BAD and _fill(svg, "mark-share-1-0-good") is None  # good_thing
+    assert "bad_thing (No = good)" in _texts(svg) and "good_thing" in _texts(svg)
+
+
 HOSTILE = "<script>alert(1)</script></svg>$x^2$ \"q\" & 'a'"
 
 
