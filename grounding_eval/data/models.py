@@ -129,7 +129,8 @@ NonEmptyList = Annotated[
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+    # defer_build: a model is compiled on its first use, so a process pays only for the files it reads.
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True, defer_build=True)
 
 
 # ---- the item files and the content index ----
