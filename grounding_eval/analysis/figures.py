@@ -509,7 +509,7 @@ def _effect_charts(data: ReportData) -> list[Chart]:
     if not shown:
         return []
     title = "Paired condition effects"
-    fig = _new_figure(9.0, 2.4 + 0.42 * len(shown))
+    fig = _new_figure(8.0, 2.4 + 0.42 * len(shown))
     with _style():
         ax = fig.add_subplot()
         ys = list(range(len(shown)))[::-1]  # the first effect at the top
@@ -588,7 +588,7 @@ def _shares_figure(title: str, entries: list[dict[str, Any]], judge: bool, negat
     columns = min(len(conditions), 4)
     grid_rows = -(-len(conditions) // columns)
     label_width = max(len(_label(c, 44).split("\n")[0]) for c in criteria)
-    width = min(max(6.4, 1.0 + 0.075 * label_width + 2.3 * columns), 30.0)
+    width = min(max(6.4, 1.0 + 0.075 * label_width + 1.8 * columns), 30.0)
     fig = _new_figure(width, 2.4 + grid_rows * (0.7 + 0.27 * len(criteria)))
     with _style():
         axes = fig.subplots(grid_rows, columns, sharey=True, squeeze=False)
