@@ -12,7 +12,8 @@ holding a list of strings is one row per string), times its ``repeat`` (the test
 the run's ``--repeat``), times the prompt × provider columns. File paths are relative to the config's
 folder, which the results file does not record: pass ``--config`` for a run whose tests name files. What
 cannot be counted here (JavaScript generators, spreadsheets, remote datasets, scenarios, per-test
-provider or prompt filters) is reported as a problem, never assumed complete.
+provider or prompt filters) is reported as a problem, never assumed complete. promptfoo does not record
+its ``--filter-*`` options in the results file, so a filtered run reads as an incomplete one.
 
 Usage: ``python -m grounding_eval.demo_check [--config CONFIG] [--summary] RESULTS.json`` — exit 0 when
 complete (``--summary`` then prints one line: rows, passes, failures, errors), 1 when not (one line per
