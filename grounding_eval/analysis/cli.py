@@ -154,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     # Writing files is what --html and --figures were asked for: the report itself is printed only with
     # --print (or written with -o).
     json_out = False
-    if not wrote or args.print or args.output is not None:
+    if (args.html is None and args.figures is None) or args.print or args.output is not None:
         text = _report_text(args, by, loaded, rows)
         if args.output is not None:
             write_text_atomic(args.output, text + "\n")
@@ -180,7 +180,10 @@ def _write_files(args: argparse.Namespace, loaded: list[Any], rows: list[Any]) -
     charts = report_charts(ReportData(rows))  # drawn once for both
     lines = []
     if args.figures is not None:
-        lines += [f"wrote figure {path}" for path in write_figures(charts, args.figures)]
+        written = write_figures(charts, args.figures)
+        lines += [f"wrote figure {path}" for path in written] or [
+            f"wrote no figure to {args.figures}: these results hold nothing to draw"
+        ]
     if args.html is not None:
         write_text_atomic(args.html, render_html(loaded, sheet=args.sheet, charts=charts))
         lines.append(f"wrote report to {args.html}")

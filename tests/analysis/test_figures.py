@@ -194,6 +194,12 @@ class TestPrinted:
         assert main(["report", str(ROUND3), "--html", str(html), "--print"]) == 0
         assert capsys.readouterr().out == text + f"wrote report to {html}\n"
 
+    def test_nothing_to_draw_says_so(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        figs = tmp_path / "figs"
+        assert main(["report", str(write(tmp_path / "r.json", [])), "--figures", str(figs)]) == 0
+        assert capsys.readouterr().out == f"wrote no figure to {figs}: these results hold nothing to draw\n"
+        assert list(figs.iterdir()) == []
+
     def test_json_stays_one_document(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """``--json --print``: stdout is the JSON report alone; the line naming the page goes to stderr."""
         html = tmp_path / "report.html"
