@@ -42,7 +42,10 @@ def _results(rows: int = 24, *, error_rows: int = 0, stats_errors: int = 0) -> d
         out.append({"testIdx": t, "promptIdx": p, "failureReason": reason, "success": reason == 0,
                     "error": "Error: Python worker exited" if failed else None})  # fmt: skip
     return {
-        "config": {"tests": copy.deepcopy(MAIN_TESTS), "providers": [{"id": "file://providers/replay.py:call_api"}]},
+        "config": {
+            "tests": copy.deepcopy(MAIN_TESTS),
+            "providers": [{"id": "file://providers/replay.py:call_api"}],
+        },
         "results": {
             "prompts": [{"label": c, "provider": "recorded"} for c in ("C0", "C1", "C1.5")],
             "results": out,

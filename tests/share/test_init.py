@@ -29,8 +29,8 @@ def test_every_study_scaffolds(tmp_path: Path, capsys: pytest.CaptureFixture[str
     code, out, err = _run(capsys, "init", str(target), "--round", study)
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    files = [p for p in target.rglob("*") if p.is_file()]
-    assert lines[0] == f"Made a study in {target} ({len(files)} files): {STUDIES[study].description}."
+    written = [p for p in target.rglob("*") if p.is_file()]
+    assert lines[0] == f"Made a study in {target} ({len(written)} files): {STUDIES[study].description}."
     assert lines[-4:] == [
         "Next:",
         f"  cd {target}",
@@ -40,7 +40,7 @@ def test_every_study_scaffolds(tmp_path: Path, capsys: pytest.CaptureFixture[str
     # Every file and folder it made (but .gitignore) is named, each with what it is for.
     described = lines[1:-4]
     named = {name.rstrip(",") for line in described for name in line.split("  ")[1].split()}
-    made = {p.relative_to(target).parts[0] + ("/" if p.parent != target else "") for p in files}
+    made = {p.relative_to(target).parts[0] + ("/" if p.parent != target else "") for p in written}
     assert named == made - {".gitignore"}
     assert all(len(line.strip().split("  ", 1)) == 2 for line in described)
     config = yaml.safe_load((target / "promptfooconfig.yaml").read_text())
