@@ -156,8 +156,24 @@ def check_folder(root: str | Path) -> tuple[Dataset, Findings]:
         # are checked.
         check = _factuality_check() if name != "cheap_replies.yaml" else _no_check
         if path.exists():
-            attempt(partial(check_replies, path, items, answers, check, rubric="factual_accuracy"))
+            most = 1 if name == "cheap_replies.yaml" else 2
+            attempt(partial(check_replies, path, items, answers, check, rubric="factual_accuracy", most=most))
     return dataset, Findings(tuple(errors), warnings)
+
+
+def _reply_problems(
+    replies: tuple[str, ...], check: ReplyCheck, answer: str, item: str, most: int
+) -> list[str]:
+    """The judge reads reply 1 and, only when it is invalid, asks once more (reply 2): so the last reply
+    must be valid, an earlier one invalid, and there is no third (the factual-accuracy judge's cheap stage
+    asks once: an invalid reply escalates to the capable stage)."""
+    if len(replies) > most:
+        asks = "once" if most == 1 else "at most twice (a reply, and one retry after an invalid one)"
+        return [f"{len(replies)} replies: the judge asks {asks}"]
+    problems = [f"reply {len(replies)}: {p}" for p in check(replies[-1], answer, item)]
+    if len(replies) == 2 and check is not _no_check and not check(replies[0], answer, item):
+        problems.append("reply 1 is valid, so the judge never asks for reply 2")
+    return problems
 
 
 def _rubric_replies(path: Path, items: set[str] | None, answers: dict[tuple[str, str], str]) -> list[str]:
@@ -216,11 +232,13 @@ def check_replies(
     check: ReplyCheck,
     *,
     rubric: str | None = None,
+    most: int = 2,
 ) -> list[str]:
     """A file of recorded judge replies: each entry a
     :class:`~grounding_eval.data.models.RecordedReplyEntry` whose key is ``<rubric>/<item>/<condition>``
     (``rubric``: the one it must name; default the file's stem) for an item of the dataset, whose
-    ``answer_sha256`` is its recorded answer's, and whose last reply its judge reads as valid."""
+    ``answer_sha256`` is its recorded answer's, and whose replies are the ones its judge asks for
+    (``most``: its calls at most) with the last one valid."""
     from grounding_eval.data.models import RecordedReplyEntry, validate
     from grounding_eval.errors import DataError, clip
     from grounding_eval.files import read_yaml
@@ -269,9 +287,7 @@ def check_replies(
                         f"field 'answer_sha256' does not match its recorded answer (sha256 {answer_sha256(answer)}): "
                         "re-record the reply for the edited answer, then run scripts/hash_judge_replies.py"
                     )
-            problems += [
-                f"reply {len(record.replies)}: {p}" for p in check(record.replies[-1], answer or "", item)
-            ]
+            problems += _reply_problems(record.replies, check, answer or "", item, most)
         out += [DataError(path, f"{where}: {problem}").one_line() for problem in problems]
     return out
 
