@@ -1,4 +1,4 @@
-"""Every row of tests/golden/broken_datasets.yaml: a shipped dataset with one mistake, caught by the real
+"""Every row of tests/golden/broken_datasets.yaml (how it was written: broken_datasets_README.md): a shipped
 ``grounding-eval data validate`` with the expected one-line message."""
 
 from __future__ import annotations
