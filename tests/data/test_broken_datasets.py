@@ -1,5 +1,6 @@
 """Every row of tests/golden/broken_datasets.yaml (how it was written: broken_datasets_README.md): a shipped
-``grounding-eval data validate`` with the expected one-line message."""
+dataset with one mistake, caught by the real ``grounding-eval data validate`` with the expected one-line
+message."""
 
 from __future__ import annotations
 
