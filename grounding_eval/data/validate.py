@@ -1,17 +1,24 @@
-"""What ``grounding-eval data validate`` checks beyond loading: every item's grounding blocks and sizes.
+"""What ``grounding-eval data validate`` checks: every file a dataset can hold (:func:`check_folder`).
 
-* **Errors** (the folder is refused): an item whose C1 directory comes out empty (no matching index
+Every problem is one line naming the file, the line or entry, and what is wrong; all are collected (a
+broken item file does not hide a broken allowlist), and a problem that only follows from another (the
+recordings of the items of a file that did not load) is not reported again.
+
+* **Files**: items, index and articles as :func:`~grounding_eval.data.dataset.load_dataset` reads them;
+  the allowlist, line by line; the organization directory, entry by entry; the recorded answers (fields,
+  conditions, items of the dataset); every recorded judge reply (``judge_replies/<rubric>.yaml``,
+  ``factuality/*_replies.yaml``; docs-QA: ``grader_replies.yaml``) — its key's rubric and item, its
+  ``answer_sha256`` against its recorded answer, its replies as its judge asks for them and the last one
+  read by that judge's own parser (a missing criterion named by its id); the citation index against its
+  JSON Schema (``datasets/schemas/citations.schema.json``) and as the verifier reads it.
+* **Errors** (the folder is refused), too: an item whose C1 directory comes out empty (no matching index
   record), or — for an item a C1.5 round selects (2, 2b, 3) — whose C1.5 content comes out empty (no
   cached article among its records). An eval would otherwise send an empty block; the test generator
   makes such a cell an ``ERROR (no grounding for …)`` row instead.
-* **Errors**, too: a citation index (``citations.yaml``) that breaks its JSON Schema
-  (``datasets/schemas/citations.schema.json``) or holds an entry the verifier does not read as a
-  citation (:func:`check_citation_index`).
 * **Warnings**: C1.5 content of one article (the methods document: "two or three relevant articles");
   a documented size that differs when ``dataset.yaml`` claims the real set
   (:func:`~grounding_eval.data.rounds.size_warnings`).
 """
-
 from __future__ import annotations
 
 from collections.abc import Callable
