@@ -173,8 +173,9 @@ def _write_files(args: argparse.Namespace, loaded: list[Any], rows: list[Any]) -
     one line per file, saying what was written where."""
     if args.html is None and args.figures is None:
         return []
-    from grounding_eval.analysis.figures import ReportData, report_charts, write_figures
+    from grounding_eval.analysis.figures import report_charts, write_figures
     from grounding_eval.analysis.html_report import render_html
+    from grounding_eval.analysis.report_data import ReportData
     from grounding_eval.files import write_text_atomic
 
     charts = report_charts(ReportData(rows))  # drawn once for both

@@ -31,15 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from grounding_eval.analysis.effects import Effect, condition_order, condition_pairs, decisions
-from grounding_eval.analysis.figures import (
-    MAX_CHARTED,
-    MAX_EFFECTS,
-    MAX_PAIRS,
-    Chart,
-    ReportData,
-    report_charts,
-    verdict_kinds,
-)
+from grounding_eval.analysis.figures import MAX_CHARTED, MAX_EFFECTS, Chart, report_charts, verdict_kinds
+from grounding_eval.analysis.report_data import MAX_PAIRS, ReportData
 from grounding_eval.analysis.summary import (
     AGREEMENT_CELLS,
     SPLIT_COLUMNS,
