@@ -21,7 +21,7 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     """Add ``report`` and ``calibrate`` to the ``grounding-eval`` parser."""
     r = sub.add_parser(
         "report",
-        help="summarize promptfoo results files: groups, paired condition effects, an HTML report",
+        help="summarize promptfoo results files: groups, paired condition effects, an HTML report, figures",
     )
     r.add_argument(
         "results",
