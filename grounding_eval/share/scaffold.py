@@ -144,7 +144,7 @@ providers:
   - id: file://providers/replay.py:call_api
     label: recorded-answers
     # Recorded answers (fixtures) from the dataset's recorded_answers.yaml. Live models: add
-    # -r with a providers file of your own (see the pack's README).
+    # -r with a providers file of your own (the pack's docs: docs/how-to/run-live.md).
 
 defaultTest:
 {study.asserts.replace("__SNAPSHOT__", snapshot)}
