@@ -19,6 +19,7 @@ recordings of the items of a file that did not load) is not reported again.
   a documented size that differs when ``dataset.yaml`` claims the real set
   (:func:`~grounding_eval.data.rounds.size_warnings`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
