@@ -249,7 +249,7 @@ def check_replies(
     (``most``: its calls at most) with the last one valid."""
     from grounding_eval.data.models import RecordedReplyEntry, validate
     from grounding_eval.errors import DataError, clip
-    from grounding_eval.files import read_yaml
+    from grounding_eval.files import read_text, read_yaml
     from grounding_eval.judge.client import answer_sha256
 
     rubric = rubric or path.stem
@@ -281,8 +281,11 @@ def check_replies(
                     f"key {clip(record.key)} is not for rubric {rubric} (this file holds {rubric}'s replies)"
                 )
             elif len(parts) == 2 and "." in parts[1]:  # a standalone example: factual_accuracy/<file name>
-                example = path.parent / parts[1]
-                answer = example.read_text(encoding="utf-8") if example.is_file() else None
+                example = path.parent / parts[1]  # checked when it lies beside this file
+                try:
+                    answer = read_text(example, inside=path.parent) if example.is_file() else None
+                except DataError as exc:
+                    problems.append(exc.one_line())
             elif len(parts) != 3 and not (len(parts) == 2 and rubric == "docs_qa"):
                 problems.append(f"key {clip(record.key)} is not {rubric}/<item id>/<condition>")
             else:
@@ -290,11 +293,11 @@ def check_replies(
                 if items is not None and item not in items:
                     problems.append(f"{clip(item)} is not an item of the dataset")
                 answer = answers.get((item, condition))
-                if answer is not None and record.answer_sha256 not in (None, answer_sha256(answer)):
-                    problems.append(
-                        f"field 'answer_sha256' does not match its recorded answer (sha256 {answer_sha256(answer)}): "
-                        "re-record the reply for the edited answer, then run scripts/hash_judge_replies.py"
-                    )
+            if answer is not None and record.answer_sha256 not in (None, answer_sha256(answer)):
+                problems.append(
+                    f"field 'answer_sha256' does not match its recorded answer (sha256 {answer_sha256(answer)}): "
+                    "re-record the reply for the edited answer, then run scripts/hash_judge_replies.py"
+                )
             problems += _reply_problems(record.replies, check, answer or "", item, most)
         out += [DataError(path, f"{where}: {problem}").one_line() for problem in problems]
     return out
