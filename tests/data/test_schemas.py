@@ -93,3 +93,12 @@ def test_citation_schema_accepts_the_sample_index() -> None:
 )  # fmt: skip
 def test_schema_rejects_what_the_loader_rejects(name: str, row: dict[str, Any]) -> None:
     assert list(jsonschema.Draft202012Validator(_schema(name)).iter_errors(row))
+
+
+def test_the_directory_loader_reads_the_organization_model_fields() -> None:
+    """The verifier's directory loader validates entries itself (it runs in assertion processes); the
+    schema's model names the same fields."""
+    from grounding_eval.data.models import OrganizationEntry
+    from grounding_eval.verifier.directory import _FIELDS
+
+    assert set(OrganizationEntry.model_fields) == _FIELDS
