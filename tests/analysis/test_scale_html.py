@@ -51,7 +51,9 @@ class TestManyConditions:
         assert abs(sum(map(len, figures[1])) - sum(map(len, figures[0]))) < 0.02 * sum(map(len, figures[0]))
         assert len(big) / len(small) < 2.4, (len(small), len(big))  # never more than linear
         # A table with a row per condition grows linearly (the criteria counts, 3 per condition, are capped).
-        rates = [len(page.split(b'<section id="rates">', 1)[1].split(b"</section>", 1)[0]) for page in (small, big)]
+        rates = [
+            len(page.split(b'<section id="rates">', 1)[1].split(b"</section>", 1)[0]) for page in (small, big)
+        ]
         assert 1.6 < rates[1] / rates[0] < 2.4, rates  # linear: twice the conditions
         page = big.decode("utf-8")
         # Pairs: 1000·999/2 = 499,500, of which the first 15 (neighbours first: K0001 − K0000 … K0015 −
