@@ -23,7 +23,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grounding_eval.verifier import quotes
 from grounding_eval.verifier.allowlist import UrlStatus
 from grounding_eval.verifier.directory import (
     Directory,
@@ -34,6 +33,7 @@ from grounding_eval.verifier.directory import (
     load_directory,
 )
 from grounding_eval.verifier.phones import Pairing, PhoneStatus, find_phones, pairs_across
+from grounding_eval.verifier.quotes import matching
 from grounding_eval.verifier.sentences import _ABBREVIATIONS, sentence_of, sentence_spans
 from grounding_eval.verifier.spans import SpanSet
 from grounding_eval.verifier.url_orgs import UrlOrgStatus
@@ -580,10 +580,10 @@ class TestFuzzyAlignmentEncoding:
     )
     def test_same_window_and_score(self, source: str, quote: list[str], monkeypatch_module: Any) -> None:
         """Same similarity and window as rapidfuzz on the lists (unknown words included)."""
-        prepared = quotes._prepare(source)
-        folded = [quotes._fold_word(w) for w in quote]
-        encoded = quotes._fuzzy(folded, prepared)
+        prepared = matching._prepare(source)
+        folded = [matching._fold_word(w) for w in quote]
+        encoded = matching._fuzzy(folded, prepared)
         with monkeypatch_module.context() as patch:
-            patch.setattr(quotes, "_encoded_words", lambda _source: None)
-            plain = quotes._fuzzy(folded, prepared)
+            patch.setattr(matching, "_encoded_words", lambda _source: None)
+            plain = matching._fuzzy(folded, prepared)
         assert encoded == plain
