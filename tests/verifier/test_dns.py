@@ -354,7 +354,7 @@ class TestLiveCheckAsksDns:
         def no_http(*args: object, **kwargs: object) -> None:
             raise AssertionError("HTTP attempted after an uncertain DNS answer")
 
-        monkeypatch.setattr(LivenessChecker, "_exchange", no_http)
+        monkeypatch.setattr(liveness.network.Transport, "exchange", no_http)
         assert _checker(stub).check(f"https://{host}/page") == LivenessResult(Liveness.UNKNOWN, detail, None)
 
     def test_existing_name_goes_on_to_http(
@@ -363,7 +363,7 @@ class TestLiveCheckAsksDns:
         """A name the stub says exists is checked over HTTP: 200 is LIVE, 404 is DEAD."""
         _route_to_loopback(monkeypatch, "real.test")
         # The address refusal has its own tests; here the loopback server stands in for a public one.
-        monkeypatch.setattr(liveness, "_refusal_reason", lambda address: None)
+        monkeypatch.setattr(liveness.network, "_refusal_reason", lambda address: None)
         checker = _checker(stub)
         assert checker.check(f"http://real.test:{http.port}/ok") == LivenessResult(
             Liveness.LIVE, "HTTP 200", 200

@@ -277,7 +277,7 @@ def _no_system_dns(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _public_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
     """Let 127.0.0.1 stand in for a public server (the refusal has its own tests)."""
-    monkeypatch.setattr(liveness, "_refusal_reason", lambda address: None)
+    monkeypatch.setattr(liveness.network, "_refusal_reason", lambda address: None)
 
 
 def _checker(dns: _Dns | None = None, **kwargs: Any) -> LivenessChecker:
@@ -655,7 +655,7 @@ class TestLimitsAreValidated:
             answer_budget=3,
         )
         dns = _Dns(verdict=DnsVerdict.NO_SUCH_DOMAIN)
-        resources.liveness._dns = dns  # the system resolver is never asked in these tests
+        resources.liveness._transport.dns = dns  # the system resolver is never asked in these tests
         report = verify("https://a.example.org/ https://b.example.org/", jurisdiction=None, sources=[],
                         resources=resources)  # fmt: skip
         assert [f.status.value for f in report.urls] == ["HALLUCINATED_URL", "UNCHECKED"]
