@@ -82,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     from grounding_eval.factuality.judge import decide, judge_factuality
     from grounding_eval.factuality.rubric import DEFAULT_RUBRIC, format_rubric, load_rubric
     from grounding_eval.files import read_text
+    from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
     from grounding_eval.judge.client import JudgeConfigError, make_client
 
     if args.command != "factuality":
@@ -122,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         domain_constraints=args.constraint,
         review_queue=args.review_queue,
         human_queue=args.human_queue,
-        audit_dir=None if args.no_cache else Path(".cache/grounding-eval/audit"),
+        audit_dir=None if args.no_cache else DEFAULT_AUDIT_DIR,
         item={"target_file": str(args.target), "evidence_files": [str(p) for p in args.evidence]},
     )
     _, line = decide(

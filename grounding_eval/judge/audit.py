@@ -24,7 +24,8 @@ from grounding_eval.files import write_text_atomic
 
 __all__ = ["DEFAULT_AUDIT_DIR", "audit_id", "audit_path", "read_audit", "write_audit"]
 
-DEFAULT_AUDIT_DIR = Path(".cache/grounding-eval/audit")
+# Beside the results it explains, not in .cache/: the only copy of each prompt and reply a judge saw.
+DEFAULT_AUDIT_DIR = Path("results/audit")
 _NOT_HASHED = ("timestamp",)  # when a judgment was made does not make it a different judgment
 
 

@@ -23,7 +23,7 @@ One call per row. The flow, and what can come back:
    grader's verdicts; a disagreement is flagged in the reason and the metadata.
 
 The rendered prompt and the raw replies are not put in the row (several kilobytes); they go to the
-judges' audit log (``config.audit_dir``, default ``.cache/grounding-eval/audit``), and the row carries
+judges' audit log (``config.audit_dir``, default ``results/audit``), and the row carries
 ``audit_id``, ``audit_dir`` and the prompt's ``prompt_sha256`` (``grounding-eval audit`` prints them).
 """
 

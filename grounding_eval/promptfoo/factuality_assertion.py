@@ -42,7 +42,6 @@ __all__ = ["CHEAP_PROVIDER_ENV", "factuality_assertion"]
 CHEAP_PROVIDER_ENV = "GROUNDING_EVAL_FACTUALITY_CHEAP_PROVIDER"
 _DEFAULT_QUEUE = "results/factuality_review_queue.jsonl"
 _DEFAULT_HUMAN_QUEUE = "results/factuality_human_verification.jsonl"
-_DEFAULT_AUDIT = ".cache/grounding-eval/audit"  # the judges' one audit log (grounding-eval audit)
 _DEFAULT_CACHE = ".cache/grounding-eval/judge"
 _CHIPS = frozenset({"factual_accuracy", "factuality.contradicted", "factuality.severity.critical",
                     "factuality.severity.major", "factuality.ungrounded_verdicts"})  # fmt: skip
@@ -66,6 +65,7 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
     from grounding_eval.errors import DataError
     from grounding_eval.factuality.judge import decide, judge_factuality
     from grounding_eval.factuality.rubric import load_rubric
+    from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
     from grounding_eval.judge.client import JudgeConfigError
     from grounding_eval.promptfoo.judge_assertion import answer_recording, condition_of
     from grounding_eval.promptfoo.judge_provider import JUDGE_PROVIDER_ENV, choose_judge, judge_client
@@ -132,7 +132,7 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
             downgrade_ungrounded=downgrade,
             review_queue=Path(str(config.get("review_queue") or _DEFAULT_QUEUE)),
             human_queue=Path(str(config.get("human_queue") or _DEFAULT_HUMAN_QUEUE)),
-            audit_dir=Path(str(config.get("audit_dir") or _DEFAULT_AUDIT)),
+            audit_dir=Path(str(config.get("audit_dir") or DEFAULT_AUDIT_DIR)),
             item=item,
         )
     except DataError as exc:

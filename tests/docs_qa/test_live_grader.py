@@ -57,7 +57,7 @@ def test_live_grader_retries_once_then_scores_and_caches(
     assert meta["provider"] == "openai:chat:grader-test" and meta["retried"] is False
     assert meta["answer_sha256"] == answer_sha256(answer)
     assert answer in server.requests[0].body["messages"][-1]["content"]
-    audit = read_audit(tmp_path / ".cache/grounding-eval/audit", meta["audit_id"])
+    audit = read_audit(tmp_path / "results/audit", meta["audit_id"])
     assert answer in audit["rendered_prompt"]["user"] and audit["fixture_key"] == meta["fixture_key"]
     again = get_assert(answer, context)  # the valid reply was cached: no second request
     assert again["pass"] is True and server.count == 1

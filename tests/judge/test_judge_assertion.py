@@ -373,6 +373,15 @@ def test_condition_from_the_prompt(tmp_path: Path) -> None:
     assert result["metadata"]["judge"]["source_document_ids"] == []
 
 
+def test_the_audit_log_defaults_to_results_not_the_cache(tmp_path: Path) -> None:
+    """Without ``config.audit_dir`` the record lands in ``results/audit`` (beside the results it explains)."""
+    provider = _record(tmp_path / "replies.yaml", "v3/q1/C1", ANSWER, reply(V3))
+    meta = judge(ANSWER, _context(provider))["metadata"]["judge"]
+    assert (tmp_path / meta["audit_dir"]).resolve() == (tmp_path / "results" / "audit").resolve()
+    assert read_audit(tmp_path / "results" / "audit", meta["audit_id"])["fixture_key"] == "v3/q1/C1"
+    assert not (tmp_path / ".cache" / "grounding-eval" / "audit").exists()
+
+
 LIVE_JUDGE_ADVICE = (
     "set GROUNDING_EVAL_JUDGE_PROVIDER to a live judge (e.g. anthropic:messages:claude-sonnet-4-5-20250929)"
 )
