@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from grounding_eval.docs_qa.citations import check_citations
@@ -45,11 +45,25 @@ def test_every_section_of_the_set_is_a_valid_citation(section: str, before: str,
     assert [c.section for c in report.citations] == [section] and report.invalid == ()
 
 
-@given(st.text(max_size=200))
+# What an answer may cite: the set's sections, and sections, files and URLs of its host it does not have.
+_INVALID = ["guide.md#no-such-heading", "missing.md", "sub/setup.md#nope", "https://example.org/guide#nope",
+            "https://example.org/elsewhere"]  # fmt: skip
+_CITED = st.sampled_from(
+    [*sorted(DOCS.sections), "https://example.org/guide", "https://other.org/x", *_INVALID]
+)
+
+
+@given(st.lists(st.tuples(st.text(max_size=30), _CITED), max_size=6), st.text(max_size=30))
 @settings(max_examples=300, deadline=None)
-def test_citation_check_never_raises_and_only_flags_what_it_found(text: str) -> None:
+def test_citation_check_never_raises_and_only_flags_what_it_found(
+    pieces: list[tuple[str, str]], tail: str
+) -> None:
+    # Random text between citations (the random text alone almost never holds one to flag).
+    text = "".join(f"{filler} {cited} " for filler, cited in pieces) + tail
     report = check_citations(text, DOCS)
     assert set(report.invalid) <= {c.text for c in report.citations}
+    assert {cited for _, cited in pieces if cited in _INVALID} <= set(report.invalid)
+    event(f"invalid citations flagged: {min(len(report.invalid), 3)}{'+' if len(report.invalid) > 3 else ''}")
 
 
 @given(st.text(max_size=80))
