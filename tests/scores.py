@@ -22,3 +22,19 @@ def row_scores(row: dict[str, Any]) -> dict[str, float]:
         flattened = [row, *(row.get("componentResults") or [])]
         row = {"gradingResult": {"componentResults": flattened}, "namedScores": row.get("namedScores") or {}}
     return report_row(row).scores
+
+
+def sample_round_record(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A run's rows as tests/fixtures/sample_rounds/named_scores.json keeps them, in (item, condition) order:
+    pass, score and every score, chips and metadata alike (pinned before the chips were cut to 8)."""
+    kept = [
+        {
+            "item_id": r["vars"].get("query_id"),
+            "condition": r["prompt"]["label"].split(":")[0],
+            "success": r["success"],
+            "score": r["score"],
+            "namedScores": row_scores(r),
+        }
+        for r in rows
+    ]
+    return sorted(kept, key=lambda x: (x["item_id"], x["condition"]))
