@@ -124,10 +124,14 @@ class TestExtractUrls:
         ],
     )
     def test_hostile_input_is_fast(self, text: str) -> None:
-        """Model output is untrusted: pathological text takes linear time (well under 2 s here)."""
+        """Model output is untrusted: pathological text takes linear time, not minutes.
+
+        The bound only tells a linear scan (at most 0.6 s here on a loaded machine) from a backtracking
+        one; benchmarks/url_extract.py reports the figures and their growth.
+        """
         started = time.perf_counter()
         extract_urls(text)
-        assert time.perf_counter() - started < 2
+        assert time.perf_counter() - started < 10
 
     def test_no_network_when_suffix_list_is_first_loaded(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """The public suffix list comes from the bundled snapshot: no socket is ever opened."""
