@@ -553,7 +553,8 @@ class TestDnsWithinLimits:
         assert result == LivenessResult(
             Liveness.UNKNOWN, "no complete answer within 0.4 s (per-URL deadline)", None
         )
-        assert time.monotonic() - started < 0.9
+        # Generous for a loaded machine, and still well short of the 5 s the resolver alone would take.
+        assert time.monotonic() - started < 3
 
     def test_thousand_failing_hosts_are_capped(self, stub: _Stub) -> None:
         """1,000 hosts that SERVFAIL in one answer: 50 questions (the default cap), then UNCHECKED.
