@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import random
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from grounding_eval.verifier.quotes import (
@@ -494,6 +495,48 @@ def _source_and_quote(draw: st.DrawFn) -> tuple[str, str]:
     return source, quote
 
 
+# Characters of one quoted word: anything but white space, line breaks and double quote marks (which
+# would end the quote or split its paragraph).
+_QUOTE_WORD_CHARS = st.characters(
+    exclude_characters='"\u201c\u201d', exclude_categories=["Cs", "Cc", "Zs", "Zl", "Zp"]
+)
+
+
+@st.composite
+def _arbitrary_answer_and_sources(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """Arbitrary text around a quote of five or more arbitrary words, and arbitrary sources; one
+    source holds the quote's words, verbatim or with one word changed, unless none is drawn."""
+    letters = st.characters(categories=["L", "N"])
+    words = draw(
+        st.lists(
+            st.tuples(st.text(_QUOTE_WORD_CHARS, max_size=6), letters).map("".join), min_size=5, max_size=12
+        )
+    )
+    quote = " ".join(words)
+    sources = draw(st.lists(st.text(), max_size=3))
+    kept = draw(st.sampled_from(["verbatim", "one word changed", "none"]))
+    if kept != "none":
+        source_words = list(words)
+        if kept == "one word changed":
+            source_words[draw(st.integers(0, len(words) - 1))] = draw(
+                st.text(letters, min_size=1, max_size=6)
+            )
+        around = draw(st.tuples(st.text(), st.text()))
+        sources.insert(
+            draw(st.integers(0, len(sources))), f"{around[0]} {' '.join(source_words)} {around[1]}"
+        )
+    answer = f"{draw(st.text())}\n\n\u201c{quote}\u201d {draw(st.text())}"
+    return answer, sources
+
+
+def _junk_quote(junk: str, data: st.DataObject) -> str:
+    """Five or more words cut from ``junk``, each between two letters, without what would end the quote."""
+    cleaned = re.sub('["\u201c\u201d\r\n]', " ", junk)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(cleaned)), min_size=4, max_size=10)))
+    pieces = [cleaned[a:b] for a, b in zip([0, *cuts], [*cuts, len(cleaned)], strict=True)]
+    return " ".join(f"q{piece}q" for piece in pieces)
+
+
 class TestProperties:
     """Invariants over generated text."""
 
@@ -514,18 +557,37 @@ class TestProperties:
         assert findings[0].status is QuoteStatus.EXACT, (findings[0].similarity, findings[0].segments)
 
     @settings(max_examples=200, deadline=None)
-    @given(st.text(), st.lists(st.text(), max_size=3))
-    def test_never_raises_on_arbitrary_text(self, answer: str, sources: list[str]) -> None:
+    @given(_arbitrary_answer_and_sources())
+    def test_never_raises_on_arbitrary_text(self, drawn: tuple[str, list[str]]) -> None:
+        answer, sources = drawn
         findings = check_quotes(answer, sources)
+        assert findings  # the drawn answer holds a quote of five words or more
         for finding in findings:
             _assert_evidence_consistent(finding, sources)
+        event(f"quote {findings[0].status.name}")
+        event("excerpt located" if findings[0].source_index is not None else "no excerpt")
 
     @settings(max_examples=100, deadline=None)
-    @given(st.binary(max_size=2000), st.binary(max_size=2000))
-    def test_never_raises_on_binary_junk(self, answer: bytes, source: bytes) -> None:
+    @given(st.binary(max_size=2000), st.binary(max_size=2000), st.data())
+    def test_never_raises_on_binary_junk(self, answer: bytes, source: bytes, data: st.DataObject) -> None:
+        """Junk around and inside a quote still gets one finding per quoted span, in order."""
         junk_answer = answer.decode("latin-1")
         junk_source = source.decode("utf-8", errors="replace")
-        check_quotes(junk_answer + ' "' + junk_answer[:200] + '"', [junk_source, junk_answer])
+        quoted = _junk_quote(junk_answer[:1000], data)
+        text = f'{junk_answer}\n\nIt says "{quoted}" and again "{quoted}".'
+        sources = [junk_source, junk_answer, quoted]
+        findings = check_quotes(text, sources)
+        spans = extract_quotes(text)
+        assert [f.span for f in findings] == spans
+        assert [s.text for s in spans[-2:]] == [quoted, quoted]
+        # The last two are the same text, matched once: the same verdict.
+        assert replace(findings[-1], span=findings[-2].span) == findings[-2]
+        # The quote is one of the sources: all of it is there.
+        assert findings[-1].status is not QuoteStatus.NO_MATCH, findings[-1]
+        for finding in findings:
+            _assert_evidence_consistent(finding, sources)
+        event(f"quotes in the answer: {'2' if len(findings) == 2 else 'more than 2'}")
+        event(f"junk quote {findings[-1].status.name}")
 
     @pytest.mark.parametrize("seed", range(3))
     def test_never_raises_on_100kb_strings(self, seed: int) -> None:
