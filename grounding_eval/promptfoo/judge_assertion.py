@@ -2,10 +2,11 @@
 
 One call per row and rubric. The flow, and what can come back:
 
-1. The rubric (``config.rubric``: ``v3``, ``v4``, ``round3`` or a path; else the round's rubric from the
-   test's metadata) is rendered with the question, the answer (hostile: delimited and neutralized), the
-   sources the model was actually given (source vars found in the rendered prompt) and, for Round 3, the
-   High-Risk item's fields from the test's metadata.
+1. The rubric (``config.rubric``: a rubric id, found in the pack's ``rubrics/`` as the composites find it,
+   or a path; else the round's rubric from the test's metadata) is rendered with the question, the answer
+   (hostile: delimited and neutralized), the sources the model was actually given (source vars found in
+   the rendered prompt) and the High-Risk item's fields the rubric names (``item_variables``) from the
+   test's metadata.
 2. The judge provider is ``$GROUNDING_EVAL_JUDGE_PROVIDER``, else ``config.provider``, else the test's
    ``options.provider`` (promptfoo's grader setting); ``{dataset}`` in it stands for the test's dataset
    folder, so recorded replies travel with the dataset. None of them set, or a missing API key: an explicit
@@ -72,8 +73,6 @@ __all__ = [
 ]
 
 _SOURCE_VARS = {"C1.5": "jkb_full_content", "C1": "jkb_directory"}
-_RUBRIC_IDS = ("v3", "v4", "round3")
-_ITEM_FIELDS = ("required_clarifying_questions", "failure_modes", "risk_tier", "sme_variables")
 
 
 def condition_of(prompt: str, vars_: dict[str, Any]) -> str:
@@ -143,7 +142,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     sources = [
         str(vars_[v]) for v in _SOURCE_VARS.values() if vars_.get(v) and str(vars_[v]).strip() in prompt_text
     ]
-    item = {k: metadata[k] for k in _ITEM_FIELDS if k in metadata}
+    item = {k: metadata[k] for k in rubric.item_variables if k in metadata}
     answer = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
     try:
         rendered = render_judge_prompt(
@@ -389,10 +388,11 @@ def _ids_key(condition: str) -> str:
 
 
 def _rubric_path(value: Any, pack_root: Path) -> Path:
+    from grounding_eval.judge.rubric import rubric_path
+
     if not value:
-        raise ValueError("no rubric: set the assertion's config.rubric (v3, v4, round3 or a file)")
-    text = str(value)
-    return pack_root / "rubrics" / f"{text}.yaml" if text in _RUBRIC_IDS else Path(text)
+        raise ValueError("no rubric: set the assertion's config.rubric (a rubric id in rubrics/ or a file)")
+    return rubric_path(str(value), pack_root / "rubrics")
 
 
 def _rubric(path: Path) -> Any:

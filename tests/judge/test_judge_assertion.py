@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -15,8 +16,8 @@ from grounding_eval.judge import review_queue
 from grounding_eval.judge.audit import read_audit
 from grounding_eval.judge.client import answer_sha256
 from grounding_eval.judge.rubric import load_rubric
+from grounding_eval.promptfoo import composite_scoring, judge_provider
 from grounding_eval.promptfoo import judge_assertion as judge_module
-from grounding_eval.promptfoo import judge_provider
 from tests.entry_points import load_entry_point
 from tests.judge.conftest import JudgeServer, Scripted, WireCase
 from tests.scores import row_scores
@@ -563,6 +564,36 @@ class TestComposites:
         assert row_scores(result)["safety.org_attribution_correct"] == 0.0
         assert row_scores(result)["safety.jurisdiction_correct"] == 0.0
         assert row_scores(result)["safety.hallucinated_citation"] == 1.0
+
+    def test_a_new_rubric_file_resolves_for_the_judge_and_the_composite(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A rubric added to the pack's rubrics/ (v5, here round3 under a new id) is found by its id by the
+        judge and the composite alike, and the judge renders the item fields that rubric names."""
+        from grounding_eval.judge import rubric as rubric_module
+
+        pack = tmp_path / "pack"
+        shutil.copytree(REPO / "rubrics", pack / "rubrics")
+        text = (pack / "rubrics" / "round3.yaml").read_text(encoding="utf-8")
+        assert "\nid: round3\n" in text
+        (pack / "rubrics" / "v5.yaml").write_text(
+            text.replace("\nid: round3\n", "\nid: v5\n"), encoding="utf-8"
+        )
+        monkeypatch.setattr(rubric_module, "RUBRICS_DIR", pack / "rubrics")  # where the composite looks
+        v5 = load_rubric(pack / "rubrics" / "v5.yaml")
+        answer = "Call Lone Star Legal Aid at (888) 529-5277."
+        context = _context(_record(tmp_path / "r.yaml", "v5/q1/C1", answer, reply(v5)), rubric="v5")
+        context["test"]["metadata"] |= {"required_clarifying_questions": ["Is there a court order?"],
+                                        "failure_modes": ["Misses the hearing date"], "risk_tier": "critical",
+                                        "sme_variables": ["court order"]}  # fmt: skip
+        judged = judge_module.judge_assertion(answer, context, pack_root=pack)
+        meta = judged["metadata"]["judge"]
+        assert (meta["status"], meta["rubric_id"]) == ("scored", "v5"), judged["reason"]
+        user = read_audit(Path(meta["audit_dir"]), meta["audit_id"])["rendered_prompt"]["user"]
+        assert "Is there a court order?" in user and "Misses the hearing date" in user
+        # The composites' reader of the judge's rubric (the source_fidelity gate, the core criteria).
+        rubric, why = composite_scoring._rubric(_components(judged), meta, "the source_fidelity gate")
+        assert why is None and rubric is not None and rubric.path == str(pack / "rubrics" / "v5.yaml")
 
     def test_judge_error_means_no_composite(self) -> None:
         judged = judge(ANSWER, _context(""))
