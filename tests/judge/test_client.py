@@ -53,7 +53,8 @@ def _client(case: WireCase, **options: Any) -> Any:
 
 
 def _expected_body(case: WireCase, system: str | None, *, temperature: float = 0.0) -> dict[str, Any]:
-    """The request body each provider documents, written out by hand."""
+    """The request body, written out by hand (its shape against the providers' published examples:
+    test_client_published.py)."""
     if case.kind == "anthropic":
         body: dict[str, Any] = {"model": case.model, "max_tokens": 4096, "temperature": temperature}
         if system is not None:
