@@ -13,6 +13,7 @@ from grounding_eval.judge.client import answer_sha256
 from grounding_eval.promptfoo.factuality_assertion import CHEAP_PROVIDER_ENV
 from grounding_eval.promptfoo.judge_assertion import JUDGE_PROVIDER_ENV
 from tests.entry_points import load_entry_point
+from tests.outcomes import unscored_reason
 from tests.scores import row_scores
 
 from .conftest import CONTRADICTED, EVIDENCE_FILES, SUPPORTED, JudgeServer, Scripted, reply, wire_cases
@@ -164,9 +165,7 @@ class TestResult:
         provider = _record(tmp_path / "r.json", "factual_accuracy/q1/C0", ANSWER, "nope", "still nope")
         result = get_assert(ANSWER, _context(provider, review_queue=str(tmp_path / "q.jsonl")))
         assert result["pass"] is False and result["namedScores"] == {}
-        assert result["reason"].startswith(
-            "ERROR (factuality unscored): the judge reply was invalid twice; sent to the review queue"
-        )
+        assert "the judge reply was invalid twice; sent to the review queue" in unscored_reason(result)
         assert (tmp_path / "q.jsonl").exists()
         again = get_assert(ANSWER, _context(provider, review_queue=str(tmp_path / "q.jsonl")))
         assert "already in the review queue" in again["reason"]
@@ -177,7 +176,7 @@ class TestResult:
         call and its provider (was: 'invalid twice'), and the invalid reply is queued."""
         provider = _record(tmp_path / "r.json", "factual_accuracy/q1/C0", ANSWER, "nope")
         result = get_assert(ANSWER, _context(provider, review_queue=str(tmp_path / "q.jsonl")))
-        assert result["reason"].startswith(f"ERROR (factuality unscored): judge call failed ({provider}): ")
+        assert f"judge call failed ({provider}): " in unscored_reason(result)
         assert result["reason"].endswith(
             f"; the earlier invalid reply was sent to the review queue {tmp_path / 'q.jsonl'}"
         )
@@ -227,7 +226,7 @@ class TestLegalAidRows:
         del context["config"]["evidence_files"]
         context["vars"]["jkb_full_content"] = "the articles"  # but the prompt (C0) does not contain them
         result = get_assert(ANSWER, context)
-        assert result["reason"].startswith("ERROR (factuality unscored): no evidence:")
+        assert "no evidence:" in unscored_reason(result)
 
 
 class TestNeverRaises:
@@ -241,7 +240,7 @@ class TestNeverRaises:
     @pytest.mark.parametrize("context", [None, {}, {"config": "x"}, {"vars": []}])
     def test_odd_contexts(self, context: Any) -> None:
         result = get_assert(ANSWER, context)
-        assert result["pass"] is False and result["reason"].startswith("ERROR (factuality unscored)")
+        assert unscored_reason(result)
 
     def test_no_judge_names_the_variable(self) -> None:
         context = _context("")
@@ -251,23 +250,22 @@ class TestNeverRaises:
     def test_missing_key_is_an_error(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
         result = get_assert(ANSWER, _context("openai:chat:gpt-4o"))
-        assert (
-            result["reason"]
-            == "ERROR (factuality unscored): OPENAI_API_KEY is not set (needed by judge provider openai:chat:gpt-4o)"
-        )
+        why = unscored_reason(result)  # the deciding finding: which variable, for which provider
+        assert "OPENAI_API_KEY is not set" in why and "openai:chat:gpt-4o" in why
 
     @pytest.mark.parametrize("response", [{"isPartial": True}, {"finishReason": "length"}])
     def test_partial_output_is_refused(self, response: dict[str, Any], tmp_path: Path) -> None:
         provider = _record(tmp_path / "r.json", "factual_accuracy/q1/C0", ANSWER, reply(SUPPORTED))
         context = {**_context(provider), "providerResponse": {"output": ANSWER, **response}}
         result = get_assert(ANSWER, context)
-        assert result["reason"].startswith("ERROR (factuality unscored): refused a partial output")
+        assert "refused a partial output" in unscored_reason(result)
 
     def test_recording_for_another_answer_is_refused(self, tmp_path: Path) -> None:
         provider = _record(tmp_path / "r.json", "factual_accuracy/q1/C0", "another answer", reply(SUPPORTED))
         result = get_assert(ANSWER, _context(provider))
-        assert result["reason"].startswith(
-            "ERROR (factuality not run): recorded judge reply factual_accuracy/q1/C0 was recorded for answer sha256"
+        assert (
+            "recorded judge reply factual_accuracy/q1/C0 was recorded for answer sha256"
+            in unscored_reason(result)
         )
         assert result["namedScores"] == {}
 
@@ -309,6 +307,4 @@ def test_repeated_calls_in_one_process_give_the_same_result(tmp_path: Path) -> N
 def test_output_marked_partial_in_metadata_is_refused(tmp_path: Path) -> None:
     provider = _record(tmp_path / "r.json", "factual_accuracy/q1/C0", ANSWER, reply(SUPPORTED))
     result = get_assert(ANSWER, {**_context(provider), "metadata": {"partial": True}})
-    assert result["reason"] == (
-        "ERROR (factuality unscored): refused a partial output (marked partial): only complete, finalized responses are scored"
-    )
+    assert "refused a partial output (marked partial)" in unscored_reason(result)
