@@ -51,17 +51,18 @@ hallucinated link from an unlisted one. That question has to be answered careful
 A GET is sent whenever HEAD does not answer 2xx or a redirect, not only on 405/501: many servers answer
 HEAD wrongly (403, 404, 500), and a DEAD verdict — which the report calls a hallucination — should rest
 on the response a browser would get. Only the status line and headers are read, never a body. The
-requests are plain HTTP/1.1 over the standard library's sockets and TLS (certificates checked against
-``certifi``'s bundle, as ``requests`` does): a client of our own is what lets the connection go to the
-checked address and every read be held to the deadline. Cookies set during one URL's redirects are sent
-on its later hops, as a browser would; nothing is kept from one URL to the next.
+requests are HTTP/1.1 over urllib3 (certificates checked against ``certifi``'s bundle, as ``requests``
+does), one connection per request to the checked address itself (:mod:`.pinned`), with no retries; a
+timer shuts the socket down at the deadline, so a slow read cannot outlast it. Cookies set during one
+URL's redirects are sent on its later hops, as a browser would; nothing is kept from one URL to the next.
 
 The package: :mod:`.policy` (snapshot → cache → budget, redirects), :mod:`.network` (DNS, the
-address refusal, the request under one deadline), :mod:`.store` (the SQLite cache, the snapshot reader).
+address refusal, the request under one deadline; :mod:`.pinned` its urllib3 connections), :mod:`.store`
+(the SQLite cache, the snapshot reader).
 
 Complexity per answer: at most ``max_urls_checked`` checks, each at most ``max_redirects + 1`` hops of
 two requests, all within ``answer_budget`` seconds (plus one socket operation's overrun, under 10 ms
-in practice); response headers are capped at 64 KiB.
+in practice); each response header line is capped at 64 KiB, and at most 100 are read (http.client's limits).
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ requests to exactly the checked address under the URL's deadline (the why: the p
 from __future__ import annotations
 
 import enum
-import functools
-import io
 import ipaddress
 import re
 import time
@@ -21,18 +19,17 @@ from grounding_eval.verifier.urls import is_address_host, is_localhost_name, url
 if TYPE_CHECKING:  # dnspython (~70 ms), sockets, threads, TLS and HTTP are imported by a live check only
     import http.client
     import http.cookiejar
-    import socket
     import ssl
 
     import dns.resolver
+    import urllib3
+    from urllib3._collections import HTTPHeaderDict as Headers
 
 USER_AGENT: Final = "grounding-eval-linkcheck/0.1"
 """Sent with every request, so site owners can see what is asking."""
 
 REDIRECT_CODES: Final = frozenset({301, 302, 303, 307, 308})
-_MAX_HEADER_BYTES: Final = 64 * 1024  # status line and headers; a body is never read
-_HEAD_END_RE: Final = re.compile(rb"\r?\n\r?\n")  # the blank line after the headers (bare LF tolerated)
-_STATUS_LINE_RE: Final = re.compile(rb"HTTP/\d\.\d +(\d{3})(?:[ \t][^\r\n]*)?\r?")
+_MAX_HEADER_BYTES: Final = 64 * 1024  # http.client's limit on one header line; a body is never read
 _BAD_PERCENT_RE: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
 # Characters sent as they are in a request target; everything else is percent-encoded as UTF-8.
 _PATH_SAFE: Final = "/%:@!$&'()*+,;=-._~"
@@ -330,7 +327,7 @@ class Transport:
         addresses: list[tuple[int, tuple[Any, ...]]],
         clock: Clock,
         jar: http.cookiejar.CookieJar | None,
-    ) -> tuple[int, http.client.HTTPMessage, http.cookiejar.CookieJar | None]:
+    ) -> tuple[int, Headers, http.cookiejar.CookieJar | None]:
         """HEAD, then GET unless HEAD gave 2xx or a redirect; return (status, headers, cookies)."""
         code, headers, jar = self._ask("HEAD", target, addresses, clock, jar)
         if 200 <= code < 300 or code in REDIRECT_CODES:
@@ -344,109 +341,87 @@ class Transport:
         addresses: list[tuple[int, tuple[Any, ...]]],
         clock: Clock,
         jar: http.cookiejar.CookieJar | None,
-    ) -> tuple[int, http.client.HTTPMessage, http.cookiejar.CookieJar | None]:
-        """Send one request on a new connection and read the status line and headers, never the body."""
-        lines = [
-            f"{method} {target.target} HTTP/1.1",
-            f"Host: {target.authority}",
-            f"User-Agent: {USER_AGENT}",
-            "Accept: */*",
-            "Connection: close",
-        ]
+    ) -> tuple[int, Headers, http.cookiejar.CookieJar | None]:
+        """Send one request on a new connection to the first checked address that answers; read the
+        status and headers, never the body."""
+        headers = {"Host": target.authority, "User-Agent": USER_AGENT, "Accept": "*/*", "Connection": "close"}
         cookie = _cookie_header(jar, target)
         if cookie is not None:
-            lines.append(f"Cookie: {cookie}")
-        request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-        sock = self._connect(target, addresses, clock)
-        try:
-            self._within(sock, clock, lambda: sock.sendall(request))
-            code, headers = self._read_head(sock, clock)
-        finally:
-            sock.close()  # without reading the body: the server may see a reset, which is fine
-        if headers.get_all("Set-Cookie"):
-            jar = _remember_cookies(jar, target, headers)
-        return code, headers, jar
-
-    def _connect(
-        self, target: Target, addresses: list[tuple[int, tuple[Any, ...]]], clock: Clock
-    ) -> socket.socket:
-        """Connect to the first checked address that answers; for https, complete the TLS handshake.
-
-        The TLS server name and the certificate check use the host name, not the address.
-        """
-        import socket
-
+            headers["Cookie"] = cookie
         failure: OSError | None = None
-        for family, sockaddr in addresses:
-            wait = self._wait(clock)
+        for address in addresses:
+            wait = min(self._timeout, clock.left())
             try:
-                sock = socket.socket(family, socket.SOCK_STREAM)
-            except OSError as exc:  # e.g. no IPv6 on this machine
-                failure = exc
-                continue
-            try:
-                sock.settimeout(wait)
-                sock.connect(sockaddr)
-            except OSError as exc:
-                sock.close()
-                if isinstance(exc, TimeoutError) and wait < self._timeout:
-                    raise unknown(clock.detail) from None
-                failure = exc
+                response = self._send(method, target, address, headers, wait, clock)
+            except _NextAddress as next_address:
+                failure = next_address.cause
                 continue  # the next checked address, as a browser would
-            except BaseException:
-                sock.close()
-                raise
-            if target.scheme == "http":
-                return sock
-            context = self._tls_context()
             try:
-                # The socket timeout bounds the whole handshake, not each of its reads.
-                handshake = functools.partial(context.wrap_socket, sock, server_hostname=target.host)
-                return self._within(sock, clock, handshake)
-            except BaseException:
-                sock.close()
-                raise
-        assert failure is not None  # _addresses never returns an empty list
+                code, received = response.status, response.headers
+                if received.get_all("Set-Cookie"):
+                    jar = _remember_cookies(jar, target, response)
+            finally:
+                response.close()  # without reading the body: the server may see a reset, which is fine
+            return code, received, jar
+        assert failure is not None  # addresses() never returns an empty list
         raise unknown(f"connection failed: {type(failure).__name__}")
 
-    def _read_head(self, sock: socket.socket, clock: Clock) -> tuple[int, http.client.HTTPMessage]:
-        """Read up to the end of the final response's headers (interim 1xx responses are skipped).
+    def _send(
+        self,
+        method: str,
+        target: Target,
+        address: tuple[int, tuple[Any, ...]],
+        headers: dict[str, str],
+        wait: float,
+        clock: Clock,
+    ) -> urllib3.BaseHTTPResponse:
+        """One request to ``address`` under urllib3, its failures read into UNKNOWN details."""
+        import urllib3
 
-        Each read waits at most what is left of the deadline, so a server that sends a byte at a time
-        cannot hold the check past it.
-        """
-        buffer = b""
-        while True:
-            end = _HEAD_END_RE.search(buffer)
-            if end is not None:
-                code, headers = _parse_head(buffer[: end.start()])
-                buffer = buffer[end.end() :]
-                if 100 <= code < 200 and code != 101:
-                    continue  # 100 Continue, 103 Early Hints: the real answer follows
-                return code, headers
-            if len(buffer) > _MAX_HEADER_BYTES:
-                raise unknown(f"connection failed: response headers over {_MAX_HEADER_BYTES // 1024} KiB")
-            chunk = self._within(sock, clock, lambda: sock.recv(16384))
-            if not chunk:
-                raise unknown("connection failed: closed before the response headers ended")
-            buffer += chunk
+        from grounding_eval.verifier.liveness import pinned
 
-    def _wait(self, clock: Clock) -> float:
-        """How long one socket operation may block: the timeout, or less if the deadline is nearer."""
-        return min(self._timeout, clock.left())
-
-    def _within(self, sock: socket.socket, clock: Clock, operation: Callable[[], _T]) -> _T:
-        """Run one blocking socket operation within the deadline; turn a failure into an UNKNOWN."""
-        wait = self._wait(clock)
-        sock.settimeout(wait)
+        ip = str(address[1][0])
+        options: dict[str, Any] = {
+            "timeout": urllib3.Timeout(connect=wait, read=wait),
+            "retries": False,
+            "maxsize": 1,
+            "address": address,
+            "deadline": clock.left(),
+        }
+        pool: urllib3.HTTPConnectionPool
+        if target.scheme == "https":
+            # No assert_hostname: it would swap OpenSSL's check of server_hostname (in the handshake,
+            # as requests has it) for urllib3's own matcher, which logs the certificate on a mismatch.
+            pool = pinned.PinnedHTTPSConnectionPool(
+                ip,
+                target.port,
+                server_hostname=target.host,
+                ssl_context=self._tls_context(),
+                **options,
+            )
+        else:
+            pool = pinned.PinnedHTTPConnectionPool(ip, target.port, **options)
         try:
-            return operation()
-        except TimeoutError:
-            if wait < self._timeout:  # cut short by the deadline, not by the server's silence
+            return pool.urlopen(
+                method,
+                target.target,
+                headers=headers,
+                redirect=False,
+                assert_same_host=False,
+                preload_content=False,
+                decode_content=False,
+            )
+        except Exception as exc:  # urllib3 wraps what failed; the innermost error says why
+            cause = _innermost(exc)
+            if isinstance(cause, pinned.ConnectFailed):
+                if isinstance(cause.cause, TimeoutError) and wait < self._timeout:
+                    raise unknown(clock.detail) from None
+                raise _NextAddress(cause.cause) from None
+            if clock.expired():  # the deadline's cut, or a read it shortened
                 raise unknown(clock.detail) from None
-            raise unknown(f"connection failed: no data for {self._timeout:g} s (timeout)") from None
-        except (OSError, ValueError) as exc:  # ssl.SSLError (a failed certificate check too) is an OSError
-            raise unknown(f"connection failed: {type(exc).__name__}") from None
+            raise unknown(_failure(cause, self._timeout)) from None
+        finally:
+            pool.close()
 
     def _tls_context(self) -> ssl.SSLContext:
         if self._tls is None:
@@ -458,8 +433,6 @@ class Transport:
             context.set_alpn_protocols(["http/1.1"])
             self._tls = context
         return self._tls
-
-    # --- cache -----------------------------------------------------------------------------------------
 
 
 def target(url: str) -> Target:
@@ -549,19 +522,46 @@ def _run_within(clock: Clock, work: Callable[[], _T]) -> _T:
     return cast("_T", value)
 
 
-def _parse_head(block: bytes) -> tuple[int, http.client.HTTPMessage]:
-    """Read a status line and headers (without the blank line that ends them)."""
+class _NextAddress(Exception):
+    """The connection to one checked address failed; the next one may answer."""
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The error under urllib3's wrappers (``ProtocolError``, ``SSLError``, ``ReadTimeoutError`` ...)."""
+    import urllib3.exceptions
+
+    for _ in range(8):
+        if not isinstance(exc, urllib3.exceptions.HTTPError):
+            break
+        inner = next((a for a in exc.args if isinstance(a, BaseException)), None)
+        inner = inner or exc.__cause__ or exc.__context__
+        if inner is None:
+            break
+        exc = inner
+    return exc
+
+
+def _failure(cause: BaseException, timeout: float) -> str:
+    """The detail of a request that failed after its connection was made."""
     import http.client
 
-    status_line, _, rest = block.partition(b"\n")
-    match = _STATUS_LINE_RE.fullmatch(status_line)
-    if match is None:
-        raise unknown("connection failed: not an HTTP response")
-    try:
-        headers = http.client.parse_headers(io.BytesIO(rest + b"\r\n\r\n"))
-    except http.client.HTTPException:
-        raise unknown("connection failed: malformed response headers") from None
-    return int(match.group(1)), headers
+    from grounding_eval.verifier.liveness import pinned
+
+    if isinstance(cause, TimeoutError):
+        return f"connection failed: no data for {timeout:g} s (timeout)"
+    if isinstance(cause, pinned.HeadersCutShort | http.client.RemoteDisconnected):
+        return "connection failed: closed before the response headers ended"
+    if isinstance(cause, http.client.LineTooLong):
+        return f"connection failed: response headers over {_MAX_HEADER_BYTES // 1024} KiB"
+    if isinstance(cause, http.client.BadStatusLine):
+        return "connection failed: not an HTTP response"
+    if isinstance(cause, http.client.HTTPException):
+        return "connection failed: malformed response headers"
+    return f"connection failed: {type(cause).__name__}"
 
 
 def utf8_header(value: str) -> str:
@@ -572,26 +572,15 @@ def utf8_header(value: str) -> str:
         return value
 
 
-class _CookieResponse:
-    """The one method of a response :class:`http.cookiejar.CookieJar` reads."""
-
-    def __init__(self, headers: http.client.HTTPMessage) -> None:
-        self._headers = headers
-
-    def info(self) -> http.client.HTTPMessage:
-        return self._headers
-
-
 def _remember_cookies(
-    jar: http.cookiejar.CookieJar | None, target: Target, headers: http.client.HTTPMessage
+    jar: http.cookiejar.CookieJar | None, target: Target, response: urllib3.BaseHTTPResponse
 ) -> http.cookiejar.CookieJar:
     import http.cookiejar
     import urllib.request
 
     jar = jar if jar is not None else http.cookiejar.CookieJar()
-    jar.extract_cookies(
-        cast("http.client.HTTPResponse", _CookieResponse(headers)), urllib.request.Request(target.url)
-    )
+    # The jar reads only the response's info(), which urllib3's response has.
+    jar.extract_cookies(cast("http.client.HTTPResponse", response), urllib.request.Request(target.url))
     return jar
 
 
