@@ -30,6 +30,7 @@ from grounding_eval.data.recorded_answers import load_recorded_answers
 from grounding_eval.promptfoo.round_tests import generate_tests
 from grounding_eval.scoring.composite import round3_composite
 from tests.entry_points import load_entry_point
+from tests.outcomes import unscored_reason
 from tests.scores import row_scores
 
 REPO = Path(__file__).resolve().parents[1]
@@ -412,7 +413,7 @@ class TestQuotationByRound:
         result = _grade(f'The law says "{FABRICATED}".', ROUND2[item], "C1.5", quotation="scored")
         assert not result["pass"]
         bad = _grade("x", ROUND2[item], "C1.5", quotation="sometimes")
-        assert bad["reason"].startswith("ERROR (verifier not run): config 'quotation'")
+        assert unscored_reason(bad).startswith("config 'quotation'")
 
 
 class TestArticleCacheWidening:
@@ -438,7 +439,7 @@ class TestArticleCacheWidening:
 
     def test_bad_value_is_an_explicit_error(self) -> None:
         result = _grade(ANSWER, SAMPLE_TESTS["hr-il-voucher-01"], "C0", quote_sources="web")
-        assert result["reason"].startswith("ERROR (verifier not run): config 'quote_sources'")
+        assert unscored_reason(result).startswith("config 'quote_sources'")
         assert result["pass"] is False
 
 
@@ -487,10 +488,9 @@ class TestArticleSplit:
         outside.write_text(article.read_text(encoding="utf-8"), encoding="utf-8")
         article.unlink()
         article.symlink_to(outside)
-        assert not _grade("Call 211.", test, "C0")["reason"].startswith("ERROR")
+        assert _grade("Call 211.", test, "C0")["metadata"]["outcome"] != "unscored"
         quoted = _grade('It says "a landlord must always give ninety days of warning".', test, "C0")
-        assert quoted["reason"].startswith("ERROR (verifier not run): ")
-        assert "resolves outside the dataset folder" in quoted["reason"]
+        assert "resolves outside the dataset folder" in unscored_reason(quoted)
 
 
 class TestDatasetResources:
@@ -556,7 +556,7 @@ class TestDatasetResources:
         shutil.copytree(TINY, data)
         (data / "allowlist.txt").write_text("not a url\n", encoding="utf-8")
         result = _grade("Call 211.", _tests(data)["tiny-oh-01"], "C0")
-        assert result["reason"].startswith(f"ERROR (verifier not run): {data / 'allowlist.txt'}: line 1")
+        assert unscored_reason(result).startswith(f"{data / 'allowlist.txt'}: line 1")
 
 
 class TestLivenessSwitch:
@@ -594,9 +594,9 @@ class TestDnsServer:
     def test_dns_server_is_wired_and_checked_when_built(self) -> None:
         test = SAMPLE_TESTS["hr-il-voucher-01"]
         ok = _grade("Call 211.", test, "C0", dns_server="127.0.0.1:5353")
-        assert not ok["reason"].startswith("ERROR"), ok["reason"]
+        assert ok["metadata"]["outcome"] != "unscored", ok["reason"]
         bad = _grade("Call 211.", test, "C0", dns_server="not-an-ip")
-        assert bad["reason"].startswith("ERROR (verifier not run): dns_server")
+        assert unscored_reason(bad).startswith("dns_server")
 
 
 class TestMeaningChangesInTheReason:
@@ -613,10 +613,10 @@ class TestMeaningChangesInTheReason:
     def test_live_limits_are_wired_and_checked_when_built(self) -> None:
         test = SAMPLE_TESTS["hr-il-voucher-01"]
         ok = _grade("Call 211.", test, "C0", url_deadline=3, answer_budget=12.5, max_urls_checked=7)
-        assert not ok["reason"].startswith("ERROR"), ok["reason"]
+        assert ok["metadata"]["outcome"] != "unscored", ok["reason"]
         for key, value in (("url_deadline", "soon"), ("answer_budget", -1), ("max_urls_checked", 0)):
             bad = _grade("Call 211.", test, "C0", **{key: value})
-            assert bad["reason"].startswith(f"ERROR (verifier not run): {key}"), bad["reason"]
+            assert unscored_reason(bad).startswith(key), bad["reason"]
 
 
 @pytest.mark.e2e

@@ -15,6 +15,7 @@ import pytest
 from grounding_eval.promptfoo.replay_provider import call_replay
 from grounding_eval.promptfoo.round_tests import generate_tests
 from tests.entry_points import REPO, load_entry_point
+from tests.outcomes import unscored_reason
 
 TINY = REPO / "tests" / "fixtures" / "data" / "tiny"
 get_assert = load_entry_point("verifier")
@@ -57,9 +58,8 @@ def test_verifier_file_symlinked_outside_is_refused(dataset: Path, tmp_path: Pat
     )
     (dataset / name).symlink_to(target)
     result = _grade(dataset)
-    assert result["reason"] == (
-        f"ERROR (verifier not run): {dataset / name}: resolves outside the dataset folder {dataset} (a symlink?): "
-        "only files inside it are read; copy the file in instead"
+    assert unscored_reason(result).startswith(
+        f"{dataset / name}: resolves outside the dataset folder {dataset}"
     )
     assert result["pass"] is False and result["namedScores"] == {}
 
@@ -70,8 +70,7 @@ def test_article_cache_widening_reads_only_inside(dataset: Path, tmp_path: Path)
     article.unlink()
     article.symlink_to(_outside(tmp_path, "secret.txt", "a private note that must never be read"))
     result = _grade(dataset, test, quote_sources="article_cache")
-    assert result["reason"].startswith("ERROR (verifier not run): ")
-    assert "resolves outside the dataset folder" in result["reason"]
+    assert "resolves outside the dataset folder" in unscored_reason(result)
 
 
 def test_recorded_answers_symlinked_outside_are_refused(dataset: Path, tmp_path: Path) -> None:

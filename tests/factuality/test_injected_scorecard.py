@@ -20,6 +20,7 @@ from grounding_eval.factuality.parse import Scorecard, copied_claims, parse_scor
 from grounding_eval.factuality.rubric import FactualityRubric
 from grounding_eval.judge.client import answer_sha256, make_client
 from tests.entry_points import load_entry_point
+from tests.outcomes import unscored_reason
 
 from .conftest import CONTRADICTED, EVIDENCE_FILES, SUPPORTED, reply
 
@@ -121,6 +122,5 @@ def test_through_the_promptfoo_assertion(tmp_path: Path, monkeypatch: pytest.Mon
     context = {"vars": {"query_id": "q1"}, "test": {"description": "t", "metadata": {}}, "prompt": "p",
                "config": {"provider": f"replay:{tmp_path / 'r.json'}", "evidence_files": [str(p) for p in EVIDENCE_FILES]}}  # fmt: skip
     result = load_entry_point("factuality")(target, context)
-    assert result["pass"] is False and result["namedScores"] == {}
-    assert result["reason"].startswith("ERROR (factuality unscored): the judge reply was invalid twice")
+    assert "the judge reply was invalid twice" in unscored_reason(result) and result["namedScores"] == {}
     assert result["metadata"]["factuality"]["status"] == "error"

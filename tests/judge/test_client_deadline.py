@@ -23,6 +23,7 @@ from grounding_eval.files import read_yaml
 from grounding_eval.judge.client import JudgeError, make_client, worst_case_seconds
 from grounding_eval.promptfoo.judge_assertion import judge_assertion
 from tests.judge.conftest import wire_cases
+from tests.outcomes import unscored_reason
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "judge_deadline_servers.yaml"
 CASES: list[dict[str, Any]] = read_yaml(GOLDEN)["cases"]
@@ -187,6 +188,6 @@ def test_the_judge_assertion_turns_the_deadline_into_an_unscored_row(
         result = judge_assertion("Call 211.", context, pack_root=REPO)
         took = time.monotonic() - started
     assert result["pass"] is False and result["score"] == 0
-    assert result["reason"].startswith("ERROR (judge unscored): judge call failed (openai:chat:gpt-test-1)")
+    assert unscored_reason(result).startswith("judge call failed (openai:chat:gpt-test-1)")
     assert "deadline passed (after 1 attempt)" in result["reason"]
     assert took < TIMEOUT + MARGIN
