@@ -37,10 +37,11 @@ from typing import Any
 
 import yaml
 
+from grounding_eval.results_file import FAILED_ASSERT, FAILED_ERROR
+
 __all__ = ["Expected", "check", "expected_rows", "main", "problems", "summary"]
 
 _JS = (".js", ".cjs", ".mjs", ".ts", ".mts", ".cts")
-_ERROR = 2  # promptfoo's ResultFailureReason.ERROR (0 none, 1 an assertion failed)
 
 
 class _Uncountable(Exception):
@@ -94,7 +95,7 @@ def check(results: dict[str, Any], *, config_dir: Path | None) -> tuple[list[str
     errors = (body.get("stats") or {}).get("errors")
     if errors:
         out.append(f"promptfoo counted {errors} error(s)")
-    errored = [r for r in rows if r.get("failureReason") not in (0, 1)]
+    errored = [r for r in rows if r.get("failureReason") not in (0, FAILED_ASSERT)]
     if errored:
         first = str(errored[0].get("error") or "")[:120]
         out.append(f"{len(errored)} row(s) ended in an error, e.g. {first!r}")
@@ -275,7 +276,7 @@ def summary(results: dict[str, Any], path: Path, expected: Expected) -> str:
     """One line: the rows, how they came out, and where the file is (for a complete run)."""
     rows = [r for r in results["results"]["results"] if isinstance(r, dict)]
     passed = sum(1 for r in rows if r.get("success") is True)
-    errors = sum(1 for r in rows if r.get("failureReason") == _ERROR)
+    errors = sum(1 for r in rows if r.get("failureReason") == FAILED_ERROR)
     return (
         f"{len(rows)} rows ({expected}): {passed} passed, {len(rows) - passed - errors} failed, "
         f"{errors} errors; results in {path}"

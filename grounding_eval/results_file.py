@@ -49,6 +49,8 @@ from grounding_eval.files import (
 )
 
 __all__ = [
+    "FAILED_ASSERT",
+    "FAILED_ERROR",
     "MAX_DEPTH",
     "NOT_RESULTS",
     "SCORE_LIMIT",
@@ -79,6 +81,11 @@ SCORE_LIMIT = 1e12
 """The largest magnitude :func:`number` accepts. promptfoo's scores are 0–1 and named scores sums of a few
 weighted ones; ``1e308`` is a float, but the mean of two overflowed (``OverflowError: intermediate
 overflow in fsum`` from the report), and ``10**400`` is an integer no float holds."""
+
+# A row's ``failureReason``: promptfoo's ResultFailureReason (NONE 0, ASSERT 1, ERROR 2). An ERROR row has
+# no output to grade (a provider or prompt error): never a failure, never rescored.
+FAILED_ASSERT = 1
+FAILED_ERROR = 2
 
 NOT_RESULTS = "not a promptfoo results file (no results.results list; write it with -o FILE.json)"
 """The problem reported for a JSON file without promptfoo's shape."""

@@ -35,12 +35,12 @@ from typing import Any
 
 from grounding_eval.outcome import row_unscored
 from grounding_eval.promptfoo.source_vars import with_source_vars
+from grounding_eval.results_file import FAILED_ASSERT, FAILED_ERROR
 
 __all__ = ["COMMANDS", "add_commands", "check_row", "remetric", "rescore_rows", "run"]
 
 COMMANDS = frozenset({"rescore"})
 
-_ERROR = 2  # promptfoo's failureReason: 0 none, 1 an assertion failed, 2 an error (no output to grade)
 _TOKEN_FIELDS = ("total", "prompt", "completion", "cached", "numRequests")
 
 # Which of our calls an assertion or scoring function names (any entry file of this pack).
@@ -207,7 +207,7 @@ def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
     counts = {"rows": 0, "assertions": 0, "scoring": 0}
     response = row.get("response") if isinstance(row, dict) else None
     test = row.get("testCase") if isinstance(row, dict) else None
-    errored = row.get("failureReason") == _ERROR if isinstance(row, dict) else True
+    errored = row.get("failureReason") == FAILED_ERROR if isinstance(row, dict) else True
     if not isinstance(response, dict) or "output" not in response or errored or not isinstance(test, dict):
         counts["rows"] = 1
         return row, counts
@@ -252,7 +252,7 @@ def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
     new["namedScores"] = grading["namedScores"]
     new["success"] = bool(grading["pass"])
     new["score"] = grading["score"]
-    new["failureReason"] = 0 if grading["pass"] else 1
+    new["failureReason"] = 0 if grading["pass"] else FAILED_ASSERT
     new.pop("error", None)  # as promptfoo writes a row: a failing one's error is its reason
     if not grading["pass"]:
         new["error"] = grading["reason"]
@@ -326,12 +326,12 @@ def _recorded(recorded: Iterable[dict[str, Any]], assertion: Any, index: int) ->
 
 def _restat(data: dict[str, Any], rows: Sequence[Any]) -> None:
     """The top-level ``results.stats`` counts, as promptfoo counts them: a row that did not succeed is an
-    error when its ``failureReason`` is 2, else a failure."""
+    error when its ``failureReason`` is ERROR (2), else a failure."""
     stats = data["results"].get("stats")
     if not isinstance(stats, dict):
         return
     stats["successes"] = sum(1 for r in rows if r.get("success"))
-    stats["errors"] = sum(1 for r in rows if not r.get("success") and r.get("failureReason") == _ERROR)
+    stats["errors"] = sum(1 for r in rows if not r.get("success") and r.get("failureReason") == FAILED_ERROR)
     stats["failures"] = len(rows) - stats["successes"] - stats["errors"]
 
 
@@ -391,7 +391,7 @@ def remetric(results: dict[str, Any], rows: Sequence[dict[str, Any]], derived: I
             m["namedScoreWeights"][name] = m["namedScoreWeights"].get(name, 0) + weight
         if row.get("success"):
             m["testPassCount"] += 1
-        elif row.get("failureReason") == _ERROR:
+        elif row.get("failureReason") == FAILED_ERROR:
             m["testErrorCount"] += 1
         else:
             m["testFailCount"] += 1
