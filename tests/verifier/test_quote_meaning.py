@@ -10,7 +10,7 @@ import random
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from grounding_eval.verifier.quotes import (
@@ -309,6 +309,7 @@ class TestProperties:
         tokens, seps = text
         numbers = [i for i, t in enumerate(tokens) if t.isdigit()]
         if not numbers:
+            event("no number drawn")
             return
         k = rng.choice(numbers)
         start = rng.randint(max(0, k - 10), k)
@@ -318,7 +319,9 @@ class TestProperties:
         quote = _join(quote_tokens, seps[start:end])
         findings = check_quotes(f"It says “{quote}” here.", [_join(tokens, seps)])
         if not findings:  # fewer than five words: not a quotation
+            event("fewer than five words")
             return
+        event("reaches the assertion")
         (finding,) = findings
         assert finding.status in (QuoteStatus.EXACT, QuoteStatus.NEAR), (quote, finding)
         assert finding.meaning_changes == ()
@@ -331,6 +334,7 @@ class TestProperties:
         tokens, seps = text
         modals = [i for i, t in enumerate(tokens) if t in _MODALS]
         if not modals:
+            event("no modal drawn")
             return
         k = rng.choice(modals)
         start = rng.randint(max(0, k - 8), k)
@@ -341,7 +345,9 @@ class TestProperties:
         quote = _join(quote_tokens, quote_seps)
         findings = check_quotes(f"It says “{quote}” here.", [_join(tokens, seps)])
         if not findings:
+            event("fewer than five words")
             return
+        event("reaches the assertion")
         (finding,) = findings
         assert finding.status in (QuoteStatus.PARTIAL, QuoteStatus.NO_MATCH), (quote, finding)
         if finding.status is QuoteStatus.PARTIAL:
@@ -355,6 +361,7 @@ class TestProperties:
         tokens, seps = text
         articles = [i for i, t in enumerate(tokens) if t in ("the", "a", "an")]
         if not articles:
+            event("no article drawn")
             return
         k = rng.choice(articles)
         start = rng.randint(max(0, k - 8), k)
@@ -362,11 +369,14 @@ class TestProperties:
         quote_tokens = tokens[start:end]
         quote_tokens[k - start] = rng.choice(["the", "a", "an", ""])
         if all(t in ("the", "a", "an", "") for t in quote_tokens):
+            event("articles only")
             return  # a quote of articles only has nothing to compare: the score decides
         quote = " ".join(" ".join(t for t in quote_tokens if t).split())
         findings = check_quotes(f"It says “{quote}” here.", [_join(tokens, seps)])
         if not findings:
+            event("fewer than five words")
             return
+        event("reaches the assertion")
         (finding,) = findings
         assert finding.status in (QuoteStatus.EXACT, QuoteStatus.NEAR), (quote, finding)
 
@@ -383,20 +393,27 @@ class TestProperties:
             )
         ),
         st.lists(st.tuples(st.integers(0, 80), st.sampled_from(["", "not", "thirty", "may", "the", "6"]))),
-        st.integers(0, 50),
+        st.data(),
         st.integers(5, 30),
     )
     def test_evidence_consistent_on_mutated_legal_text(
-        self, text: tuple[list[str], list[str]], edits: list[tuple[int, str]], start: int, length: int
+        self,
+        text: tuple[list[str], list[str]],
+        edits: list[tuple[int, str]],
+        data: st.DataObject,
+        length: int,
     ) -> None:
         tokens, seps = text
+        start = data.draw(st.integers(0, len(tokens) - 5))  # five words at least, before the edits
         quote_tokens = tokens[start : start + length]
         for at, word in edits:
             if quote_tokens:
                 quote_tokens[at % len(quote_tokens)] = word
         quote = " ".join(" ".join(quote_tokens).split())
         source = _join(tokens, seps)
-        for finding in check_quotes(f"It says “{quote}” here.", [source]):
+        findings = check_quotes(f"It says “{quote}” here.", [source])
+        event("reaches the assertion" if findings else "fewer than five words")
+        for finding in findings:
             assert finding.similarity is not None
             if finding.meaning_changes:
                 assert finding.status in (QuoteStatus.PARTIAL, QuoteStatus.NO_MATCH)

@@ -484,12 +484,27 @@ _TOKEN = st.one_of(
 _SEPARATOR = st.sampled_from([" ", "  ", "\n", "\t", " \n "])
 
 
+# Tokens that are one word each (a letter or digit, no white space), however they are written.
+_WORD_TOKEN = st.sampled_from(
+    [
+        *["the", "tenant", "landlord", "may", "not", "shall", "notice", "vacate", "30-day", "2020", "34"],
+        *["\u00a79058", "(1)", "(a)", "title", "tenant's", "tenants'", "**bold**", "_em_", "caf\u00e9"],
+        *["[link](https://x.org/a_b)", "120\u2011day", "landlord\u2019s", "\ufb01le", "Stra\u00dfe"],
+        "zero\u200bwidth",
+    ]
+)
+
+
 @st.composite
 def _source_and_quote(draw: st.DrawFn) -> tuple[str, str]:
-    tokens = draw(st.lists(_TOKEN.filter(lambda t: t.strip() != ""), min_size=5, max_size=60))
+    """A source of tokens and a quote of whole tokens from it, five of them words (so always a quote)."""
+    other = _TOKEN.filter(lambda t: t.strip() != "")
+    before, after = draw(st.lists(other, max_size=25)), draw(st.lists(other, max_size=25))
+    words, others = draw(st.lists(_WORD_TOKEN, min_size=5, max_size=15)), draw(st.lists(other, max_size=15))
+    quoted = draw(st.permutations([*words, *others]))
+    tokens = [*before, *quoted, *after]
     seps = draw(st.lists(_SEPARATOR, min_size=len(tokens), max_size=len(tokens)))
-    start = draw(st.integers(0, len(tokens) - 1))
-    end = draw(st.integers(start + 1, len(tokens)))
+    start, end = len(before), len(before) + len(quoted)
     source = "".join(t + s for t, s in zip(tokens, seps, strict=True))
     quote = "".join(t + s for t, s in zip(tokens[start:end], seps[start:end], strict=True)).strip()
     return source, quote
@@ -546,15 +561,21 @@ class TestProperties:
         suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
     )
     @given(_source_and_quote())
-    def test_substring_on_word_boundaries_is_exact(self, pair: tuple[str, str]) -> None:
+    def test_substring_on_word_boundaries_is_exact_unless_it_drops_a_negation(
+        self, pair: tuple[str, str]
+    ) -> None:
         source, quote = pair
-        spans = extract_quotes(f"Prefix text “{quote}” suffix text.")
-        if not spans:  # fewer than five words in the drawn slice: not a quote, nothing to check
-            assert sum(1 for t in re.split(r"\s+", quote) if any(c.isalnum() for c in t)) < 5
+        (finding,) = check_quotes(f"Prefix text “{quote}” suffix text.", [source])
+        if finding.status is QuoteStatus.EXACT:
+            event("EXACT")
             return
-        findings = check_quotes(f"Prefix text “{quote}” suffix text.", [source])
-        assert len(findings) == 1
-        assert findings[0].status is QuoteStatus.EXACT, (findings[0].similarity, findings[0].segments)
+        # By design the one exception: every word is there, but the quote (or a segment before an elision)
+        # stops on "may" where the source goes on with "not", or an elision leaves a "not" out.
+        event("PARTIAL: a negation left out")
+        assert finding.status is QuoteStatus.PARTIAL and finding.similarity == 99.9, finding
+        assert finding.meaning_changes, finding
+        for change in finding.meaning_changes:
+            assert "(the quote stops before" in change or "left out by the elision" in change, finding
 
     @settings(max_examples=200, deadline=None)
     @given(_arbitrary_answer_and_sources())
