@@ -229,7 +229,7 @@ class TestDnspythonResolver:
         assert resolver.resolve("timeout.test") == DnsOutcome(
             DnsVerdict.UNKNOWN, "DNS: no answer within 0.5 s (timeout)"
         )
-        assert LIFETIME * 0.8 <= time.monotonic() - started < LIFETIME + 1.0
+        assert LIFETIME * 0.8 <= time.monotonic() - started < 5 * LIFETIME  # generous: a loaded machine
 
     def test_nothing_listening(self) -> None:
         """A nameserver port with no server behind it is UNKNOWN, never NO_SUCH_DOMAIN."""

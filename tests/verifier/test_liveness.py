@@ -225,22 +225,20 @@ class TestHttpOutcomes:
         assert {ua for _, _, ua in server.log} == {USER_AGENT}
 
     def test_body_is_not_downloaded(self, server: _Server, checker: LivenessChecker) -> None:
-        """A 256 MiB body is not read: the check returns at once and the server is cut off early."""
-        started = time.monotonic()
+        """A 256 MiB body is not read: the server is cut off after a fraction of it."""
         result = checker.check(server.base + "/huge")
         assert result.status is Liveness.LIVE
-        assert time.monotonic() - started < 2
         time.sleep(0.2)
         assert server.body_bytes_sent < 64 * 1024 * 1024
 
     def test_slow_server_times_out(self, server: _Server, checker: LivenessChecker) -> None:
-        """A server slower than the timeout gives UNKNOWN, quickly."""
+        """A server slower than the timeout gives UNKNOWN: the timeout, not the server's answer, ends it."""
         started = time.monotonic()
         result = checker.check(server.base + "/slow")
         assert result == LivenessResult(
             Liveness.UNKNOWN, "connection failed: no data for 0.5 s (timeout)", None
         )
-        assert time.monotonic() - started < SLOW_SECONDS
+        assert time.monotonic() - started < 5 * 0.5  # generous: a loaded machine, not the client, is slow
 
     def test_connection_refused(self, checker: LivenessChecker) -> None:
         """Nothing listening is UNKNOWN, never DEAD."""
@@ -253,13 +251,24 @@ class TestHttpOutcomes:
             "connection failed: ConnectionRefusedError",
         )
 
+    @pytest.mark.parametrize("scheme", ["http", "https"])
     def test_environment_proxy_ignored(
-        self, server: _Server, checker: LivenessChecker, monkeypatch: pytest.MonkeyPatch
+        self, server: _Server, checker: LivenessChecker, monkeypatch: pytest.MonkeyPatch, scheme: str
     ) -> None:
-        """A proxy in the environment is not used (it would defeat the address check)."""
-        monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
-        monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
-        assert checker.check(server.base + "/ok").status is Liveness.LIVE
+        """A proxy in the environment is not used (through it, the address check would check the wrong
+        machine): the request goes to the checked address, and the proxy sees no connection."""
+        with socket.create_server(("127.0.0.1", 0)) as proxy:
+            proxy_url = f"{scheme}://127.0.0.1:{proxy.getsockname()[1]}"
+            for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+                monkeypatch.setenv(name, proxy_url)
+                monkeypatch.setenv(name.lower(), proxy_url)
+            monkeypatch.delenv("NO_PROXY", raising=False)
+            monkeypatch.delenv("no_proxy", raising=False)
+            assert checker.check(server.base + "/ok") == LivenessResult(Liveness.LIVE, "HTTP 200", 200)
+            assert [(m, p) for m, p, _ in server.log] == [("HEAD", "/ok")]
+            proxy.setblocking(False)
+            with pytest.raises(BlockingIOError):  # the kernel accepts a connection for us: none is waiting
+                proxy.accept()
 
 
 class TestRedirects:

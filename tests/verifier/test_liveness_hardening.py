@@ -40,6 +40,9 @@ TLS = FIXTURES / "tls"
 PUBLIC = "93.184.215.14"  # a global address: only ever "connected to" through the guard below
 _REAL_GETADDRINFO = socket.getaddrinfo
 _REAL_CONNECT = socket.socket.connect
+# Elapsed-time bounds are this many times the deadline: they catch a check that waits for the slow party,
+# not a loaded machine (the outcome's detail is what says the deadline ended it).
+GENEROUS = 5
 
 
 # --- servers ---------------------------------------------------------------------------------------------
@@ -498,7 +501,7 @@ class TestDeadlines:
         assert result == LivenessResult(
             Liveness.UNKNOWN, "no complete answer within 1 s (per-URL deadline)", None
         )
-        assert 0.9 <= elapsed < 1.5
+        assert 0.9 <= elapsed < GENEROUS * 1.0
         assert trickle.lines_sent < 10
 
     def test_deadline_spans_redirects(self, server: _Server) -> None:
@@ -506,7 +509,7 @@ class TestDeadlines:
         checker = _checker(allow_hosts=["127.0.0.1"], url_deadline=1.0)
         result, elapsed = _timed(lambda: checker.check(server.base + "/slowhop/3"))
         assert result.detail == "no complete answer within 1 s (per-URL deadline)"
-        assert elapsed < 1.5
+        assert elapsed < GENEROUS * 1.0
         assert len(server.log) == 4  # the fourth hop was asked, not waited for
 
     def test_slow_dns_counts(self) -> None:
@@ -514,16 +517,16 @@ class TestDeadlines:
         dns = _Dns(delay=5.0)
         result, elapsed = _timed(lambda: _checker(dns, timeout=5.0, url_deadline=0.4).check("https://a.org/"))
         assert result.detail == "no complete answer within 0.4 s (per-URL deadline)"
-        assert elapsed < 0.9
+        assert elapsed < GENEROUS * 0.4  # and short of the resolver's 5 s
 
     def test_resolver_ignoring_its_lifetime_gets_no_extension(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """A resolver that overruns its lifetime is not waited for past the deadline: no lookup, no request."""
         looked_up = _resolve_as(monkeypatch, {"late.example.org": "127.0.0.1"})
-        dns = _Dns(delay=1.0, honours_lifetime=False)
+        dns = _Dns(delay=3.0, honours_lifetime=False)
         checker = _checker(dns, url_deadline=0.3)
         result, elapsed = _timed(lambda: checker.check("http://late.example.org/"))
         assert result.detail == "no complete answer within 0.3 s (per-URL deadline)"
-        assert elapsed < 0.8
+        assert elapsed < GENEROUS * 0.3  # and short of the resolver's 3 s
         assert looked_up == []
 
     def test_slow_address_lookup_counts(self, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -536,7 +539,7 @@ class TestDeadlines:
         monkeypatch.setattr(socket, "getaddrinfo", slow)
         result, elapsed = _timed(lambda: _checker(url_deadline=0.4).check("http://slow.example.org/"))
         assert result.detail == "no complete answer within 0.4 s (per-URL deadline)"
-        assert elapsed < 0.9
+        assert elapsed < GENEROUS * 0.4  # and short of the lookup's 3 s
 
 
 def _resources(resources: VerifierResources, checker: LivenessChecker) -> VerifierResources:
@@ -567,7 +570,7 @@ class TestPerAnswerLimits:
         resources = _resources(resources, _checker(dns, answer_budget=0.5))
         started = time.monotonic()
         report = verify(answer, jurisdiction=None, sources=[], resources=resources)
-        assert time.monotonic() - started < 1.5
+        assert time.monotonic() - started < GENEROUS * 0.5  # the budget itself is pinned by the names asked
         assert len(dns.asked) == 3
         details = [f.detail.removeprefix("not in allowlist; liveness unchecked: ") for f in report.urls]
         assert details[:2] == [
