@@ -20,6 +20,7 @@ import pytest
 
 from grounding_eval.promptfoo import worker
 from tests.entry_points import load_entry_point
+from tests.outcomes import unscored_reason
 
 REPO = Path(__file__).resolve().parents[1]
 ENTRY = REPO / "assertions" / "grounding.cjs"
@@ -61,7 +62,7 @@ class TestHandle:
 
     def test_malformed_args_name_the_problem_in_the_calls_words(self) -> None:
         reply = worker.handle({"id": 1, "call": "judge", "args": ["only one"], "pack_root": str(REPO)})
-        assert reply["result"]["reason"].startswith("ERROR (judge unscored): malformed request")
+        assert unscored_reason(reply["result"]).startswith("malformed request")
 
     def test_a_bug_in_a_call_is_shown_on_the_row(self, monkeypatch: pytest.MonkeyPatch) -> None:
         def broken(args: list[Any], root: Path) -> dict[str, Any]:
@@ -192,7 +193,7 @@ class TestJavaScriptEntry:
     def test_no_python_at_all_is_an_explicit_failure(self, tmp_path: Path) -> None:
         result = _call_entry("judge", ANSWER, CONTEXT, {"PROMPTFOO_PYTHON": str(tmp_path / "missing")})
         assert result["pass"] is False and result["score"] == 0
-        assert result["reason"].startswith("ERROR (judge unscored): no Python could grade this row: worker: ")
+        assert unscored_reason(result).startswith("no Python could grade this row: worker: ")
 
 
 # --- promptfoo end to end ------------------------------------------------------------------------------
@@ -426,9 +427,7 @@ class TestModelCallsThroughThePipe:
         proc.stdin.flush()
         result = json.loads(proc.stdout.readline())["result"]
         assert result["metadata"]["outcome"] == "unscored"
-        assert result["reason"].startswith(
-            "ERROR (judge unscored): judge call failed (ollama:chat:standin): "
-        )
+        assert unscored_reason(result).startswith("judge call failed (ollama:chat:standin): ")
         assert "Ollama error: no model" in result["reason"]
         proc.stdin.close()
         proc.wait(timeout=10)
