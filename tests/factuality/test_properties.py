@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from grounding_eval.factuality.evidence import Document
@@ -55,6 +55,7 @@ def test_score_in_unit_interval_or_no_verifiable_claims(
 ) -> None:
     card = Scorecard(tuple(cs), reported, total, None, "strict")
     result = assess(card, documents, rubric, risk_level=risk, downgrade_ungrounded=downgrade)
+    event("no score" if result.score is None else "scored")
     if result.score is None:
         assert result.verifiable == 0
         assert result.status in ("no_verifiable_claims", "needs_human_verification")
