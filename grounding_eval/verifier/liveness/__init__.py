@@ -52,9 +52,10 @@ A GET is sent whenever HEAD does not answer 2xx or a redirect, not only on 405/5
 HEAD wrongly (403, 404, 500), and a DEAD verdict — which the report calls a hallucination — should rest
 on the response a browser would get. Only the status line and headers are read, never a body. The
 requests are HTTP/1.1 over urllib3 (certificates checked against ``certifi``'s bundle, as ``requests``
-does), one connection per request to the checked address itself (:mod:`.pinned`), with no retries; a
-timer shuts the socket down at the deadline, so a slow read cannot outlast it. Cookies set during one
-URL's redirects are sent on its later hops, as a browser would; nothing is kept from one URL to the next.
+does), one connection per request to the checked address itself (:mod:`.pinned`), with no retries;
+every read waits at most what is left of the deadline, so a server trickling its headers cannot outlast
+it. Cookies set during one URL's redirects are sent on its later hops, as a browser would; nothing is
+kept from one URL to the next.
 
 The package: :mod:`.policy` (snapshot → cache → budget, redirects), :mod:`.network` (DNS, the
 address refusal, the request under one deadline; :mod:`.pinned` its urllib3 connections), :mod:`.store`

@@ -386,7 +386,8 @@ class Transport:
             "retries": False,
             "maxsize": 1,
             "address": address,
-            "deadline": clock.left(),
+            "end": clock.end,
+            "read_timeout": self._timeout,
         }
         pool: urllib3.HTTPConnectionPool
         if target.scheme == "https":

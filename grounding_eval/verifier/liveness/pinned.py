@@ -3,18 +3,19 @@
 Imported by a live check only (urllib3 brings sockets, TLS and http.client). urllib3 keeps the HTTP
 parser, TLS and the certificate check; three gaps are closed here. It would look the address up again
 (a second ``getaddrinfo``, which tests count), so ``_new_conn`` connects to the checked socket address
-itself. A per-read timeout cannot stop a server that trickles its headers, so a timer shuts the socket
-down at the deadline. And http.client skips only ``100 Continue`` and takes headers cut off by a closed
-connection as complete (python/cpython#42550), so the response class reads past other 1xx answers and
-notices the early close.
+itself. A fixed per-read timeout cannot stop a server that trickles its headers, so the response reads
+through a file whose every read waits at most what is left of the deadline. And http.client skips only
+``100 Continue`` and takes headers cut off by a closed connection as complete (python/cpython#42550), so
+the response class reads past other 1xx answers and notices the early close.
 """
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import http.client
+import io
 import socket
-import threading
+import time
 from typing import Any
 
 from urllib3.connection import HTTPConnection, HTTPSConnection
@@ -49,10 +50,28 @@ class _EofWatch:
         return getattr(self._fp, name)
 
 
+class _DeadlineReader(io.RawIOBase):
+    """The socket as a file whose every read waits at most the timeout, or what is left of the deadline."""
+
+    def __init__(self, sock: socket.socket, end: float, timeout: float) -> None:
+        self._sock, self._end, self._timeout = sock, end, timeout
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self._end - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the URL's deadline passed")
+        self._sock.settimeout(min(self._timeout, left))
+        return self._sock.recv_into(buffer)
+
+
 class _Response(http.client.HTTPResponse):
-    def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, sock: socket.socket, *args: Any, end: float, timeout: float, **kwargs: Any) -> None:
         super().__init__(sock, *args, **kwargs)
-        self._watch = _EofWatch(self.fp)
+        self.fp.close()  # http.client's own file on the socket, replaced by one held to the deadline
+        self._watch = _EofWatch(io.BufferedReader(_DeadlineReader(sock, end, timeout)))
         self.fp = self._watch  # type: ignore[assignment]
 
     def begin(self) -> None:
@@ -66,15 +85,14 @@ class _Response(http.client.HTTPResponse):
 
 
 class _Pinned:
-    """What both connection classes add: the checked address, and the cut at the deadline."""
+    """What both connection classes add: the checked address, and reads held to the deadline."""
 
-    sock: socket.socket | None
-
-    def __init__(self, *args: Any, address: tuple[int, tuple[Any, ...]], deadline: float, **kw: Any) -> None:
+    def __init__(
+        self, *args: Any, address: tuple[int, tuple[Any, ...]], end: float, read_timeout: float, **kw: Any
+    ) -> None:
         super().__init__(*args, **kw)
         self._address = address
-        self._deadline = deadline  # seconds from now
-        self._timer: threading.Timer | None = None
+        self.response_class = functools.partial(_Response, end=end, timeout=read_timeout)
 
     def _new_conn(self) -> socket.socket:
         family, sockaddr = self._address
@@ -85,29 +103,15 @@ class _Pinned:
         except OSError as exc:
             sock.close()
             raise ConnectFailed(exc) from exc
-        self._timer = threading.Timer(self._deadline, self._cut)
-        self._timer.daemon = True
-        self._timer.start()
         return sock
 
-    def _cut(self) -> None:
-        sock = self.sock
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)  # a blocked read returns at once
 
-    def close(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        super().close()  # type: ignore[misc]  # the connection class after this one
+class PinnedHTTPConnection(_Pinned, HTTPConnection):  # type: ignore[misc]  # a partial of _Response
+    pass
 
 
-class PinnedHTTPConnection(_Pinned, HTTPConnection):
-    response_class = _Response
-
-
-class PinnedHTTPSConnection(_Pinned, HTTPSConnection):
-    response_class = _Response
+class PinnedHTTPSConnection(_Pinned, HTTPSConnection):  # type: ignore[misc]
+    pass
 
 
 class PinnedHTTPConnectionPool(HTTPConnectionPool):
