@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # dnspython (~70 ms), sockets, threads, TLS and HTTP are impo
 
     import dns.resolver
     import urllib3
-    from urllib3._collections import HTTPHeaderDict as Headers
+    from urllib3 import HTTPHeaderDict as Headers
 
 USER_AGENT: Final = "grounding-eval-linkcheck/0.1"
 """Sent with every request, so site owners can see what is asking."""
@@ -418,7 +418,7 @@ class Transport:
                 if isinstance(cause.cause, TimeoutError) and wait < self._timeout:
                     raise unknown(clock.detail) from None
                 raise _NextAddress(cause.cause) from None
-            if clock.expired():  # the deadline's cut, or a read it shortened
+            if clock.expired():  # a read the deadline shortened, or no time left for one
                 raise unknown(clock.detail) from None
             raise unknown(_failure(cause, self._timeout)) from None
         finally:
