@@ -165,6 +165,29 @@ def test_aggregation_follows_promptfoo() -> None:
     assert grading["componentResults"][1]["assertion"] == results[0].get("assertion")
 
 
+def test_tokens_are_summed_as_promptfoo_0_123_sums_them() -> None:
+    """Without incurredTokenUsage the five counts add up; once one result reports it (a cached grader reply
+    incurs nothing), the row's incurredTokenUsage is the others' counts plus that one's."""
+    paid = {
+        "pass": True,
+        "score": 1,
+        "tokensUsed": {"total": 30, "prompt": 20, "completion": 10, "numRequests": 1},
+    }
+    plain = aggregate([paid, {"pass": True, "score": 1}], [{}, {}])["tokensUsed"]
+    assert plain == {"total": 30, "prompt": 20, "completion": 10, "cached": 0, "numRequests": 1}
+    cached = {
+        "pass": True,
+        "score": 1,
+        "tokensUsed": {"total": 12, "cached": 12},
+        "metadata": {"cachedResponse": True},
+    }
+    used = aggregate([paid, cached], [{}, {}])["tokensUsed"]
+    assert used == {
+        "total": 42, "prompt": 20, "completion": 10, "cached": 12, "numRequests": 2,
+        "incurredTokenUsage": {"total": 30, "prompt": 20, "completion": 10, "cached": 0, "numRequests": 1},
+    }  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
