@@ -54,7 +54,7 @@ from grounding_eval.promptfoo.judge_provider import (
     JUDGE_PROVIDER_ENV,
     with_dataset,
 )
-from grounding_eval.promptfoo.source_vars import with_source_vars_in
+from grounding_eval.promptfoo.source_vars import GROUNDING_VARS, with_source_vars_in
 
 # _built_client: the process's judge clients (tests clear it to start a new process's state)
 
@@ -72,7 +72,8 @@ __all__ = [
     "with_dataset",
 ]
 
-_SOURCE_VARS = {"C1.5": "jkb_full_content", "C1": "jkb_directory"}
+# Fullest first: a C1.5 prompt may hold the directory's text too, so its condition is the first found.
+_SOURCE_VARS = dict(reversed(GROUNDING_VARS.items()))
 
 
 def condition_of(prompt: str, vars_: dict[str, Any]) -> str:

@@ -40,13 +40,14 @@ from grounding_eval.data.records import HighRiskItem, Query
 from grounding_eval.data.rounds import ROUNDS, Round, round_items, size_warnings
 from grounding_eval.data.sample import SampleSpec
 from grounding_eval.errors import DataError
+from grounding_eval.promptfoo.source_vars import GROUNDING_VARS
 
 __all__ = ["MISSING_GROUNDING_JS", "SOURCE_VARS", "generate_tests", "missing_grounding", "source_vars"]
 
 MISSING_GROUNDING_JS = Path("assertions") / "missing_grounding.cjs"
 """The var source that turns a cell with an empty grounding block into an ERROR row (under the pack)."""
 
-_GROUNDING = (("C1", "jkb_directory"), ("C1.5", "jkb_full_content"))
+_GROUNDING = tuple(GROUNDING_VARS.items())  # (condition, var), C1 then C1.5
 SOURCE_VARS = tuple(var for _, var in _GROUNDING)
 """The long vars, named in ``metadata.source_vars``: the beforeAll hook keeps them out of the viewer's columns."""
 

@@ -5,13 +5,24 @@ so that promptfoo's viewer does not make them columns; the prompts and the ``gro
 them back from that hook. What runs without it — a results file graded again (``rescore``), a ``type:
 python`` entry (promptfoo's own Python gets the vars without them) — rebuilds them here from the test's
 dataset, with the generator that made the test: the same text, since the same function renders it.
+
+It is also the one place that says which vars are sources (none of these constants imports anything).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["with_source_vars", "with_source_vars_in"]
+__all__ = ["GROUNDING_VARS", "NOT_SOURCES", "REFERENCE_VARS", "with_source_vars", "with_source_vars_in"]
+
+# What a round's prompt shows the model under each grounding condition (C0 shows none), in the
+# conditions' order; the generator fills them and the judge reads them back from the rendered prompt.
+GROUNDING_VARS: Final = {"C1": "jkb_directory", "C1.5": "jkb_full_content"}
+# The verifier's default reference text (config ``source_vars``): the item's articles, in every
+# test's vars whatever its condition, so an answer gets the same verdict under each.
+REFERENCE_VARS: Final = (GROUNDING_VARS["C1.5"],)
+# A test's vars that are the item's own words or labels, never a source shown to the model (the report).
+NOT_SOURCES: Final = frozenset({"question", "query_id", "item_id", "jurisdiction", "topic", "round"})
 
 
 def with_source_vars(vars_: dict[str, Any], metadata: dict[str, Any]) -> dict[str, Any]:

@@ -77,11 +77,10 @@ from pathlib import Path
 from typing import Any
 
 from grounding_eval.outcome import Outcome, unscored_result, with_outcome
-from grounding_eval.promptfoo.source_vars import with_source_vars_in
+from grounding_eval.promptfoo.source_vars import REFERENCE_VARS, with_source_vars_in
 
 __all__ = ["verifier_assertion"]
 
-_DEFAULT_SOURCE_VARS = ("jkb_full_content",)
 _QUOTE_SOURCES = ("reference", "article_cache", "shown")
 _DATASET_ENV = "GROUNDING_EVAL_DATASET"  # grounding_eval.data.dataset.DATASET_ENV, without its import
 _CONFIG_KEYS = frozenset({
@@ -392,7 +391,7 @@ def _reference(
     from grounding_eval.errors import DataError
     from grounding_eval.verifier.quotes import extract_quotes
 
-    names = config.get("source_vars") or _DEFAULT_SOURCE_VARS
+    names = config.get("source_vars") or REFERENCE_VARS
     names = [str(names)] if isinstance(names, str) else [str(n) for n in names]
     # The generator marks a block that came out empty (metadata.grounding_missing: {var: why}) and puts
     # a placeholder in its var: that item has no reference text there, so its quotes are NO_SOURCE.
