@@ -9,6 +9,7 @@ import pytest
 from grounding_eval.cli import main
 from grounding_eval.verifier.limits import MAX_ANSWER_BYTES
 from tests.entry_points import load_entry_point
+from tests.outcomes import unscored_reason
 from tests.scores import row_scores
 
 get_assert = load_entry_point("verifier")
@@ -19,23 +20,16 @@ LIMIT_NOTE = f"limit {MAX_ANSWER_BYTES} bytes (grounding_eval.verifier.limits.MA
 def test_assertion_refuses_an_answer_over_the_limit() -> None:
     answer = "é" * (MAX_ANSWER_BYTES // 2 + 1)  # two UTF-8 bytes each: the limit is in bytes, not characters
     result = get_assert(answer, CONTEXT)
-    assert result == {
-        "pass": False,
-        "score": 0.0,
-        "reason": f"ERROR (answer too large: {MAX_ANSWER_BYTES + 2} bytes; {LIMIT_NOTE})",
-        "namedScores": {},
-        # The outcome as a value: the report counts the row apart by this, never by the reason's prefix.
-        "metadata": {
-            "outcome": "unscored",
-            "unscored_reason": f"answer too large: {MAX_ANSWER_BYTES + 2} bytes; {LIMIT_NOTE}",
-        },
-    }
+    # The outcome as a value (the report counts the row apart by it, never by the reason's prefix), and the
+    # deciding finding: the answer's size in bytes against the limit.
+    assert unscored_reason(result) == f"answer too large: {MAX_ANSWER_BYTES + 2} bytes; {LIMIT_NOTE}"
+    assert result["namedScores"] == {}
 
 
 def test_assertion_verifies_an_answer_at_the_limit() -> None:
     answer = ("Call 211. " * (MAX_ANSWER_BYTES // 10 + 1))[:MAX_ANSWER_BYTES]
     result = get_assert(answer, CONTEXT)
-    assert not result["reason"].startswith("ERROR"), result["reason"][:200]
+    assert result["metadata"]["outcome"] != "unscored", result["reason"][:200]
     assert row_scores(result)["jurisdiction_score"] == 1.0
 
 
