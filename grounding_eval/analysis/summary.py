@@ -93,8 +93,8 @@ from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 from grounding_eval.errors import DataError, clip, terminal_safe
 from grounding_eval.judge.score import score_name, verdict_value
 from grounding_eval.outcome import legacy_unscored, read_outcome
-from grounding_eval.promptfoo.source_vars import NOT_SOURCES as _NOT_SOURCES
 from grounding_eval.results_file import (
+    FAILED_ERROR,
     SCORE_LIMIT,
     RowProblem,
     arr,
@@ -202,6 +202,10 @@ class Claim:
     verdict: str
 
 
+# Vars that are the item's own words or labels, never a source shown to the model.
+_NOT_SOURCES = frozenset({"question", "query_id", "item_id", "jurisdiction", "topic", "round"})
+
+
 @dataclass(frozen=True, slots=True)
 class ReportRow:
     """What the report needs from one promptfoo result row (``__slots__``: a report holds 100,000 of them).
@@ -217,7 +221,6 @@ class ReportRow:
         verifier: ``deterministic_verifier_score``, if any.
         safety_no: the Round 3 safety checks the verifier found No (a hard failure mapped to them).
         query_id: the item's id.
-        url_score: ``url_allowlist_score``, if any URL was scored.
         urls: URLs the verifier found.
         urls_unchecked: of those, the ones whose status is ``UNCHECKED``.
         verifier_ran: the verifier's result (``metadata.verifier``) is in the row.
@@ -239,7 +242,6 @@ class ReportRow:
         sources: the vars shown to the model as sources (name, text): those whose text is in the prompt.
         human: a reviewer's rating in promptfoo's viewer (the ``human`` component), if any.
         judge_pass: the pass of the row's first judge component (rubric, docs-QA or factual-accuracy).
-        dataset: the test's ``metadata.dataset`` (the dataset folder the generator read), or ``"-"``.
         test_metadata: the test's whole ``metadata`` (a Round 3 item's SME fields render its criteria).
         safety_source: the side that decided the Round 3 safety checks, as the composite recorded it
             (``gradingResult.metadata.safety.source``); None when the row does not record it.
@@ -256,7 +258,6 @@ class ReportRow:
     verifier: float | None
     safety_no: tuple[str, ...]
     query_id: str = "-"
-    url_score: float | None = None
     urls: int = 0
     urls_unchecked: int = 0
     verifier_ran: bool = False
@@ -278,11 +279,21 @@ class ReportRow:
     sources: tuple[tuple[str, str], ...] = ()
     human: Mapping[str, Any] | None = None
     judge_pass: bool | None = None
-    dataset: str = "-"
     test_metadata: Mapping[str, Any] = field(default_factory=dict)
     safety_source: str | None = None
     safety_reasons: Mapping[str, str] = field(default_factory=dict)
     judge_calls: tuple[JudgeCalls, ...] = ()
+
+    @property
+    def url_score(self) -> float | None:
+        """``url_allowlist_score``, if any URL was scored."""
+        return self.scores.get("url_allowlist_score")
+
+    @property
+    def dataset(self) -> str:
+        """The test's ``metadata.dataset`` (the dataset folder the generator read), or ``"-"``."""
+        value = self.test_metadata.get("dataset")
+        return "-" if value is None or value == "" else str(value)  # text or a number: checked on load
 
     def item(self) -> dict[str, str]:
         """The row's id in the agreement listings: query id, condition and provider label."""
@@ -736,7 +747,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
     judge_safety, judge_missing = _judge_safety(judge_meta, verdicts)
     rubric = (judge_meta or {}).get("rubric_id") or metadata.get("rubric")
     unscored = (
-        raw.get("failureReason") == 2
+        raw.get("failureReason") == FAILED_ERROR
         or _unscored([*outcomes, grading_meta], legacy_errored or legacy_unscored("", grading_meta))
         or (
             judge_meta is None
@@ -779,7 +790,6 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         or _label(metadata.get("query_id"), "testCase.metadata.query_id", "")
         or _label(metadata.get("item_id"), "testCase.metadata.item_id", "")
         or _label(metadata.get("question_id"), "testCase.metadata.question_id", "-"),
-        url_score=_num(named.get("url_allowlist_score"), "namedScores.url_allowlist_score"),
         urls=len(urls),
         urls_unchecked=sum(1 for u in urls if u.get("status") == "UNCHECKED"),
         verifier_ran=verifier_meta is not None,
@@ -789,7 +799,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         # (no verdicts to look at) counts when its test names a rubric or round that asks them.
         safety_scope=bool(judge_safety)
         or (judge_missing is not None and (rubric in _SAFETY_RUBRICS or keys["round"] in _SAFETY_ROUNDS)),
-        scores=_scores(named),
+        scores=_scores(named, "url_allowlist_score"),
         verdicts=verdicts,
         rubric=f"{judge_meta.get('rubric_id')}@{judge_meta.get('rubric_version')}" if judge_meta else None,
         negative=_negative(judge_meta),
@@ -805,12 +815,17 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         sources=sources,
         human=human,
         judge_pass=judge_pass,
-        dataset=_label(metadata.get("dataset"), "testCase.metadata.dataset", "-"),
-        test_metadata=metadata,
+        test_metadata=_dataset_checked(metadata),
         safety_source=_label(safety_meta.get("source"), "gradingResult.metadata.safety.source", "") or None,
         safety_reasons=safety_reasons,
         judge_calls=tuple(judge_calls),
     )
+
+
+def _dataset_checked(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The test's metadata, once its ``dataset`` is known to be a label (:attr:`ReportRow.dataset`)."""
+    _label(metadata.get("dataset"), "testCase.metadata.dataset", "-")
+    return metadata
 
 
 _NEGATIVE: dict[tuple[str, ...], frozenset[str]] = {}  # one set per distinct list: rows share it
@@ -894,8 +909,10 @@ def _metadata_scores(*metas: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def _scores(named: dict[str, Any]) -> dict[str, float]:
-    """Every numeric named score (each checked by :func:`~grounding_eval.results_file.number`)."""
+def _scores(named: dict[str, Any], first: str) -> dict[str, float]:
+    """Every numeric named score (each checked by :func:`~grounding_eval.results_file.number`; ``first``
+    before the rest, refused as ``namedScores.<first>``)."""
+    _num(named.get(first), f"namedScores.{first}")
     out = {}
     for key, value in named.items():
         if (type(value) is float or type(value) is int) and -SCORE_LIMIT <= value <= SCORE_LIMIT:
