@@ -93,6 +93,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 from grounding_eval.errors import DataError, clip, terminal_safe
 from grounding_eval.judge.score import score_name, verdict_value
 from grounding_eval.outcome import legacy_unscored, read_outcome
+from grounding_eval.promptfoo.source_vars import NOT_SOURCES as _NOT_SOURCES
 from grounding_eval.results_file import (
     FAILED_ERROR,
     SCORE_LIMIT,
@@ -200,10 +201,6 @@ class Claim:
     claim_id: str
     claim_text: str
     verdict: str
-
-
-# Vars that are the item's own words or labels, never a source shown to the model.
-_NOT_SOURCES = frozenset({"question", "query_id", "item_id", "jurisdiction", "topic", "round"})
 
 
 @dataclass(frozen=True, slots=True)
