@@ -218,4 +218,4 @@ def test_quote_threshold_overrides(near: Any, partial: Any, ok: bool) -> None:
     result = get_assert(
         'It says "the tenant must leave within three days of notice".', _context(config=config)
     )
-    assert result["reason"].startswith("ERROR") is not ok, result["reason"]
+    assert (result["metadata"]["outcome"] == "unscored") is not ok, result["reason"]
