@@ -6,7 +6,7 @@
 // of our code runs); JavaScript entries run inside promptfoo's Node process. These forward each call,
 // with promptfoo's own arguments, to a pool of long-lived Python workers
 // (`python -m grounding_eval.promptfoo.worker`), which grade with exactly the functions the Python
-// entry files (assertions/verifier.py, judge.py, composite.py, factuality.py, docs_qa.py) call. Same GradingResult either way.
+// entry file (assertions/grounding.py, and its older aliases verifier.py, judge.py, …) calls. Same GradingResult either way.
 //
 // Lifetime: workers are started on first use, read requests from a pipe this process holds, and exit
 // when it closes (promptfoo ended, crashed or was killed) or after GROUNDING_EVAL_WORKER_IDLE seconds
@@ -622,7 +622,7 @@ async function grade(call, value, context) {
 
 // --- beforeAll: the configuration check before any model is called -----------------------------------
 
-const PACK_ENTRY = /(?:grounding\.cjs:(verifier|judge|factuality|docs_qa)|assertions\/(verifier|judge|factuality|docs_qa)\.py(?::\w+)?)$/;
+const PACK_ENTRY = /(?:grounding\.cjs:(verifier|judge|factuality|docs_qa)|assertions\/(?:(verifier|judge|factuality|docs_qa)\.py(?::\w+)?|grounding\.py:(verifier|judge|factuality|docs_qa)))$/;
 const CHECK_DEADLINE_S = 120;
 const MAX_PROBLEMS_SHOWN = 10;
 
@@ -632,7 +632,7 @@ function packAssertions(list, found) {
     if (a.type === 'assert-set') packAssertions(a.assert, found);
     else if (typeof a.value === 'string') {
       const m = a.value.match(PACK_ENTRY);
-      if (m) found.push({ call: m[1] || m[2], python: Boolean(m[2]), assertion: a });
+      if (m) found.push({ call: m[1] || m[2] || m[3], python: Boolean(m[2] || m[3]), assertion: a });
     }
   }
   return found;
@@ -746,7 +746,7 @@ function verbatim(text) {
 // What could read a lifted var without getting it back: an assertion or scoring function whose code
 // is not the pack's (a file or package), one whose text names the var (rendered with the vars), a provider
 // that is code of its own (it gets the vars, not only the prompt). Any of them: nothing is lifted.
-const PACK_SCORING = /(?:grounding\.cjs:round\w+|assertions\/composite\.py(?::\w+)?)$/;
+const PACK_SCORING = /(?:grounding\.cjs:round\w+|assertions\/(?:composite\.py(?::\w+)?|grounding\.py:round\w+))$/;
 const PACK_PROVIDER = /providers\/replay\.py(?::\w+)?$/;
 const CODE_REF = /^(?:file:\/\/|package:|exec:|python:|golang:|ruby:)/;
 

@@ -76,7 +76,8 @@ if __name__ == "__main__":
         json.dump({"type": "final_result", "data": result}, fp, ensure_ascii=False)
 """
 # The verifier without the wrapper: import the assertion file, call it, write the result.
-BARE_CALL = """import importlib.util, json, sys
+BARE_CALL = """import importlib.util, json, os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[1])))  # the wrapper's one path step
 spec = importlib.util.spec_from_file_location("verifier", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)

@@ -2,11 +2,11 @@
 
 When a team updates its allowlist, directory or rubric, every row must be graded again, but the model
 outputs have not changed. ``grounding-eval rescore RESULTS.json -o NEW.json`` re-runs this pack's
-assertions (the verifier and the judge, whichever entry file a row used: ``assertions/verifier.py``,
-``judge.py`` or ``grounding.cjs``) and the round composite (the ``assertScoringFunction``) on every
-row's recorded output, in one process per CPU, with no model call beyond what the judge's own
-configuration makes (a replayed or cached judge makes none). It writes a results file in promptfoo's
-format, which ``promptfoo import NEW.json`` loads into the viewer.
+assertions (the verifier and the judge, whichever entry file a row used: ``assertions/grounding.py``,
+its aliases ``verifier.py`` and ``judge.py``, or ``grounding.cjs``) and the round composite (the
+``assertScoringFunction``) on every row's recorded output, in one process per CPU, with no model call
+beyond what the judge's own configuration makes (a replayed or cached judge makes none). It writes a
+results file in promptfoo's format, which ``promptfoo import NEW.json`` loads into the viewer.
 
 Each row is rebuilt the way promptfoo builds it (``AssertionsResult`` in promptfoo 0.123.1): the
 assertions' results in config order as component results, each followed by its own component results;
@@ -49,9 +49,9 @@ _DETAIL_FIELDS = ("reasoning", "acceptedPrediction", "rejectedPrediction", "cach
 
 # Which of our calls an assertion or scoring function names (any entry file of this pack).
 _ASSERTION = re.compile(
-    r"assertions/(?:(verifier|judge)\.py(?::get_assert)?|grounding\.cjs:(verifier|judge))$"
+    r"assertions/(?:(verifier|judge)\.py(?::get_assert)?|grounding\.(?:cjs|py):(verifier|judge))$"
 )
-_SCORING = re.compile(r"assertions/(?:composite\.py|grounding\.cjs):(round1|round2b|round3)$")
+_SCORING = re.compile(r"assertions/(?:composite\.py|grounding\.cjs|grounding\.py):(round1|round2b|round3)$")
 
 
 def add_commands(sub: argparse._SubParsersAction[Any]) -> None:

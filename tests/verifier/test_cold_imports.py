@@ -17,7 +17,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 # As promptfoo's wrapper does: import the assertion file, call it; then report what was imported.
 _CALL = """
-import importlib.util, json, sys
+import importlib.util, json, os, sys
+sys.path.insert(0, os.path.dirname(sys.argv[1]))
 spec = importlib.util.spec_from_file_location("verifier_entry", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
