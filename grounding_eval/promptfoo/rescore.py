@@ -37,7 +37,6 @@ from typing import Any
 
 from grounding_eval.outcome import row_unscored
 from grounding_eval.promptfoo.source_vars import with_source_vars
-from grounding_eval.results_file import FAILED_ASSERT, FAILED_ERROR
 
 __all__ = ["COMMANDS", "add_commands", "check_row", "remetric", "rescore_rows", "run"]
 
@@ -208,6 +207,8 @@ def _changes(row: Any, default_scoring: Any) -> tuple[dict[str, Any], dict[str, 
 
 def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
     """One row graded again; the counts say what was kept as recorded."""
+    from grounding_eval.results_file import FAILED_ASSERT, FAILED_ERROR  # not at the top: cli imports us
+
     counts = {"rows": 0, "assertions": 0, "scoring": 0}
     response = row.get("response") if isinstance(row, dict) else None
     test = row.get("testCase") if isinstance(row, dict) else None
@@ -378,6 +379,8 @@ def _recorded(recorded: Iterable[dict[str, Any]], assertion: Any, index: int) ->
 def _restat(data: dict[str, Any], rows: Sequence[Any]) -> None:
     """The top-level ``results.stats`` counts, as promptfoo counts them: a row that did not succeed is an
     error when its ``failureReason`` is ERROR (2), else a failure."""
+    from grounding_eval.results_file import FAILED_ERROR
+
     stats = data["results"].get("stats")
     if not isinstance(stats, dict):
         return
@@ -403,6 +406,8 @@ def remetric(results: dict[str, Any], rows: Sequence[dict[str, Any]], derived: I
     token counts are kept (grading changes none of them); the ``derived`` names (the config's
     ``derivedMetrics``, which promptfoo evaluates with mathjs over the sums) keep their recorded values.
     """
+    from grounding_eval.results_file import FAILED_ERROR
+
     prompts = results.get("prompts")
     if not isinstance(prompts, list):
         return
