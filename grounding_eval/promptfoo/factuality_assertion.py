@@ -1,4 +1,4 @@
-"""The factual-accuracy judge as a promptfoo assertion (``file://assertions/factuality.py:get_assert``).
+"""The factual-accuracy judge as a promptfoo assertion (``file://assertions/grounding.py:factuality``).
 
 Reads promptfoo's ``(output, context)``, finds the evidence, calls :func:`grounding_eval.factuality.judge.
 judge_factuality`, and returns a GradingResult — always, whatever the output holds (never raises).
