@@ -50,7 +50,12 @@ def test_every_study_scaffolds(tmp_path: Path, capsys: pytest.CaptureFixture[str
         files.append(config["defaultTest"]["assertScoringFunction"])
     for ref in files:
         assert (target / ref.removeprefix("file://").split(":")[0]).is_file(), ref
-    for entry in ("assertions/grounding.cjs", "assertions/grounding.py", "assertions/verifier.py", "providers/replay.py"):
+    for entry in (
+        "assertions/grounding.cjs",
+        "assertions/grounding.py",
+        "assertions/verifier.py",
+        "providers/replay.py",
+    ):
         assert (target / entry).read_bytes() == (REPO / entry).read_bytes()
     env = dict(
         line.split("=", 1)
