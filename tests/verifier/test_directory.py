@@ -28,7 +28,7 @@ INVALID = [
     ("missing-name", "- states: [IL]\n", "entry 1: field 'name' is required and must be text"),
     ("missing-states", "- name: A\n", "entry 1 ('A'): field 'states' is required (two-letter codes, US for national)"),
     ("unknown-state", "- name: A\n  states: [ZZ]\n", "entry 1 ('A'): field 'states': unknown state code 'ZZ'"),
-    ("unknown-field", "- name: A\n  states: [IL]\n  website: x\n", "entry 1 ('A'): unknown field(s) website"),
+    ("unknown-field", "- name: A\n  states: [IL]\n  website: x\n", "entry 1 ('A'): unknown field(s) website (allowed: aliases, domains, name, note, phones, source, states, unverified)"),
     ("bad-phone", "- name: A\n  states: [IL]\n  phones: ['12']\n", "entry 1 ('A'): field 'phones': '12' is not a US phone number"),
     ("bad-domain", "- name: A\n  states: [IL]\n  domains: ['https://a.org/x']\n",
      "entry 1 ('A'): field 'domains': 'https://a.org/x' is not a bare domain like example.org"),
