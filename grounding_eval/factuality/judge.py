@@ -93,6 +93,12 @@ class FactualityResult:
     audit_file: str | None = None
     audit_id: str | None = None
     audit_dir: str | None = None
+    unscored_reason: str = ""  # an error's reason without its ERROR (…) label: the outcome's reason
+
+    def unscored(self, label: str, why: str) -> FactualityResult:
+        """An error result: the reason line is ``label: why``; ``why`` alone is the outcome's reason."""
+        self.status, self.reason, self.unscored_reason = "error", f"{label}: {why}", why
+        return self
 
     def claims_json(self, *, with_sources: bool) -> list[dict[str, Any]]:
         """The claims as the CLI's ``--json`` (and, with sources, the result metadata) lists them."""
@@ -224,15 +230,13 @@ def judge_factuality(
         )
     refused = run.replay_refusal(capable)
     if refused:
-        result.reason = f"ERROR (factuality not run): {refused}"
-        return result
+        return result.unscored("ERROR (factuality not run)", refused)
     outcome = run.capable_stage(capable, result, replies, review_queue, audit_dir, item)
     if isinstance(outcome, Unscored):
         if replies:
             result.raw_reply = replies[-1]
         why = unscored_reason(outcome, whose="the judge", caller="judge", provider=capable.provider_id)
-        result.reason = f"ERROR (factuality unscored): {why}"
-        return result
+        return result.unscored("ERROR (factuality unscored)", why)
     card = outcome.parsed
     assessed = assess(
         card, documents, rubric, risk_level=risk_level, downgrade_ungrounded=downgrade_ungrounded

@@ -149,9 +149,10 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
                                      sample=metadata.get("sample")),
     }  # fmt: skip
     if result.status == "error" or result.assessment is None:
-        # The judge's core wrote the reason line (ERROR (factuality unscored|not run): …); it is the reason.
+        # The core wrote the reason line (ERROR (factuality unscored|not run): why); the outcome keeps
+        # only the why, as the other judges' do, so the label is not said twice.
         return {"pass": False, "score": 0.0, "reason": reason, "namedScores": {},
-                "metadata": {**meta, **Outcome.unscored(reason).metadata()}}  # fmt: skip
+                "metadata": {**meta, **Outcome.unscored(result.unscored_reason or reason).metadata()}}  # fmt: skip
     a = result.assessment
     named: dict[str, float] = {}
     if result.score is not None:
