@@ -32,6 +32,7 @@ __all__ = [
     "load_high_risk",
     "load_index",
     "load_queries",
+    "raise_or_collect",
 ]
 
 
@@ -63,7 +64,7 @@ def iter_rows(
             raise DataError(path, "expected a list of records")
         for i, row in enumerate(data, 1):
             if not isinstance(row, dict):
-                _problem(DataError(path, f"record {i}: expected a mapping of fields"), problems)
+                raise_or_collect([DataError(path, f"record {i}: expected a mapping of fields")], problems)
                 continue
             yield f"record {i}", row
         return
@@ -78,18 +79,19 @@ def iter_rows(
         try:
             row = parse_json(line)
         except JsonProblem as exc:
-            _problem(DataError(path, f"line {number}: {exc.problem}"), problems)
+            raise_or_collect([DataError(path, f"line {number}: {exc.problem}")], problems)
             continue
         if not isinstance(row, dict):
-            _problem(DataError(path, f"line {number}: expected a JSON object"), problems)
+            raise_or_collect([DataError(path, f"line {number}: expected a JSON object")], problems)
             continue
         yield f"line {number}", row
 
 
-def _problem(error: DataError, problems: list[str] | None) -> None:
+def raise_or_collect(errors: list[DataError], problems: list[str] | None) -> None:
+    """Raise the first of ``errors``, or (``problems`` given) add every one to it as one line."""
     if problems is None:
-        raise error
-    problems.append(error.one_line())
+        raise errors[0]
+    problems += [error.one_line() for error in errors]
 
 
 def _csv_rows(path: Path, text: str) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -151,10 +153,7 @@ def _parse_rows(
         if fields.get("id") in seen:
             found = [f"field 'id' duplicates {seen[fields['id']]}"]
         if found:
-            lines = [DataError(path, f"{label}: {problem}") for problem in found]
-            if problems is None:
-                raise lines[0]
-            problems += [line.one_line() for line in lines]
+            raise_or_collect([DataError(path, f"{label}: {problem}") for problem in found], problems)
             continue
         seen[fields["id"]] = where
         yield label, fields

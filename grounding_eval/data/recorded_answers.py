@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from grounding_eval.data.load import raise_or_collect
 from grounding_eval.errors import DataError
 from grounding_eval.files import read_yaml
 
@@ -61,10 +62,7 @@ def load_recorded_answers(
         if isinstance(record, RecordedAnswerEntry) and (record.query_id, record.condition) in answers:
             found = [f"a second answer for query {record.query_id!r} under {record.condition}"]
         if found:
-            errors = [DataError(path, f"{where}: {problem}") for problem in found]
-            if problems is None:
-                raise errors[0]
-            problems += [e.one_line() for e in errors]
+            raise_or_collect([DataError(path, f"{where}: {problem}") for problem in found], problems)
             continue
         assert isinstance(record, RecordedAnswerEntry)
         answers[(record.query_id, record.condition)] = RecordedAnswer(
