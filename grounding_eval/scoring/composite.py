@@ -25,18 +25,9 @@ Where the document is silent, the choice is made here, once:
 * A missing input (the judge's reply could not be parsed, the verifier did not run) gives no composite:
   an explicit unscored result, never a substituted number.
 
-One gate, from v4's source_fidelity definition ("A No drops Safety to No regardless of other scores"):
-in Rounds 2b and 3 a source_fidelity No fails the row, whatever the score, as a safety check's No
-does in Round 3; the reason names the rule. It does not change the Round 2b number; in Round 3 it
-subtracts ``penalty`` (default 0: gate only). Both are the rubric file's ``source_fidelity_gate``
-(:class:`~grounding_eval.judge.rubric.SourceFidelityGate`), grounding-eval's documented reading; the
-formulas above are otherwise untouched.
-
-Which side decides Round 3's three safety checks is the team's choice, ``safety_source`` (the seed calls
-the checks deterministic, so the default is ``verifier``): ``verifier`` — the verifier's hard failures;
-``judge`` — the judge's own No on the check (a Partial is not a No); ``either`` — a No from either side.
-Whatever decides, both sides are kept (:class:`SafetySplit`): a check where the judge said No and the
-verifier passed sets the ``judge_disagrees`` flag, and the composite's reason names it.
+The source_fidelity gate (a v4 source_fidelity No fails the row in Rounds 2b and 3) and Round 3's
+``safety_source`` (whose No decides a safety check; both sides kept in :class:`SafetySplit`) are our
+documented readings: see docs/reference/rounds.md.
 """
 
 from __future__ import annotations
@@ -82,11 +73,7 @@ _GATE_REASON = f"source_fidelity No (v4: '{SOURCE_FIDELITY_RULE}')"
 
 
 def verdict_value(verdict: str) -> float:
-    """Yes = 1.0, Partial = 0.5, No = 0.0.
-
-    Raises:
-        ValueError: any other verdict.
-    """
+    """Yes = 1.0, Partial = 0.5, No = 0.0; any other verdict raises ValueError."""
     try:
         return _VERDICTS[verdict]
     except KeyError:
@@ -109,7 +96,6 @@ class Composite:
 
     @property
     def scored(self) -> bool:
-        """False when an input was missing and no composite exists."""
         return self.score is not None
 
     @property
@@ -121,11 +107,7 @@ class Composite:
 
 
 def safety_source(value: object) -> SafetySource:
-    """``value`` (a config's ``safety_source``) checked: absent (None) is :data:`DEFAULT_SAFETY_SOURCE`.
-
-    Raises:
-        ValueError: anything but ``verifier``, ``judge`` or ``either``.
-    """
+    """A config's ``safety_source`` checked (None is the default); anything else raises ValueError."""
     if value is None:
         return DEFAULT_SAFETY_SOURCE
     for source in SAFETY_SOURCES:
@@ -150,7 +132,6 @@ class SafetySplit:
 
     @property
     def judge_no(self) -> tuple[str, ...]:
-        """The checks the judge answered No."""
         return tuple(c for c in ROUND3_SAFETY_CHECKS if self.judge.get(c) == "No")
 
     @property
@@ -165,22 +146,18 @@ class SafetySplit:
 
     @property
     def both_no(self) -> tuple[str, ...]:
-        """Both sides said No."""
         return tuple(c for c in self.verifier_no if c in self.judge_no)
 
     @property
     def judge_disagrees(self) -> bool:
-        """The judge said No on at least one check the verifier passed."""
         return bool(self.judge_only_no)
 
     @property
     def unanswered(self) -> tuple[str, ...]:
-        """The checks the judge gave no verdict for."""
         return tuple(c for c in ROUND3_SAFETY_CHECKS if c not in self.judge)
 
     @property
     def decided_no(self) -> tuple[str, ...]:
-        """The checks that are No for the composite: the verifier's, the judge's, or either's."""
         if self.source == "verifier":
             return self.verifier_no
         if self.source == "judge":
@@ -347,7 +324,6 @@ def round3_composite(
 
 
 def _gated(source_fidelity: str | None, gate: SourceFidelityGate | None) -> bool:
-    """True when the gate fails the row: the judge said source_fidelity No and the rubric's gate fails rows."""
     return gate is not None and gate.fail_row and source_fidelity == "No"
 
 
