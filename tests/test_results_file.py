@@ -29,7 +29,7 @@ from grounding_eval.results_file import MAX_DEPTH, read_results, stream_results
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "results_hostile.yaml"
 CASES: list[dict[str, Any]] = yaml.safe_load(GOLDEN.read_text(encoding="utf-8"))["cases"]
-CONSUMERS = ("report", "report --json", "rescore", "audit", "calibrate", "share")
+CONSUMERS = ("report", "report --json", "rescore", "audit", "calibrate", "share", "provenance")
 
 
 def base_row(number: int) -> dict[str, Any]:
@@ -108,6 +108,7 @@ def consume(consumer: str, path: Path, tmp_path: Path, capsys: pytest.CaptureFix
         "report --json": ["report", str(path), "--json"],
         "rescore": ["rescore", str(path), "-o", str(tmp_path / "rescored.json"), "-j", "1"],
         "audit": ["audit", "--results", str(path), "r1"],
+        "provenance": ["provenance", str(path)],
     }[consumer]
     status = main(argv)
     err = capsys.readouterr().err
@@ -127,7 +128,7 @@ def test_every_consumer_refuses_a_hostile_file_in_one_line(
     case: dict[str, Any], consumer: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = build(case, tmp_path / "results.json")
-    refused_by = case.get("refused_by") or ["report", "rescore", "audit", "calibrate", "share"]
+    refused_by = case.get("refused_by") or ["report", "rescore", "audit", "calibrate", "share", "provenance"]
     problem = consume(consumer, path, tmp_path, capsys)
     if consumer.split()[0] in refused_by:
         assert problem == f"{path}: {case['error']}"

@@ -94,8 +94,8 @@ from grounding_eval.errors import DataError, clip, terminal_safe
 from grounding_eval.judge.score import score_name, verdict_value
 from grounding_eval.outcome import legacy_unscored, read_outcome
 from grounding_eval.promptfoo.source_vars import NOT_SOURCES as _NOT_SOURCES
+from grounding_eval.result_rows import ResultRow, result_row
 from grounding_eval.results_file import (
-    FAILED_ERROR,
     SCORE_LIMIT,
     RowProblem,
     arr,
@@ -106,6 +106,7 @@ from grounding_eval.results_file import (
     verdict,
 )
 from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS, SafetySplit, safety_split
+from grounding_eval.share.provenance import ProvenanceCount
 
 if TYPE_CHECKING:
     from grounding_eval.judge.rubric import Verdict
@@ -499,14 +500,15 @@ def load_results(path: str | Path, *, provenance: bool = True) -> Results:
         DataError: the file is missing, not a regular file, over 1 GiB, not strict JSON (or nested too
             deeply), not a promptfoo results file, or a row has a field of the wrong type.
     """
-    counted = _Provenance()
+    counted = ProvenanceCount()
     # The providers that answered the rows, in order (-r replaces the config's list in the results file).
     answered: dict[str, None] = {}
 
     def read(raw: dict[str, Any], _number: int) -> ReportRow:
+        parsed = result_row(raw)
         if provenance:
-            counted.add(raw)
-        row = _row(raw)
+            counted.add(parsed)
+        row = _row(raw, parsed)
         provider = raw.get("provider")
         if isinstance(provider, dict):
             pid, label = str(provider.get("id") or "?"), str(provider.get("label") or "")
@@ -550,39 +552,6 @@ def load_results(path: str | Path, *, provenance: bool = True) -> Results:
         )
     except RowProblem as exc:
         raise DataError(path, str(exc)) from None
-
-
-class _Provenance:
-    """:func:`~grounding_eval.share.provenance.results_provenance` of a streamed file: it reads a whole
-    document, so the rows are handed to it in batches and the counts added up."""
-
-    _BATCH = 1000
-
-    def __init__(self) -> None:
-        self.batch: list[dict[str, Any]] = []
-        self.totals: dict[str, Any] = {}
-
-    def add(self, raw: dict[str, Any]) -> None:
-        self.batch.append(raw)
-        if len(self.batch) >= self._BATCH:
-            self._count()
-
-    def _count(self) -> None:
-        from grounding_eval.share.provenance import results_provenance
-
-        counted = results_provenance({"results": {"results": self.batch}})
-        self.batch = []
-        for key, value in counted.items():
-            if isinstance(value, dict):
-                total = self.totals.setdefault(key, {})
-                for name, n in value.items():
-                    total[name] = total.get(name, 0) + n
-            else:
-                self.totals[key] = self.totals.get(key, 0) + value
-
-    def summary(self) -> dict[str, Any]:
-        self._count()
-        return {k: dict(sorted(v.items())) if isinstance(v, dict) else v for k, v in self.totals.items()}
 
 
 def _shape(where: str, expected: str, value: Any) -> RowProblem:
@@ -632,64 +601,42 @@ def _unscored(metadata: list[dict[str, Any]], legacy: bool) -> bool:
     return legacy and not found
 
 
-def _row(raw: dict[str, Any]) -> ReportRow:
+def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
     named = _obj(raw.get("namedScores"), "namedScores")
     test_case = _obj(raw.get("testCase"), "testCase")
     metadata = _obj(test_case.get("metadata"), "testCase.metadata")
     provider = _obj(raw.get("provider"), "provider")
     prompt = _obj(raw.get("prompt"), "prompt")
     vars_ = _obj(raw.get("vars"), "vars")
-    grading = _obj(raw.get("gradingResult"), "gradingResult")
-    judge_meta: dict[str, Any] | None = None
-    verifier_meta: dict[str, Any] | None = None
-    docs_meta: dict[str, Any] | None = None
-    fact_meta: dict[str, Any] | None = None
+    row = row or result_row(raw)
+    verifier = row.verifier
+    verifier_meta = None if verifier is None else verifier.metadata
+    judge_meta, docs_meta, fact_meta = row.judge("judge"), row.judge("docs_qa"), row.judge("factuality")
     human: dict[str, Any] | None = None
-    judge_pass: bool | None = None
     criterion_reasons: dict[str, str] = {}  # a judge criterion component's reason, per safety check
     component_scores: dict[str, float] = {}  # a judge component's score, by the name its value gives
     judge_calls: list[JudgeCalls] = []
-    outcomes: list[dict[str, Any]] = []  # the metadata of every result that may carry an outcome
     legacy_errored = False  # a result of an old file said unscored its old way (legacy_unscored)
-    grading_meta = _obj(grading.get("metadata"), "gradingResult.metadata")
+    grading_meta = row.grading_metadata
     safety_meta = _obj(grading_meta.get("safety"), "gradingResult.metadata.safety")
     # The pack's composite: an object if present (its status is read only for old files, legacy_unscored).
     _obj(grading_meta.get("composite"), "gradingResult.metadata.composite")
-    components = "gradingResult.componentResults"
-    for i, component in enumerate(_arr(grading.get("componentResults"), components)):
-        # Each check is inlined for the common case (the right type) so that the field's name, for the
-        # message, is only built when a check fails: the report reads 100,000 rows.
-        if type(component) is not dict:
-            component = _obj(component, f"{components}[{i}]")
-        meta = component.get("metadata")
-        if type(meta) is not dict:
-            meta = _obj(meta, f"{components}[{i}].metadata")
-        if meta:
-            outcomes.append(meta)
-            for key in ("judge", "verifier", "docs_qa", "factuality"):
-                if meta.get(key) is not None and type(meta[key]) is not dict:
-                    _obj(meta[key], f"{components}[{i}].metadata.{key}")
-            if meta.get("judge_usage") is not None:
-                judge_calls += _judge_calls(meta["judge_usage"], f"{components}[{i}].metadata.judge_usage")
-            judge_meta = judge_meta or meta.get("judge")
-            verifier_meta = verifier_meta or meta.get("verifier")
-            docs_meta = docs_meta or meta.get("docs_qa")
-            fact_meta = fact_meta or meta.get("factuality")
-            if judge_pass is None and any(k in meta for k in ("judge", "docs_qa", "factuality")):
-                judge_pass = component.get("pass") is True
-        assertion = component.get("assertion")
-        if type(assertion) is not dict:
-            assertion = _obj(assertion, f"{components}[{i}].assertion")
+    for component in row.components:
+        meta, assertion, reason, where = (
+            component.metadata,
+            component.assertion,
+            component.reason,
+            component.where,
+        )
+        if meta.get("judge_usage") is not None:
+            judge_calls += _judge_calls(meta["judge_usage"], f"{where}.metadata.judge_usage")
         if assertion.get("type") == "human":
             human = {
-                "pass": component.get("pass") is True,
-                "score": _num(component.get("score"), f"{components}[{i}].score"),
-                "comment": _label(component.get("comment"), f"{components}[{i}].comment", ""),
+                "pass": component.result.get("pass") is True,
+                "score": _num(component.result.get("score"), f"{where}.score"),
+                "comment": _label(component.result.get("comment"), f"{where}.comment", ""),
             }
-        reason = component.get("reason")
-        if type(reason) is not str:
-            reason = _label(reason, f"{components}[{i}].reason", "")
-        legacy_errored = legacy_errored or legacy_unscored(reason, meta or {})
+        legacy_errored = legacy_errored or legacy_unscored(reason, meta)
         # A judge criterion's component: named by its metric (older files) or its value, "judge <rubric>: <id>".
         metric = assertion.get("metric")
         value = assertion.get("value")
@@ -697,7 +644,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
             rubric_id, _, criterion = value.removeprefix("judge ").partition(": ")
             metric = f"{rubric_id}.{criterion}"
             # A safety check's or a dimension's score (older files kept it in metadata.judge.scores).
-            if (score := _num(component.get("score"), f"{components}[{i}].score")) is not None:
+            if (score := _num(component.result.get("score"), f"{where}.score")) is not None:
                 component_scores[metric] = score
         if (
             isinstance(metric, str)
@@ -708,17 +655,14 @@ def _row(raw: dict[str, Any]) -> ReportRow:
             criterion_reasons.setdefault(check, reason.removeprefix(f"{metric}: ").removeprefix(f"{check}: "))
     judge_key = next((k for k in named if k.endswith(".llm_judge_score")), None)
     judge_score = _num(named[judge_key], f"namedScores[{clip(judge_key)}]") if judge_key else None
-    hard_failures = _arr((verifier_meta or {}).get("hard_failures"), "metadata.verifier.hard_failures")
-    failed = {
-        _obj(h, f"metadata.verifier.hard_failures[{i}]", null=False).get("safety_check")
-        for i, h in enumerate(hard_failures)
-    } - {None}
+    hard_failures = () if verifier is None else verifier.hard_failures
+    failed = {h.get("safety_check") for h in hard_failures} - {None}
     safety_reasons = {}
     for check in ROUND3_SAFETY_CHECKS:
         details = [
             _label(h.get("detail"), "metadata.verifier.hard_failures[].detail", "")
             for h in hard_failures
-            if isinstance(h, dict) and h.get("safety_check") == check
+            if h.get("safety_check") == check
         ]
         said = [f"judge: {criterion_reasons[check]}"] if check in criterion_reasons else []
         if verifier_meta is not None:
@@ -736,16 +680,14 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         "risk_tier": _label(metadata.get("risk_tier"), "testCase.metadata.risk_tier", "-"),
         "question_type": _label(metadata.get("question_type"), "testCase.metadata.question_type", "-"),
     }
-    urls = [
-        _obj(u, f"metadata.verifier.urls[{i}]", null=False)
-        for i, u in enumerate(_arr((verifier_meta or {}).get("urls"), "metadata.verifier.urls"))
-    ]
+    urls = () if verifier is None else verifier.urls
     verdicts = _judge_verdicts(judge_meta)
     judge_safety, judge_missing = _judge_safety(judge_meta, verdicts)
     rubric = (judge_meta or {}).get("rubric_id") or metadata.get("rubric")
+    results_metadata = [c.metadata for c in row.components if c.metadata]
     unscored = (
-        raw.get("failureReason") == FAILED_ERROR
-        or _unscored([*outcomes, grading_meta], legacy_errored or legacy_unscored("", grading_meta))
+        row.errored
+        or _unscored([*results_metadata, grading_meta], legacy_errored or legacy_unscored("", grading_meta))
         or (
             judge_meta is None
             and judge_score is None
@@ -811,7 +753,7 @@ def _row(raw: dict[str, Any]) -> ReportRow:
         answer=output if isinstance(output, str) else json.dumps(output) if output is not None else "",
         sources=sources,
         human=human,
-        judge_pass=judge_pass,
+        judge_pass=row.judge_passed,
         test_metadata=_dataset_checked(metadata),
         safety_source=_label(safety_meta.get("source"), "gradingResult.metadata.safety.source", "") or None,
         safety_reasons=safety_reasons,

@@ -54,7 +54,8 @@ def _row_audits(results: Path, ref: str) -> list[tuple[str, str]]:
     """``(audit_dir, audit_id)`` of every judge result in the row ``ref`` of ``results``."""
     from grounding_eval.errors import DataError
     from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
-    from grounding_eval.results_file import RowProblem, arr, obj, read_results
+    from grounding_eval.result_rows import result_row
+    from grounding_eval.results_file import RowProblem, read_results
 
     rows = read_results(results)["results"]["results"]  # strict, shape-checked, text made encodable
     if ":" in ref:
@@ -69,22 +70,10 @@ def _row_audits(results: Path, ref: str) -> list[tuple[str, str]]:
     if not found:
         raise DataError(results, f"no row {ref} (give a row id, or TEST_INDEX:PROMPT_INDEX)")
     number, row = found[0]
-    refs = []
-    components = "gradingResult.componentResults"
     try:
-        grading = obj(row.get("gradingResult"), "gradingResult")
-        for i, component in enumerate(arr(grading.get("componentResults"), components)):
-            metadata = obj(
-                obj(component, f"{components}[{i}]").get("metadata"), f"{components}[{i}].metadata"
-            )
-            for value in metadata.values():
-                if isinstance(value, dict) and isinstance(value.get("audit_id"), str):
-                    folder = value.get("audit_dir")
-                    folder = folder if isinstance(folder, str) and folder else str(DEFAULT_AUDIT_DIR)
-                    refs.append((folder, value["audit_id"]))
+        return result_row(row).audits(str(DEFAULT_AUDIT_DIR))
     except RowProblem as exc:
         raise DataError(results, f"row {number} of results.results: {exc}") from None
-    return refs
 
 
 def _text(record: dict[str, Any]) -> str:

@@ -127,6 +127,7 @@ def check_row(row: dict[str, Any]) -> None:
     Raises:
         RowProblem: naming the field, e.g. ``gradingResult is a list, expected an object``.
     """
+    from grounding_eval.result_rows import result_row
     from grounding_eval.results_file import arr, number, obj
 
     for name in ("response", "vars", "prompt"):
@@ -140,6 +141,7 @@ def check_row(row: dict[str, Any]) -> None:
     components = "gradingResult.componentResults"
     for i, component in enumerate(arr(grading.get(components.split(".")[1]), components)):
         _check_result(obj(component, f"{components}[{i}]", null=False), f"{components}[{i}]")
+    result_row(row)  # the pack's records it keeps: refused as report, audit and provenance refuse them
     number(row.get("promptIdx"), "promptIdx")
 
 

@@ -95,14 +95,17 @@ def _share(args: argparse.Namespace) -> int:
 
 
 def _provenance(args: argparse.Namespace) -> int:
-    from grounding_eval.errors import terminal_safe
-    from grounding_eval.results_file import read_results
+    from grounding_eval.errors import DataError, terminal_safe
+    from grounding_eval.results_file import RowProblem, read_results
     from grounding_eval.share.provenance import format_provenance, results_provenance
 
     for number, path in enumerate(args.results):
-        data = read_results(path)
+        try:
+            counted = results_provenance(read_results(path))
+        except RowProblem as exc:
+            raise DataError(path, str(exc)) from None
         print(("\n" if number else "") + f"Provenance of {path}")
-        for line in format_provenance(results_provenance(data)):
+        for line in format_provenance(counted):
             print(f"  {terminal_safe(line)}")  # the values come from the results file
     return 0
 

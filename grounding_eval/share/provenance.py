@@ -6,8 +6,8 @@ judge-prompt version, which dataset graded it and, for a sampled round, which sa
 ``stratify``, the method, the pool size and the SHA-256 of the chosen ids; the ids themselves are in the
 row's ``metadata.sample``, which promptfoo copies from the test into every row, ERROR rows included).
 The verifier and the judge each add this small mapping (a few hundred bytes) to their GradingResult's
-metadata; :func:`results_provenance` gathers it
-back from a promptfoo results file for ``grounding-eval report`` and ``grounding-eval share``.
+metadata; :class:`ProvenanceCount` gathers it back from a promptfoo results file for ``grounding-eval
+report`` and ``grounding-eval share``.
 
 Imports stay light: this runs inside every assertion call.
 """
@@ -16,12 +16,17 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["dataset_name", "format_provenance", "results_provenance", "row_provenance", "sample_label"]
+if TYPE_CHECKING:
+    from grounding_eval.result_rows import ResultRow
+
+__all__ = [
+    "ProvenanceCount", "dataset_name", "format_provenance", "results_provenance", "row_provenance", "sample_label",
+]  # fmt: skip
 
 _SAMPLE_KEYS = ("n", "seed", "stratify", "method", "pool", "ids_sha256")
 
@@ -89,49 +94,24 @@ def sample_label(sample: Mapping[str, Any]) -> str:
     )
 
 
-def _row_sample(row: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The row's sample: its components' provenance, else the row's own metadata (an ERROR row has no
-    components)."""
-    for entry in _row_entries(row):
-        sample = entry.get("sample")
-        if isinstance(sample, Mapping):
-            return sample
-    meta = row.get("metadata")
-    sample = meta.get("sample") if isinstance(meta, Mapping) else None
-    return sample if isinstance(sample, Mapping) else None
+class ProvenanceCount:
+    """Counts what produced rows, one :class:`~grounding_eval.result_rows.ResultRow` at a time (a report
+    streams its file); :meth:`summary` is :func:`results_provenance`'s mapping."""
 
+    def __init__(self) -> None:
+        self.rows = 0
+        self.with_provenance = 0
+        self.counters: dict[str, Counter[str]] = {k: Counter() for k in _COUNTED}
 
-def _row_entries(row: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
-    grading = row.get("gradingResult")
-    if not isinstance(grading, Mapping):
-        return
-    for component in grading.get("componentResults") or ():
-        meta = component.get("metadata") if isinstance(component, Mapping) else None
-        entry = meta.get("provenance") if isinstance(meta, Mapping) else None
-        if isinstance(entry, Mapping):
-            yield entry
+    def add(self, row: ResultRow) -> None:
+        """Count one row: once per distinct value it names.
 
-
-def results_provenance(results: Mapping[str, Any]) -> dict[str, Any]:
-    """Count what produced the rows of a promptfoo results file (``-o results.json``).
-
-    Returns ``{"rows", "rows_with_provenance", "grounding_eval": {version: rows}, "rubrics":
-    {"id@version sha256:…": rows}, "prompt_versions": {…}, "datasets": {…}, "samples": {…}}``. A row
-    counts once per distinct value it names; ``samples`` counts every row of a sampled round, ERROR rows
-    included (:func:`sample_label`), and is empty when no row was sampled.
-    """
-    body = results.get("results")
-    rows = body.get("results") if isinstance(body, Mapping) else None
-    rows = rows if isinstance(rows, list) else []
-    counters: dict[str, Counter[str]] = {
-        k: Counter() for k in ("grounding_eval", "rubrics", "prompt_versions", "datasets", "samples")
-    }
-    with_provenance = 0
-    for row in rows:
-        if not isinstance(row, Mapping):
-            continue
-        seen: dict[str, set[str]] = {k: set() for k in counters}
-        for entry in _row_entries(row):
+        Raises:
+            RowProblem: a ``metadata.provenance`` that is not an object.
+        """
+        self.rows += 1
+        seen: dict[str, set[str]] = {k: set() for k in _COUNTED}
+        for entry in row.provenance():
             seen["grounding_eval"].add(str(entry.get("grounding_eval")))
             seen["datasets"].add(str(entry.get("dataset")))
             rubric = entry.get("rubric")
@@ -140,18 +120,47 @@ def results_provenance(results: Mapping[str, Any]) -> dict[str, Any]:
                 seen["rubrics"].add(f"{rubric.get('id')}@{rubric.get('version')} sha256:{digest}")
             if entry.get("prompt_version") is not None:
                 seen["prompt_versions"].add(str(entry["prompt_version"]))
-        sample = _row_sample(row)
+        sample = row.sample()
         if sample is not None:
             seen["samples"].add(sample_label(sample))
         if seen["grounding_eval"]:
-            with_provenance += 1
+            self.with_provenance += 1
         for key, values in seen.items():
-            counters[key].update(values)
-    return {
-        "rows": len(rows),
-        "rows_with_provenance": with_provenance,
-        **{key: dict(sorted(counter.items())) for key, counter in counters.items()},
-    }
+            self.counters[key].update(values)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows,
+            "rows_with_provenance": self.with_provenance,
+            **{key: dict(sorted(counter.items())) for key, counter in self.counters.items()},
+        }
+
+
+_COUNTED = ("grounding_eval", "rubrics", "prompt_versions", "datasets", "samples")
+
+
+def results_provenance(results: Mapping[str, Any]) -> dict[str, Any]:
+    """Count what produced the rows of a promptfoo results file (``-o results.json``, as
+    :func:`~grounding_eval.results_file.read_results` returns it).
+
+    Returns ``{"rows", "rows_with_provenance", "grounding_eval": {version: rows}, "rubrics":
+    {"id@version sha256:…": rows}, "prompt_versions": {…}, "datasets": {…}, "samples": {…}}``. A row
+    counts once per distinct value it names; ``samples`` counts every row of a sampled round, ERROR rows
+    included (:func:`sample_label`), and is empty when no row was sampled.
+
+    Raises:
+        RowProblem: a row's field of the wrong type, as ``row N of results.results: <problem>``.
+    """
+    from grounding_eval.result_rows import result_row
+    from grounding_eval.results_file import RowProblem, obj
+
+    count = ProvenanceCount()
+    for number, raw in enumerate(results["results"]["results"], 1):
+        try:
+            count.add(result_row(obj(raw, "the row", null=False)))
+        except RowProblem as exc:
+            raise RowProblem(f"row {number} of results.results: {exc}") from None
+    return count.summary()
 
 
 def format_provenance(summary: Mapping[str, Any]) -> list[str]:
