@@ -213,15 +213,13 @@ def result_row(raw: dict[str, Any]) -> ResultRow:
 
 
 def _verifier(meta: dict[str, Any]) -> VerifierRecord:
-    where = "metadata.verifier"
-    return VerifierRecord(
-        metadata=meta,
-        hard_failures=tuple(
-            obj(h, f"{where}.hard_failures[{i}]", null=False)
-            for i, h in enumerate(arr(meta.get("hard_failures"), f"{where}.hard_failures"))
-        ),
-        urls=tuple(
-            obj(u, f"{where}.urls[{i}]", null=False)
-            for i, u in enumerate(arr(meta.get("urls"), f"{where}.urls"))
-        ),
-    )
+    return VerifierRecord(meta, _objects(meta, "hard_failures"), _objects(meta, "urls"))
+
+
+def _objects(meta: dict[str, Any], key: str) -> tuple[dict[str, Any], ...]:
+    """The verifier's list ``key``, each entry an object (its name built only for a message)."""
+    where = f"metadata.verifier.{key}"
+    items = arr(meta.get(key), where)
+    if all(type(item) is dict for item in items):
+        return tuple(items)
+    return tuple(obj(item, f"{where}[{i}]", null=False) for i, item in enumerate(items))
