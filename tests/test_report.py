@@ -18,6 +18,7 @@ from grounding_eval.analysis.summary import load_rows, summarize
 from grounding_eval.cli import main
 from grounding_eval.errors import DataError
 from grounding_eval.judge.audit import write_audit
+from grounding_eval.outcome import unscored_result
 from tests.analysis.rows import REPO, write
 from tests.analysis.rows import row as result_row
 
@@ -99,9 +100,12 @@ def test_groups_and_means(tmp_path: Path) -> None:
 
 
 def test_an_assertion_error_makes_the_row_unscored(tmp_path: Path) -> None:
-    """A judge that returned ERROR (no metadata) leaves the verifier's scores out of the means too."""
+    """A judge that could not grade (its outcome unscored, no judge record) leaves the verifier's scores out
+    of the means too."""
     row = _row("C0", success=False, composite=None, url_score=1.0)
-    row["gradingResult"]["componentResults"][1] = {"reason": "ERROR (judge unscored): no judge provider"}
+    row["gradingResult"]["componentResults"][1] = unscored_result(
+        "ERROR (judge unscored)", "no judge provider"
+    )
     (group,) = summarize(load_rows(_file(tmp_path, [row])), ["condition"])
     assert group.unscored == 1 and group.verifiers == [] and group.url_scores == []
 

@@ -20,13 +20,14 @@ import yaml
 
 from grounding_eval.analysis.summary import load_rows, pass_rate, summarize
 from grounding_eval.cli import main
+from grounding_eval.outcome import unscored_result
 from tests.analysis.rows import row, write
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "pass_rate.yaml"
 CASES: list[dict[str, Any]] = yaml.safe_load(GOLDEN.read_text(encoding="utf-8"))["cases"]
 VERDICTS = {"engages_with_variables": "Yes"}
-# The reasons the pack's assertions give when they could not grade a row (assertions/grounding.cjs FAILED and
-# each Python adapter's _error), and the metadata they attach.
+# The labels of the pack's assertions' unscored results (grounding.cjs's worker and each Python adapter write
+# them with outcome.unscored_result), and the metadata they attach.
 ERRORS = {"verifier-error": "ERROR (verifier not run)", "factuality-error": "ERROR (factuality unscored)",
           "docs-qa-error": "ERROR (docs-qa unscored)"}  # fmt: skip
 ERROR_METADATA = {"factuality-error": {"factuality": {"status": "error", "score": None, "reason": "x"}}}
@@ -50,8 +51,8 @@ def _results(tmp_path: Path, outcomes: list[str]) -> Path:
         elif outcome in ERRORS:
             failed = row(item, "C1", success=False, **common)
             failed["gradingResult"]["componentResults"] = [
-                {"pass": False, "score": 0.0, "reason": f"{ERRORS[outcome]}: what went wrong",
-                 "assertion": {"type": "javascript"}, "metadata": ERROR_METADATA.get(outcome, {})}
+                {**unscored_result(ERRORS[outcome], "what went wrong", **ERROR_METADATA.get(outcome, {})),
+                 "assertion": {"type": "javascript"}}
             ]  # fmt: skip
             rows.append(failed)
         elif outcome == "composite-unscored":

@@ -26,6 +26,7 @@ from grounding_eval.analysis.calibrate import NON_BLIND, SHEET_COLUMNS, allocate
 from grounding_eval.analysis.stats import Graded, agreement, item_agreement
 from grounding_eval.analysis.summary import load_rows
 from grounding_eval.cli import main
+from grounding_eval.outcome import unscored_result
 from tests.analysis.rows import FIXTURES, REPO, row, write
 from tests.judge.test_rubrics import ROUND3_CORE
 
@@ -372,8 +373,9 @@ class TestOtherJudges:
         Fails on the code before the review: the ERROR row gave a factuality.row unit with verdict fail."""
         errored = row("f0", "C1", factuality={"status": "error", "score": None, "reason": "reply invalid"},
                       judge_pass=False, success=False)  # fmt: skip
-        errored["gradingResult"]["componentResults"][0]["reason"] = (
-            "ERROR (factuality unscored): reply invalid"
+        component = errored["gradingResult"]["componentResults"][0]  # as the factuality adapter writes it
+        component.update(
+            unscored_result("ERROR (factuality unscored)", "reply invalid", **component["metadata"])
         )
         no_composite = row("r0", "C1", verdicts={"clear_next_steps": "Yes"})
         no_composite["gradingResult"]["metadata"] = {"composite": {"status": "unscored"}}
