@@ -36,7 +36,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grounding_eval.outcome import unscored_result, with_outcome
+from grounding_eval.outcome import unscored_result
 
 if TYPE_CHECKING:
     from grounding_eval.docs_qa.rubric import DocsQaRubric
@@ -50,14 +50,9 @@ _HELPERS = ("must_include_coverage", "citation_validity")
 
 def docs_qa_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, Any]:
     """Grade ``output`` with the docs-QA rubric; always returns a GradingResult dict."""
-    from grounding_eval.judge.pipeline import metered, with_usage
+    from grounding_eval.promptfoo.judge_assertion import judged
 
-    try:
-        with metered() as meter:
-            result = _grade(output, context if isinstance(context, dict) else {}, pack_root)
-        return with_outcome(with_usage(result, meter))
-    except Exception as exc:
-        return _error(f"{type(exc).__name__}: {exc}")
+    return judged(lambda: _grade(output, context if isinstance(context, dict) else {}, pack_root), _error)
 
 
 def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, Any]:

@@ -34,7 +34,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from grounding_eval.outcome import Outcome, unscored_result, with_outcome
+from grounding_eval.outcome import Outcome, unscored_result
 from grounding_eval.promptfoo.source_vars import with_source_vars_in
 
 __all__ = ["CHEAP_PROVIDER_ENV", "factuality_assertion"]
@@ -49,16 +49,12 @@ _CHIPS = frozenset({"factual_accuracy", "factuality.contradicted", "factuality.s
 
 def factuality_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, Any]:
     """Judge ``output``'s factual accuracy against its evidence; always returns a GradingResult dict."""
-    from grounding_eval.judge.pipeline import metered, with_usage
+    from grounding_eval.promptfoo.judge_assertion import judged
 
-    try:
-        with metered() as meter:
-            result = _assert(
-                output, with_source_vars_in(context) if isinstance(context, dict) else {}, pack_root
-            )
-        return with_outcome(with_usage(result, meter))
-    except Exception as exc:
-        return _error(f"{type(exc).__name__}: {exc}")
+    return judged(
+        lambda: _assert(output, with_source_vars_in(context) if isinstance(context, dict) else {}, pack_root),
+        _error,
+    )
 
 
 def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, Any]:

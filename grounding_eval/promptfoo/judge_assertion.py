@@ -59,6 +59,8 @@ from grounding_eval.promptfoo.source_vars import GROUNDING_VARS, with_source_var
 # _built_client: the process's judge clients (tests clear it to start a new process's state)
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from grounding_eval.judge.client import AnswerCheck
     from grounding_eval.judge.pipeline import Recorded, Scored
 
@@ -68,6 +70,7 @@ __all__ = [
     "audit_fields",
     "condition_of",
     "judge_assertion",
+    "judged",
     "not_run_advice",
     "with_dataset",
 ]
@@ -87,16 +90,22 @@ def condition_of(prompt: str, vars_: dict[str, Any]) -> str:
 
 def judge_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[str, Any]:
     """Judge ``output`` against a rubric; always returns a GradingResult dict."""
+    return judged(
+        lambda: _judge(output, with_source_vars_in(context) if isinstance(context, dict) else {}, pack_root),
+        _error,
+    )
+
+
+def judged(grade: Callable[[], dict[str, Any]], error: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+    """Run one judge's ``grade`` with its model usage metered; an exception becomes ``error``'s result."""
     from grounding_eval.judge.pipeline import metered, with_usage
 
     try:
         with metered() as meter:
-            result = _judge(
-                output, with_source_vars_in(context) if isinstance(context, dict) else {}, pack_root
-            )
+            result = grade()
         return with_outcome(with_usage(result, meter))
     except Exception as exc:
-        return _error(f"{type(exc).__name__}: {exc}")
+        return error(f"{type(exc).__name__}: {exc}")
 
 
 def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, Any]:
