@@ -34,12 +34,11 @@ from grounding_eval.docs_qa.rubric import DocsQaRubric
 from grounding_eval.judge.extract import (
     ParseFailure,
     ReplyShape,
-    clean_key,
     invisible,
     neutralize_tags,
     read_reply,
 )
-from grounding_eval.judge.parse import MAX_REASONING_CHARS, _json_type, _quote
+from grounding_eval.judge.parse import MAX_REASONING_CHARS, _clean_keys, _json_type, _quote
 
 __all__ = ["Grade", "GradingFailure", "ParsedGrading", "Score", "grading_schema", "parse_grading"]
 
@@ -187,15 +186,7 @@ class _Check:
     def _keys(self, obj: Mapping[str, Any], what: str) -> dict[str, Any]:
         for key in getattr(obj, "duplicates", ()):
             self.problems.append(f"{what} key {_quote(key)} appears more than once")
-        cleaned: dict[str, Any] = {}
-        for key, value in obj.items():
-            clean = clean_key(key)
-            if clean != key:
-                self.repairs.append(f"removed invisible characters or spaces from {what} key {_quote(key)}")
-            if clean in cleaned:
-                self.problems.append(f"{what} key {_quote(clean)} appears more than once")
-            cleaned[clean] = value
-        return cleaned
+        return _clean_keys(obj, what, self.repairs, self.problems)
 
     def _grade(self, cid: str, entry: Any) -> Grade | None:
         if not isinstance(entry, dict):

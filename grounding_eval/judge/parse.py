@@ -174,7 +174,7 @@ def _validate(obj: Any, rubric: Rubric) -> _Validation:
         out.problems.append(f"the reply's JSON is {_json_type(obj)}, not an object with a 'criteria' key")
         return out
     _note_duplicates(obj, "the reply's top-level object", out)
-    top = _clean_keys(obj, "top-level", out)
+    top = _clean_keys(obj, "top-level", out.repairs, out.problems)
     criteria = top.pop("criteria", None)
     summary = top.pop("summary", None)
     if summary is not None:
@@ -191,7 +191,7 @@ def _validate(obj: Any, rubric: Rubric) -> _Validation:
         out.problems.append(f"'criteria' is {_json_type(criteria)}, not an object keyed by criterion id")
         return out
     _note_duplicates(criteria, "'criteria'", out)
-    entries = _clean_keys(criteria, "criterion", out)
+    entries = _clean_keys(criteria, "criterion", out.repairs, out.problems)
     known = set(rubric.ids)
     missing = [cid for cid in rubric.ids if cid not in entries]
     unknown = [key for key in entries if key not in known]
@@ -207,14 +207,14 @@ def _validate(obj: Any, rubric: Rubric) -> _Validation:
     return out
 
 
-def _clean_keys(obj: Mapping[str, Any], what: str, out: _Validation) -> dict[str, Any]:
+def _clean_keys(obj: Mapping[str, Any], what: str, repairs: list[str], problems: list[str]) -> dict[str, Any]:
     cleaned: dict[str, Any] = {}
     for key, value in obj.items():
         clean = clean_key(key)
         if clean != key:
-            out.repairs.append(f"removed invisible characters or spaces from {what} key {_quote(key)}")
+            repairs.append(f"removed invisible characters or spaces from {what} key {_quote(key)}")
         if clean in cleaned:
-            out.problems.append(f"{what} key {_quote(clean)} appears more than once")
+            problems.append(f"{what} key {_quote(clean)} appears more than once")
         cleaned[clean] = value
     return cleaned
 
@@ -231,7 +231,7 @@ def _judgment(cid: str, entry: Any, out: _Validation) -> Judgment | None:
         )
         return None
     _note_duplicates(entry, f"criterion '{cid}'", out)
-    fields = _clean_keys(entry, f"criterion '{cid}'", out)
+    fields = _clean_keys(entry, f"criterion '{cid}'", out.repairs, out.problems)
     verdict = _verdict(cid, fields.pop("verdict", None), out)
     reasoning = fields.pop("reasoning", None)
     if fields:
