@@ -209,7 +209,7 @@ class _Checked(judge_parse._Validation):
 
 def _keys(obj: dict[str, Any], where: str, out: _Checked) -> dict[str, Any]:
     judge_parse._note_duplicates(obj, where, out)
-    return judge_parse._clean_keys(obj, where, out)
+    return judge_parse._clean_keys(obj, where, out.repairs, out.problems)
 
 
 def _canonical(value: str) -> str:
