@@ -1,83 +1,10 @@
 """Summarize a promptfoo results file (``promptfoo eval -o results.json``) the way the rounds are read.
 
-The viewer shows rows side by side; a methods comparison needs the aggregates. ``grounding-eval report``
-prints three views of one file:
-
-1. **Groups** — per round, condition (C0 / C1 / C1.5) and model (or any ``--by`` keys): the pass rate
-   (:func:`pass_rate`, the one definition every output uses: passed ÷ scored, unscored rows counted
-   apart, never as failures; ``n/a`` when nothing is scored), the mean composite, judge, verifier and
-   ``url_allowlist_score``, how many URLs the verifier found and how many of them it could not check
-   (``UNCHECKED``: listed, not scored, so the URL mean says nothing about them), and how often each
-   Round 3 safety check was No. Rows that could not be scored (an error or an unscorable judge reply:
-   a result's ``metadata.outcome`` is ``unscored``, :mod:`grounding_eval.outcome`) are counted apart and
-   never averaged in as zeros; the URL counts cover the same rows as the means.
-2. **The safety split** — per group, the rows (in scope, see below) with a verifier No, a judge No, a No
-   from both, a judge No on a check the verifier passed (``judge_disagrees``, the composite's flag,
-   computed by the same :func:`~grounding_eval.scoring.composite.safety_split`), and a verifier No the
-   judge answered Yes or Partial, on any of the three checks; and which ``safety_source`` the rows'
-   composites recorded (``gradingResult.metadata.safety.source``).
-3. **Judge versus verifier on the safety checks** — the judge is asked the three Round 3 safety checks
-   and the composite takes them from the side its ``safety_source`` names (the verifier by default).
-   Per check and group, each row falls in one cell:
-
-   * ``both_no``: the judge answered No and the verifier has a hard failure mapped to the check
-     (its ``safety_check``);
-   * ``judge_only_no``: judge No, verifier Yes (no such hard failure) — a verifier blind spot, or a
-     judge false alarm;
-   * ``verifier_only_no``: verifier No, judge Yes — a judge miss, or a verifier false alarm;
-   * ``both_yes``: judge Yes, verifier Yes;
-   * ``judge_partial_verifier_no`` and ``judge_partial_verifier_yes``: judge Partial, by the verifier's
-     answer;
-   * ``not_comparable``: a side is missing — the judge did not run or errored, its reply was
-     unscorable or has no verdict for the check, or the verifier did not run (its error, a provider
-     error). Never guessed; the reason is listed with the row.
-
-   A judge Partial is neither mapped to Yes nor to No: it has its own two cells, so nothing is hidden.
-   "The judge" is its own verdict in ``metadata.judge.verdicts`` (also the named score
-   ``round3.<check>``); "the verifier" is ``metadata.verifier.hard_failures`` (also the named score
-   ``safety.<check>`` under the default ``safety_source``, which the Round 3 composite writes only when
-   it could score the row). Only rows judged with a rubric that asks the safety checks are compared
-   (Round 3's ``round3``; a row whose judge did not score it counts when its test names that rubric or
-   Round 3); other rounds give no table.
-4. **Judge calls, tokens and cost** — per round and judge provider: model calls made, replies served
-   from the pack's cache or a recording, failed calls, new tokens and cost as promptfoo priced them
-   (each judged result's ``metadata.judge_usage``; :func:`judge_calls_table`). Printed when a judge ran.
-
-JSON (``--json``), a stable structure::
-
-    {
-      "by": ["round", "condition", "provider"],
-      "groups": [
-        {"round": "3", "condition": "C0", "provider": "…", "rows": 5, "scored": 5, "passed": 1,
-         "pass_rate": 0.2, "unscored": 0, "mean_composite": 0.41, "mean_judge": 0.47, "mean_verifier": 0.8,
-         "mean_url_allowlist_score": 0.75, "urls": 5, "urls_unchecked": 1,
-         "safety_no": {"hallucinated_citation": 1, "jurisdiction_correct": 0, "org_attribution_correct": 0}}
-      ],
-      "safety_split": [
-        {"round": "3", "condition": "C0", "provider": "…", "rows": 5, "verifier_no": 2, "judge_no": 3,
-         "both_no": 2, "judge_disagrees": 1, "verifier_only_no": 0, "not_comparable": 0,
-         "sources": {"verifier": 5}}
-      ],
-      "safety_agreement": {
-        "rows": 16,                       # rows in scope (judged with a rubric that asks the checks)
-        "checks": [
-          {"check": "hallucinated_citation",
-           "total": {"rows": 16, "both_no": 1, "judge_only_no": 1, …, "not_comparable": 0},
-           "groups": [{"round": "3", "condition": "C0", "provider": "…", "rows": 5, "both_no": 1, …}],
-           "items": {"judge_only_no": [{"query_id": "…", "condition": "C0", "provider": "…"}], …,
-                     "not_comparable": [{"query_id": "…", …, "reason": "the verifier did not run (…)"}]}}
-        ]
-      },
-      "judge_calls": [
-        {"round": "3", "judge": "ollama:chat:…", "rows": 24, "model_calls": 24, "cached": 0,
-         "recorded": 0, "failed": 0, "tokens": 234434, "cost": null}
-      ]
-    }
-
-``passed`` counts scored rows only and ``pass_rate`` is ``passed / scored`` (``null`` when nothing is
-scored). Means are ``null`` when no row had that score; ``safety_split`` is empty when no row is in
-scope; ``items`` lists the rows of every cell but ``both_no`` and ``both_yes`` (each key always
-present, possibly empty); ``checks`` is empty when no row is in scope.
+The viewer shows rows side by side; a methods comparison needs the aggregates: the groups (pass rate by
+:func:`pass_rate`, the one definition every output uses: passed ÷ scored, unscored rows counted apart),
+the safety split, judge versus verifier on the safety checks (a judge Partial keeps its own two cells;
+a missing side is ``not_comparable``, never guessed) and what the judge calls cost. The views, their
+cells and the ``--json`` structure are in docs/reference/report.md.
 """
 
 from __future__ import annotations
@@ -1089,7 +1016,7 @@ def _split_hits(split: SafetySplit) -> tuple[bool, ...]:
 
 
 def report_json(rows: Sequence[ReportRow], by: Sequence[str]) -> dict[str, Any]:
-    """The whole report as the JSON structure in the module docstring."""
+    """The whole report as the JSON structure in docs/reference/report.md (`report --json`)."""
     tables = safety_agreement(rows, by)
     return {
         "by": list(by),
