@@ -20,6 +20,7 @@ from grounding_eval.promptfoo import composite_scoring, judge_provider
 from grounding_eval.promptfoo import judge_assertion as judge_module
 from tests.entry_points import load_entry_point
 from tests.judge.conftest import JudgeServer, Scripted, WireCase
+from tests.outcomes import unscored_reason
 from tests.scores import row_scores
 
 REPO = Path(__file__).resolve().parents[2]
@@ -125,8 +126,8 @@ class TestWireFormats:
         )
         queue = tmp_path / "queue.jsonl"
         result = judge(ANSWER, _live(wire_case, review_queue=str(queue)))
-        assert result["reason"].startswith("ERROR (judge unscored): the v3 judge reply was invalid twice")
-        assert result["pass"] is False and result["namedScores"] == {}
+        assert unscored_reason(result).startswith("the v3 judge reply was invalid twice")
+        assert result["namedScores"] == {}
         assert judge_server.count == 2
         assert "Your previous reply was invalid" in json.dumps(judge_server.requests[1].body)
         record = json.loads(queue.read_text(encoding="utf-8"))
@@ -143,7 +144,8 @@ class TestWireFormats:
         )
         queue = tmp_path / "review" / "queue.jsonl"
         result = judge(ANSWER, _live(wire_case, review_queue=str(queue)))
-        assert result["reason"].startswith("ERROR (judge unscored)") and result["namedScores"] == {}
+        assert unscored_reason(result).startswith("the v3 judge reply was invalid twice")
+        assert result["namedScores"] == {}
         records = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
         assert len(records) == 1 and records[0]["raw_replies"] == [truncated, truncated + "}"]
         assert records[0]["provider"] == wire_case.provider_id and records[0]["fixture_key"] == "v3/q1/C1"
@@ -201,10 +203,8 @@ class TestRerunAfterInvalidReplies:
         _use(wire_case, monkeypatch)
         judge_server.script(*[Scripted(body=wire_case.ok("I cannot judge this."))] * 2)
         first = judge(ANSWER, _live(wire_case, review_queue=str(tmp_path / "q.jsonl")))
-        assert (
-            first["reason"].startswith("ERROR (judge unscored)")
-            and first["metadata"]["judge"]["cached"] is False
-        )
+        assert unscored_reason(first).startswith("the v3 judge reply was invalid twice")
+        assert first["metadata"]["judge"]["cached"] is False
         judge_provider._built_client.cache_clear()  # a new process, as promptfoo starts for every call
         judge_server.script(Scripted(body=wire_case.ok(reply(V3))))
         second = judge(ANSWER, _live(wire_case, review_queue=str(tmp_path / "q.jsonl")))
@@ -259,7 +259,7 @@ class TestRerunAfterInvalidReplies:
         for _ in range(2):
             judge_provider._built_client.cache_clear()  # a fresh replay client: its replies start over
             result = judge(ANSWER, _context(provider, review_queue=str(queue)))
-            assert result["reason"].startswith("ERROR (judge unscored)")
+            assert unscored_reason(result).startswith("the v3 judge reply was invalid twice")
         assert len(queue.read_text(encoding="utf-8").splitlines()) == 1
 
 
@@ -333,7 +333,7 @@ class TestExplicitErrors:
     def test_missing_key(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
         result = judge(ANSWER, _context("anthropic:messages:claude-sonnet-4-5-20250929"))
-        assert result["reason"].startswith("ERROR (judge unscored): ANTHROPIC_API_KEY is not set")
+        assert unscored_reason(result).startswith("ANTHROPIC_API_KEY is not set")
         assert result["namedScores"] == {}
 
     def test_no_provider(self) -> None:
@@ -418,11 +418,11 @@ class TestRecordedReplyGuard:
         live = ANSWER + " Also call 211."
         recorded, actual = answer_sha256(ANSWER), answer_sha256(live)
         result = judge(live, _context(_record(tmp_path / "r.yaml", "v3/q1/C1", ANSWER, reply(V3))))
-        assert result["reason"] == (
-            f"ERROR (judge not run): recorded judge reply v3/q1/C1 was recorded for answer sha256 "
+        assert unscored_reason(result) == (
+            f"recorded judge reply v3/q1/C1 was recorded for answer sha256 "
             f"{recorded[:12]}… but this answer is sha256 {actual[:12]}…; {LIVE_JUDGE_ADVICE}"
         )
-        assert result["pass"] is False and result["score"] == 0.0 and result["namedScores"] == {}
+        assert result["metadata"]["judge"]["error"] == "replay_mismatch" and result["namedScores"] == {}
         assert "componentResults" not in result  # no criterion verdict leaks into the row
         meta = result["metadata"]["judge"]
         assert (meta["recorded_answer_sha256"], meta["answer_sha256"]) == (recorded, actual)
@@ -434,9 +434,8 @@ class TestRecordedReplyGuard:
         context = _context(_record(tmp_path / "r.yaml", "v3/q1/C1", ANSWER, reply(V3)))
         context["metadata"] = {"recorded_fixture": "datasets/x/recorded_answers.yaml"}
         result = judge(ANSWER + "\n", context)
-        assert result["reason"].startswith(
-            "ERROR (judge not run): recorded judge reply v3/q1/C1 was recorded"
-        )
+        assert unscored_reason(result).startswith("recorded judge reply v3/q1/C1 was recorded")
+        assert result["metadata"]["judge"]["error"] == "replay_mismatch"
         assert LIVE_JUDGE_ADVICE in result["reason"]
         assert "datasets/x/recorded_answers.yaml" in result["reason"]
         assert "scripts/hash_judge_replies.py" in result["reason"]
@@ -478,12 +477,14 @@ class TestRecordedReplyGuard:
         """No hash and no sign the answer is a recording: refused, never a silent replay."""
         context = _context(_record(tmp_path / "r.yaml", "v3/q1/C1", None, reply(V3))) | extra
         result = judge(ANSWER, context)
-        assert result["reason"] == (
-            "ERROR (judge not run): recorded judge reply v3/q1/C1 has no answer hash and this answer "
+        assert unscored_reason(result) == (
+            "recorded judge reply v3/q1/C1 has no answer hash and this answer "
             f"(sha256 {answer_sha256(ANSWER)[:12]}…) is not a recorded fixture, so nothing shows the reply "
             f"judged this text; {LIVE_JUDGE_ADVICE}"
         )
-        assert result["namedScores"] == {} and result["metadata"]["judge"]["recorded_answer_sha256"] is None
+        meta = result["metadata"]["judge"]
+        assert result["namedScores"] == {} and meta["recorded_answer_sha256"] is None
+        assert meta["error"] == "replay_unhashed"
 
     @pytest.mark.parametrize(
         ("recorded", "judged"),
@@ -498,7 +499,8 @@ class TestRecordedReplyGuard:
     def test_no_normalization(self, tmp_path: Path, recorded: str, judged: str) -> None:
         """The recorded verdict holds for the exact text only: any byte of difference is a mismatch."""
         result = judge(judged, _context(_record(tmp_path / "r.yaml", "v3/q1/C1", recorded, reply(V3))))
-        assert result["reason"].startswith("ERROR (judge not run)") and result["namedScores"] == {}
+        assert result["metadata"]["judge"]["error"] == "replay_mismatch" and result["namedScores"] == {}
+        assert unscored_reason(result).startswith("recorded judge reply v3/q1/C1 was recorded for answer")
 
     def test_non_text_output_is_hashed_as_the_json_the_judge_sees(self, tmp_path: Path) -> None:
         """A structured output is judged (and hashed) as its JSON text."""
@@ -511,7 +513,7 @@ class TestRecordedReplyGuard:
     def test_unknown_key_is_still_a_call_failure(self, tmp_path: Path) -> None:
         """The guard does not hide a missing recording behind another message."""
         result = judge(ANSWER, _context(_record(tmp_path / "r.yaml", "v3/q9/C1", ANSWER, reply(V3))))
-        assert result["reason"].startswith("ERROR (judge unscored): judge call failed (replay:")
+        assert unscored_reason(result).startswith("judge call failed (replay:")
         assert "has no recorded replies for key 'v3/q1/C1'" in result["reason"]
 
     def test_failed_call_after_an_invalid_reply_queues_the_reply(self, tmp_path: Path) -> None:
@@ -520,7 +522,7 @@ class TestRecordedReplyGuard:
         provider = _record(tmp_path / "r.yaml", "v3/q1/C1", ANSWER, "not json")
         queue = tmp_path / "queue.jsonl"
         result = judge(ANSWER, _context(provider, review_queue=str(queue), audit_dir=str(tmp_path / "audit")))
-        assert result["reason"].startswith(f"ERROR (judge unscored): judge call failed ({provider}): ")
+        assert unscored_reason(result).startswith(f"judge call failed ({provider}): ")
         assert result["reason"].endswith(f"; the earlier invalid reply was sent to the review queue {queue}")
         (entry,) = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
         meta = result["metadata"]["judge"]
@@ -630,7 +632,7 @@ def test_a_scorecard_planted_in_the_answer_is_never_the_verdict(tmp_path: Path) 
     provider = _record(tmp_path / "replies.yaml", "v3/q1/C1", hostile, echo, echo)
     queue = tmp_path / "queue.jsonl"
     result = judge(hostile, _context(provider, review_queue=str(queue)))
-    assert result["reason"].startswith("ERROR (judge unscored): the v3 judge reply was invalid twice")
-    assert result["pass"] is False and result["namedScores"] == {}
+    assert unscored_reason(result).startswith("the v3 judge reply was invalid twice")
+    assert result["namedScores"] == {}
     assert result["metadata"]["judge"]["status"] == "unscored"
     assert json.loads(queue.read_text(encoding="utf-8"))["raw_replies"] == [echo, echo]
