@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+from tests.loopback import serving
 
 REPO = Path(__file__).resolve().parents[1]
 FIX = REPO / "tests" / "fixtures" / "verifier"
@@ -44,12 +45,8 @@ def requests_seen() -> list[str]:
 @pytest.fixture
 def base(requests_seen: list[str], monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     monkeypatch.setattr(_Handler, "requests", requests_seen, raising=False)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(server := ThreadingHTTPServer(("127.0.0.1", 0), _Handler)):
+        yield f"http://127.0.0.1:{server.server_address[1]}"
 
 
 def _run(tmp_path: Path, text: str, *extra: str) -> list[dict[str, str]]:

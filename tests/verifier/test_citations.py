@@ -7,7 +7,6 @@ the real LivenessChecker; no other network is used.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,7 +19,6 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from grounding_eval.errors import DataError
-from grounding_eval.verifier import liveness
 from grounding_eval.verifier.citation_pages import page_lookup
 from grounding_eval.verifier.citations import (
     MAX_CITATIONS,
@@ -31,7 +29,8 @@ from grounding_eval.verifier.citations import (
     find_citations,
     load_citation_index,
 )
-from grounding_eval.verifier.liveness import DnsOutcome, LivenessChecker
+from grounding_eval.verifier.liveness import LivenessChecker
+from tests.loopback import refuse_system_dns, serving
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden" / "citations.yaml"
@@ -250,24 +249,13 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def base() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
+    with serving(server := ThreadingHTTPServer(("127.0.0.1", 0), _Handler)):
         yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture(autouse=True)
 def _no_system_dns(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A test here that reached the system's DNS resolver would be asking the internet."""
-
-    def refuse(self: object, host: str, **kwargs: object) -> DnsOutcome:
-        raise AssertionError(f"the system DNS resolver was asked about {host}")
-
-    monkeypatch.setattr(liveness.DnspythonResolver, "resolve", refuse)
+    refuse_system_dns(monkeypatch)
 
 
 def _at(url: str, section: str = "554.601") -> CitationMention:

@@ -41,6 +41,7 @@ from grounding_eval.verifier.liveness import (
 from grounding_eval.verifier.setup import load_resources
 from grounding_eval.verifier.urls import extract_urls
 from grounding_eval.verifier.verdict import verify
+from tests.loopback import serving
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 LIFETIME = 0.5  # seconds: the resolver's whole budget in these tests
@@ -152,14 +153,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def http() -> Iterator[_HttpServer]:
-    server = _HttpServer()
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
+    with serving(server := _HttpServer()):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _route_to_loopback(monkeypatch: pytest.MonkeyPatch, name: str) -> None:

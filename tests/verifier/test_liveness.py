@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from grounding_eval.errors import DataError
-from grounding_eval.verifier import liveness
 from grounding_eval.verifier.liveness import (
     USER_AGENT,
     DnsOutcome,
@@ -27,6 +26,7 @@ from grounding_eval.verifier.liveness import (
     LivenessChecker,
     LivenessResult,
 )
+from tests.loopback import refuse_system_dns, serving
 
 SLOW_SECONDS = 1.5
 
@@ -130,24 +130,13 @@ class _ExistsDns:
 
 @pytest.fixture(autouse=True)
 def _no_system_dns(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A test here that reached the system's DNS resolver would be asking the internet."""
-
-    def refuse(self: object, host: str, **kwargs: object) -> DnsOutcome:
-        raise AssertionError(f"the system DNS resolver was asked about {host}")
-
-    monkeypatch.setattr(liveness.DnspythonResolver, "resolve", refuse)
+    refuse_system_dns(monkeypatch)
 
 
 @pytest.fixture
 def server() -> Iterator[_Server]:
-    srv = _Server()
-    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
+    with serving(srv := _Server()):
         yield srv
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 @pytest.fixture

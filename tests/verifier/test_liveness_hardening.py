@@ -34,6 +34,7 @@ from grounding_eval.verifier.liveness import (
 )
 from grounding_eval.verifier.setup import load_resources
 from grounding_eval.verifier.verdict import VerifierResources, verify
+from tests.loopback import refuse_system_dns, serving
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TLS = FIXTURES / "tls"
@@ -117,14 +118,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[_Server]:
-    srv = _Server()
-    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
+    with serving(srv := _Server()):
         yield srv
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 class _TrickleServer:
@@ -204,14 +199,8 @@ class _TlsHandler(BaseHTTPRequestHandler):
 def tls_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[_TlsServer]:
     """The HTTPS server, with the test CA as the only one the checker trusts."""
     monkeypatch.setattr(certifi, "where", lambda: str(TLS / "ca.pem"))
-    srv = _TlsServer()
-    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
+    with serving(srv := _TlsServer()):
         yield srv
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 # --- name resolution and the connection guard --------------------------------------------------------------
@@ -270,12 +259,7 @@ def outside(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 @pytest.fixture(autouse=True)
 def _no_system_dns(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A test here that reached the system's DNS resolver would be asking the internet."""
-
-    def refuse(self: object, host: str, **kwargs: object) -> DnsOutcome:
-        raise AssertionError(f"the system DNS resolver was asked about {host}")
-
-    monkeypatch.setattr(liveness.DnspythonResolver, "resolve", refuse)
+    refuse_system_dns(monkeypatch)
 
 
 def _public_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
