@@ -1,15 +1,11 @@
 // Open a grounding-eval HTML report in headless Debian Chromium and report what a reader sees.
 // Usage: node report_check.mjs FILE.html SCREENSHOT.png [SECTION_ID]  → prints JSON on stdout.
 // With SECTION_ID the screenshot is that section (e.g. safety) instead of the top of the page.
-import { chromium } from "playwright-core";
+import { launchChromium } from "../browser/chromium.mjs";
 import { pathToFileURL } from "node:url";
 
 const [file, screenshot, sectionId] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run", "--disable-quic"],
-});
+const browser = await launchChromium();
 try {
   const page = await browser.newPage({ viewport: { width: 1300, height: 1000 } });
   const requests = [];

@@ -1,13 +1,9 @@
 // promptfoo's viewer at 1920×1080 as a reviewer opens it: every result cell's text, and whether "Show more"
 // (chips hidden behind it) appears anywhere, and where the first output column is before any scrolling. Usage: node reviewer_cells.mjs URL SCREENSHOT.png WAIT_FOR
-import { chromium } from "playwright-core";
+import { launchChromium } from "./chromium.mjs";
 
 const [url, screenshot, waitFor] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run", "--disable-quic"],
-});
+const browser = await launchChromium();
 try {
   const page = await browser.newPage({ viewport: { width: 1920, height: 1080 } });
   await page.goto(url, { waitUntil: "networkidle", timeout: 60000 });

@@ -1,14 +1,10 @@
 // Open promptfoo's viewer in headless Debian Chromium, as a person would, and report what the result
 // cells show once WAIT_FOR (default: the verifier's chip) is on the page.
 // Usage: node viewer_check.mjs URL SCREENSHOT.png [WAIT_FOR]  → prints JSON on stdout.
-import { chromium } from "playwright-core";
+import { launchChromium } from "./chromium.mjs";
 
 const [url, screenshot, waitFor = "deterministic_verifier_score"] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run", "--disable-quic"],
-});
+const browser = await launchChromium();
 try {
   const page = await browser.newPage({ viewport: { width: 1700, height: 1200 } });
   await page.goto(url, { waitUntil: "networkidle", timeout: 60000 });

@@ -1,14 +1,10 @@
 // Open promptfoo's viewer in headless Debian Chromium, as a person would, and report what the result
 // table shows and what the first cell's details dialog lists (one row per assertion component).
 // Usage: node viewer_factuality.mjs URL SCREENSHOT.png  → prints JSON on stdout.
-import { chromium } from "playwright-core";
+import { launchChromium } from "../browser/chromium.mjs";
 
 const [url, screenshot] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run", "--disable-quic"],
-});
+const browser = await launchChromium();
 try {
   const page = await browser.newPage({ viewport: { width: 1700, height: 1200 } });
   await page.goto(url, { waitUntil: "networkidle", timeout: 60000 });
