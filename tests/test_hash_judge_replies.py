@@ -4,7 +4,6 @@ output)."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 import subprocess
@@ -16,6 +15,7 @@ import pytest
 
 from grounding_eval.data.recorded_answers import load_recorded_answers
 from grounding_eval.judge.client import answer_sha256, load_replay_fixtures
+from tests.entry_points import load_file
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "fixtures" / "data" / "tiny"
@@ -23,14 +23,7 @@ KEYS = [f"round3/tiny-hr-wv-01/{c}" for c in ("C0", "C1", "C1.5")]
 
 
 def _load_main() -> Callable[[list[str]], int]:
-    spec = importlib.util.spec_from_file_location(
-        "hash_judge_replies", REPO / "scripts" / "hash_judge_replies.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks itself up there
-    spec.loader.exec_module(module)
-    return module.main  # type: ignore[no-any-return]
+    return load_file("hash_judge_replies", REPO / "scripts" / "hash_judge_replies.py").main
 
 
 main = _load_main()

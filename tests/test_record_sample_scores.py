@@ -6,22 +6,17 @@ own logic, on rows written by hand.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
+
+from tests.entry_points import load_file
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "record_sample_scores", REPO / "scripts" / "record_sample_scores.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file("record_sample_scores", REPO / "scripts" / "record_sample_scores.py")
 
 
 def _row(item: str, condition: str, score: float, **named: float) -> dict[str, object]:

@@ -4,7 +4,6 @@ generated from the code; every relative link in README.md and docs/ resolves; th
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import re
@@ -12,24 +11,17 @@ import subprocess
 import sys
 import unicodedata
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from tests.entry_points import load_file
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 README_MAX_LINES = 150
 
 
-def _hooks() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-HOOKS = _hooks()
+HOOKS = load_file("docs_hooks", DOCS / "hooks.py")
 
 
 def test_readme_is_at_most_150_lines() -> None:

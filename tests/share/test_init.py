@@ -12,6 +12,7 @@ import yaml
 from grounding_eval.cli import main
 from grounding_eval.resources import pack_root
 from grounding_eval.share.scaffold import STUDIES
+from tests.entry_points import load_file
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -116,16 +117,10 @@ def test_missing_dataset_refused(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 def test_generated_generator_uses_the_installed_pack(tmp_path: Path) -> None:
     """The study's generate.py gives the same tests as the pack's own generator on the sample."""
-    import importlib.util
-
     from grounding_eval.promptfoo.round_tests import generate_tests
 
     main(["init", str(tmp_path / "s")])
-    spec = importlib.util.spec_from_file_location("study_generate", tmp_path / "s" / "generate.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    tests = module.generate_tests({"round": "3"})
+    tests = load_file("study_generate", tmp_path / "s" / "generate.py").generate_tests({"round": "3"})
     assert tests == generate_tests({"round": "3"}, pack_root=pack_root())
     assert tests[0]["metadata"]["dataset"] == str(pack_root() / "datasets" / "sample")
 

@@ -11,15 +11,15 @@ seconds instead of hanging the suite. The benchmark measures the same families a
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from tests.entry_points import load_file
 
 REPO = Path(__file__).resolve().parents[2]
 SIZE = 100_000
@@ -27,17 +27,7 @@ BOUND_S = 15.0  # half the fastest quadratic case; a loaded 2-core CI took 7.2 s
 _START_S = 10.0  # interpreter start, imports and the warm-up answer, before the child is killed
 
 
-def _benchmark() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "degenerate_benchmark", REPO / "benchmarks" / "degenerate.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-FAMILIES = sorted(_benchmark().FAMILIES)
+FAMILIES = sorted(load_file("degenerate_benchmark", REPO / "benchmarks" / "degenerate.py").FAMILIES)
 
 _CHILD = textwrap.dedent(
     """
