@@ -48,6 +48,28 @@ def _request(rid: int, call: str, args: list[Any]) -> bytes:
     return (json.dumps({"id": rid, "call": call, "args": args, "pack_root": str(REPO)}) + "\n").encode()
 
 
+def _send(proc: subprocess.Popen[bytes], *messages: bytes | dict[str, Any]) -> None:
+    """Write each message to the worker (a request line as is, a dict as one JSON line) and flush."""
+    assert proc.stdin is not None
+    for message in messages:
+        proc.stdin.write(message if isinstance(message, bytes) else (json.dumps(message) + "\n").encode())
+    proc.stdin.flush()
+
+
+def _read(proc: subprocess.Popen[bytes]) -> Any:
+    """The worker's next line, parsed."""
+    assert proc.stdout is not None
+    return json.loads(proc.stdout.readline())
+
+
+def _ready(*requests: bytes) -> subprocess.Popen[bytes]:
+    """A worker (``--idle 30``) past its ready line, with ``requests`` sent."""
+    proc = _start("--idle", "30")
+    _read(proc)
+    _send(proc, *requests)
+    return proc
+
+
 class TestHandle:
     def test_unknown_call_is_a_failing_result_not_an_exception(self) -> None:
         reply = worker.handle({"id": 3, "call": "nope", "args": [], "pack_root": str(REPO)})
@@ -89,26 +111,22 @@ class TestHandle:
 class TestProcess:
     def test_ready_then_replies_in_order_even_when_requests_arrive_together(self) -> None:
         proc = _start("--idle", "30")
-        assert proc.stdin is not None and proc.stdout is not None
-        ready = json.loads(proc.stdout.readline())
+        ready = _read(proc)
         assert ready["ready"] == worker.PROTOCOL and ready["pid"] == proc.pid
         # Two requests in one write: the second must not wait in a buffer for more input.
-        proc.stdin.write(_request(1, "verifier", [ANSWER, CONTEXT]) + _request(2, "round3", [{}, {}]))
-        proc.stdin.flush()
-        first, second = json.loads(proc.stdout.readline()), json.loads(proc.stdout.readline())
+        _send(proc, _request(1, "verifier", [ANSWER, CONTEXT]) + _request(2, "round3", [{}, {}]))
+        first, second = _read(proc), _read(proc)
+        assert proc.stdin is not None
         assert first["id"] == 1 and "deterministic_verifier_score" in first["result"]["namedScores"]
         assert second["id"] == 2 and second["result"]["reason"].startswith("Round 3: UNSCORED")
         proc.stdin.close()  # promptfoo gone: the pipe closes
         assert proc.wait(timeout=10) == 0
 
     def test_a_line_that_is_not_json_gets_an_error_reply_and_the_worker_goes_on(self) -> None:
-        proc = _start("--idle", "30")
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdout.readline()
-        proc.stdin.write(b"{not json\n" + _request(5, "round1", [{}, {}]))
-        proc.stdin.flush()
-        assert "not JSON" in json.loads(proc.stdout.readline())["error"]
-        assert json.loads(proc.stdout.readline())["id"] == 5
+        proc = _ready(b"{not json\n" + _request(5, "round1", [{}, {}]))
+        assert "not JSON" in _read(proc)["error"]
+        assert _read(proc)["id"] == 5
+        assert proc.stdin is not None
         proc.stdin.close()
         proc.wait(timeout=10)
 
@@ -379,12 +397,9 @@ class TestModelCallsThroughThePipe:
         return _request(rid, "judge", [ANSWER, context])
 
     def test_a_request_that_arrives_meanwhile_waits_its_turn(self, tmp_path: Path) -> None:
-        proc = _start("--idle", "30")
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdout.readline()
-        proc.stdin.write(self._judge_request(1, tmp_path) + _request(2, "verifier", [ANSWER, CONTEXT]))
-        proc.stdin.flush()
-        asked = json.loads(proc.stdout.readline())
+        proc = _ready(self._judge_request(1, tmp_path), _request(2, "verifier", [ANSWER, CONTEXT]))
+        assert proc.stdin is not None
+        asked = _read(proc)
         assert (
             asked["id"] == 1
             and asked["model"]["use"] == "spec"
@@ -398,12 +413,8 @@ class TestModelCallsThroughThePipe:
             "token_usage": usage,
             "cost": 0.01,
         }
-        proc.stdin.write(
-            (json.dumps({"model_reply": 99, "output": "a stale reply"}) + "\n").encode()
-        )  # ignored
-        proc.stdin.write((json.dumps(reply) + "\n").encode())
-        proc.stdin.flush()
-        judged, verified = json.loads(proc.stdout.readline()), json.loads(proc.stdout.readline())
+        _send(proc, {"model_reply": 99, "output": "a stale reply"}, reply)  # the stale one is ignored
+        judged, verified = _read(proc), _read(proc)
         assert judged["id"] == 1 and judged["result"]["pass"] is True
         assert judged["result"]["tokensUsed"] == {**usage, "cached": 0, "numRequests": 1}
         meta = judged["result"]["metadata"]
@@ -413,19 +424,11 @@ class TestModelCallsThroughThePipe:
         assert proc.wait(timeout=10) == 0
 
     def test_the_providers_error_is_an_unscored_row_naming_it(self, tmp_path: Path) -> None:
-        proc = _start("--idle", "30")
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdout.readline()
-        proc.stdin.write(self._judge_request(1, tmp_path))
-        proc.stdin.flush()
-        asked = json.loads(proc.stdout.readline())
-        proc.stdin.write(
-            (
-                json.dumps({"model_reply": asked["model"]["seq"], "error": "Ollama error: no model"}) + "\n"
-            ).encode()
-        )
-        proc.stdin.flush()
-        result = json.loads(proc.stdout.readline())["result"]
+        proc = _ready(self._judge_request(1, tmp_path))
+        assert proc.stdin is not None
+        asked = _read(proc)
+        _send(proc, {"model_reply": asked["model"]["seq"], "error": "Ollama error: no model"})
+        result = _read(proc)["result"]
         assert result["metadata"]["outcome"] == "unscored"
         assert unscored_reason(result).startswith("judge call failed (ollama:chat:standin): ")
         assert "Ollama error: no model" in result["reason"]
@@ -434,15 +437,10 @@ class TestModelCallsThroughThePipe:
 
     def test_once_serves_its_model_call_too(self, tmp_path: Path) -> None:
         proc = _start("--once")
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(self._judge_request(4, tmp_path))
-        proc.stdin.flush()
-        asked = json.loads(proc.stdout.readline())
-        proc.stdin.write(
-            (json.dumps({"model_reply": asked["model"]["seq"], "output": _v3_reply("No")}) + "\n").encode()
-        )
-        proc.stdin.flush()
-        result = json.loads(proc.stdout.readline())
+        _send(proc, self._judge_request(4, tmp_path))
+        asked = _read(proc)
+        _send(proc, {"model_reply": asked["model"]["seq"], "output": _v3_reply("No")})
+        result = _read(proc)
         assert (
             result["id"] == 4
             and result["result"]["pass"] is False
@@ -451,14 +449,11 @@ class TestModelCallsThroughThePipe:
         assert proc.wait(timeout=10) == 0
 
     def test_the_pipe_closing_while_a_reply_is_awaited_ends_the_worker(self, tmp_path: Path) -> None:
-        proc = _start("--idle", "30")
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdout.readline()
-        proc.stdin.write(self._judge_request(1, tmp_path))
-        proc.stdin.flush()
-        json.loads(proc.stdout.readline())
+        proc = _ready(self._judge_request(1, tmp_path))
+        assert proc.stdin is not None
+        _read(proc)  # the model call
         proc.stdin.close()  # promptfoo gone mid-call
-        result = json.loads(proc.stdout.readline())["result"]
+        result = _read(proc)["result"]
         assert "pipe to promptfoo closed" in result["reason"]
         assert proc.wait(timeout=10) == 0
 
