@@ -11,30 +11,10 @@ The schema is the seed's::
 ``lenient`` with every liberty listed in ``repairs``) or the rubric judge's
 :class:`~grounding_eval.judge.parse.ParseFailure`, whose ``error`` goes into the retry's constraints.
 Finding the JSON object is the one extractor every judge uses (:mod:`grounding_eval.judge.extract`), with
-its budgets and its decoder that notices repeated keys; only the reply's key differs.
-
-Refused (the reply is invalid; each pinned by ``tests/factuality/golden_replies.yaml``):
-
-* not one JSON object with ``claim_verifications``; two different such objects (a judge echoing JSON
-  injected into the target text before its own); invalid JSON, trailing commas, a cut-off reply;
-* a missing ``claim_verifications`` (or not a list), ``overall_factual_accuracy_score`` (number or
-  null) or ``total_verifiable_claims`` (a whole number ≥ 0);
-* given the target text (``judged_text``, or :func:`refuse_copied` after the fact): a scorecard the
-  target holds (the extractor's rule: never the reply, however reformatted), and a reply with a claim
-  copied from one (:func:`copied_claims`): the target is hostile, and what it holds is never a verdict;
-* per claim: a ``claim_id`` that is not non-empty text or repeats another; an empty ``claim_text`` or
-  ``judge_rationale``; a ``verification_result`` outside the four (after case folding); a ``score`` that is
-  not the one the result fixes (Supported 1, Partially Supported 0.5, Contradicted 0, Unverifiable null —
-  never rounded); a severity missing, null or outside the scale for scores 0 and 0.5, or a severity
-  level given for scores 1 and null; no ``evidence_quote`` for Supported or Contradicted; a key
-  repeated inside one object; more than :data:`MAX_CLAIMS` claims.
-
-Lenient, recorded as a repair (none can change a verdict, a score or a severity): a byte-order mark,
-code fences and prose around the object, the same object repeated verbatim; case, surrounding spaces
-and invisible characters in enum values and keys (``"supported"``, ``"major"``); extra fields (ignored);
-a missing ``overall_summary``; for scores 1 and null, a missing ``severity`` or the seed's validation
-enum's ``"none"`` read as null, and a missing ``evidence_quote`` where none is required read as null; a
-``judge_rationale`` over :data:`~grounding_eval.judge.parse.MAX_REASONING_CHARS` cut there with ``…``.
+its budgets and its decoder that notices repeated keys; only the reply's key differs. What is refused and
+what is repaired (only what cannot change a verdict, a score or a severity; each pinned by
+``tests/factuality/golden_replies.yaml``): docs/reference/factuality.md. The target text is hostile: a
+scorecard it holds, or a claim copied from one (:func:`copied_claims`), is never a verdict.
 """
 
 from __future__ import annotations

@@ -1,49 +1,16 @@
-r"""Finding an API key in what a server sent back, in each form servers echo it, so it can be scrubbed.
+"""Finding an API key in what a server sent back, in each form servers echo it, so it can be scrubbed.
 
 A judge API that echoes the key (an error body, a debugging proxy, a model repeating a header) must not
-get it into a reply, an error message or a cache file. Servers do not always echo it verbatim, so
-:func:`secret_pattern` builds one regular expression that matches, anywhere in a text:
+get it into a reply, an error message or a cache file, and servers seldom echo it verbatim:
+:func:`secret_pattern` builds one regular expression for the key as written, URL-, JSON-, HTML-entity-,
+hex- and base64-encoded, shortened (``sk-ab…wxyz``), in another case and without its vendor prefix. The
+forms and what is not found: docs/explanation/security.md#judges-and-keys. :func:`key_shape` finds text
+shaped like *some* key, for files where the key itself is not known (``share``).
 
-* the key as written, and URL-encoded (``urllib.parse.quote`` with any ``safe`` set, ``quote_plus``):
-  each character that needs it may appear as itself or as ``%XX`` (either hex case, UTF-8 bytes), or a
-  space as ``+``, in any mix; and JSON-escaped, as in an error body quoted undecoded (``\/``,
-  ``\u00e9``);
-* base64 of the key, standard (``+/``) or URL-safe (``-_``), with or without ``=`` padding; and base64
-  of a longer string with the key inside, such as ``Authorization: Basic base64(user:key)``. There a
-  character's value depends on its neighbours, so the key has three encodings, one per alignment of its
-  first byte in a 3-byte group; each is matched by the run of characters that depends on the key's
-  bytes alone. What is left beside the match are the one or two boundary characters that mix a few bits
-  of the key with bits of its neighbours: at most 4 bits of the key on each side, never a character of it;
-* shortened echoes, as many APIs print a rejected key: at least the first 3 characters, then ``…``
-  (or ``\u2026``, JSON's escape of it), two or more dots or two or more ``*``, then at least the last
-  3 characters (``sk-ab...wxyz``, ``sk-proj-****wxyz``); or at least the first 8 characters then such a
-  separator with nothing after (``sk-ant-api03-…``);
-* the key in another case (``SK-ANT-…``, a proxy that upper-cases headers): the literal, URL-encoded,
-  entity-encoded, hex and shortened forms ignore case (base64 does not: it is case-sensitive);
-* HTML-entity-encoded, as an HTML error page escapes it: each character as itself, ``&#NN;``,
-  ``&#xHH;`` or a named entity (``&sol;``, ``&plus;``, ``&amp;``), in any mix with the URL forms;
-* hex of the key's UTF-8 bytes, either case, contiguous (``736b2d…``), with ``\x`` before each byte
-  or with one ``:``, ``-`` or space between bytes, as debug dumps print it;
-* prefix-stripped: the key without its vendor prefix (``sk-``, ``sk-ant-api03-``: leading runs of
-  letters and digits each ended by ``-`` or ``_``), in every form above, when what is left still has
-  :data:`MIN_FORM_CHARS` characters.
-
-Limits (what is not found): the key reversed; base64 wrapped across lines (MIME's 76 columns), or of
-the key after another transform (URL-encoded, then base64); base64 or a URL-encoding nested twice; a
-shortened echo that shows only the end (``key ending in wxyz``); a key cut at a place that is not a
-prefix separator. The base64, hex and shortened forms and the prefix-stripped keys are only looked for
-when the key has at least :data:`MIN_FORM_CHARS` characters: for shorter ones they would match ordinary
-text.
-
-:func:`key_shape` is the other half: text that looks like *some* API key (vendor prefixes, a private
-key block, a literal value assigned to ``api_key``/``apiKey``/``token``/``password``), for files where
-the key itself is not known (``share`` scans every bundle member with it).
-
-Budget: the alternatives are literals, character classes, a chain of optional literals (the prefixes)
-and one separator run followed by an alternation of literals (the suffixes); nothing can match one text
-in two ways, so an attempt costs at most the length of the separator run plus a few times the key's
-length: O(len(text) x len(key)) at worst, and in practice one pass, since an attempt dies at its first
-character unless the text there looks like the key.
+Budget: literals, character classes, one chain of optional prefixes and one separator run before an
+alternation of suffixes. Nothing matches one text in two ways, so an attempt costs at most the separator
+run plus a few times the key's length (O(len(text) x len(key)) at worst), and in practice one pass: an
+attempt dies at its first character unless the text there looks like the key.
 """
 
 from __future__ import annotations

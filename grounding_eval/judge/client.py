@@ -3,46 +3,15 @@
 The rubric judge needs exactly one operation — "send this prompt, give me the text back" — from whichever
 model a round uses, plus recorded replies so an evaluation runs offline. Provider SDKs would add three
 heavy dependencies with three retry policies; the three wire formats (:mod:`._wire`) are small, and one
-retry loop and one cache (:mod:`.cache`) then behave the same for all of them.
+retry loop and one cache (:mod:`.cache`) then behave the same for all of them. It serves the CLI and the
+Python entry files; inside ``promptfoo eval`` the judges use promptfoo's own providers (:mod:`.host`).
 
-Provider ids are written the promptfoo way, so a config names the judge as it names any other model:
-
-* ``anthropic:messages:<model>`` — key ``ANTHROPIC_API_KEY``
-* ``openai:chat:<model>`` — key ``OPENAI_API_KEY`` (any compatible server, through ``base_url``)
-* ``google:<model>`` (Gemini) — key ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY``
-* ``replay:<path>`` — recorded judge replies (fixtures), never a model; each recording names the
-  answer it judged by :func:`answer_sha256`, and :meth:`ReplayJudgeClient.check_answer` refuses to
-  replay it for any other answer
-
-This client serves the grounding-eval CLI and the Python entry files, outside promptfoo. A judge's base
-URL comes only from its own setting (``base_url``: an assertion's ``config.base_url``, the CLI's
-``--base-url``, a provider's ``{id, config: {apiBaseUrl}}``), else the public API — never from
-``ANTHROPIC_BASE_URL``, ``OPENAI_BASE_URL`` or ``GOOGLE_BASE_URL``, which promptfoo's generation
-providers read: pointing the judge at a local server must not move generation there too. Inside
-``promptfoo eval`` the judges go through promptfoo's own providers instead (:mod:`.host`).
-
-Each reply reports the tokens its response says it spent (:class:`Usage`, read by the wire format); a
-reply served from the cache reports them as cached, none new. The cost is left unknown: the client
-keeps no price table.
-
-Everything that can be wrong with the configuration (unknown provider, missing key, impossible option,
-malformed fixture file) is raised by :func:`make_client`, before the first row is judged, never halfway
-through a run. API keys are read once, sent only in request headers, and scrubbed from anything the client
-hands back or writes down: replies, ``raw`` response JSON, cache files and error messages — verbatim,
-URL-encoded, base64-encoded and shortened (``sk-ab…wxyz``) echoes alike (:mod:`._redact` lists the forms
-and the limits). A response body is read as a stream and abandoned past :data:`MAX_RESPONSE_BYTES`.
-
-Every HTTP attempt has one overall deadline, ``timeout`` seconds from its start, covering the connection,
-the TLS handshake, sending the request, the response headers and the whole body: past it the
-connection's socket is shut down, whatever the server is doing (a body trickled a few bytes at a time,
-headers sent one line at a time, a server that accepts and never answers), and the attempt fails like
-a timeout. Per-read timeouts alone do not bound a call: a server that sends a byte before each read
-times out holds it forever. Attempts and waits then bound one :meth:`HttpJudgeClient.complete` call by
-:func:`worst_case_seconds`: ``(max_retries + 1) × timeout + max_retries × backoff_max`` (plus the
-reply's parsing, milliseconds).
-
-Proxies and CA bundles follow ``requests``' usual reading of the process environment (``HTTPS_PROXY``,
-``NO_PROXY``, ``REQUESTS_CA_BUNDLE``): judges are public APIs, often reached through an institution's proxy.
+Provider ids (``anthropic:messages:<model>``, ``openai:chat:<model>``, ``google:<model>``, ``replay:<path>``),
+keys, base URLs and proxies: docs/how-to/judge-provider.md. Every configuration error is raised by
+:func:`make_client`, before the first row. Keys are scrubbed from everything handed back or written
+(:mod:`._redact`). One deadline bounds each HTTP attempt whole — connection, TLS, request, headers and
+body — since per-read timeouts let a server that trickles a byte per read hold a call forever; a call
+then takes at most :func:`worst_case_seconds` (docs/explanation/performance.md).
 """
 
 from __future__ import annotations

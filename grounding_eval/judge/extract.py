@@ -2,30 +2,16 @@
 
 The rubric judge (:mod:`grounding_eval.judge.parse`), the factual-accuracy judge
 (:mod:`grounding_eval.factuality.parse`) and the docs-QA grader (:mod:`grounding_eval.docs_qa.reply`)
-differ only in their schema. Each passes :func:`read_reply` a :class:`ReplyShape` (the key that marks
-its reply object) and a validator; this module finds the object, and the validator says whether it is
-right. The steps, in order:
+differ only in their schema: each passes :func:`read_reply` a :class:`ReplyShape` (the key that marks its
+reply object) and a validator; this module finds the object, the validator says whether it is right.
+Refused outright: what is not text, longer than :data:`MAX_REPLY_CHARS`, or empty. Then strict (the whole
+reply one object that validates), then lenient (every top-level object with the key; each liberty a
+repair; two different ones refused, never chosen between).
 
-1. Refuse what is not text, longer than :data:`MAX_REPLY_CHARS`, or empty.
-2. **Strict:** the whole reply is one JSON object that validates with no repair.
-3. **Lenient:** find every top-level JSON object in the reply (past a byte-order mark, code fences and
-   prose), keep the ones with the shape's key, and validate the one chosen; every liberty is a repair.
-   Two different such objects are refused (the parser never picks one); the same one repeated is read
-   once.
-
-**An object from the judged text is never the reply.** The judged text (the answer under review, the
-target text) is model output and may hold a ready-made reply object for the judge to copy. When the
-caller passes it (``judged_text``), every object in it with the shape's key, nested ones included, is
-collected, and a reply object whose verdict-bearing part (the value under the key) equals one of them
-is an *echo*: never the reply, in the strict step or the lenient one. Equality is canonical, so a
-re-indented copy, keys in another order, case or white space changed inside strings, invisible
-characters in keys, and the neutralisation the prompt applied to the judged text (the caller's
-``neutralize``, which the judge saw instead of the raw text: ``<source`` written ``&lt;source``) all
-still count as the same object. The judge's own object beside an echo is read (the echo is a repair);
-an echo alone, or beside an own object that is invalid, is an invalid reply: the callers retry once
-with the error, then send the reply to the review queue. When the judged text is too broken to scan
-(more than :data:`MAX_BAD_OBJECTS` undecodable starts) and could hold such an object, every reply is
-refused: the outcome moves toward caution, never toward a verdict nobody checked.
+**An object from the judged text is never the reply** (``judged_text``: the answer may hold a ready-made
+reply for the judge to copy): an *echo*, found by canonical equality so reformatting cannot hide it, is
+never read, and a judged text too broken to scan refuses every reply — toward caution, never toward a
+verdict nobody checked. The rules: docs/explanation/security.md#the-answer-is-hostile.
 
 Budgets: linear in the reply's and the judged text's lengths. Decoding is tried only at a ``{`` that
 can start an object (``{`` then ``"`` or ``}``); a decoded object is skipped whole; after

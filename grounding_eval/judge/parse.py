@@ -5,32 +5,11 @@ The reply schema is ``{"criteria": {"<criterion_id>": {"verdict": "Yes"|"Partial
 
 :func:`parse_reply` never raises. It returns a :class:`ParsedReply` (``mode`` says whether the reply
 was exactly the schema, or needed lenient reading, and ``repairs`` lists every liberty taken) or a
-:class:`ParseFailure` whose ``error`` paragraph can be appended to a retry prompt as is.
-
-What lenient reading allows, and what it refuses (each decision is pinned by a row of
-``tests/golden/judge_replies.yaml``):
-
-* allowed, recorded as a repair: a leading byte-order mark; Markdown code fences and prose around the
-  JSON object; verdicts differing only in case, surrounding white space or invisible format characters
-  (``"yes"``, ``" PARTIAL "``); invisible format characters (zero-width space, joiner, BOM…) inside
-  keys; extra fields (top level, or beside ``verdict`` / ``reasoning``), which are ignored because they
-  cannot change a verdict; the same object repeated verbatim.
-* refused: a missing or unknown criterion; a verdict outside the enum after that normalization
-  (``"Maybe"``, ``1``, ``true``); an empty or non-text reasoning; a key repeated within one object (JSON
-  parsers silently keep the last, which would hide a disagreement); two JSON objects with a
-  ``criteria`` key that differ: the parser never picks one; invalid JSON, including trailing commas (a
-  model that emits them is not following the schema, and "fixing" them means guessing where an object
-  ends).
-* never the reply: a ``{"criteria": …}`` object the answer under review holds, when the caller passes
-  the answer (``judged_text``). The judge's own object beside such an echo is read (a repair); an echo
-  alone, or beside an invalid own object, is a failure (``tests/golden/injected_replies.yaml``).
-
-Reasoning text is kept exactly as written, up to :data:`MAX_REASONING_CHARS`: nothing is normalized,
-and a longer reasoning is cut there (``…`` appended), recorded as a repair, so never silently.
-
-Finding the object (the strict and lenient steps, echoes, and the budgets that keep the scan linear;
-a reply longer than :data:`MAX_REPLY_CHARS` is refused unread) is :mod:`grounding_eval.judge.extract`,
-shared with the factual-accuracy and docs-QA judges; this module is the rubric judge's validator.
+:class:`ParseFailure` whose ``error`` paragraph can be appended to a retry prompt as is. What lenient
+reading allows and refuses — only liberties that cannot change a verdict, each pinned by a row of
+``tests/golden/judge_replies.yaml`` — is docs/reference/rounds.md#the-judges-reply. Finding the object
+(strict and lenient steps, echoes, budgets) is :mod:`grounding_eval.judge.extract`, shared with the
+factual-accuracy and docs-QA judges; this module is the rubric judge's validator.
 """
 
 from __future__ import annotations

@@ -4,27 +4,13 @@ The prompt is ``rubrics/templates/judge.j2``, rendered with Jinja2 ``StrictUndef
 missing variable (a Round 3 rubric rendered without its High-Risk item, a template typo) fails loudly
 instead of leaving a blank in front of the judge.
 
-The answer is model output and may try to talk to its grader: close the answer section early, open a
-fake rubric, or print its own verdicts. Three defences, each cheap:
-
-1. The answer sits between ``<answer_under_review id="N">`` and ``</answer_under_review id="N">``, where
-   ``N`` is the first 12 hex digits of the answer's SHA-256. It is derived from the content (so the
-   prompt is deterministic and caches well), and an answer cannot contain its own nonce: changing the
-   answer to include it changes the nonce.
-2. :func:`neutralize` rewrites every opening of one of the template's section tags (:data:`SECTION_TAGS`)
-   inside untrusted text, ``<answer_under_review``, ``</criteria``, ``<source`` …, so that its ``<`` is
-   written ``&lt;``. Look-alikes are caught too: angle brackets a model reads as ``<`` (fullwidth
-   ``＜``, ``‹``, ``〈`` …) and the HTML references ``&#60;``, ``&#x3c;``, ``&lt;`` (rewritten to the one
-   defused form ``&lt;``); invisible characters between ``<`` and the name or inside it (zero-width
-   space, variation selector U+FE0F, Hangul filler U+3164, braille blank U+2800, tag characters
-   U+E0000–U+E007F …: the one list is ``_INVISIBLE_RANGES``); fullwidth letters (``ｓｏｕｒｃｅ``) and
-   Cyrillic or Greek letters drawn like Latin ones (``ѕоurсе``) in the name. Nothing else in the text
-   changes, and neutralizing twice changes nothing more.
-3. The system prompt tells the judge that anything inside the answer (instructions, grades, JSON) is
-   content to grade, not instructions.
-
-The question, sources, jurisdiction and High-Risk item fields are neutralized the same way: the
-High-Risk set is an adversarial red-team set, so its questions are untrusted too.
+The answer is model output and may try to talk to its grader: close its section early, open a fake
+rubric, print its own verdicts. Three cheap defences (docs/explanation/security.md#the-answer-is-hostile):
+its section's tags carry a nonce from its own SHA-256, which no answer can contain; :func:`neutralize`
+defuses every opening of a section tag (:data:`SECTION_TAGS`) in untrusted text — question, sources,
+jurisdiction and High-Risk fields too — look-alike brackets, HTML references, invisible characters
+(``_INVISIBLE_RANGES``) and look-alike letters included, changing nothing else and nothing more when run
+twice; and the system prompt says the answer is content to grade, not instructions.
 """
 
 from __future__ import annotations

@@ -1,40 +1,18 @@
 """The judge as a promptfoo assertion: render the rubric, ask the judge model, parse strictly, score.
 
-One call per row and rubric. The flow, and what can come back:
+One call per row and rubric:
 
-1. The rubric (``config.rubric``: a rubric id, found in the pack's ``rubrics/`` as the composites find it,
-   or a path; else the round's rubric from the test's metadata) is rendered with the question, the answer
-   (hostile: delimited and neutralized), the sources the model was actually given (source vars found in
-   the rendered prompt) and the High-Risk item's fields the rubric names (``item_variables``) from the
-   test's metadata.
-2. The judge provider is ``$GROUNDING_EVAL_JUDGE_PROVIDER``, else ``config.provider``, else the test's
-   ``options.provider`` (promptfoo's grader setting); ``{dataset}`` in it stands for the test's dataset
-   folder, so recorded replies travel with the dataset. None of them set, or a missing API key: an explicit
-   ``ERROR`` result naming what to set — never a silent fallback.
-3. A recorded judge (``replay:``) grades only the answer its reply was recorded for: each recording
-   carries the SHA-256 of that answer (:func:`~grounding_eval.judge.client.answer_sha256`), and an answer
-   with another hash — a live model's, say, when ``-r file://providers/live.yaml`` was run without a live
-   judge — gets an explicit ``ERROR (judge not run)`` naming both hashes and ``$GROUNDING_EVAL_JUDGE_PROVIDER``,
-   not the recording's verdict. A recording without a hash is replayed only when the answer is a
-   recording too (the replay provider's response carries ``metadata.recorded_fixture``), and the reason
-   says so.
-4. The judges' one loop (:func:`grounding_eval.judge.pipeline.run_judge`) asks, parses strictly then
-   leniently, and, if the reply still does not fit the schema, asks once more with the validation error
-   appended; a second failure writes the item (test, prompt, raw replies, errors) to the review queue
-   (``config.review_queue``, default ``results/judge_review_queue.jsonl``) and returns an explicit
-   ``ERROR (judge unscored)`` result with no named scores. A judge call that fails for good is
-   ``ERROR (judge unscored): judge call failed (<provider>): …`` (an invalid reply received before it
-   is queued). Only replies that parse are cached, so a re-run asks the judge again; and the queue never
-   holds the same entry twice (:func:`~grounding_eval.judge.review_queue.enqueue_review`). Every
-   outcome's prompt and replies go to the audit log (``config.audit_dir``). Every result says its outcome
-   in ``metadata.outcome`` (pass / fail / unscored, with ``unscored_reason``: :mod:`grounding_eval.outcome`);
-   the ``ERROR (…)`` line is built from it for the viewer, and nothing reads it back.
-5. Otherwise: one named score, the rubric's ``<rubric>.llm_judge_score``; one ``componentResult`` per
-   criterion (value ``judge <rubric>: <criterion>``) with its verdict, the judge's sentence and its score
-   (Yes=1, Partial=0.5, No=0, negative criteria inverted so higher is always better); and in
-   ``metadata.judge`` the verdicts (``{criterion: "Yes"}``), the dimensions' scores and the evidence:
-   rubric id and version, prompt version, provider and model, timestamp, the answer's SHA-256 (so a live
-   judgment can become a recording) and the audit record holding the rendered prompt and raw reply.
+1. The rubric (``config.rubric``, else the round's) is rendered with the question, the answer (hostile:
+   delimited and neutralized), the sources the model was shown and the High-Risk fields it names.
+2. The provider: ``$GROUNDING_EVAL_JUDGE_PROVIDER``, else ``config.provider``, else the test's grader
+   (docs/how-to/judge-provider.md); none, or a missing key, is an explicit ``ERROR`` naming what to set.
+3. A recording (``replay:``) grades only the answer whose SHA-256 it carries; any other answer is
+   ``ERROR (judge not run)`` naming both hashes, never the recording's verdict.
+4. The judges' one loop (:func:`grounding_eval.judge.pipeline.run_judge`): one retry with the validation
+   error, then the review queue and an unscored result with no named scores; every outcome audited, and
+   said in ``metadata.outcome`` (:mod:`grounding_eval.outcome`), from which the ``ERROR (…)`` line is built.
+5. Scored: one named score, ``<rubric>.llm_judge_score``; one ``componentResult`` per criterion; the
+   verdicts and evidence in ``metadata.judge`` (docs/reference/rounds.md).
 
 The assertion passes when ``llm_judge_score`` ≥ 0.5 and no dimension was forced to No by an override
 (v4's source_fidelity rule); a round's composite (:mod:`grounding_eval.scoring`) decides the row.

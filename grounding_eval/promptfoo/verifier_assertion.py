@@ -6,65 +6,8 @@ GradingResult comes back: an unreadable data file or an unexpected exception bec
 ``ERROR`` result (pass false, no named scores, ``metadata.outcome`` unscored with its ``unscored_reason``:
 :mod:`grounding_eval.outcome`) whose reason names the problem — never a quiet score.
 
-Assertion ``config:`` keys (all optional):
-
-``allowlist``, ``orgs``
-    Allowlist and organization directory files. Default: the dataset's own — ``allowlist.txt`` (or
-    ``.csv``) and ``organizations.yaml`` in the test's dataset folder (``metadata.dataset``, set by the
-    test generator; else ``config.dataset``; else ``$GROUNDING_EVAL_DATASET``). A dataset without an
-    allowlist file gets one built from its index on load; a dataset without a directory, and a test with
-    no dataset at all, use the pack's sample files (``datasets/sample/``). The reason and
-    ``metadata.verifier_inputs`` name the files used and their record counts. Relative paths are
-    relative to the directory promptfoo runs in.
-``citations``
-    The citation index (``citations.yaml``: the sections a dataset lists and the codes it lists
-    completely). Default: the dataset's own ``citations.yaml``; none when it has none (every citation
-    not in the reference text is then UNCHECKED offline).
-``liveness``
-    ``offline`` (default) or ``live``. ``$GROUNDING_EVAL_LIVENESS`` beats the config, so one variable
-    switches every shipped config to live checking without editing it.
-``liveness_snapshot``, ``liveness_cache``, ``allow_hosts``, ``dns_server``
-    A recorded liveness CSV consulted first; the on-disk cache (default
-    ``.cache/grounding-eval/liveness.sqlite``); hosts exempt from the private-address refusal; the DNS
-    server (``host[:port]``) asked in live mode (default: the system's resolver).
-``url_deadline``, ``answer_budget``, ``max_urls_checked``
-    Live mode's limits: seconds one URL may take in all (default 10), seconds of checks one answer may
-    spend (default 30), URLs checked per answer (default 50); past them a URL is UNCHECKED and says why.
-``jurisdiction_var``
-    The var holding the user's state (default ``jurisdiction``).
-``source_vars``
-    Vars holding the item's **reference text**, the text quotes are checked against (default
-    ``[jkb_full_content]``: the articles selected for the item, which the pack's generator puts in every
-    test's vars under C0, C1 and C1.5 alike). It counts whether or not it is in the rendered prompt, so
-    the same answer text gets the same verdict under every condition and round. With the default, a
-    test from the generator (``metadata.full_content_ids`` and a dataset) has its text split into its
-    articles, so a finding names the article it matched. Each finding says whether the model was shown
-    that text ("shown to the model" / "not shown to the model"): information, never a verdict change.
-    An item with no reference text (an empty var, or one the generator's ``metadata.grounding_missing``
-    names) makes every quote ``NO_SOURCE``, in every condition.
-``quote_sources``
-    ``reference`` (default): the reference text above. ``article_cache``: that, widened by every other
-    article in the dataset's article cache (the same in every condition; a quote found there names
-    the article). ``shown``: only the reference text that is in the rendered prompt — the rule before
-    issue 18, under which every quote is ``NO_SOURCE`` under C0 and C1: measured, the same answer with
-    a fabricated quote and the same all-Yes judge then scores 1.0 PASS under C0 and C1 but 0.7 FAIL
-    under C1.5 (Round 3), which biases every C1.5 − C0 comparison against C1.5.
-``meaning_change``
-    ``hard`` (default; this pack's decision): a scored quote whose differing words change a number, a
-    negation or a modal misstates a legal rule, a hard failure (``hallucinated_citation``) scored 0.
-    ``soft``: it stays ``PARTIAL`` (0.5), no hard failure.
-``quotation``
-    ``scored`` or ``information``. Default: the round's rule from the test's ``metadata.quotation`` (the
-    methods document scores quotes in Rounds 2b and 3 only), else ``scored``.
-``question_var``
-    The var holding the user's question (default ``question``): quotes of it are not source claims.
-``quote_near``, ``quote_partial``
-    Override the quotation thresholds.
-``chips``
-    ``verdict`` (default): the row's one named score is ``deterministic_verifier_score``; each check's
-    score (``url_allowlist_score``, ``phone_org_score``, …) is in ``metadata.verifier.scores`` and its
-    line in the check's component. ``checks``: each check's score is a named score too (the verifier demo,
-    where the checks are what a reviewer reads; at most six chips).
+The assertion's ``config:`` keys, their defaults and why (``source_vars`` is the item's reference text in
+every condition; ``quote_sources: shown`` biases C1.5 − C0, measured): docs/reference/assertions.md#the-verifier.
 """
 
 from __future__ import annotations

@@ -7,39 +7,8 @@ layout, so the pairing (:class:`~grounding_eval.verifier.phones.Pairing`) asks t
 about a contact's position: which block bounds the search for a name nearby (a table cell, a card,
 a footnote, a definition line: names outside it are not the contact's), and which organization the
 block gives its contacts for when no name nearby pairs (the row's, the card's, the footnote's).
-
-The rules (docs/verifier/pairing.md says the same for readers of the report):
-
-* **Table row.** A Markdown table (a header row, a delimiter row such as ``|---|:-:|``, then its
-  rows; outer pipes optional) gives each row's contacts for the organization of its organization
-  column: the first header cell saying *organization*, *provider* or *agency*, else *name*, else
-  *program* or *resource*. Without such a column, the first cell naming an organization names the row's. A name
-  cell naming no directory organization, or two, gives none; a table without an organization
-  column whose row names none is a table of one organization's offices, and its rows take the card's
-  or section's organization they are in. A name in the contact's own cell ("…; downstate, Land of
-  Lincoln Legal Aid at (877) 342-7891") still pairs first.
-* **Heading.** A heading (``#``, or a line underlined with ``===`` or ``---``) naming exactly one
-  organization owns its section: every line up to the next heading, whatever its level. A heading
-  naming none (a topic: "Illinois", "Where to get help") or two owns nothing, and still ends the
-  section before it — except a deeper one that labels a part of its parent's section ("### Contact",
-  "### How to apply"), which keeps the parent's organization.
-* **Card.** A line that is only a bold name (``**Legal Aid Chicago**``, ``1. **Legal Aid
-  Chicago**``), or only a directory name, plain or italic, with or without a colon, owns the rest of
-  its block: the lines under it up to a blank line (the block after a blank line too when the name
-  stands alone), the next heading, the next name line, a horizontal rule, or, for a name that is a
-  list item, the next item at its level. A bold name the directory does not know is a
-  card too, owning nothing, so the next card never inherits the previous one. A known name may
-  carry a short aside (``**Legal Aid Chicago** (Cook County)``). A bold label (``**Phone:**``,
-  ``**Main office:**``) is not a name.
-* **Bold-name bullet.** A list item that starts with a bold organization name (``- **Lone Star
-  Legal Aid** — …``) owns the whole item: its wrapped and nested lines, across semicolons and
-  sentences. A bullet headed by a bold name the directory does not know owns nothing, and keeps the
-  card or section around it from claiming its contacts.
-* **Footnote.** A footnote definition (``[^1]: …`` and its indented lines) gives its contacts for
-  the first organization it names, and only for that one: neither the text the footnote marks nor
-  the footnote above is its source.
-* **Reference definition.** A ``[label]: url`` line is a block of its own; what its URL is credited
-  to is decided by the link that uses it (:mod:`~grounding_eval.verifier.link_refs`).
+The rules for table rows, headings, cards, bold-name bullets, footnotes and reference definitions are
+docs/verifier/pairing.md#in-layouts, written for readers of the report.
 
 Budget: one pass over the lines (``str.split`` and a few anchored matches per line; a line that
 starts with none of the markers is passed over with one test of its first character), one pass

@@ -1,79 +1,12 @@
 """Find the web addresses an answer cites, and put them in one form that can be compared.
 
 Links are the part of a legal-aid answer a reader acts on first, and the part a model most easily
-invents. The verifier therefore has to see every link a reader would see — full URLs, Markdown links,
-autolinks and bare domains such as ``illinoislegalaid.org/legal-information/eviction`` — without
-mistaking abbreviations ("e.g.", "U.S."), file names (``script.py``) or e-mail addresses for links.
-It then compares links with an allowlist in a form where cosmetic differences (``www.``, ``http`` versus
-``https``, tracking parameters, a trailing slash, fragments) do not matter but different pages stay
-different.
-
-Extraction rules (each one is a decision; the tests pin them):
-
-* Only ``http``/``https`` links are reported. ``ftp:``, ``mailto:``, e-mail addresses, protocol-relative
-  ``//host`` links and bare IP addresses (``4.4.4.4``, which look like statute section numbers) are not:
-  a legal-aid reader cannot follow them as web pages, and the allowlist only holds web pages.
-* A URL with an explicit scheme is reported whatever its host (``http://localhost:8000``); liveness
-  checking decides what it is worth.
-* A bare domain is reported only when its last labels are a real ICANN public suffix in the
-  ``tldextract`` snapshot bundled with the pinned version (never downloaded), there is a name before
-  the suffix, the suffix is written in one case (``lawhelp.org``, ``LAWHELP.ORG`` and ``LawHelp.org``
-  are links; ``Cal.App`` and ``Pa.St`` — legal citations — are not), and it is not glued to a word,
-  a path (``/dir/file.pl``), or an ``@`` (e-mail).
-* Suffixes that are also common file extensions (:data:`FILE_EXTENSION_SUFFIXES`: ``.py``, ``.md``,
-  ``.sh``, ``.zip`` ...) count only with a ``www.`` prefix or a path (``readme.md`` is a file name,
-  ``www.example.md`` and ``example.md/page`` are links).
-* Trailing ``. , ; : ! ? *`` are punctuation, not part of the link; a closing ``)``, ``]``, ``}`` or
-  ``'`` is trimmed only when unbalanced inside the link, so ``https://en.wikipedia.org/wiki/Foo_(bar)``
-  keeps its parenthesis. Also prose at a link's end: a possessive ``'s``, a footnote or citation marker
-  (``[^1]``, ``[2]``), an entity reference (``&gt;``, GFM's rule) and the closing half of emphasis the
-  link opened with (``_…_``, ``~~…~~``; ``_http://x`` with no closing half is glued to a word, no link).
-  Whitespace, ``< > " \\ ` |``, curly quotes, zero-width spaces, full-width punctuation, en and em
-  dashes, the ellipsis character and emoji end a link (a browser would percent-encode all of them).
-* Chinese, Japanese and Korean text has no spaces between words: a bare domain touching those scripts
-  is not glued to a word (``请访问lawhelp.org获取帮助``), and a bare host is written in other scripts
-  (an ideographic host needs its scheme).
-* In a Markdown link ``[text](dest)`` (or ``(<dest> "title")``; one level of parentheses inside the
-  destination) the destination is a mention with ``link_text`` set. A bare-domain destination counts
-  (the model meant the site, not a relative path); relative and ``mailto:`` destinations do not. A URL
-  written inside the link text is a separate mention of its own (a reader sees it), so
-  ``[https://a.org](https://b.org)`` yields two mentions — unless it is the destination itself
-  (``[https://a.org](https://a.org)``, ``[a.org](https://a.org/)``: the same URL once normalized) or
-  its host alone (``[a.org](https://www.a.org/page)``, the citation style of chat interfaces), which
-  a reader sees as one link: one mention, the destination.
-* A reference-style link (``[text][label]``, ``[text][]``, ``[label]``) holds no URL; its definition
-  ``[label]: url`` does, and is one mention whatever the number of links using it, with the text of
-  the first link using it as ``link_text`` (``None`` when no link uses it: its line is then read as
-  prose, label and title included; see :mod:`~grounding_eval.verifier.link_refs`).
-
-Normalization rules (:func:`normalize_url`), for allowlist lookup only — never for fetching:
-
-* ``http`` and ``https`` compare equal: the output always says ``https``. A model that writes ``http://``
-  for a page served over ``https`` cites the same page.
-* Host lower-cased, IDNA-encoded to ASCII, trailing dot and leading ``www.`` labels removed; userinfo
-  dropped; ports 80 and 443 dropped whatever the scheme (dropping only the scheme's own default would not
-  be idempotent once the scheme is folded to ``https``).
-* Path: percent-escapes upper-cased, escaped unreserved characters decoded, other characters escaped,
-  ``.``/``..`` segments resolved, trailing slashes removed (``/`` becomes no path). Case is kept: paths
-  are case-sensitive.
-* Query: parameters in :data:`TRACKING_PARAMS` dropped, the rest sorted by name (stable, so repeated names
-  keep their order) — a reordered query names the same page, and the normal form is only a lookup key.
-* Fragment dropped.
-
-Which hosts can exist at all (:func:`suffix_problem`), decided offline from the same bundled snapshot:
-
-* A domain name whose last label is not a top-level domain in the ICANN section of the public suffix
-  list cannot be in the public DNS, so no reader can open it: ``help.illinois-legal-aid``,
-  ``legal-aid.example``, ``printer.local``, ``intranet.internal``. A single-label host (``legalaid``)
-  is the same case. Private suffixes (``github.io``) are not consulted: every one of them sits under an
-  ICANN top-level domain, so they could not change the answer.
-* Not this rule: IP literals and hosts whose last label is a number (browsers read
-  ``http://2130706433/`` as ``http://127.0.0.1/``); ``localhost`` and names under ``.localhost``
-  (RFC 6761 reserves them for the local machine: they exist everywhere, and liveness refuses them); a
-  host that is itself a public suffix or a bare TLD (``co.uk``, ``http://org/``); ``.onion`` and
-  ``home.arpa``, which the snapshot lists as ICANN suffixes.
-* Known limit: a TLD delegated after the pinned ``tldextract`` release is unknown here until the pin
-  moves; the pin is what keeps a verdict reproducible.
+invents: the verifier sees every link a reader would see (full URLs, Markdown links, autolinks, bare
+domains) without mistaking abbreviations, file names or e-mail addresses for links, and compares them
+with the allowlist in a form where cosmetic differences do not matter but different pages stay
+different. The extraction, normalization and can-this-host-exist rules, each a decision the tests pin:
+docs/verifier/urls.md. Known limit: a TLD delegated after the pinned ``tldextract`` release is unknown
+here until the pin moves; the pin is what keeps a verdict reproducible.
 """
 
 from __future__ import annotations
