@@ -27,6 +27,9 @@ import math
 import os
 import re
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -46,6 +49,7 @@ __all__ = [
     "read_json",
     "read_text",
     "read_yaml",
+    "recording_reads",
     "write_bytes_atomic",
     "write_text_atomic",
 ]
@@ -163,6 +167,21 @@ def open_checked(path: str | Path, kind: FileKind = DATA, *, inside: str | Path 
     return os.fdopen(fd, "rb")
 
 
+_READS: ContextVar[list[Path] | None] = ContextVar("grounding_eval_reads", default=None)
+
+
+@contextmanager
+def recording_reads() -> Iterator[list[Path]]:
+    """Every file :func:`read_bytes` (and so every reader here) reads inside the block, in order: what a
+    value built from files must be keyed on to be kept (:mod:`grounding_eval.built_cache`)."""
+    reads: list[Path] = []
+    token = _READS.set(reads)
+    try:
+        yield reads
+    finally:
+        _READS.reset(token)
+
+
 def read_bytes(path: str | Path, kind: FileKind = DATA, *, inside: str | Path | None = None) -> bytes:
     """Return the file's bytes, if it is a regular file within ``kind``'s limit (and ``inside``).
 
@@ -176,6 +195,9 @@ def read_bytes(path: str | Path, kind: FileKind = DATA, *, inside: str | Path | 
             raise DataError(path, f"cannot read: {exc.strerror or exc}") from None
     if len(data) > kind.max_bytes:
         raise DataError(path, f"grew while being read, past the {_limit(kind)} a {kind.name} may be")
+    reads = _READS.get()
+    if reads is not None:
+        reads.append(Path(path))
     return data
 
 

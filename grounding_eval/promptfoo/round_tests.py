@@ -34,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from grounding_eval.data.conditions import ConditionVars, condition_vars
+from grounding_eval.data.conditions import PROMPTS_DIR, ConditionVars, condition_vars
 from grounding_eval.data.dataset import load_dataset, resolve_dataset_dir
 from grounding_eval.data.records import HighRiskItem, Query
 from grounding_eval.data.rounds import ROUNDS, Round, round_items, size_warnings
@@ -168,6 +168,40 @@ def _dataset(root: str) -> Any:
 
 @lru_cache(maxsize=4096)
 def _blocks(root: str, query_id: str) -> dict[str, str]:
+    # A type: python entry is a fresh process per row: kept on disk while the dataset's files are unchanged.
+    from grounding_eval.built_cache import cached_build
+
+    blocks: dict[str, str] = cached_build(
+        "source-vars", (str(Path(root).resolve()), query_id), Path(root),
+        lambda: _built_blocks(root, query_id), _block_rules(), accept=_are_blocks,
+    )  # fmt: skip
+    return blocks
+
+
+def _are_blocks(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and set(value) == set(SOURCE_VARS)
+        and all(isinstance(v, str) for v in value.values())
+    )
+
+
+@lru_cache(maxsize=1)
+def _block_rules() -> tuple[Path, ...]:
+    """The code and templates that decide a test's blocks: the data package, the condition templates, this
+    module, the file reader and the libraries that validate and render (their version files)."""
+    from importlib.util import find_spec
+
+    package = Path(__file__).resolve().parents[1]
+    libraries = [find_spec(name) for name in ("jinja2", "pydantic")]
+    return (
+        *sorted((package / "data").glob("*.py")), package / "files.py", Path(__file__).resolve(),
+        *sorted(p for p in PROMPTS_DIR.iterdir() if p.is_file()),
+        *(Path(spec.origin) for spec in libraries if spec is not None and spec.origin),
+    )  # fmt: skip
+
+
+def _built_blocks(root: str, query_id: str) -> dict[str, str]:
     dataset = _dataset(root)
     try:
         item = dataset.item(query_id)

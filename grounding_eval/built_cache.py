@@ -1,0 +1,100 @@
+"""A value built from a dataset's files, kept on disk and used again only while those files are unchanged.
+
+A ``type: python`` entry is a fresh process per row, and when the beforeAll hook has lifted a test's
+source vars out of its vars, each such process rebuilt them from the dataset: loading and validating it
+(pydantic) cost ~100 ms a process. Here the built value is kept as JSON with what it was built from —
+the SHA-256 of every file the build read (:func:`grounding_eval.files.recording_reads`) and the names in
+each folder they lie in and in the dataset folder (so a file the build would now also read, such as a
+new article, is noticed) — and used again only when all of these are as recorded; otherwise it is built
+again. Keyed, never trusted, as the verifier's resource cache (:mod:`grounding_eval.verifier.resource_cache`):
+a bad entry costs a rebuild, never a wrong value; entries are written whole (temporary file, rename); a
+folder that cannot be written is not used. The code that builds the value is part of the entry's name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, Final
+
+from grounding_eval.errors import DataError
+from grounding_eval.files import read_bytes, recording_reads, write_text_atomic
+
+__all__ = ["CACHE_DIR", "cached_build"]
+
+CACHE_DIR: Final = Path(".cache") / "grounding-eval"
+"""Beside the verifier's compiled resources, relative to where promptfoo was launched."""
+_FORMAT: Final = 1
+
+
+def cached_build(
+    kind: str,
+    name: Iterable[str],
+    folder: Path,
+    build: Callable[[], Any],
+    rules: Iterable[Path],
+    *,
+    accept: Callable[[Any], bool],
+    cache_dir: Path = CACHE_DIR,
+) -> Any:
+    """``build()`` (a JSON value), or what it returned before from the same files, folder and rules.
+
+    ``name`` says which value (e.g. the dataset folder and an item id); ``folder`` is the one whose names
+    are checked besides the folders of the files read; ``rules`` are the source files whose code decides
+    the value; ``accept`` says whether a stored value has the shape ``build`` returns.
+    """
+    digest = hashlib.sha256()
+    for part in (str(_FORMAT), kind, *name):
+        digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    for rule in rules:
+        digest.update(_file_digest(rule).encode() + b"\0")
+    entry = cache_dir / f"{kind}-{digest.hexdigest()[:40]}.json"
+    try:
+        stored = json.loads(entry.read_bytes())
+        if (
+            stored["format"] == _FORMAT
+            and _unchanged(stored["files"], stored["folders"])
+            and accept(stored["value"])
+        ):
+            return stored["value"]
+    except Exception:
+        pass  # no entry, or one that cannot be read: build
+    with recording_reads() as reads:
+        value = build()
+    files = {str(path): _file_digest(path) for path in reads}
+    folders = {str(f): _names(f) for f in {folder, *(Path(path).parent for path in files)}}
+    _write(entry, {"format": _FORMAT, "files": files, "folders": folders, "value": value})
+    return value
+
+
+def _unchanged(files: dict[str, str], folders: dict[str, str]) -> bool:
+    return all(_file_digest(Path(p)) == d for p, d in files.items()) and all(
+        _names(Path(f)) == d for f, d in folders.items()
+    )
+
+
+def _file_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(read_bytes(path)).hexdigest()
+    except Exception as exc:  # (a file gone or unreadable since: its own mark, never a match)
+        return f"unreadable: {exc}"
+
+
+def _names(folder: Path) -> str:
+    try:
+        return hashlib.sha256(
+            "\0".join(sorted(os.listdir(folder))).encode("utf-8", "surrogatepass")
+        ).hexdigest()
+    except OSError as exc:
+        return f"unreadable: {exc}"
+
+
+def _write(entry: Path, stored: dict[str, Any]) -> None:
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(entry, json.dumps(stored, ensure_ascii=False))
+    except (OSError, DataError, TypeError, ValueError):
+        pass  # a cache that cannot be written, or a value that is not JSON, is not kept; the value is the same
