@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,9 @@ from typing import Any
 import pytest
 
 from grounding_eval.built_cache import cached_build
+from grounding_eval.data.conditions import render_prompt
+from grounding_eval.data.dataset import load_dataset
+from grounding_eval.data.recorded_answers import load_recorded_answers
 from grounding_eval.errors import DataError
 from grounding_eval.files import read_text
 from grounding_eval.promptfoo import round_tests
@@ -152,3 +157,57 @@ def test_a_rows_source_vars_are_kept_until_its_articles_change(
         for t in round_tests.generate_tests({"dataset": "sample", "round": "3"}, pack_root=REPO)
     }
     assert again["jkb_full_content"] == fresh["hr-mi-deposit-01"]["vars"]["jkb_full_content"]
+
+
+_ENTRY_CALL = """
+import importlib.util, json, os, sys
+sys.path.insert(0, os.path.dirname(sys.argv[1]))  # as promptfoo's wrapper.py: import the file, call it
+spec = importlib.util.spec_from_file_location("entry", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+output, context = json.loads(sys.stdin.read())
+result = module.get_assert(output, context)
+print(json.dumps({"result": result, "pydantic": "pydantic" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize("entry", ["verifier.py", "judge.py"])
+def test_a_lifted_row_graded_in_a_fresh_process_does_not_load_the_dataset_again(
+    tmp_path: Path, entry: str
+) -> None:
+    """A type: python entry given a row whose source vars the beforeAll hook lifted grades it as the row
+    with them; from the second process on it reads the kept blocks, and pydantic (the dataset's validation,
+    ~100 ms) is not imported."""
+    (test,) = [
+        t
+        for t in round_tests.generate_tests(
+            {"dataset": str(REPO / "datasets" / "sample"), "round": "3"}, pack_root=REPO
+        )
+        if t["metadata"]["query_id"] == "hr-mi-deposit-01"
+    ]
+    names = test["metadata"]["source_vars"]
+    config = {"liveness": "offline"} if entry == "verifier.py" else {
+        "rubric": "round3", "provider": f"replay:{REPO}/datasets/sample/judge_replies/round3.yaml"}  # fmt: skip
+    sample = load_dataset(REPO / "datasets" / "sample")
+    output = load_recorded_answers(REPO / "datasets" / "sample" / "recorded_answers.yaml")[
+        ("hr-mi-deposit-01", "C1.5")
+    ].answer
+    prompt = render_prompt("C1.5", sample.item("hr-mi-deposit-01"), sample)  # the judge reads C1.5 from it
+
+    def graded(vars_: dict[str, Any]) -> dict[str, Any]:
+        context = {"vars": vars_, "test": {"vars": vars_, "metadata": test["metadata"]}, "config": config,
+                   "prompt": prompt}  # fmt: skip
+        done = subprocess.run([sys.executable, "-c", _ENTRY_CALL, str(REPO / "assertions" / entry)], cwd=tmp_path,
+                              input=json.dumps([output, context]), capture_output=True, text=True, check=True)  # fmt: skip
+        return json.loads(done.stdout)
+
+    lifted = {k: v for k, v in test["vars"].items() if k not in names}
+    whole = graded(test["vars"])
+    first, second = graded(lifted), graded(lifted)
+    assert [first["result"].get(k) for k in ("pass", "score", "reason")] == [
+        whole["result"].get(k) for k in ("pass", "score", "reason")
+    ]
+    assert first["result"]["metadata"]["outcome"] in ("pass", "fail"), first["result"]["reason"]  # graded
+    verdict = ("pass", "score", "reason", "namedScores")  # (the judge's record holds its time)
+    assert [second["result"].get(k) for k in verdict] == [first["result"].get(k) for k in verdict]
+    assert not second["pydantic"]
