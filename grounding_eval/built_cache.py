@@ -14,6 +14,7 @@ folder that cannot be written is not used. The code that builds the value is par
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -23,7 +24,7 @@ from typing import Any, Final
 from grounding_eval.errors import DataError
 from grounding_eval.files import read_bytes, recording_reads, write_text_atomic
 
-__all__ = ["CACHE_DIR", "cached_build"]
+__all__ = ["CACHE_DIR", "cached_build", "library_file"]
 
 CACHE_DIR: Final = Path(".cache") / "grounding-eval"
 """Beside the verifier's compiled resources, relative to where promptfoo was launched."""
@@ -68,6 +69,14 @@ def cached_build(
     folders = {str(f): _names(f) for f in {folder, *(Path(path).parent for path in files)}}
     _write(entry, {"format": _FORMAT, "files": files, "folders": folders, "value": value})
     return value
+
+
+def library_file(package: str, name: str) -> Path:
+    """A file of an installed package (its version file, for a key), found without importing the package;
+    a package that is not installed gives a path that does not exist, and so a mark of its own."""
+    spec = importlib.util.find_spec(package)
+    folders = spec.submodule_search_locations if spec else None
+    return Path(next(iter(folders))) / name if folders else Path(package)
 
 
 def _unchanged(files: dict[str, str], folders: dict[str, str]) -> bool:

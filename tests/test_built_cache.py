@@ -211,3 +211,13 @@ def test_a_lifted_row_graded_in_a_fresh_process_does_not_load_the_dataset_again(
     verdict = ("pass", "score", "reason", "namedScores")  # (the judge's record holds its time)
     assert [second["result"].get(k) for k in verdict] == [first["result"].get(k) for k in verdict]
     assert not second["pydantic"]
+
+
+def test_a_rows_blocks_are_keyed_on_the_validating_and_rendering_libraries_versions() -> None:
+    """pydantic's version is in pydantic/version.py (its __init__ only imports it), jinja2's in __init__.py:
+    an upgrade of either changes the key."""
+    rules = round_tests._block_rules()
+    assert all(path.is_file() for path in rules)
+    assert {(p.parent.name, p.name) for p in rules} >= {
+        ("pydantic", "version.py"), ("jinja2", "__init__.py"), ("data", "conditions.py"), ("prompts", "jkb_full_content.j2")
+    }  # fmt: skip

@@ -190,14 +190,13 @@ def _are_blocks(value: Any) -> bool:
 def _block_rules() -> tuple[Path, ...]:
     """The code and templates that decide a test's blocks: the data package, the condition templates, this
     module, the file reader and the libraries that validate and render (their version files)."""
-    from importlib.util import find_spec
+    from grounding_eval.built_cache import library_file
 
     package = Path(__file__).resolve().parents[1]
-    libraries = [find_spec(name) for name in ("jinja2", "pydantic")]
     return (
         *sorted((package / "data").glob("*.py")), package / "files.py", Path(__file__).resolve(),
         *sorted(p for p in PROMPTS_DIR.iterdir() if p.is_file()),
-        *(Path(spec.origin) for spec in libraries if spec is not None and spec.origin),
+        library_file("jinja2", "__init__.py"), library_file("pydantic", "version.py"),
     )  # fmt: skip
 
 

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from grounding_eval.built_cache import library_file
 from grounding_eval.files import read_bytes
 from grounding_eval.verifier.allowlist import Allowlist, load_allowlist
 from grounding_eval.verifier.directory import Directory, Organization, load_directory
@@ -130,10 +130,7 @@ def _rules_fingerprint() -> str:
     digest = hashlib.sha256()
     here = Path(__file__).resolve().parent
     files = [here / name for name in _RULE_MODULES]
-    for package, name in _LIBRARY_FILES:
-        spec = importlib.util.find_spec(package)  # finds the package without importing it
-        folders = spec.submodule_search_locations if spec else None
-        files.append(Path(next(iter(folders))) / name if folders else Path(package))
+    files.extend(library_file(package, name) for package, name in _LIBRARY_FILES)
     for file in files:
         try:
             digest.update(file.read_bytes())
