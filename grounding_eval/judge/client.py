@@ -11,7 +11,8 @@ keys, base URLs and proxies: docs/how-to/judge-provider.md. Every configuration 
 :func:`make_client`, before the first row. Keys are scrubbed from everything handed back or written
 (:mod:`._redact`). One deadline bounds each HTTP attempt whole — connection, TLS, request, headers and
 body — since per-read timeouts let a server that trickles a byte per read hold a call forever; a call
-then takes at most :func:`worst_case_seconds` (docs/explanation/performance.md).
+then takes at most :func:`worst_case_seconds` (docs/explanation/performance.md). Each reply reports the tokens
+it spent (:class:`Usage`); its cost is left unknown, since the client keeps no price table.
 """
 
 from __future__ import annotations
