@@ -22,6 +22,7 @@ __all__ = [
     "OUTCOMES",
     "Outcome",
     "OutcomeKind",
+    "composite_failed",
     "legacy_unscored",
     "read_outcome",
     "unscored_result",
@@ -113,7 +114,12 @@ def read_outcome(metadata: Mapping[str, Any]) -> Outcome | None:
 def row_unscored(grading: Mapping[str, Any]) -> bool:
     """Whether a promptfoo row's ``gradingResult`` (the composite's result, or promptfoo's aggregate)
     or any of its component results says ``outcome`` unscored; reads only the field (a malformed value
-    is not unscored here: the report refuses it with the row named)."""
+    is not unscored here: the report refuses it with the row named). A composite that failed the row
+    (``metadata.composite`` with ``outcome`` fail: a judge outage under a verifier safety failure) decides
+    it whatever a component says: a failure stands over an unknown, a pass does not."""
+    metadata = grading.get("metadata")
+    if isinstance(metadata, dict) and composite_failed(metadata):
+        return False
     results = [grading, *(grading.get("componentResults") or ())]
     return any(
         isinstance(r, dict)
@@ -121,6 +127,16 @@ def row_unscored(grading: Mapping[str, Any]) -> bool:
         and r["metadata"].get("outcome") == "unscored"
         for r in results
     )
+
+
+def composite_failed(metadata: Mapping[str, Any]) -> bool:
+    """Whether a row's ``gradingResult.metadata`` is the pack's composite failing the row: ``outcome``
+    fail, or (a redacted file keeps no outcome) ``composite.safety_from``, the side whose safety No
+    failed a row that has no composite. Such a row is a scored failure whatever its components say."""
+    composite = metadata.get("composite")
+    if not isinstance(composite, dict):
+        return False
+    return metadata.get("outcome") == "fail" or bool(composite.get("safety_from"))
 
 
 def legacy_unscored(reason: str, metadata: Mapping[str, Any]) -> bool:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+import yaml
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
@@ -462,3 +464,69 @@ class TestTheVerdictComesFirst:
         assert result["pass"] is False and _explained(result).startswith("Round 3: score = ")
         assert first.startswith(f"FAIL: composite {result['namedScores']['composite']:.2f} below 0.5; ")
         assert "core criteria answered No: " in first and "honest_uncertainty" in first
+
+
+SAFETY_OUTAGE = yaml.safe_load(
+    (Path(__file__).resolve().parent / "golden" / "safety_outage.yaml").read_text(encoding="utf-8")
+)["cases"]
+_SCORERS = {"1": (score_round1, "v3"), "2b": (score_round2b, "v4"), "3": (score_round3, "round3")}
+
+
+def _outage_context(case: dict[str, Any]) -> dict[str, Any]:
+    """The component results of one ``safety_outage.yaml`` case, shaped as the pack's assertions write them."""
+    from grounding_eval.judge.rubric import load_rubric, rubric_path
+
+    _, rubric_id = _SCORERS[case["round"]]
+    components: list[dict[str, Any]] = []
+    if case["verifier"] != "missing":
+        failures = [{"check": "url_allowlist", "safety_check": c, "detail": f"finding for {c}"}
+                    for c in case["verifier"]]  # fmt: skip
+        components.append({"pass": not failures, "score": 1.0, "reason": "verifier",
+                           "metadata": {"verifier": {"hard_failures": failures, "score": 0.75}}})  # fmt: skip
+    if case["judge"] != "missing":
+        used = load_rubric(rubric_path("v4" if case["judge"] == "wrong_rubric" else rubric_id))
+        config = {"rubric": rubric_id} | (
+            {} if case["safety_source"] is None else {"safety_source": case["safety_source"]}
+        )
+        judge: dict[str, Any] = {"rubric_id": used.id, "rubric_version": used.version}
+        if case["judge"] == "unscored":
+            judge |= {"status": "unscored", "error": "invalid_reply"}
+            outcome = {"outcome": "unscored", "unscored_reason": "the reply was invalid twice"}
+        else:
+            no = set(case.get("judge_no") or ())
+            verdicts = {c.id: "No" if c.id in no else "Yes" for c in used.criteria}
+            judge |= {"status": "scored", "verdicts": verdicts, "llm_judge_score": 0.9}
+            outcome = {"outcome": "pass"}
+        components.append({"pass": case["judge"] != "unscored", "score": 1.0, "reason": "judge",
+                           "assertion": {"type": "javascript", "config": config},
+                           "metadata": {"judge": judge, **outcome}})  # fmt: skip
+    return {"componentResults": components}
+
+
+@pytest.mark.parametrize("case", SAFETY_OUTAGE, ids=[c["id"] for c in SAFETY_OUTAGE])
+def test_a_missing_side_never_hides_a_safety_verdict(case: dict[str, Any]) -> None:
+    """``tests/golden/safety_outage.yaml``: the row's outcome, first line, composite and chips."""
+    scorer, _ = _SCORERS[case["round"]]
+    expected = case["expected"]
+    result = scorer({"kept": 0.5}, _outage_context(case))
+    meta = result["metadata"]
+    assert meta["outcome"] == expected["outcome"]
+    assert result["pass"] is (expected["outcome"] == "pass")
+    assert result["reason"].startswith(expected["first_line"]), result["reason"]
+    assert ("composite" in result["namedScores"]) is expected["composite"]
+    assert result["namedScores"]["kept"] == 0.5  # the row's other named scores are kept
+    chips = {
+        c: result["namedScores"][f"safety.{c}"] for c in CHECKS if f"safety.{c}" in result["namedScores"]
+    }
+    assert chips == (expected["chips"] or {})
+    if not expected["composite"]:
+        assert result["score"] == 0.0  # promptfoo's lowest, for an unsafe row as for an unscored one
+        assert meta["composite"]["status"] == "unscored"
+    assert meta["composite"].get("safety_from") == expected.get("safety_from")
+    if expected.get("safety_from"):
+        # The deciding line first; the next says there is no composite, and why.
+        second = result["componentResults"][0]["reason"].split("\n")[1]
+        assert "; no composite — " in second and "unscored_reason" not in meta
+        assert meta["composite"]["unscored_reason"] in second
+        if case["round"] == "3":
+            assert meta["safety"]["decided_no"] == [c for c, v in expected["chips"].items() if v == 0.0]

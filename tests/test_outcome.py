@@ -133,7 +133,9 @@ def test_a_round3_composite_the_judge_left_short_has_no_safety_chips() -> None:
     either (the three ``safety.*`` chips were added to such a row before, and averaged by promptfoo)."""
     from tests.test_composite import CORE, _round3_context
 
-    context = _round3_context({}, ["hallucinated_citation"])
+    # Issue 38: the verifier passes here (a verifier No would fail the row as unsafe, with its chips:
+    # tests/golden/safety_outage.yaml); before, this row also had a hallucinated_citation failure.
+    context = _round3_context({}, [])
     judge = context["componentResults"][1]["metadata"]["judge"]
     left_out = CORE[0]
     del judge["verdicts"][left_out]
@@ -141,6 +143,11 @@ def test_a_round3_composite_the_judge_left_short_has_no_safety_chips() -> None:
     assert result["metadata"]["outcome"] == "unscored"
     assert left_out in result["metadata"]["unscored_reason"]
     assert result["namedScores"] == {"round3.llm_judge_score": 0.9}
+    unsafe = _round3_context({}, ["hallucinated_citation"])
+    del unsafe["componentResults"][1]["metadata"]["judge"]["verdicts"][left_out]
+    result = composite_scoring.score_round3({"round3.llm_judge_score": 0.9}, unsafe)
+    assert result["metadata"]["outcome"] == "fail" and "composite" not in result["namedScores"]
+    assert left_out in result["metadata"]["composite"]["unscored_reason"]
 
 
 def test_rescore_counts_a_row_unscored_by_the_field_only() -> None:
@@ -152,6 +159,15 @@ def test_rescore_counts_a_row_unscored_by_the_field_only() -> None:
     unscored = unscored_result("ERROR (verifier not run)", "no allowlist")
     assert row_unscored({"metadata": {"outcome": "pass"}, "componentResults": [imitation, unscored]}) is True
     assert row_unscored(composite_scoring.score_round1({}, {"componentResults": []})) is True
+    # A composite that failed the row decides it, over an unscored component (issue 38); a pass does not.
+    failed = {
+        "metadata": {"outcome": "fail", "composite": {"status": "unscored"}},
+        "componentResults": [unscored],
+    }
+    assert row_unscored(failed) is False
+    assert (
+        row_unscored({**failed, "metadata": {"outcome": "pass", "composite": {"status": "scored"}}}) is True
+    )
 
 
 @pytest.mark.e2e

@@ -321,15 +321,33 @@ def test_judge_calls_tokens_and_cost_per_round_and_judge(
     table = json.loads(capsys.readouterr().out)["judge_calls"]
     assert table == [
         {"round": "3", "judge": "bedrock:claude", "rows": 2, "model_calls": 2, "cached": 1, "recorded": 0,
-         "failed": 0, "tokens": 9000, "cost": 0.03},
+         "failed": 0, "invalid": 0, "tokens": 9000, "cost": 0.03},
         {"round": "3", "judge": "replay:r.yaml", "rows": 1, "model_calls": 0, "cached": 0, "recorded": 1,
-         "failed": 0, "tokens": 0, "cost": None},
+         "failed": 0, "invalid": 0, "tokens": 0, "cost": None},
     ]  # fmt: skip
     assert main(["report", str(path)]) == 0
     text = capsys.readouterr().out
     assert "Judge calls, tokens and cost, per round and judge" in text
     (line,) = [ln for ln in text.splitlines() if ln.startswith("3") and "bedrock:claude" in ln]
-    assert line.split() == ["3", "bedrock:claude", "2", "2", "1", "0", "0", "9,000", "0.0300"]
+    assert line.split() == ["3", "bedrock:claude", "2", "2", "1", "0", "0", "0", "9,000", "0.0300"]
+
+
+def test_an_invalid_reply_is_a_failed_judge_call(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 38: 48 invalid replies showed ``failed 0``. A reply that did not parse is a failed call
+    (and counted where it came from); a call with no reply too. Files from before ``invalid`` was
+    counted give it for judgments left unscored by invalid replies (one ``errors`` entry per reply)."""
+    older = _row("C1", success=False, composite=None)
+    older["gradingResult"]["componentResults"][1]["metadata"]["judge"] = {
+        "status": "unscored", "error": "invalid_reply", "errors": ["no JSON", "no JSON"]}  # fmt: skip
+    rows = [
+        _judged(_row("C0", success=True, composite=0.8, judge=0.8),
+                {"j": {"calls": 2, "model": 2, "invalid": 1, "tokens": 50}}),  # invalid, then valid
+        _judged(_row("C1", success=False, composite=None), {"j": {"calls": 2, "model": 1, "failed": 1}}),
+        _judged(older, {"j": {"calls": 2, "recorded": 2}}),
+    ]  # fmt: skip
+    assert main(["report", str(_file(tmp_path, rows)), "--json"]) == 0
+    (cell,) = json.loads(capsys.readouterr().out)["judge_calls"]
+    assert (cell["model_calls"], cell["recorded"], cell["failed"], cell["invalid"]) == (3, 2, 4, 3)
 
 
 def test_no_judge_calls_no_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -55,6 +55,20 @@ def _results(tmp_path: Path, outcomes: list[str]) -> Path:
                  "assertion": {"type": "javascript"}}
             ]  # fmt: skip
             rows.append(failed)
+        elif outcome == "unsafe-judge-unscored":
+            # The composite's own result as score_round3 returns it for a judge outage under a verifier
+            # hard failure (the judge's component says unscored; the row fails as unsafe).
+            failed = row(item, "C1", success=False, verdicts=VERDICTS, judge_status="unscored", **common)
+            failed["gradingResult"]["metadata"] = {
+                "outcome": "fail",
+                "composite": {"status": "unscored", "unscored_reason": "the judge reply could not be scored",
+                              "safety_from": ["verifier"]},
+            }  # fmt: skip
+            failed["gradingResult"]["componentResults"][0]["metadata"] |= {
+                "outcome": "unscored",
+                "unscored_reason": "invalid twice",
+            }
+            rows.append(failed)
         elif outcome == "composite-unscored":
             failed = row(item, "C1", success=False, verdicts=VERDICTS, **common)
             failed["gradingResult"]["metadata"] = {"composite": {"status": "unscored"}}
@@ -84,7 +98,8 @@ def test_golden_table_is_self_consistent() -> None:
     """The hand-worked numbers agree with the outcomes listed (a typo in the table cannot pass silently)."""
     for c in CASES:
         rows, e = c["rows"], c["expected"]
-        assert e["rows"] == len(rows) and e["scored"] == rows.count("pass") + rows.count("fail"), c["id"]
+        failed = rows.count("fail") + rows.count("unsafe-judge-unscored")  # a scored failure (issue 38)
+        assert e["rows"] == len(rows) and e["scored"] == rows.count("pass") + failed, c["id"]
         assert e["passed"] == rows.count("pass") and e["unscored"] == e["rows"] - e["scored"], c["id"]
         if e["scored"]:
             assert e["rate"] == pytest.approx(e["passed"] / e["scored"], abs=5e-5), c["id"]

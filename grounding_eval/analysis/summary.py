@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from grounding_eval.errors import DataError, clip, terminal_safe
 from grounding_eval.judge.score import score_name, verdict_value
-from grounding_eval.outcome import legacy_unscored, read_outcome
+from grounding_eval.outcome import composite_failed, legacy_unscored, read_outcome
 from grounding_eval.promptfoo.source_vars import NOT_SOURCES as _NOT_SOURCES
-from grounding_eval.result_rows import ResultRow, result_row
+from grounding_eval.result_rows import JUDGE_KINDS, ResultRow, result_row
 from grounding_eval.results_file import (
     SCORE_LIMIT,
     RowProblem,
@@ -111,7 +111,8 @@ class Finding:
 @dataclass(frozen=True, slots=True)
 class JudgeCalls:
     """One judge's calls on one row (``metadata.judge_usage``, :class:`grounding_eval.judge.pipeline.Meter`):
-    model calls made, replies from the pack's cache, recorded replies, failed calls, new tokens, cost."""
+    model calls made, replies from the pack's cache, recorded replies, failed calls (no reply), invalid
+    replies (a reply that did not parse; also counted by its source), new tokens, cost."""
 
     provider: str
     model: int = 0
@@ -120,6 +121,7 @@ class JudgeCalls:
     failed: int = 0
     tokens: int = 0
     cost: float | None = None
+    invalid: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +239,8 @@ class ReportRow:
         if not self.verifier_ran:
             why.append("the verifier did not run (or returned an error)")
         if why:
+            if self.verifier_ran and check in self.safety_no:
+                why.append("the verifier found No")  # the row's safety failure, whatever the judge did
             return "not_comparable", "; ".join(why)
         verifier_no = check in self.safety_no
         if judge == "Partial":
@@ -547,7 +551,11 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
     grading_meta = row.grading_metadata
     safety_meta = _obj(grading_meta.get("safety"), "gradingResult.metadata.safety")
     # The pack's composite: an object if present (its status is read only for old files, legacy_unscored).
-    _obj(grading_meta.get("composite"), "gradingResult.metadata.composite")
+    composite_meta = _obj(grading_meta.get("composite"), "gradingResult.metadata.composite")
+    _arr(composite_meta.get("safety_from"), "gradingResult.metadata.composite.safety_from")
+    # A composite that failed the row decides it, whatever else is unknown (a judge outage under a
+    # verifier hard failure); a pass never stands over an unscored result.
+    decided = composite_failed(grading_meta)
     for component in row.components:
         meta, assertion, reason, where = (
             component.metadata,
@@ -556,7 +564,7 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
             component.where,
         )
         if meta.get("judge_usage") is not None:
-            judge_calls += _judge_calls(meta["judge_usage"], f"{where}.metadata.judge_usage")
+            judge_calls += _judge_calls(meta["judge_usage"], f"{where}.metadata.judge_usage", meta)
         if assertion.get("type") == "human":
             human = {
                 "pass": component.result.get("pass") is True,
@@ -612,16 +620,18 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
     judge_safety, judge_missing = _judge_safety(judge_meta, verdicts)
     rubric = (judge_meta or {}).get("rubric_id") or metadata.get("rubric")
     results_metadata = [c.metadata for c in row.components if c.metadata]
-    unscored = (
-        row.errored
-        or _unscored([*results_metadata, grading_meta], legacy_errored or legacy_unscored("", grading_meta))
-        or (
-            judge_meta is None
-            and judge_score is None
-            and "composite" not in named
-            and verifier_meta is None
-            and docs_meta is None
-            and fact_meta is None
+    unscored = row.errored or (
+        not decided
+        and (
+            _unscored([*results_metadata, grading_meta], legacy_errored or legacy_unscored("", grading_meta))
+            or (
+                judge_meta is None
+                and judge_score is None
+                and "composite" not in named
+                and verifier_meta is None
+                and docs_meta is None
+                and fact_meta is None
+            )
         )
     )
     # Every score of the row: the few named scores (chips), each judge criterion's (its verdict under the
@@ -703,9 +713,21 @@ def _negative(judge_meta: dict[str, Any] | None) -> frozenset[str]:
     return _NEGATIVE.setdefault(names, frozenset(names))
 
 
-def _judge_calls(usage: Any, where: str) -> list[JudgeCalls]:
-    """A result's ``metadata.judge_usage``, each count checked (a hostile file is refused, named)."""
+def _judge_calls(usage: Any, where: str, meta: dict[str, Any]) -> list[JudgeCalls]:
+    """A result's ``metadata.judge_usage``, each count checked (a hostile file is refused, named).
+
+    Files written before ``invalid`` was counted (issue 38) say it only for a judgment left unscored
+    by invalid replies (its record's ``error`` ``invalid_reply``, one ``errors`` entry per reply): that
+    many, given to the result's one judge; an invalid reply followed by a valid one is not known there.
+    """
     providers = _obj(_obj(usage, where).get("providers"), f"{where}.providers")
+    recorded_invalid = any("invalid" in _obj(c, f"{where}.providers") for c in providers.values())
+    older = 0
+    if not recorded_invalid and len(providers) == 1:
+        for kind in JUDGE_KINDS:
+            record = meta.get(kind)
+            if isinstance(record, dict) and record.get("error") == "invalid_reply":
+                older += len(_arr(record.get("errors"), f"{where.rpartition('.')[0]}.{kind}.errors"))
     out = []
     for provider, counts in providers.items():
         at = f"{where}.providers[{clip(provider)}]"
@@ -721,15 +743,17 @@ def _judge_calls(usage: Any, where: str) -> list[JudgeCalls]:
 
         cost = _num(c.get("cost"), f"{at}.cost")
         out.append(JudgeCalls(_label(provider, at, "?"), count("model"), count("cache"), count("recorded"),
-                              count("failed"), count("tokens"), cost))  # fmt: skip
+                              count("failed"), count("tokens"), cost, count("invalid") or older))  # fmt: skip
     return out
 
 
 def judge_calls_table(rows: Iterable[ReportRow], by: Sequence[str] = ("round",)) -> list[dict[str, Any]]:
     """Judge calls, tokens and cost per group and judge provider: what the judgments of a run cost.
 
-    ``cost`` is ``None`` when no call of the group was priced (recorded or cached replies, a provider
-    promptfoo has no price for), never 0 for unknown.
+    ``failed`` counts the calls that gave no usable verdict: no reply, or a reply that did not parse
+    (``invalid``, of them; each also counted where it came from: model, cached, recorded). ``cost`` is
+    ``None`` when no call of the group was priced (recorded or cached replies, a provider promptfoo has
+    no price for), never 0 for unknown.
     """
     _check_by(by)
     table: dict[tuple[str, ...], dict[str, Any]] = {}
@@ -738,12 +762,13 @@ def judge_calls_table(rows: Iterable[ReportRow], by: Sequence[str] = ("round",))
             key = (*(row.keys[k] for k in by), calls.provider)
             cell = table.setdefault(key, {**dict(zip(by, key, strict=False)), "judge": calls.provider, "rows": 0,
                                           "model_calls": 0, "cached": 0, "recorded": 0, "failed": 0,
-                                          "tokens": 0, "cost": None})  # fmt: skip
+                                          "invalid": 0, "tokens": 0, "cost": None})  # fmt: skip
             cell["rows"] += 1
             cell["model_calls"] += calls.model
             cell["cached"] += calls.cache
             cell["recorded"] += calls.recorded
-            cell["failed"] += calls.failed
+            cell["failed"] += calls.failed + calls.invalid
+            cell["invalid"] += calls.invalid
             cell["tokens"] += calls.tokens
             if calls.cost is not None:
                 cell["cost"] = (cell["cost"] or 0.0) + calls.cost
@@ -751,18 +776,30 @@ def judge_calls_table(rows: Iterable[ReportRow], by: Sequence[str] = ("round",))
 
 
 def _judge_calls_text(table: list[dict[str, Any]], by: Sequence[str]) -> list[str]:
-    head = [*by, "judge", "rows", "model calls", "cached", "recorded", "failed", "tokens", "cost (USD)"]
+    head = [
+        *by,
+        "judge",
+        "rows",
+        "model calls",
+        "cached",
+        "recorded",
+        "failed",
+        "invalid",
+        "tokens",
+        "cost (USD)",
+    ]
     lines = [head]
     for cell in table:
         cost = "–" if cell["cost"] is None else f"{cell['cost']:.4f}"
         lines.append([*(str(cell[k]) for k in by), cell["judge"], str(cell["rows"]), str(cell["model_calls"]),
-                      str(cell["cached"]), str(cell["recorded"]), str(cell["failed"]), f"{cell['tokens']:,}",
-                      cost])  # fmt: skip
+                      str(cell["cached"]), str(cell["recorded"]), str(cell["failed"]), str(cell["invalid"]),
+                      f"{cell['tokens']:,}", cost])  # fmt: skip
     return [
         "Judge calls, tokens and cost, per round and judge",
         *table_lines(lines),
-        "tokens are new tokens (a cached or recorded reply costs none); cost as promptfoo priced the calls "
-        "(– when none was priced).",
+        "failed: calls that gave no usable verdict, no reply or a reply that did not parse (invalid, of "
+        "them); tokens are new tokens (a cached or recorded reply costs none); cost as promptfoo priced the "
+        "calls (– when none was priced).",
     ]
 
 
@@ -980,7 +1017,8 @@ def safety_split_table(
 ) -> list[dict[str, Any]]:
     """Per group, how many rows in scope have, on any of the three checks: a verifier No, a judge No, a
     No from both, a judge No the verifier passed (``judge_disagrees``, the composite's flag), a verifier
-    No the judge answered Yes or Partial; rows missing a side are ``not_comparable``. ``sources`` counts
+    No the judge answered Yes or Partial; rows missing a side are ``not_comparable`` (a side that is
+    there still counts in its own column: a verifier No under a judge outage is a verifier No). ``sources`` counts
     the ``safety_source`` the rows' composites recorded (``not recorded`` for files made before it was).
     Empty when no row was judged with a rubric that asks the checks.
     """
@@ -997,8 +1035,10 @@ def safety_split_table(
         source = row.safety_source or NOT_RECORDED
         counts["sources"][source] = counts["sources"].get(source, 0) + 1
         split = row.safety_split()
-        if split is None:
+        if split is None:  # a side is missing: its own No still counts, the comparisons do not
             counts["not_comparable"] += 1
+            counts["verifier_no"] += bool(row.verifier_ran and row.safety_no)
+            counts["judge_no"] += any(v == "No" for v in row.judge_safety.values())
             continue
         for column, hit in zip(SPLIT_COLUMNS, _split_hits(split), strict=True):
             counts[column] += hit

@@ -202,28 +202,31 @@ class Call:
             replay fixture) or ``failed`` (no reply).
         usage: Tokens, when the provider said (a cached reply: 0 new, the original count as cached).
         cost: US dollars, when promptfoo priced it.
+        invalid: the reply did not parse (a call that gave nothing usable, counted as failed).
     """
 
     provider: str
     source: Literal["model", "cache", "recorded", "failed"]
     usage: Usage | None = None
     cost: float | None = None
+    invalid: bool = False
 
     @classmethod
-    def of(cls, provider: str, reply: JudgeReply | None) -> Call:
-        """The call that gave ``reply`` (``None``: the call failed)."""
+    def of(cls, provider: str, reply: JudgeReply | None, *, invalid: bool = False) -> Call:
+        """The call that gave ``reply`` (``None``: the call failed); ``invalid``: the reply did not parse."""
         if reply is None:
             return cls(provider, "failed")
         if reply.provider == "replay":
-            return cls(provider, "recorded")
-        return cls(provider, "cache" if reply.cached else "model", reply.usage, reply.cost)
+            return cls(provider, "recorded", invalid=invalid)
+        return cls(provider, "cache" if reply.cached else "model", reply.usage, reply.cost, invalid)
 
     def as_dict(self) -> dict[str, Any]:
         """As the audit record lists it."""
         usage = self.usage
         tokens = None if usage is None else {"prompt": usage.prompt, "completion": usage.completion,
                                              "total": usage.total, "cached": usage.cached}  # fmt: skip
-        return {"provider": self.provider, "source": self.source, "tokens": tokens, "cost": self.cost}
+        return {"provider": self.provider, "source": self.source, "tokens": tokens, "cost": self.cost,
+                **({"invalid": True} if self.invalid else {})}  # fmt: skip
 
 
 @dataclass
@@ -252,13 +255,16 @@ class Meter:
 
     def summary(self) -> dict[str, Any]:
         """``metadata.judge_usage``: per provider, its ``calls``, and of them the ``model``, ``cache``,
-        ``recorded`` and ``failed`` ones, new ``tokens`` and ``cost`` — each only when not zero (cost:
-        when priced), to keep the row small; the row's tokens are its ``tokensUsed``."""
+        ``recorded`` and ``failed`` ones (no reply), the ``invalid`` replies (a reply that did not parse,
+        also counted by its source), new ``tokens`` and ``cost`` — each only when not zero (cost: when
+        priced), to keep the row small; the row's tokens are its ``tokensUsed``."""
         by: dict[str, dict[str, Any]] = {}
         for call in self.calls:
             row = by.setdefault(judge_label(call.provider), {"calls": 0})
             row["calls"] += 1
             row[call.source] = row.get(call.source, 0) + 1
+            if call.invalid:
+                row["invalid"] = row.get("invalid", 0) + 1
             if call.usage is not None and call.usage.total:
                 row["tokens"] = row.get("tokens", 0) + call.usage.total
             if call.cost is not None:
@@ -316,8 +322,10 @@ def row_calls(own: list[Call] | None = None) -> list[Call]:
     return list(meter.calls) if meter is not None else list(own or [])
 
 
-def _count(client: JudgeClient, reply: JudgeReply | None, calls: list[Call]) -> None:
-    call = Call.of(client.provider_id, reply)
+def _count(
+    client: JudgeClient, reply: JudgeReply | None, calls: list[Call], *, invalid: bool = False
+) -> None:
+    call = Call.of(client.provider_id, reply, invalid=invalid)
     calls.append(call)
     meter = _meter.get()
     if meter is not None:
@@ -376,8 +384,8 @@ def run_judge(
             attempts.append(Attempt(number, None, error=message))
             outcome = Unscored(attempts=tuple(attempts), reason="call_failed", call_error=message)
             break
-        _count(client, reply, calls)
         result = parsed(reply.text)
+        _count(client, reply, calls, invalid=isinstance(result, ParseFailure))
         seen.clear()  # a retry's reply is another text; keep the memo to this call's accept() and loop
         if not isinstance(result, ParseFailure):
             attempts.append(Attempt(number, reply.text, cached=reply.cached))

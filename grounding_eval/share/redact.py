@@ -119,7 +119,7 @@ def _component(component: Any, fields: list[str]) -> dict[str, Any]:
     return out
 
 
-_USAGE_COUNTS = ("calls", "model", "cache", "recorded", "failed", "tokens", "cost")
+_USAGE_COUNTS = ("calls", "model", "cache", "recorded", "failed", "invalid", "tokens", "cost")
 
 
 def _judge_usage(usage: Mapping[str, Any]) -> dict[str, Any]:

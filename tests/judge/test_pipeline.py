@@ -239,9 +239,16 @@ class TestReplay:
         return make_client(f"replay:{path}")
 
     def test_recorded_invalid_then_valid(self, tmp_path: Path) -> None:
+        """The invalid first reply is a call the row's meter counts as invalid (the report's failed calls)."""
+        from grounding_eval.judge.pipeline import metered
+
         client = self._recording(tmp_path, [BAD, GOOD], "the answer")
-        outcome = run_judge(client, PROMPT, fixture_key="v3/q1/C0", parse=parse)
+        with metered() as meter:
+            outcome = run_judge(client, PROMPT, fixture_key="v3/q1/C0", parse=parse)
         assert isinstance(outcome, Scored) and outcome.replies == [BAD, GOOD]
+        (usage,) = meter.summary()["providers"].values()
+        assert usage == {"calls": 2, "recorded": 2, "invalid": 1}
+        assert [c.as_dict().get("invalid", False) for c in meter.calls] == [True, False]
 
     def test_a_missing_recorded_reply_is_a_failed_call(self, tmp_path: Path) -> None:
         """One recorded reply, invalid: the retry finds no second reply → ``call_failed`` naming the key."""

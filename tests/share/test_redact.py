@@ -124,7 +124,15 @@ def test_the_composites_record_is_kept_word_by_word() -> None:
                    "verifier_no": [], "judge_no": ["jurisdiction_correct"], "judge_only_no": [],
                    "verifier_only_no": []},
     }  # fmt: skip
-    grading["metadata"] = {"composite": {"status": SECRET}, "safety": {"source": "1", "judge_disagrees": 1}}
+    # A row failed as unsafe with no composite keeps whose No failed it (the report counts it failed).
+    grading["metadata"] = {
+        "composite": {"status": "unscored", "safety_from": ["verifier"], "unscored_reason": SECRET}
+    }
+    out, _ = redact_results(results)
+    kept = out["results"]["results"][0]["gradingResult"]["metadata"]
+    assert kept == {"composite": {"status": "unscored", "safety_from": ["verifier"]}}
+    grading["metadata"] = {"composite": {"status": SECRET, "safety_from": [SECRET]},
+                           "safety": {"source": "1", "judge_disagrees": 1}}  # fmt: skip
     out, _ = redact_results(results)
     assert out["results"]["results"][0]["gradingResult"]["metadata"] == {"composite": {}, "safety": {}}
     assert SECRET not in json.dumps(out["results"]["results"][0])
