@@ -353,3 +353,90 @@ def test_an_invalid_reply_is_a_failed_judge_call(tmp_path: Path, capsys: pytest.
 def test_no_judge_calls_no_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(_file(tmp_path, ROWS))]) == 0
     assert "Judge calls" not in capsys.readouterr().out
+
+
+def _verified(row: dict[str, Any], **verifier: Any) -> dict[str, Any]:
+    row["gradingResult"]["componentResults"][0]["metadata"]["verifier"].update(verifier)
+    return row
+
+
+UNDECIDED_ROWS = [
+    # Recorded by the verifier (issue 38's field), a count beyond its kinds' sum shown as "other".
+    _verified(_row("C0", success=True, composite=0.8), undecided={"count": 3, "kinds": {"URL": 1, "statute": 1}},
+              citations=[{"status": "KNOWN", "kind": "statute"}, {"status": "UNCHECKED", "kind": "statute"}]),
+    _verified(_row("C0", success=True, composite=0.8), undecided={"count": 0, "kinds": {}}, citations=[]),
+    # An older verifier: derived from its UNCHECKED URLs and citations.
+    _verified(_row("C1", success=True, composite=0.8, urls=("UNCHECKED", "IN_ALLOWLIST")),
+              citations=[{"status": "UNCHECKED", "kind": "case"}, {"status": "UNKNOWN", "kind": "statute"}]),
+    # Older still: no citation check (citations not recorded) and nothing unchecked.
+    _row("C1", success=False, composite=0.2),
+    # The judge unscored: the answer's findings count all the same.
+    _verified(_row("C1.5", success=False, composite=None, status="unscored"),
+              undecided={"count": 1, "kinds": {"URL": 1}}, citations=[]),
+    _row("C1.5", success=False, composite=None, failure=2),  # a provider error: the verifier did not run
+]  # fmt: skip
+
+
+def test_undecided_findings_and_citations_per_condition(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 38: per group, rows with undecided findings, undecided findings by kind, citations by
+    status; an older file's undecided findings derived from UNCHECKED (and said so), citations of a
+    verifier that predates the check "not recorded", never 0."""
+    for raw in UNDECIDED_ROWS[-1:]:
+        raw["gradingResult"]["componentResults"] = []
+    path = _file(tmp_path, UNDECIDED_ROWS)
+    assert main(["report", str(path), "--json", "--by", "condition"]) == 0
+    table = {g["condition"]: g for g in json.loads(capsys.readouterr().out)["findings"]}
+    c0, c1, c15 = table["C0"], table["C1"], table["C1.5"]
+    assert c0["undecided"] == {"recorded_rows": 2, "derived_rows": 0, "rows_with": 1, "count": 3,
+                               "kinds": {"URL": 1, "other": 1, "statute": 1}}  # fmt: skip
+    assert c0["citations"] == {"recorded_rows": 2, "rows_with": 1, "count": 2,
+                               "statuses": {"KNOWN": 1, "UNCHECKED": 1}}  # fmt: skip
+    assert c1["undecided"] == {"recorded_rows": 0, "derived_rows": 2, "rows_with": 1, "count": 2,
+                               "kinds": {"URL": 1, "case": 1}}  # fmt: skip
+    assert c1["citations"] == {"recorded_rows": 1, "rows_with": 1, "count": 2,
+                               "statuses": {"UNCHECKED": 1, "UNKNOWN": 1}}  # fmt: skip
+    assert (c15["rows"], c15["verifier_rows"], c15["undecided"]["count"]) == (2, 1, 1)
+    assert c15["citations"] == {"recorded_rows": 1, "rows_with": 0, "count": 0, "statuses": {}}
+    assert main(["report", str(path), "--by", "condition"]) == 0
+    text = capsys.readouterr().out
+    lines = {
+        ln.split()[0]: ln
+        for ln in text.split("Undecided findings and legal citations, per group\n")[1].splitlines()[1:4]
+    }
+    assert re.split(r"\s{2,}", lines["C0"]) == ["C0", "2", "2", "1", "3", "URL 1, other 1, statute 1", "2",
+                                                "KNOWN 1, UNCHECKED 1"]  # fmt: skip
+    assert re.split(r"\s{2,}", lines["C1"])[3:6] == ["1*", "2*", "URL 1, case 1"]
+    assert "* 2 row(s) were verified before undecided findings were recorded" in text
+    # The effects view carries the table too; the HTML page shows it in its findings section.
+    assert main(["report", str(path), "--effects"]) == 0
+    assert "Undecided findings and legal citations, per group" in capsys.readouterr().out
+    page = tmp_path / "report.html"
+    assert main(["report", str(path), "--html", str(page)]) == 0
+    findings = page.read_text(encoding="utf-8").split('<section id="findings">')[1].split("</section>")[0]
+    assert "Undecided findings and legal citations, per condition and model" in findings
+    assert "URL 1, other 1, statute 1" in findings and "KNOWN 1, UNCHECKED 1" in findings
+
+
+def test_no_verifier_no_findings_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The verifier ran on no row: no table (and no zeros); a group where it did not run says so."""
+    row = _row("C0", success=False, composite=None, failure=2)
+    row["gradingResult"]["componentResults"] = []
+    assert main(["report", str(_file(tmp_path, [row])), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["findings"] == []
+    rows = [row, _verified(_row("C1", success=True, composite=0.8), citations=[])]
+    assert main(["report", str(_file(tmp_path, rows)), "--json", "--by", "condition"]) == 0
+    c0 = json.loads(capsys.readouterr().out)["findings"][0]
+    assert (c0["condition"], c0["undecided"], c0["citations"]) == ("C0", None, None)
+
+
+@pytest.mark.parametrize(
+    ("undecided", "field"),
+    [({"count": -1, "kinds": {}}, "undecided.count"), ({"count": 1, "kinds": {"URL": "1"}}, "undecided.kinds['URL']"),
+     ("three", "undecided is")],
+)  # fmt: skip
+def test_a_hostile_undecided_record_is_refused(tmp_path: Path, undecided: Any, field: str) -> None:
+    path = _file(tmp_path, [_verified(_row("C0", success=True, composite=0.8), undecided=undecided)])
+    with pytest.raises(DataError, match=re.escape(field)):
+        load_rows(path)

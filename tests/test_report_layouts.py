@@ -65,6 +65,15 @@ def test_both_layouts_read_alike(tmp_path: Path, shared_eval: Callable[[str], Ev
             new[k]["scores"] = {n: v for n, v in new[k]["scores"].items() if n != "citation_score"}
         if not any(f.check == "citations" for f in old[k]["findings"]):
             new[k]["findings"] = tuple(f for f in new[k]["findings"] if f.check != "citations")
+        # ... so the old file records no citations (None: "not recorded", never 0 — issue 38), and the
+        # undecided findings derived for it (it predates them too) miss its citations.
+        if old[k]["citations"] is None:
+            assert new[k].pop("citations") is not None and old[k].pop("citations") is None, k
+            assert old[k]["undecided_derived"] and new[k]["undecided_derived"], k
+            kinds = ("URL",)
+            assert {n: c for n, c in new[k].pop("undecided").items() if n in kinds} == old[k].pop(
+                "undecided"
+            ), k
         # The old file's judge metadata did not list the negative criteria yet (the report reads their
         # polarity from the rubric then).
         if not old[k]["negative"]:
@@ -84,4 +93,17 @@ def test_the_same_report_from_either_layout(
         assert main(["report", str(path), *view]) == 0
         text = capsys.readouterr().out.replace(str(path), "RESULTS")
         texts.append(text.split("\nJudge calls, tokens and cost")[0])  # the judges' table names them anew
-    assert texts[0] == texts[1]
+    # The citation check (issue 22) came after the old file: its citations are "not recorded" there, and
+    # so are the undecided ones: the findings table (issue 38) is left out of the comparison.
+    first, second = (_without_findings(text) for text in texts)
+    assert first == second
+
+
+def _without_findings(text: str) -> str:
+    """The report without the findings table (its title to the next blank line)."""
+    out, inside = [], False
+    for line in text.splitlines():
+        inside = line.startswith("Undecided findings and legal citations") or (inside and bool(line.strip()))
+        if not inside:
+            out.append(line)
+    return "\n".join(out)

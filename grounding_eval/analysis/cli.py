@@ -199,11 +199,15 @@ def _report_text(args: argparse.Namespace, by: list[str], loaded: list[Any], row
 
     if args.effects:
         from grounding_eval.analysis.effects import format_effects, paired_effects, pass_rates
+        from grounding_eval.analysis.summary import findings_lines, findings_table
 
         effects = paired_effects(rows)
         if args.json:
             return json.dumps([e.as_dict() for e in effects], indent=2)
-        return terminal_safe(format_effects(effects, pass_rates(rows)), lines=True)
+        # What the verifier found per condition stands beside the effects (report --json: "findings").
+        found = findings_lines(findings_table(rows), ("round", "condition", "provider"))
+        text = "\n".join([format_effects(effects, pass_rates(rows)), *(["", *found] if found else [])])
+        return terminal_safe(text, lines=True)
     if args.rates:
         from grounding_eval.analysis.effects import format_rates, pass_rates
 

@@ -38,6 +38,8 @@ from grounding_eval.analysis.summary import (
     SPLIT_COLUMNS,
     ReportRow,
     Results,
+    counts_text,
+    findings_table,
     format_rate,
     safety_agreement,
     safety_split_table,
@@ -240,7 +242,9 @@ def _rates_section(data: ReportData, figures: Sequence[str]) -> str:
             whole="report --rates --json",
         )
         + '<p class="note">Pass rate = passed ÷ scored rows (n/a: none scored); unscored rows (errors, '
-        "unscorable judge replies) are counted apart, never as failures; means are over the scored rows.</p>"
+        "unscorable judge replies) are counted apart, never as failures; means are over the scored rows. "
+        "A row the verifier found unsafe is a failure even when the judge gave no verdict (it has no "
+        "composite, so it is not in the mean composite).</p>"
     )
 
 
@@ -398,8 +402,9 @@ def _findings_section(rows: Sequence[ReportRow]) -> str:
             ex = examples[(f.check, f.status)]
             if len(ex) < MAX_EXAMPLES and f.detail and f.detail not in ex:
                 ex.append(f"{f.detail} ({row.query_id}, {row.keys['condition']})")
+    undecided = _undecided_table(rows)
     if not counts:
-        return "<p>The verifier reported no findings (or did not run) in these rows.</p>"
+        return "<p>The verifier reported no findings (or did not run) in these rows.</p>" + undecided
     conditions = condition_order(c for _, _, c in counts)
     kinds = sorted({(k, s) for k, s, _ in counts})
     body = [
@@ -416,7 +421,43 @@ def _findings_section(rows: Sequence[ReportRow]) -> str:
         _table(["check", "status", *conditions, "total", f"examples (up to {MAX_EXAMPLES})"], body, labels=2)
         + '<p class="note">Findings other than plain successes (allowlisted URLs, matching phones '
         "and URL owners, exact or unsourced quotes, legal citations found in the item's sources or the "
-        "citation index), counted per condition.</p>"
+        "citation index), counted per condition.</p>" + undecided
+    )
+
+
+def _undecided_table(rows: Sequence[ReportRow]) -> str:
+    """What the verifier left undecided and the legal citations it found, per round, condition and model
+    (:func:`~grounding_eval.analysis.summary.findings_table`); "not recorded" where no row says."""
+    table = findings_table(rows)
+    if not table:
+        return ""
+    body, derived = [], 0
+    for g in table:
+        u, c = g["undecided"], g["citations"]
+        if u is None:
+            cells: list[Any] = ["not recorded"] * 3
+        else:
+            derived += u["derived_rows"]
+            mark = " *" if u["derived_rows"] else ""
+            cells = [f"{u['rows_with']}{mark}", f"{u['count']}{mark}", counts_text(u["kinds"])]
+        cells += ["not recorded"] * 2 if c is None else [c["count"], counts_text(c["statuses"])]
+        body.append([g["round"], g["condition"], g["provider"], g["rows"], g["verifier_rows"], *cells])
+    note = (
+        '<p class="note">Undecided: what the verifier could not decide — URLs it could not check offline, '
+        "citations no index covers, quotes with no reference text, a check that raised — over every row "
+        "it ran on, scored or not. Citations: the legal citations it found, by status.</p>"
+    )
+    if derived:
+        note += (
+            f'<p class="note">* {derived:,} row(s) were verified before undecided findings were recorded: '
+            "their counts are derived from their UNCHECKED URLs and citations only.</p>"
+        )
+    head = ["round", "condition", "model", "rows", "verified", "rows with undecided", "undecided",
+            "undecided by kind", "citations", "citations by status"]  # fmt: skip
+    return (
+        "<h3>Undecided findings and legal citations, per condition and model</h3>"
+        + _table(head, body, labels=3, whole="report --json")
+        + note
     )
 
 

@@ -49,6 +49,8 @@ __all__ = [
     "PassRate",
     "ReportRow",
     "Results",
+    "findings_lines",
+    "findings_table",
     "format_rate",
     "format_report",
     "judge_calls_table",
@@ -175,6 +177,13 @@ class ReportRow:
         safety_reasons: per Round 3 safety check, what each side said, for a reader of a disagreement:
             the judge's reason on that criterion and the verifier's findings mapped to it (display only:
             no verdict is read from it).
+        judge_calls: each judge's calls on the row (``metadata.judge_usage``).
+        undecided: what the verifier left undecided, by kind (``URL``, ``statute``, ``case`` …;
+            ``metadata.verifier.undecided.kinds``); None when the verifier did not run.
+        undecided_derived: the row's verifier predates ``undecided``: :attr:`undecided` is derived from
+            its ``UNCHECKED`` URLs and citations (the kinds it could not record: quotes, checks that raised).
+        citations: the verifier's legal citations by status (``metadata.verifier.citations[*].status``);
+            None when the verifier did not run or predates the citation check.
     """
 
     keys: Mapping[str, str]
@@ -210,6 +219,9 @@ class ReportRow:
     safety_source: str | None = None
     safety_reasons: Mapping[str, str] = field(default_factory=dict)
     judge_calls: tuple[JudgeCalls, ...] = ()
+    undecided: Mapping[str, int] | None = None
+    undecided_derived: bool = False
+    citations: Mapping[str, int] | None = None
 
     @property
     def url_score(self) -> float | None:
@@ -654,6 +666,7 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
         # Written with the beforeAll hook: the row keeps its prompt, not the source vars (C0 shows none).
         sources = (("prompt shown to the model", prompt_text),)
     output = response.get("output")
+    undecided, derived = _undecided(verifier_meta, urls)
     return ReportRow(
         keys=keys,
         passed=bool(raw.get("success")),
@@ -695,6 +708,9 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
         safety_source=_label(safety_meta.get("source"), "gradingResult.metadata.safety.source", "") or None,
         safety_reasons=safety_reasons,
         judge_calls=tuple(judge_calls),
+        undecided=undecided,
+        undecided_derived=derived,
+        citations=_citation_statuses(verifier_meta),
     )
 
 
@@ -734,12 +750,7 @@ def _judge_calls(usage: Any, where: str, meta: dict[str, Any]) -> list[JudgeCall
         c = _obj(counts, at, null=False)
 
         def count(name: str, c: dict[str, Any] = c, at: str = at) -> int:
-            value = _num(c.get(name), f"{at}.{name}")
-            if value is None:
-                return 0
-            if value < 0 or value != int(value):
-                raise RowProblem(f"{at}.{name} is {value:g}, expected a whole number ≥ 0")
-            return int(value)
+            return _count_of(c.get(name), f"{at}.{name}")
 
         cost = _num(c.get("cost"), f"{at}.cost")
         out.append(JudgeCalls(_label(provider, at, "?"), count("model"), count("cache"), count("recorded"),
@@ -922,6 +933,65 @@ def _findings(verifier_meta: dict[str, Any] | None) -> tuple[Finding, ...]:
     return tuple(out)
 
 
+_NO_KINDS: dict[str, int] = {}  # shared by every row with nothing undecided
+
+
+def _count_of(value: Any, where: str) -> int:
+    """A count in a results file: a whole number ≥ 0 (a hostile file is refused, named)."""
+    number = _num(value, where)
+    if number is None:
+        return 0
+    if number < 0 or number != int(number):
+        raise RowProblem(f"{where} is {number:g}, expected a whole number ≥ 0")
+    return int(number)
+
+
+def _undecided(
+    verifier_meta: dict[str, Any] | None, urls: Sequence[dict[str, Any]]
+) -> tuple[dict[str, int] | None, bool]:
+    """What the verifier left undecided, by kind, and whether that was derived.
+
+    ``metadata.verifier.undecided`` (``{count, kinds, items}``) when recorded; a count beyond its kinds'
+    sum is kind ``other``. A verifier from before it was recorded: derived from its ``UNCHECKED`` URLs
+    (kind ``URL``) and citations (their ``kind``). None when the verifier did not run.
+    """
+    if verifier_meta is None:
+        return None, False
+    where = "metadata.verifier.undecided"
+    if verifier_meta.get("undecided") is not None:
+        record = _obj(verifier_meta["undecided"], where)
+        kinds: dict[str, int] = {}
+        for kind, n in _obj(record.get("kinds"), f"{where}.kinds").items():
+            if (count := _count_of(n, f"{where}.kinds[{clip(kind)}]")) > 0:
+                kinds[_label(kind, f"{where}.kinds", "other")] = count
+        rest = _count_of(record.get("count"), f"{where}.count") - sum(kinds.values())
+        if rest > 0:
+            kinds["other"] = kinds.get("other", 0) + rest
+        return kinds or _NO_KINDS, False
+    derived: dict[str, int] = {}
+    unchecked = sum(1 for u in urls if u.get("status") == "UNCHECKED")
+    if unchecked:
+        derived["URL"] = unchecked
+    for i, raw in enumerate(_arr(verifier_meta.get("citations"), "metadata.verifier.citations")):
+        entry = _obj(raw, f"metadata.verifier.citations[{i}]", null=False)
+        if entry.get("status") == "UNCHECKED":
+            kind = _label(entry.get("kind"), f"metadata.verifier.citations[{i}].kind", "citation")
+            derived[kind] = derived.get(kind, 0) + 1
+    return derived or _NO_KINDS, True
+
+
+def _citation_statuses(verifier_meta: dict[str, Any] | None) -> dict[str, int] | None:
+    """The verifier's citations by status; None when it did not run or predates the citation check."""
+    if verifier_meta is None or "citations" not in verifier_meta:
+        return None
+    out: dict[str, int] = {}
+    for i, raw in enumerate(_arr(verifier_meta.get("citations"), "metadata.verifier.citations")):
+        entry = _obj(raw, f"metadata.verifier.citations[{i}]", null=False)
+        status = _label(entry.get("status"), f"metadata.verifier.citations[{i}].status", "?")
+        out[status] = out.get(status, 0) + 1
+    return out or _NO_KINDS
+
+
 def _judge_safety(
     judge_meta: dict[str, Any] | None, verdicts: dict[str, str]
 ) -> tuple[dict[str, str], str | None]:
@@ -1055,12 +1125,104 @@ def _split_hits(split: SafetySplit) -> tuple[bool, ...]:
     )
 
 
+def findings_table(
+    rows: Iterable[ReportRow], by: Sequence[str] = ("round", "condition", "provider")
+) -> list[dict[str, Any]]:
+    """Per group: what the verifier left undecided and the legal citations it found, over every row the
+    verifier ran on, scored or not (a finding is the answer's, whatever the judge did).
+
+    Each group: ``rows``, ``verifier_rows``; ``undecided`` — ``rows_with`` (rows with any), ``count``,
+    ``kinds`` (kind → count), ``recorded_rows`` and ``derived_rows`` (rows whose verifier predates the
+    record: derived from UNCHECKED URLs and citations) — or None when the verifier ran on no row;
+    ``citations`` — ``rows_with``, ``count``, ``statuses`` (status → count), ``recorded_rows`` — or None
+    when no row's verifier recorded citations. Empty when the verifier ran on no row at all.
+    """
+    _check_by(by)
+    groups: dict[tuple[str, ...], dict[str, Any]] = {}
+    for row in rows:
+        key = tuple(row.keys[k] for k in by)
+        group = groups.setdefault(key, {"rows": 0, "verifier_rows": 0,
+                                        "undecided": _tally(recorded_rows=0, derived_rows=0),
+                                        "citations": _tally(recorded_rows=0)})  # fmt: skip
+        group["rows"] += 1
+        if row.undecided is None:
+            continue
+        group["verifier_rows"] += 1
+        undecided = group["undecided"]
+        undecided["derived_rows" if row.undecided_derived else "recorded_rows"] += 1
+        _add(undecided, "kinds", row.undecided)
+        if row.citations is not None:
+            group["citations"]["recorded_rows"] += 1
+            _add(group["citations"], "statuses", row.citations)
+    if not any(g["verifier_rows"] for g in groups.values()):
+        return []
+    out = []
+    for key in sorted(groups):
+        group = groups[key]
+        if not group["verifier_rows"]:
+            group["undecided"] = None
+        if not group["citations"]["recorded_rows"]:
+            group["citations"] = None
+        out.append({**dict(zip(by, key, strict=True)), **group})
+    return out
+
+
+def _tally(**counts: int) -> dict[str, Any]:
+    return {**counts, "rows_with": 0, "count": 0}
+
+
+def _add(tally: dict[str, Any], field_name: str, found: Mapping[str, int]) -> None:
+    """One row's counts by kind (or status) added to a group's ``tally``, its ``field_name`` kept sorted."""
+    n = sum(found.values())
+    tally["rows_with"] += n > 0
+    tally["count"] += n
+    merged = dict(tally.get(field_name) or {})
+    for name, value in found.items():
+        merged[name] = merged.get(name, 0) + value
+    tally[field_name] = dict(sorted(merged.items()))
+
+
+def findings_lines(table: list[dict[str, Any]], by: Sequence[str]) -> list[str]:
+    """:func:`findings_table` as text: undecided findings and legal citations per group."""
+    if not table:
+        return []
+    body = [[*by, "rows", "verifier", "undecided.rows", "undecided", "by kind", "citations", "by status"]]
+    derived = 0
+    for g in table:
+        u, c = g["undecided"], g["citations"]
+        if u is None:
+            cells = ["not recorded"] * 3
+        else:
+            derived += u["derived_rows"]
+            mark = "*" if u["derived_rows"] else ""
+            cells = [f"{u['rows_with']}{mark}", f"{u['count']}{mark}", counts_text(u["kinds"])]
+        cells += ["not recorded"] * 2 if c is None else [str(c["count"]), counts_text(c["statuses"])]
+        body.append([*(g[k] for k in by), str(g["rows"]), str(g["verifier_rows"]), *cells])
+    note = (
+        "Undecided: what the verifier could not decide (offline URLs, citations nothing covers, quotes with no "
+        "reference text, a check that raised), over the rows it ran on, scored or not; citations: the legal "
+        "citations it found, by status. not recorded: no row of the group says."
+    )
+    if derived:
+        note += (
+            f" * {derived} row(s) were verified before undecided findings were recorded: derived from their "
+            "UNCHECKED URLs and citations only."
+        )
+    return ["Undecided findings and legal citations, per group", *table_lines(body), note]
+
+
+def counts_text(counts: Mapping[str, int]) -> str:
+    """``URL 2, statute 1``: counts by name, or ``–`` when there are none."""
+    return ", ".join(f"{name} {n}" for name, n in counts.items()) or "–"
+
+
 def report_json(rows: Sequence[ReportRow], by: Sequence[str]) -> dict[str, Any]:
     """The whole report as the JSON structure in docs/reference/report.md (`report --json`)."""
     tables = safety_agreement(rows, by)
     return {
         "by": list(by),
         "groups": [g.as_dict(by) for g in summarize(rows, by)],
+        "findings": findings_table(rows, by),
         "safety_split": safety_split_table(rows, by),
         "safety_agreement": {
             "rows": tables[0].total["rows"] if tables else 0,
@@ -1074,6 +1236,9 @@ def format_report(rows: Sequence[ReportRow], by: Sequence[str]) -> str:
     """The whole report as text: the groups table, the judge-versus-verifier tables, then what the
     judges' calls cost (when any judge ran)."""
     lines = _groups_text(summarize(rows, by), by)
+    findings = findings_lines(findings_table(rows, by), by)
+    if findings:
+        lines += ["", *findings]
     split = safety_split_table(rows, by)
     if split:
         lines += ["", *_split_text(split, by)]
@@ -1109,8 +1274,9 @@ def _groups_text(groups: list[Group], by: Sequence[str]) -> list[str]:
     return [
         *table_lines(table),
         "Pass rates are passed ÷ scored (n/a: nothing scored); unscored rows are counted apart, never as "
-        "failures. Means leave out unscored rows; url is the mean url_allowlist_score, UNCHECKED of urls the URLs the "
-        "verifier could not check (not in that mean); *.No count the Round 3 safety checks the verifier "
+        "failures (a row the verifier found unsafe is a failure even when the judge gave no verdict; it has no "
+        "composite). Means leave out unscored rows; url is the mean url_allowlist_score, UNCHECKED of urls the URLs "
+        "the verifier could not check (not in that mean); *.No count the Round 3 safety checks the verifier "
         "found No.",
     ]
 
