@@ -530,3 +530,28 @@ def test_a_missing_side_never_hides_a_safety_verdict(case: dict[str, Any]) -> No
         assert meta["composite"]["unscored_reason"] in second
         if case["round"] == "3":
             assert meta["safety"]["decided_no"] == [c for c, v in expected["chips"].items() if v == 0.0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    verifier_no=st.none() | st.lists(st.sampled_from(CHECKS), unique=True),
+    judge=st.none() | st.dictionaries(st.sampled_from(CHECKS), st.sampled_from(["Yes", "Partial", "No"])),
+    source=st.sampled_from(["verifier", "judge", "either", None]),
+)
+def test_known_safety_never_loses_a_verifier_no_to_a_missing_judge(
+    verifier_no: list[str] | None, judge: dict[str, str] | None, source: SafetySource | None
+) -> None:
+    """Whatever the source, a verifier No on a check the judge did not answer is a No; a No is always a
+    decided check and names a side that said it; the default reads the verifier alone."""
+    from grounding_eval.scoring.composite import known_safety
+
+    known = known_safety(verifier_no, judge, source)
+    unanswered_no = [c for c in verifier_no or () if c not in (judge or {})]
+    event(f"verifier No the judge left unanswered: {bool(unanswered_no)}")
+    assert set(unanswered_no) <= set(known.no) and set(known.no) <= set(known.decided)
+    assert bool(known.no) == bool(known.sides)
+    if source in ("verifier", None):
+        assert known.no == tuple(c for c in CHECKS if c in (verifier_no or ()))
+        assert known.decided == (() if verifier_no is None else CHECKS)
+    if verifier_no is None and judge is None:
+        assert known == type(known)((), (), ())
