@@ -13,10 +13,11 @@ other articles, the same for every condition) with the same matcher, and
   ``PARTIAL`` with that text's meaning changes, naming it — a real rule misstated, not an invention;
 * anything else: the sources' finding stands.
 
-Cost: nothing is read or prepared until a quote needs the look-up; then every text once per
-:class:`OutsideTexts` (once per process for a dataset). A text is aligned with a quote only when it may
-hold one of the quote's segments at ``NEAR`` (:func:`_may_hold`), so a fabricated quote costs a
-vocabulary look-up per text, and each distinct quote is looked up once.
+Cost: nothing is read or prepared until a quote needs the look-up; then the texts are read once per
+:class:`OutsideTexts` (once per process for a dataset) and each one outside the sources is prepared once
+(normalized, its words counted). A text is aligned with a quote only when it may hold one of the quote's
+segments at ``NEAR`` (:func:`_may_hold`), so a fabricated quote costs a vocabulary look-up per text, and
+each distinct quote is looked up once.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class OutsideTexts:
     def __init__(self, load: Callable[[], Sequence[tuple[str, str]]]) -> None:
         self._load = load
         self._texts: tuple[tuple[str, str], ...] | None = None
-        self._prepared: tuple[_Source, ...] | None = None
+        self._prepared: dict[int, _Source] = {}  # prepared when first outside an item's sources
 
     def texts(self) -> tuple[tuple[str, str], ...]:
         """Every ``(label, text)``, read on the first call."""
@@ -71,13 +72,10 @@ class OutsideTexts:
         """
         if not any(f.status in _LOOKED_UP for f in findings):
             return list(findings)
-        texts = self.texts()
-        if self._prepared is None:
-            self._prepared = tuple(_prepare(text) for _, text in texts)
         held = [s for s in (s.strip() for s in sources) if s]
         outside = [
-            (k, self._prepared[k])
-            for k, (_, text) in enumerate(texts)
+            (k, self._source(k, text))
+            for k, (_, text) in enumerate(self.texts())
             if text.strip() and not any(text.strip() in s for s in held)
         ]
         decided: dict[str, QuoteFinding | None] = {}  # one look-up per distinct quote, as check_spans
@@ -91,6 +89,11 @@ class OutsideTexts:
             found = decided[finding.span.text]
             out.append(finding if found is None else replace(found, span=finding.span))
         return out
+
+    def _source(self, k: int, text: str) -> _Source:
+        if k not in self._prepared:
+            self._prepared[k] = _prepare(text)
+        return self._prepared[k]
 
     def _found(
         self, finding: QuoteFinding, outside: list[tuple[int, _Source]], th: QuoteThresholds
