@@ -490,6 +490,19 @@ class TestQuotesFromOtherArticles:
         context["config"] = {**context["config"], "dataset": str(SAMPLE)}
         assert _quotes(get_assert(ANSWER, context)) == [("OUTSIDE_SOURCES", None), ("NO_MATCH", None)]
 
+    def test_the_vocabularies_kept_on_disk_are_the_matchers(self, tmp_path: Path) -> None:
+        """The articles' words kept beside them (so an article no quote can be in is never normalized) are
+        the words the matcher reads in them, read back from disk the same as built."""
+        from grounding_eval.verifier.quotes.outside import vocabulary
+        from grounding_eval.verifier.setup import article_texts
+
+        built = article_texts.__wrapped__(SAMPLE, tmp_path)
+        assert list(tmp_path.glob("article-texts-*.json"))
+        assert article_texts.__wrapped__(SAMPLE, tmp_path) == built == article_texts.__wrapped__(SAMPLE, None)
+        assert len(built) == len(list((SAMPLE / "articles").iterdir()))
+        for _, text, words in built:
+            assert words and set(words) == set(vocabulary(text))
+
     def test_other_articles_are_read_only_for_a_quote_the_items_do_not_hold(self, tmp_path: Path) -> None:
         """tiny-oh-01's own article is tiny-repairs; tiny-notice, read only by the look-up, is made to
         resolve outside the dataset: an answer whose quote is the item's own never reads it, one whose

@@ -23,7 +23,8 @@ from grounding_eval.verifier.liveness import (
     DEFAULT_URL_DEADLINE,
     LivenessChecker,
 )
-from grounding_eval.verifier.quotes import DEFAULT_THRESHOLDS, OutsideTexts
+from grounding_eval.verifier.quotes import DEFAULT_THRESHOLDS
+from grounding_eval.verifier.quotes.outside import OutsideText, OutsideTexts, vocabulary
 from grounding_eval.verifier.verdict import VerifierResources
 
 __all__ = ["LIVENESS_MODES", "article_texts", "load_resources"]
@@ -133,15 +134,23 @@ def _directory(path: Path, cache_dir: Path | None) -> Directory:
 
 
 def _dataset_articles(dataset: Path, cache_dir: Path | None) -> OutsideTexts:
-    return OutsideTexts(lambda: [(f"article {i}", text) for i, text in article_texts(dataset, cache_dir)])
+    return OutsideTexts(
+        lambda: [
+            OutsideText(f"article {i}", text, words) for i, text, words in article_texts(dataset, cache_dir)
+        ]
+    )
 
 
 @cache
-def article_texts(dataset: Path, cache_dir: Path | None = None) -> tuple[tuple[str, str], ...]:
-    """Every article of ``dataset``'s article cache, ``(id, text)`` in id order (none without an article
-    cache), read as the dataset loader reads them (each id in the index, each file inside the dataset
-    folder); once per process, and with ``cache_dir`` kept there while the files are unchanged
-    (:mod:`grounding_eval.built_cache`: loading the index validates it, ~100 ms in a fresh process).
+def article_texts(
+    dataset: Path, cache_dir: Path | None = None
+) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """Every article of ``dataset``'s article cache, ``(id, text, words)`` in id order (none without an
+    article cache), read as the dataset loader reads them (each id in the index, each file inside the
+    dataset folder), ``words`` its vocabulary as the quotation matcher reads it; once per process, and
+    with ``cache_dir`` kept there while the files and that code are unchanged
+    (:mod:`grounding_eval.built_cache`): loading the index validates it (~100 ms in a fresh process),
+    and the vocabularies cost a normalization of every article.
 
     Raises:
         DataError: the index or an article cannot be read.
@@ -151,16 +160,17 @@ def article_texts(dataset: Path, cache_dir: Path | None = None) -> tuple[tuple[s
     from grounding_eval.built_cache import cached_build, library_file
 
     package = Path(__file__).resolve().parents[1]
-    rules = (*sorted((package / "data").glob("*.py")), package / "files.py", Path(__file__).resolve(),
-             library_file("pydantic", "version.py"))  # fmt: skip
+    quotes = package / "verifier" / "quotes"
+    rules = (*sorted((package / "data").glob("*.py")), *sorted(quotes.glob("*.py")), package / "files.py",
+             Path(__file__).resolve(), library_file("pydantic", "version.py"))  # fmt: skip
     value = cached_build(
         "article-texts", (str(dataset.resolve()),), dataset, lambda: _read_articles(dataset), rules,
         accept=_are_articles, cache_dir=cache_dir,
     )  # fmt: skip
-    return tuple((str(i), str(text)) for i, text in value)
+    return tuple((str(i), str(text), tuple(map(str, words))) for i, text, words in value)
 
 
-def _read_articles(dataset: Path) -> tuple[tuple[str, str], ...]:
+def _read_articles(dataset: Path) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
     from grounding_eval.data.dataset import find_index, load_articles
     from grounding_eval.data.load import load_index
 
@@ -169,10 +179,12 @@ def _read_articles(dataset: Path) -> tuple[tuple[str, str], ...]:
     index_path = find_index(dataset)
     index = load_index(index_path, inside=dataset)
     articles = load_articles(dataset / "articles", index, str(index_path), root=dataset)
-    return tuple((article_id, article.text) for article_id, article in articles.items())
+    return tuple((i, article.text, tuple(vocabulary(article.text))) for i, article in articles.items())
 
 
 def _are_articles(value: Any) -> bool:
     return isinstance(value, list) and all(
-        isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v) for v in value
-    )
+        isinstance(v, list) and len(v) == 3 and isinstance(v[0], str) and isinstance(v[1], str)
+        and isinstance(v[2], list) and all(isinstance(w, str) for w in v[2])
+        for v in value
+    )  # fmt: skip

@@ -709,8 +709,8 @@ class TestOutsideTexts:
         quote below NEAR and not forgiven: never EXACT, NEAR or PARTIAL at NEAR similarity. Quotes are
         statute passages with invented words in, some running past the statute's end."""
         from grounding_eval.verifier.quotes.check import _segments
-        from grounding_eval.verifier.quotes.matching import _WORD, _fold_word, _prepare
-        from grounding_eval.verifier.quotes.outside import _may_hold
+        from grounding_eval.verifier.quotes.matching import _WORD, _fold_word
+        from grounding_eval.verifier.quotes.outside import _may_hold, vocabulary
 
         words = _mutated(start, length, min(changes, length), seed).split()
         if overhang:
@@ -720,9 +720,9 @@ class TestOutsideTexts:
         if finding is None:  # a passage that is all punctuation: no quote
             event("no quote")
             return
-        prepared = _prepare(CARES)
+        vocab = frozenset(vocabulary(CARES))
         held = any(
-            _may_hold([_fold_word(w) for w in _WORD.findall(needle)], prepared, DEFAULT_THRESHOLDS)
+            _may_hold([_fold_word(w) for w in _WORD.findall(needle)], vocab, DEFAULT_THRESHOLDS)
             for _, needle in _segments(finding.span.text)
         )
         adoptable = finding.status in (QuoteStatus.EXACT, QuoteStatus.NEAR) or (

@@ -25,10 +25,11 @@ from grounding_eval.verifier.quotes.findings import (
     SegmentMatch,
 )
 from grounding_eval.verifier.quotes.normalize import normalize_for_quote
-from grounding_eval.verifier.quotes.outside import OutsideTexts
+from grounding_eval.verifier.quotes.outside import OutsideText, OutsideTexts
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
+    "OutsideText",
     "OutsideTexts",
     "QuoteFinding",
     "QuoteSpan",
