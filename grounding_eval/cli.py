@@ -43,6 +43,15 @@ def _build_parser() -> argparse.ArgumentParser:
         "condition the answer came from",
     )
     v.add_argument(
+        "--dataset",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="the dataset the answer's item comes from: a quote the --source texts do not hold is looked "
+        "up in its other articles, and found there is OUTSIDE_SOURCES (named, not scored), not a fabricated "
+        "quote (the allowlist, directory and citation index stay those of their own options)",
+    )
+    v.add_argument(
         "--meaning-change",
         choices=("hard", "soft"),
         default="hard",
@@ -260,6 +269,7 @@ def _verify(args: argparse.Namespace) -> int:
         cache_path=args.liveness_cache,
         allow_hosts=args.allow_host,
         dns_server=args.dns_server,
+        dataset=args.dataset,
         **{
             key: value
             for key in ("url_deadline", "answer_budget", "max_urls_checked")

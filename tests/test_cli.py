@@ -68,7 +68,7 @@ class TestVerifyJson:
         }  # fmt: skip
         assert out["quotes"] == [{"quote": "the lessor may not require the tenant to vacate", "status": "EXACT",
                                   "similarity": 100.0, "source": str(source), "shown_to_model": None,
-                                  "meaning_changes": []}]  # fmt: skip
+                                  "meaning_changes": [], "outside_source": None}]  # fmt: skip
         assert {h["safety_check"] for h in out["hard_failures"]} == {
             "hallucinated_citation", "org_attribution_correct", "jurisdiction_correct"}  # fmt: skip
         assert out["score"] == 0.0 and out["pass"] is False
@@ -125,6 +125,34 @@ class TestMeaningChange:
             ["hallucinated_citation"] if code else []
         )
         assert out["score"] == score
+
+
+class TestDataset:
+    """``--dataset``: a quote the ``--source`` texts do not hold is looked up in that dataset's articles;
+    without it, nothing is (issue 38)."""
+
+    def test_a_quote_of_another_article(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        sample = REPO / "datasets" / "sample"
+        answer = _answer(
+            tmp_path, 'It is unlawful "to refuse to sell or rent after the making of a bona fide offer".'
+        )
+        argv = ["verify", str(answer), "--source", str(sample / "articles" / "us-15usc9058.txt"), *ARGS]
+        assert main([*argv, "--json"]) == 1
+        assert [q["status"] for q in json.loads(capsys.readouterr().out)["quotes"]] == ["NO_MATCH"]
+        assert main([*argv, "--json", "--dataset", str(sample)]) == 0
+        (quote,) = json.loads(capsys.readouterr().out)["quotes"]
+        assert (quote["status"], quote["source"], quote["outside_source"]) == (
+            "OUTSIDE_SOURCES",
+            None,
+            "article us-42usc3604",
+        )
+        assert main([*argv, "--dataset", str(sample)]) == 0
+        assert "quoted from article us-42usc3604, not among this item's sources" in capsys.readouterr().out
+
+    def test_a_missing_dataset_is_bad_input(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        answer = _answer(tmp_path, "Call 211.")
+        assert main(["verify", str(answer), "--dataset", str(tmp_path / "nope"), *ARGS]) == 2
+        assert "nope: dataset folder not found" in capsys.readouterr().err
 
 
 class TestBadInput:

@@ -346,7 +346,7 @@ class TestGolden:
         assert {c["rule"] for c in cases} == {
             "reference set", "NO_SOURCE only without reference", "quote_sources shown",
             "meaning change is a hard failure", "meaning_change soft", "quotation information only",
-            "quote_sources article_cache",
+            "quote_sources article_cache", "quote from another article",
         }  # fmt: skip
         for case in cases:
             assert ("expected" in case) != ("expected_by_condition" in case), case["id"]
@@ -366,6 +366,8 @@ class TestGolden:
                 assert got["status"] == want["status"], where
                 article = want["article"]
                 shown = condition in case.get("shown_under", [])
+                outside = want.get("outside")
+                assert got["outside_source"] == (None if outside is None else f"article {outside}"), where
                 if article is None:
                     assert got["source"] is None and got["shown_to_model"] is None, where
                 else:
@@ -443,6 +445,75 @@ class TestArticleCacheWidening:
         assert result["pass"] is False
 
 
+def _tiny_oh_with_article_outside(tmp_path: Path, article_id: str) -> dict[str, Any]:
+    """tiny-oh-01's test, from a copy of the tiny dataset whose article ``article_id`` is a symlink to a
+    file outside the dataset folder (which the loader refuses to read)."""
+    data = tmp_path / "shared"
+    shutil.copytree(TINY, data)
+    test = _tests(data)["tiny-oh-01"]
+    article = data / "articles" / f"{article_id}.txt"
+    outside = tmp_path / "secret.txt"
+    outside.write_text(article.read_text(encoding="utf-8"), encoding="utf-8")
+    article.unlink()
+    article.symlink_to(outside)
+    return test
+
+
+class TestQuotesFromOtherArticles:
+    """A quote the item's articles do not hold but another article of the dataset does (issue 38): named
+    ("quoted from article …, not among this item's sources"), information, never a fabricated quote; the
+    dataset's articles are the same set in every condition, so the verdict is too."""
+
+    def test_a_real_quote_of_another_article_is_named_alike_in_every_condition(self) -> None:
+        test = ROUND3["hr-il-lockout-01"]
+        assert "us-42usc3604" not in test["metadata"]["full_content_ids"]
+        by_condition = {c: _grade(ANSWER, test, c) for c in PROMPTS}
+        for result in by_condition.values():
+            assert _quotes(result) == [("OUTSIDE_SOURCES", None), ("NO_MATCH", None)]
+            assert [q["outside_source"] for q in result["metadata"]["verifier"]["quotes"]] == [
+                "article us-42usc3604",
+                None,
+            ]
+            assert "quoted from article us-42usc3604, not among this item's sources" in _said(result)
+            (failure,) = result["metadata"]["verifier"]["hard_failures"]  # the invented one only
+            assert failure["detail"].startswith("fabricated quote: 'a landlord must always")
+            assert row_scores(result)["quotation_score"] == 0.0  # the real one is not scored
+        assert len({str(_verdict(r)) for r in by_condition.values()}) == 1
+
+    def test_without_a_dataset_nothing_is_looked_up(self) -> None:
+        """A user's own config with no dataset: the reference text alone, as before; naming the dataset
+        (``config.dataset``) turns on the look-up."""
+        source = (SAMPLE / "articles" / "us-15usc9058.txt").read_text(encoding="utf-8")
+        context = {"vars": {"jurisdiction": "TX", "mine": source}, "prompt": "Question only", "test": {},
+                   "config": {**OFFLINE, "source_vars": "mine"}}  # fmt: skip
+        assert _quotes(get_assert(ANSWER, context)) == [("NO_MATCH", None), ("NO_MATCH", None)]
+        context["config"] = {**context["config"], "dataset": str(SAMPLE)}
+        assert _quotes(get_assert(ANSWER, context)) == [("OUTSIDE_SOURCES", None), ("NO_MATCH", None)]
+
+    def test_the_vocabularies_kept_on_disk_are_the_matchers(self, tmp_path: Path) -> None:
+        """The articles' words kept beside them (so an article no quote can be in is never normalized) are
+        the words the matcher reads in them, read back from disk the same as built."""
+        from grounding_eval.verifier.quotes.outside import vocabulary
+        from grounding_eval.verifier.setup import article_texts
+
+        built = article_texts.__wrapped__(SAMPLE, tmp_path)
+        assert list(tmp_path.glob("article-texts-*.json"))
+        assert article_texts.__wrapped__(SAMPLE, tmp_path) == built == article_texts.__wrapped__(SAMPLE, None)
+        assert len(built) == len(list((SAMPLE / "articles").iterdir()))
+        for _, text, words in built:
+            assert words and set(words) == set(vocabulary(text))
+
+    def test_other_articles_are_read_only_for_a_quote_the_items_do_not_hold(self, tmp_path: Path) -> None:
+        """tiny-oh-01's own article is tiny-repairs; tiny-notice, read only by the look-up, is made to
+        resolve outside the dataset: an answer whose quote is the item's own never reads it, one whose
+        quote is not the item's does, and says so in one line (an ERROR, never a verdict)."""
+        test = _tiny_oh_with_article_outside(tmp_path, "tiny-notice")
+        own = _grade('It says "the landlord must restore heat within a reasonable time".', test, "C0")
+        assert [s for s, _ in _quotes(own)] == ["EXACT"]
+        looked_up = _grade('It says "every tenant receives a written summons".', test, "C0")
+        assert "resolves outside the dataset folder" in unscored_reason(looked_up)
+
+
 class TestReferenceOutsideTheGenerator:
     """A user's own config (no generator metadata): the ``source_vars`` value is the reference text,
     whether or not it is in the prompt, and stays whole (labelled by the var's name)."""
@@ -480,14 +551,7 @@ class TestArticleSplit:
         )
 
     def test_the_article_files_are_read_inside_the_dataset_and_only_for_quotes(self, tmp_path: Path) -> None:
-        data = tmp_path / "shared"
-        shutil.copytree(TINY, data)
-        test = _tests(data)["tiny-oh-01"]
-        article = data / "articles" / "tiny-repairs.txt"
-        outside = tmp_path / "secret.txt"
-        outside.write_text(article.read_text(encoding="utf-8"), encoding="utf-8")
-        article.unlink()
-        article.symlink_to(outside)
+        test = _tiny_oh_with_article_outside(tmp_path, "tiny-repairs")
         assert _grade("Call 211.", test, "C0")["metadata"]["outcome"] != "unscored"
         quoted = _grade('It says "a landlord must always give ninety days of warning".', test, "C0")
         assert "resolves outside the dataset folder" in unscored_reason(quoted)

@@ -126,17 +126,20 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     from grounding_eval.judge.checkpoint import checkpoint
 
     checkpoint()  # a configuration check stops before the verdict
-    report = verify(
-        answer,
-        jurisdiction=jurisdiction,
-        sources=[r.text for r in reference],
-        resources=resources.verifier,
-        question=str(question) if question else None,
-        quotation_scored=quotation == "scored",
-        source_labels=[r.label for r in reference],
-        source_shown=[None if prompt is None else _in_prompt(r.text, prompt) for r in reference],
-        meaning_change=meaning_change,
-    )
+    try:
+        report = verify(
+            answer,
+            jurisdiction=jurisdiction,
+            sources=[r.text for r in reference],
+            resources=resources.verifier,
+            question=str(question) if question else None,
+            quotation_scored=quotation == "scored",
+            source_labels=[r.label for r in reference],
+            source_shown=[None if prompt is None else _in_prompt(r.text, prompt) for r in reference],
+            meaning_change=meaning_change,
+        )
+    except DataError as exc:  # the dataset's articles, read when a quote is looked up outside the item's
+        return _error(exc.one_line())
     from grounding_eval.share.provenance import row_provenance
 
     result = _grading_result(report, resources, check_chips=chips == "checks")
@@ -292,6 +295,7 @@ def _resources(
         quote_partial=thresholds[1],
         dns_server=dns_server,
         citations=citations,
+        dataset=dataset,  # its articles: where a quote the item's sources do not hold is looked up
         **dict(limits),  # type: ignore[arg-type]  # numbers, checked by load_resources
     )
     inputs = {
@@ -362,8 +366,8 @@ def _reference(
         out += pieces or [_Reference(text, name)]
     if widen:
         out += [
-            _Reference(text, f"article {article_id}")
-            for article_id, text in _article_cache(Path(str(dataset)))
+            _Reference(text, label)
+            for label, text in resources.verifier.outside_texts.texts()
             if text.strip() and not any(text.strip() in r.text for r in out)
         ]
     return out
@@ -405,14 +409,3 @@ def _item_articles(dataset: Path, ids: tuple[str, ...]) -> dict[str, str]:
 
 def _in_prompt(text: str, prompt: str | None) -> bool:
     return prompt is not None and text.strip() in prompt
-
-
-@cache
-def _article_cache(dataset: Path) -> tuple[tuple[str, str], ...]:
-    from grounding_eval.data.dataset import find_index, load_articles
-    from grounding_eval.data.load import load_index
-
-    index_path = find_index(dataset)
-    index = load_index(index_path, inside=dataset)
-    articles = load_articles(dataset / "articles", index, str(index_path), root=dataset)
-    return tuple((article_id, article.text) for article_id, article in articles.items())

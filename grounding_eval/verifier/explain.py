@@ -180,6 +180,9 @@ def _source_quotes(report: VerifierReport, head: str) -> str:
             if q.matched_text and q.status.value != "EXACT"
             else ""
         )
+        if q.outside_source:  # found only outside the item's sources (in a dataset's other article)
+            where = f", quoted from {q.outside_source}, not among this item's sources"
+            found = "" if q.similarity == 100.0 else found
         status = q.status.value
         if q.meaning_changes:  # the changed words next to the status they cap (and, hard, fail)
             status += f" (meaning changed: {'; '.join(q.meaning_changes)})"

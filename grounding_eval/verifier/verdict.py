@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 from grounding_eval.verifier.phones import Pairing, PhoneFinding, PhoneStatus, check_phones, find_phones
 from grounding_eval.verifier.quotes import (
     DEFAULT_THRESHOLDS,
+    OutsideTexts,
     QuoteFinding,
     QuoteStatus,
     QuoteThresholds,
@@ -96,6 +97,8 @@ class VerifierResources:
     liveness_mode: str = "offline"
     quote_thresholds: QuoteThresholds = DEFAULT_THRESHOLDS
     citations: CitationIndex | None = None  # the dataset's citation index, when it has one
+    # The dataset's articles, where a quote the item's sources do not hold is looked up (OUTSIDE_SOURCES)
+    outside_texts: OutsideTexts | None = None
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,7 @@ class VerifierReport:
         points = [
             0.0 if self.changes_meaning(q) else _QUOTE_SCORE[q.status]
             for q in self.quotes
-            if q.status is not QuoteStatus.NO_SOURCE
+            if q.status in _QUOTE_SCORE  # (not NO_SOURCE, nor OUTSIDE_SOURCES: information)
         ]
         return _mean(points)
 
@@ -287,7 +290,7 @@ class VerifierReport:
                 {"quote": q.span.text, "status": q.status.value, "similarity": q.similarity,
                  "source": None if q.status in _UNFOUND else self.source_label(q.source_index),
                  "shown_to_model": None if q.status in _UNFOUND else self.source_was_shown(q.source_index),
-                 "meaning_changes": list(q.meaning_changes)}
+                 "meaning_changes": list(q.meaning_changes), "outside_source": q.outside_source}
                 for q in self.quotes
             ],
             "citations": [
@@ -325,6 +328,8 @@ def verify(
     one for the report and ``source_shown`` says whether the model was shown it (information only).
     A quote of the user's own ``question`` ("you said it is 'not a good fit for kids'") is set apart,
     not checked against the sources, so repeating the user's words is never a fabricated quote.
+    A quote the sources do not hold is looked up in ``resources.outside_texts`` (the dataset's articles,
+    when known): found there it is ``OUTSIDE_SOURCES``, information, not a fabricated quote.
     ``quotation_scored=False`` reports quotes as information only. ``meaning_change`` is one of
     :data:`MEANING_CHANGE_RULES`.
 
@@ -364,6 +369,8 @@ def verify(
         }
         user_quotes = [q for q in quotes if q.span in of_user]
         quotes = [q for q in quotes if q.span not in of_user]
+    if resources.outside_texts is not None:
+        quotes = resources.outside_texts.look_up(quotes, given, resources.quote_thresholds)
     pairing = Pairing(answer, mentions, sentences, masked)  # one index for phones and URLs alike
     liveness = resources.liveness.for_answer()  # this answer's cap on URLs checked and time spent
     return VerifierReport(

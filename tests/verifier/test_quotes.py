@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from grounding_eval.verifier.quotes import (
     DEFAULT_THRESHOLDS,
+    OutsideTexts,
     QuoteFinding,
     QuoteSpan,
     QuoteStatus,
@@ -56,6 +57,21 @@ def _sources(case: dict[str, Any]) -> list[str]:
     return []
 
 
+def _others(case: dict[str, Any]) -> list[tuple[str, str]]:
+    """The case's texts outside its sources, ``(label, text)``: fixture files by name, or ``{label: text}``."""
+    if "other_source_files" in case:
+        return [(name, (FIXTURES / name).read_text(encoding="utf-8")) for name in case["other_source_files"]]
+    return [(str(label), str(text)) for label, text in (case.get("other_sources") or {}).items()]
+
+
+def _checked(case: dict[str, Any]) -> list[QuoteFinding]:
+    """The case's findings: against its sources, then, with outside texts, looked up in them."""
+    sources = _sources(case)
+    findings = check_quotes(case["answer"], sources)
+    others = _others(case)
+    return OutsideTexts(lambda: others).look_up(findings, sources) if others else findings
+
+
 def _squash(text: str) -> str:
     return " ".join(text.split())
 
@@ -70,13 +86,14 @@ class TestGolden:
         for case in cases:
             assert {"id", "answer", "expected", "note"} <= case.keys(), case.get("id")
             assert len({"source", "sources", "source_file", "source_files"} & case.keys()) <= 1
+            assert len({"other_sources", "other_source_files"} & case.keys()) <= 1
             for expected in case["expected"]:
                 assert {"quote", "status"} <= expected.keys() <= _EXPECTED_KEYS, case["id"]
 
     @pytest.mark.parametrize("case", _golden_cases(), ids=lambda c: str(c["id"]))
     def test_case(self, case: dict[str, Any]) -> None:
         sources = _sources(case)
-        findings = check_quotes(case["answer"], sources)
+        findings = _checked(case)
         got = [(f.span.text, f.status.value, f.similarity) for f in findings]
         assert len(findings) == len(case["expected"]), got
         for finding, expected in zip(findings, case["expected"], strict=True):
@@ -86,16 +103,18 @@ class TestGolden:
                 assert finding.source_index == expected["source_index"]
             if "in_order" in expected:
                 assert finding.in_order is expected["in_order"]
+            assert finding.outside_source == expected.get("outside_source"), got
             if "meaning_changes" in expected:
                 _assert_meaning_changes(finding.meaning_changes, expected["meaning_changes"])
             if {"similarity_min", "similarity_max"} & expected.keys():
                 low, high = expected.get("similarity_min", 0.0), expected.get("similarity_max", 100.0)
                 assert finding.similarity is not None and low <= finding.similarity <= high, got
-            _assert_evidence_consistent(finding, sources)
+            _assert_evidence_consistent(finding, sources, dict(_others(case)))
 
 
 _EXPECTED_KEYS = {
-    "quote", "status", "source_index", "in_order", "meaning_changes", "similarity_min", "similarity_max"
+    "quote", "status", "source_index", "in_order", "meaning_changes", "similarity_min", "similarity_max",
+    "outside_source",
 }  # fmt: skip
 
 
@@ -106,12 +125,24 @@ def _assert_meaning_changes(got: tuple[str, ...], expected: list[str]) -> None:
         assert any(piece in item for item in got), (piece, got)
 
 
-def _assert_evidence_consistent(finding: QuoteFinding, sources: list[str]) -> None:
-    """Offsets, excerpt and similarity agree with each other and with the status."""
+def _assert_evidence_consistent(
+    finding: QuoteFinding, sources: list[str], others: dict[str, str] | None = None
+) -> None:
+    """Offsets, excerpt and similarity agree with each other and with the status (an outside finding's
+    with the outside text it names, and none of its indexes points into the sources)."""
     if finding.status is QuoteStatus.NO_SOURCE:
         assert finding.similarity is None and finding.source_index is None and not finding.segments
         return
     assert finding.similarity is not None and 0.0 <= finding.similarity <= 100.0
+    if finding.outside_source is not None:
+        assert finding.status in (QuoteStatus.OUTSIDE_SOURCES, QuoteStatus.PARTIAL)
+        assert finding.source_index is None and all(m.source_index is None for m in finding.segments)
+        text = (others or {})[finding.outside_source]
+        assert (finding.status is QuoteStatus.PARTIAL) == bool(finding.meaning_changes)
+        if len(finding.segments) == 1:
+            assert text[finding.match_start : finding.match_end] == finding.matched_text
+        return
+    assert finding.status is not QuoteStatus.OUTSIDE_SOURCES
     assert (finding.similarity == 100.0) == (finding.status is QuoteStatus.EXACT) or not finding.in_order
     # A meaning change is never NEAR or EXACT, and the finding carries its segments' changes.
     assert not finding.meaning_changes or finding.status in (QuoteStatus.PARTIAL, QuoteStatus.NO_MATCH)
@@ -382,6 +413,11 @@ class TestQuoteScore:
     def test_none_when_nothing_checked(self, statuses: list[QuoteStatus]) -> None:
         assert quote_score([_finding(s) for s in statuses]) is None
 
+    def test_outside_sources_left_out(self) -> None:
+        """A real quote found only outside the sources is information: it neither raises nor lowers."""
+        assert quote_score([_finding(QuoteStatus.OUTSIDE_SOURCES), _finding(QuoteStatus.NO_MATCH)]) == 0.0
+        assert quote_score([_finding(QuoteStatus.OUTSIDE_SOURCES)]) is None
+
 
 # --------------------------------------------------------------------------------------------------
 # Calibration: the claims made in QuoteThresholds' docstring, on real statute text
@@ -619,3 +655,80 @@ class TestProperties:
         findings = check_quotes(answer, [source, CARES])
         for finding in findings:
             _assert_evidence_consistent(finding, [source, CARES])
+
+
+# --------------------------------------------------------------------------------------------------
+# Texts outside the sources (issue 38)
+# --------------------------------------------------------------------------------------------------
+
+
+class TestOutsideTexts:
+    """Where a quote the sources do not hold is looked up: read only when needed, once, and pruned soundly."""
+
+    def test_nothing_is_read_until_a_quote_needs_it(self) -> None:
+        reads: list[int] = []
+
+        def load() -> list[tuple[str, str]]:
+            reads.append(1)
+            return [("scra", SCRA)]
+
+        outside = OutsideTexts(load)
+        held = check_quotes('"may not require the tenant to vacate"', [CARES])
+        assert outside.look_up(held, [CARES]) == held and outside.look_up([], [CARES]) == []
+        no_source = check_quotes('"stay the proceedings for a period of 90 days"', [])
+        assert outside.look_up(no_source, []) == no_source
+        assert reads == []
+        answer = '"stay the proceedings for a period of 90 days" and "stay the proceedings for a period of 90 days"'
+        for _ in range(2):
+            found = outside.look_up(check_quotes(answer, [CARES]), [CARES])
+            assert [(f.status, f.outside_source) for f in found] == [
+                (QuoteStatus.OUTSIDE_SOURCES, "scra")
+            ] * 2
+            assert found[0].span != found[1].span  # each finding keeps its own span
+        assert reads == [1]
+
+    def test_an_unreadable_dataset_is_the_callers_error(self) -> None:
+        def load() -> list[tuple[str, str]]:
+            raise OSError("gone")
+
+        with pytest.raises(OSError, match="gone"):
+            OutsideTexts(load).look_up(check_quotes('"a b c d e f"', [CARES]), [CARES])
+
+    @settings(max_examples=300, deadline=None)
+    @given(
+        start=st.integers(0, len(_SOURCE_WORDS) - 30),
+        length=st.integers(5, 24),
+        changes=st.integers(0, 8),
+        overhang=st.integers(0, 6),
+        seed=st.integers(0, 10_000),
+    )
+    def test_pruning_never_skips_a_text_that_could_be_adopted(
+        self, start: int, length: int, changes: int, overhang: int, seed: int
+    ) -> None:
+        """``_may_hold`` False (the text is never aligned) only where the matcher, aligning it, finds the
+        quote below NEAR and not forgiven: never EXACT, NEAR or PARTIAL at NEAR similarity. Quotes are
+        statute passages with invented words in, some running past the statute's end."""
+        from grounding_eval.verifier.quotes.check import _segments
+        from grounding_eval.verifier.quotes.matching import _WORD, _fold_word
+        from grounding_eval.verifier.quotes.outside import _may_hold, vocabulary
+
+        words = _mutated(start, length, min(changes, length), seed).split()
+        if overhang:
+            words = [*_SOURCE_WORDS[-length:], *(["lantern", "velvet", "copper"] * 2)[:overhang]]
+        quote = " ".join(words)
+        (finding,) = check_quotes(f'"{quote}"', [CARES]) or [None]
+        if finding is None:  # a passage that is all punctuation: no quote
+            event("no quote")
+            return
+        vocab = frozenset(vocabulary(CARES))
+        held = any(
+            _may_hold([_fold_word(w) for w in _WORD.findall(needle)], vocab, DEFAULT_THRESHOLDS)
+            for _, needle in _segments(finding.span.text)
+        )
+        adoptable = finding.status in (QuoteStatus.EXACT, QuoteStatus.NEAR) or (
+            finding.status is QuoteStatus.PARTIAL
+            and finding.similarity is not None
+            and finding.similarity >= DEFAULT_THRESHOLDS.near
+        )
+        event(f"pruned={not held} adoptable={adoptable}")
+        assert held or not adoptable, (quote, finding.status, finding.similarity)

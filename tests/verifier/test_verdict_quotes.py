@@ -18,9 +18,9 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from grounding_eval.verifier.explain import check_lines, summary_line
-from grounding_eval.verifier.quotes import QuoteFinding, QuoteStatus, check_quotes, quote_score
+from grounding_eval.verifier.quotes import OutsideTexts, QuoteFinding, QuoteStatus, quote_score
 from grounding_eval.verifier.verdict import VerifierReport, VerifierResources, verify
-from tests.verifier.test_quotes import _sources  # the golden table's own reading of its sources
+from tests.verifier.test_quotes import _checked, _others, _sources  # the golden table's own reading
 
 TESTS = Path(__file__).resolve().parents[1]
 FIXTURES = TESTS / "fixtures" / "quotes"
@@ -50,8 +50,8 @@ def _worked(expected: list[dict[str, Any]], hard: bool) -> tuple[float | None, i
     """(quotation score, quotation hard failures) worked by hand from the golden expectations."""
     points, failures = [], 0
     for row in expected:
-        if row["status"] == "NO_SOURCE":  # nothing to check against: not scored, never a failure
-            continue
+        if row["status"] in ("NO_SOURCE", "OUTSIDE_SOURCES"):  # not scored, never a failure (the latter:
+            continue  # a real quote from outside the sources, issue 38)
         changed = row["status"] == "PARTIAL" and bool(row.get("meaning_changes"))
         points.append(0.0 if hard and changed else _POINTS[row["status"]])
         failures += row["status"] == "NO_MATCH" or (hard and changed)
@@ -74,6 +74,9 @@ class TestMeaningChangeRule:
     @pytest.mark.parametrize("rule", ["hard", "soft"])
     @pytest.mark.parametrize("case", CASES, ids=lambda c: str(c["id"]))
     def test_case(self, case: dict[str, Any], rule: str, resources: VerifierResources) -> None:
+        others = _others(case)
+        if others:  # the texts outside the sources, as the resources carry a dataset's articles
+            resources = replace(resources, outside_texts=OutsideTexts(lambda: others))
         report = verify(
             case["answer"],
             jurisdiction=None,
@@ -146,8 +149,58 @@ class TestShownIsInformation:
         assert len({summary_line(r) for r in reports.values()}) == 1
 
 
+SCRA = (FIXTURES / "us_50usc3951_scra_evictions.txt").read_text(encoding="utf-8")
+STAY = "stay the proceedings for a period of {} days, unless in the opinion of the court"
+
+
+class TestOutsideSources:
+    """A quote found only outside the item's sources (issue 38): named in its line and the JSON, not scored,
+    never a failure; a quote changing such a text's number still fails under the hard rule."""
+
+    def _verify(self, answer: str, resources: VerifierResources, rule: str = "hard") -> VerifierReport:
+        with_outside = replace(resources, outside_texts=OutsideTexts(lambda: [("article scra", SCRA)]))
+        return verify(answer, jurisdiction=None, sources=[CARES], resources=with_outside, meaning_change=rule)
+
+    def test_named_information_never_a_failure(self, resources: VerifierResources) -> None:
+        answer = f'It says "{STAY.format(90)}". The lessor "may not require the tenant to vacate".'
+        report = self._verify(answer, resources)
+        assert report.passed and report.check_scores["quotation"] == 1.0  # the CARES quote alone
+        line = check_lines(report)["quotation"]
+        assert "[1 OUTSIDE_SOURCES, 1 EXACT]" in line
+        assert "similarity 100.0, quoted from article scra, not among this item's sources" in line
+        assert "closest source text" not in line  # verbatim: no excerpt to compare
+        (outside, _) = report.to_json()["quotes"]
+        assert (outside["status"], outside["source"], outside["outside_source"]) == (
+            "OUTSIDE_SOURCES",
+            None,
+            "article scra",
+        )
+        assert self._verify(f'"{STAY.format(90)}"', resources).check_scores["quotation"] is None
+
+    def test_a_near_one_shows_the_text_it_differs_from(self, resources: VerifierResources) -> None:
+        near = STAY.format(90).replace("opinion", "view")
+        line = check_lines(self._verify(f'It says "{near}".', resources))["quotation"]
+        assert "quoted from article scra, not among this item's sources, closest source text" in line
+
+    @pytest.mark.parametrize("rule", ["hard", "soft"])
+    def test_a_meaning_change_of_an_outside_text(self, rule: str, resources: VerifierResources) -> None:
+        report = self._verify(f'It says "{STAY.format(30)}".', resources, rule)
+        (quote,) = report.to_json()["quotes"]
+        assert (quote["status"], quote["outside_source"]) == ("PARTIAL", "article scra")
+        assert quote["meaning_changes"] == ["number 90 → 30"]
+        assert report.check_scores["quotation"] == (0.0 if rule == "hard" else 0.5)
+        assert [h.detail.startswith("quote changes the meaning") for h in report.hard_failures] == (
+            [True] if rule == "hard" else []
+        )
+        assert "quoted from article scra" in check_lines(report)["quotation"]
+
+    def test_without_outside_texts_it_is_fabricated(self, resources: VerifierResources) -> None:
+        report = verify(f'"{STAY.format(90)}"', jurisdiction=None, sources=[CARES], resources=resources)
+        assert [h.detail.startswith("fabricated quote") for h in report.hard_failures] == [True]
+
+
 # Findings to draw from: every golden case's findings against its sources.
-FINDINGS = [f for case in CASES for f in check_quotes(case["answer"], _sources(case))]
+FINDINGS = [f for case in CASES for f in _checked(case)]
 NO_SOURCE = [
     replace(f, status=QuoteStatus.NO_SOURCE, similarity=None, meaning_changes=()) for f in FINDINGS[:3]
 ]
@@ -167,9 +220,10 @@ def test_soft_is_the_matchers_score_and_hard_zeroes_meaning_changes(quotes: list
     changes a meaning counted 0 (a naive recomputation), and one hard failure per such quote."""
     changed = [q for q in quotes if q.status is QuoteStatus.PARTIAL and q.meaning_changes]
     event(f"{len(changed)} meaning-changing quote(s)")
+    event(f"{sum(q.status is QuoteStatus.OUTSIDE_SOURCES for q in quotes)} quote(s) outside the sources")
     event("no checked quote" if quote_score(quotes) is None else "some checked quote")
     assert _report(quotes, "soft").check_scores["quotation"] == quote_score(quotes)
-    checked = [q for q in quotes if q.status is not QuoteStatus.NO_SOURCE]
+    checked = [q for q in quotes if q.status not in (QuoteStatus.NO_SOURCE, QuoteStatus.OUTSIDE_SOURCES)]
     naive = [0.0 if q in changed else _POINTS[q.status.value] for q in checked]
     hard = _report(quotes, "hard")
     assert hard.check_scores["quotation"] == (pytest.approx(sum(naive) / len(naive)) if naive else None)

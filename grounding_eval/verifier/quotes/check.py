@@ -148,12 +148,18 @@ def _in_order(
     return None
 
 
-def _check_span(span: QuoteSpan, sources: list[tuple[int, _Source]], th: QuoteThresholds) -> QuoteFinding:
+def _segments(text: str) -> list[tuple[str, str]]:
+    """The quote's elision-delimited segments that hold a word: (as written, normalized and trimmed)."""
     segments: list[tuple[str, str]] = []
-    for raw in _ELISION.split(span.text):
+    for raw in _ELISION.split(text):
         needle = _EDGE_PUNCT.sub("", normalize_for_quote(raw))
         if _WORD.search(needle):
             segments.append((raw, needle))
+    return segments
+
+
+def _check_span(span: QuoteSpan, sources: list[tuple[int, _Source]], th: QuoteThresholds) -> QuoteFinding:
+    segments = _segments(span.text)
     if not segments:  # only reachable with min_words < 1, which QuoteThresholds forbids; be safe
         return QuoteFinding(span, QuoteStatus.NO_MATCH, 0.0, None, None)
 
@@ -267,14 +273,15 @@ def quote_score(findings: Sequence[QuoteFinding]) -> float | None:
     """Mean quotation accuracy over the checked quotes.
 
     ``EXACT`` and ``NEAR`` score 1 (a near quote is a faithful quote with a slip, not an invention),
-    ``PARTIAL`` 0.5, ``NO_MATCH`` 0. ``NO_SOURCE`` quotes were not checked and are left out.
+    ``PARTIAL`` 0.5, ``NO_MATCH`` 0. ``NO_SOURCE`` quotes were not checked and are left out, and so are
+    ``OUTSIDE_SOURCES`` quotes (real, but not evidence from the sources: information).
 
     Args:
         findings: Output of :func:`check_quotes`.
 
     Returns:
-        The mean in 0..1, or ``None`` when nothing was checked (no quotes, or all ``NO_SOURCE``), so
+        The mean in 0..1, or ``None`` when nothing was checked (no quotes, or none scored), so
         the composite can tell "no quotation evidence" from a perfect or a failing score.
     """
-    points = [_POINTS[f.status] for f in findings if f.status is not QuoteStatus.NO_SOURCE]
+    points = [_POINTS[f.status] for f in findings if f.status in _POINTS]
     return sum(points) / len(points) if points else None

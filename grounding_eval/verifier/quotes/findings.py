@@ -8,13 +8,16 @@ from typing import Literal
 
 
 class QuoteStatus(enum.Enum):
-    """How well a quoted span matches the sources."""
+    """How well a quoted span matches the sources (or, ``OUTSIDE_SOURCES``, a text outside them)."""
 
     EXACT = "EXACT"
     NEAR = "NEAR"
     PARTIAL = "PARTIAL"
     NO_MATCH = "NO_MATCH"
     NO_SOURCE = "NO_SOURCE"
+    # Not in the sources, but EXACT or NEAR in a text outside them (a dataset's other article, named by
+    # :attr:`QuoteFinding.outside_source`): a real quote, never a fabricated one (:mod:`.outside`).
+    OUTSIDE_SOURCES = "OUTSIDE_SOURCES"
 
 
 @dataclass(frozen=True)
@@ -120,8 +123,10 @@ class QuoteFinding:
     Attributes:
         span: The quote.
         status: ``EXACT``/``NEAR``/``PARTIAL``/``NO_MATCH``, or ``NO_SOURCE`` when there was nothing
-            to check against. For an elided quote, the worst segment's status (and ``NEAR`` at best
-            when the segments are verbatim but not in order in one source). ``NEAR`` with a
+            to check against, or ``OUTSIDE_SOURCES`` (EXACT or NEAR in the outside text
+            :attr:`outside_source`, where a quote the sources do not hold was looked up). For an
+            elided quote, the worst segment's status (and ``NEAR`` at best when the segments are
+            verbatim but not in order in one source). ``NEAR`` with a
             similarity below :attr:`QuoteThresholds.near` means the only differences were forgiven
             ones; ``PARTIAL`` with a similarity at or above it means a meaning change (see
             ``meaning_changes``).
@@ -130,7 +135,7 @@ class QuoteFinding:
             (all words present but punctuation or a plural differs). It is the word overlap with the
             excerpt, whatever the kind of the differing words.
         source_index: Index into ``sources`` of the best match (of the worst segment, for an elided
-            quote), or ``None``.
+            quote), or ``None`` (also when the match is in an outside text: :attr:`outside_source`).
         matched_text: The aligned excerpt of the original source text. For an elided quote, the
             segments' excerpts joined by `` … ``.
         match_start: Offset in ``sources[source_index]`` where the match begins (the first segment's
@@ -148,6 +153,10 @@ class QuoteFinding:
             status at ``PARTIAL``. Filled only for matches reaching :attr:`QuoteThresholds.partial`
             (below it the alignment is too loose to name words); for an elided quote, the segments'
             items in order, without repeats.
+        outside_source: The label of the text outside the sources the quote was found in, or ``None``:
+            set on an ``OUTSIDE_SOURCES`` finding, and on a ``PARTIAL`` one whose only differences from
+            an outside text are meaning changes (:mod:`.outside`). The offsets and excerpts are then
+            that text's, and no segment has a ``source_index``.
     """
 
     span: QuoteSpan
@@ -160,3 +169,4 @@ class QuoteFinding:
     in_order: bool = True
     segments: tuple[SegmentMatch, ...] = field(default=())
     meaning_changes: tuple[str, ...] = ()
+    outside_source: str | None = None
