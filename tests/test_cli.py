@@ -46,10 +46,14 @@ class TestVerifyJson:
             "quotes",
             "citations",
             "citations_capped",
+            "citation_check",
+            "undecided",
             "hard_failures",
             "score",
             "pass",
         ]
+        assert out["citation_check"] == "hard"  # the command's default: Round 3's rule
+        assert out["undecided"] == {"count": 0, "kinds": {}, "items": []}  # everything here was decided
         assert out["urls"] == [{
             "url": "https://www.legalaidchicago.org/no-such-page",
             "normalized": out["urls"][0]["normalized"],
