@@ -146,7 +146,11 @@ def _listed(findings: Sequence[_T], item: Callable[[_T], str], sep: str = "; ") 
 
 
 def _cut(text: str) -> str:
-    return text if len(text) <= MAX_ITEM_CHARS else text[: MAX_ITEM_CHARS - 1] + "…"
+    """``text`` on one line (a citation wrapped in the answer, ``section\n789.3``, must not break the
+    reason's lines), cut to ``MAX_ITEM_CHARS``."""
+    if len(text) > MAX_ITEM_CHARS:
+        text = text[: MAX_ITEM_CHARS - 1] + "…"
+    return " ".join(text.split()) if "\n" in text or "\r" in text else text
 
 
 def _jurisdiction(report: VerifierReport, head: str) -> str:

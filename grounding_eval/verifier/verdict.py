@@ -235,12 +235,7 @@ class VerifierReport:
         """What the verifier could not decide: checks that raised, citations nothing covers (and the
         places past the citation cap), UNCHECKED URLs, quotes with no reference text. Each once."""
         items = [UndecidedItem("check", check, why) for check, why in self.check_errors]
-        items += [
-            UndecidedItem(c.mention.kind if c.mention.key is not None else "citation", c.mention.raw,
-                          c.why or "not checked")
-            for c in self.citations
-            if c.status is CitationStatus.UNCHECKED
-        ]  # fmt: skip
+        items += [_undecided_citation(c) for c in self.citations if c.status is CitationStatus.UNCHECKED]
         if self.citations_capped:
             items.append(
                 UndecidedItem(
@@ -255,7 +250,9 @@ class VerifierReport:
             if u.status is UrlStatus.UNCHECKED
         ]
         items += [
-            UndecidedItem("quote", _clip(q.span.text), "no reference text to check it against")
+            UndecidedItem(
+                "quote", _clip(" ".join(q.span.text.split())), "no reference text to check it against"
+            )
             for q in self.quotes
             if q.status is QuoteStatus.NO_SOURCE
         ]
@@ -566,6 +563,14 @@ class _Once:
         if self._error is not None:
             raise self._error
         return self._value
+
+
+def _undecided_citation(finding: CitationFinding) -> UndecidedItem:
+    """An UNCHECKED citation as undecided: its kind (``citation`` for an ambiguous short cite, which
+    cites nothing known), as written on one line (a citation may wrap: ``section\n789.3``), and why."""
+    mention = finding.mention
+    kind = mention.kind if mention.key is not None else "citation"
+    return UndecidedItem(kind, " ".join(mention.raw.split()), finding.why or "not checked")
 
 
 def _org_context(

@@ -142,6 +142,18 @@ class TestUndecided:
             "past the limit)"
         )
 
+    def test_a_wrapped_citation_keeps_the_line_whole(self, tmp: Path) -> None:
+        """A citation wrapped in the answer is listed on one line: the first line stays the first line."""
+        report = verify(
+            "Under ORS\n90.9999 you may stay.", jurisdiction="OR", sources=[], resources=_resources(None, tmp)
+        )
+        assert [i.what for i in report.undecided.items] == ["ORS 90.9999"]
+        assert (
+            summary_line(report)
+            == "PASS deterministic verifier 1.00 — 1 not checked offline: 1 statute (ORS 90.9999)"
+        )
+        assert "\n" not in check_lines(report)["citations"]
+
     def test_an_ambiguous_short_cite_is_a_citation(self, tmp: Path) -> None:
         report = verify(
             "R.C. 5321.04 and MCL 554.601 apply.\n\nId. at (b)",
