@@ -284,3 +284,29 @@ class TestACheckThatRaises:
             "PASS deterministic verifier n/a (no check applied) — 1 not checked: 1 check (jurisdiction: KeyError: 'MI')"
         )
         assert result["metadata"]["verifier"]["undecided"]["count"] == 1
+
+
+def test_round_3_and_only_round_3_decides_citations_hard() -> None:
+    """The rule reaches every config that should set it: each generated test's metadata, the shipped
+    Round 3 configs and the init scaffold's Round 3 study; every other round keeps the default."""
+    from grounding_eval.promptfoo.round_tests import generate_tests
+    from grounding_eval.share.scaffold import STUDIES, _config
+
+    for round_id, rule in (("1a", "information"), ("1b", "information"), ("2", "information"),
+                           ("2b", "information"), ("3", "hard")):  # fmt: skip
+        tests = generate_tests({"dataset": str(SAMPLE), "round": round_id}, pack_root=REPO)
+        assert {t["metadata"]["citation_check"] for t in tests} == {rule}, round_id
+        scaffold = yaml.safe_load(_config(round_id, STUDIES[round_id], None))
+        verifier = scaffold["defaultTest"]["assert"][0]["config"]
+        assert verifier.get("citation_check", "information") == rule, round_id
+    for config in ("configs/round3.yaml", "promptfooconfig.yaml"):
+        shipped = yaml.safe_load((REPO / config).read_text(encoding="utf-8"))
+        assert shipped["defaultTest"]["assert"][0]["config"]["citation_check"] == "hard", config
+    for config in (
+        "configs/round1a.yaml",
+        "configs/round1b.yaml",
+        "configs/round2.yaml",
+        "configs/round2b.yaml",
+    ):
+        shipped = yaml.safe_load((REPO / config).read_text(encoding="utf-8"))
+        assert "citation_check" not in shipped["defaultTest"]["assert"][0]["config"], config
