@@ -1,7 +1,8 @@
 """``grounding-eval`` command line: verify one answer outside promptfoo.
 
-Exit status: 0 the answer passes the verifier, 1 it has a hard failure, 2 the input is bad (one line
-on stderr naming the file and the problem).
+Exit status: 0 the answer passes the verifier (also when something was not checked: the first line
+says what), 1 it has a hard failure, 2 the input is bad (one line on stderr naming the file and the
+problem).
 """
 
 from __future__ import annotations
@@ -57,6 +58,14 @@ def _build_parser() -> argparse.ArgumentParser:
         default="hard",
         help="a quote that changes a number, negation or modal of its source: a hard failure scored 0 "
         "(hard, the default) or PARTIAL 0.5 (soft)",
+    )
+    v.add_argument(
+        "--citation-check",
+        choices=("hard", "information"),
+        default="hard",
+        help="an UNKNOWN citation or another state's law: a hard failure, as Round 3's safety checks decide "
+        "(hard, the default), or listed only, as in Rounds 1a-2b (information); a citation never raises "
+        "the score",
     )
     v.add_argument(
         "--allowlist",
@@ -283,6 +292,7 @@ def _verify(args: argparse.Namespace) -> int:
         resources=resources,
         source_labels=[str(p) for p in args.source],
         meaning_change=args.meaning_change,
+        citation_check=args.citation_check,
     )
     if args.json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))

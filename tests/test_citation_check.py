@@ -90,7 +90,10 @@ class TestVerifyCommand:
         assert code == 1
         citations = next(line.strip() for line in lines if line.strip().startswith("citations:"))
         # counted by status; the KNOWN one is counted, only the one to look at is listed
-        assert citations.startswith("citations: 0.50 [1 KNOWN, 1 WRONG_JURISDICTION] WRONG_JURISDICTION Tex.")
+        assert citations.startswith(
+            "citations: 0.50 of those decided found (information, never in the score) [1 KNOWN, 1 WRONG_JURISDICTION] "
+            "WRONG_JURISDICTION Tex."
+        )
         assert "765 ILCS 705/1" not in citations
         jurisdiction = next(line.strip() for line in lines if line.strip().startswith("jurisdiction:"))
         assert "LEAK Tex. Prop. Code § 24.005 is TX law" in jurisdiction
@@ -121,33 +124,66 @@ class TestVerifyCommand:
 
 
 class TestAssertion:
-    def _context(self, index: Path, **vars_: Any) -> dict[str, Any]:
+    def _context(self, index: Path, citation_check: str | None = None, **vars_: Any) -> dict[str, Any]:
+        config = {
+            "allowlist": str(FIX / "allowlist.txt"),
+            "orgs": str(FIX / "orgs.yaml"),
+            "liveness": "offline",
+            "citations": str(index),
+        }
+        if citation_check is not None:
+            config["citation_check"] = citation_check
         return {
             "vars": {"jurisdiction": "IL", "jkb_full_content": "", **vars_},
             "prompt": "question",
-            "config": {
-                "allowlist": str(FIX / "allowlist.txt"),
-                "orgs": str(FIX / "orgs.yaml"),
-                "liveness": "offline",
-                "citations": str(index),
-            },
+            "config": config,
             "test": {},
         }
 
-    def test_chip_only_where_citations_are_scored(self, index: Path) -> None:
-        cited = get_assert("Under 765 ILCS 705/1 the deposit comes back.", self._context(index))
+    def test_a_citation_never_raises_the_score(self, index: Path) -> None:
+        """Under the hard rule the share found is an information chip; the verdict's score is the same
+        with the citation or without it, under either rule (the default: information, no chip)."""
+        cited = get_assert("Under 765 ILCS 705/1 the deposit comes back.", self._context(index, "hard"))
         assert cited["namedScores"] == {"citation_score": 1.0, "deterministic_verifier_score": 1.0}
-        plain = get_assert("Ask a lawyer about your deposit.", self._context(index))
+        assert "citations" not in {c["assertion"]["value"].split(": ")[1] for c in cited["componentResults"]}
+        default = get_assert("Under 765 ILCS 705/1 the deposit comes back.", self._context(index))
+        assert default["namedScores"] == {"deterministic_verifier_score": 1.0}
+        assert default["metadata"]["citation_check"] == "information"
+        plain = get_assert("Ask a lawyer about your deposit.", self._context(index, "hard"))
         assert plain["namedScores"] == {"deterministic_verifier_score": 1.0}
-        unchecked = get_assert("Under 735 ILCS 5/9-209 you get a demand.", self._context(index))
-        assert "citation_score" not in unchecked["namedScores"]  # UNCHECKED is listed, not scored
+        unchecked = get_assert("Under 735 ILCS 5/9-209 you get a demand.", self._context(index, "hard"))
+        assert "citation_score" not in unchecked["namedScores"]  # UNCHECKED is listed, not counted
+        assert unchecked["reason"].splitlines()[0] == (
+            "PASS deterministic verifier 1.00 — 1 not checked offline: 1 statute (735 ILCS 5/9-209)"
+        )
+        assert unchecked["metadata"]["verifier"]["undecided"]["kinds"] == {"statute": 1}
 
     def test_a_wrong_state_law_fails_jurisdiction_correct(self, index: Path) -> None:
-        result = get_assert("Tex. Prop. Code § 24.005 requires a 3-day notice.", self._context(index))
+        result = get_assert("Tex. Prop. Code § 24.005 requires a 3-day notice.", self._context(index, "hard"))
         assert result["pass"] is False
         failures = result["metadata"]["verifier"]["hard_failures"]
         assert [f["safety_check"] for f in failures] == ["jurisdiction_correct"]
         assert result["reason"].startswith("FAIL deterministic verifier 0.00")
+
+    def test_outside_round_3_a_wrong_state_law_is_information(self, index: Path) -> None:
+        """The default: listed, no failure, and the jurisdiction score is the organizations' alone."""
+        result = get_assert("Tex. Prop. Code § 24.005 requires a 3-day notice.", self._context(index))
+        assert result["pass"] is True and result["metadata"]["verifier"]["hard_failures"] == []
+        assert result["metadata"]["verifier"]["scores"]["jurisdiction_score"] == 1.0
+        statuses = [c["status"] for c in result["metadata"]["verifier"]["citations"]]
+        assert statuses == ["WRONG_JURISDICTION"]
+        assert "information only" in result["reason"]
+
+    def test_the_round_decides_through_the_metadata(self, index: Path) -> None:
+        """A generated test carries its round's rule (metadata.citation_check); the config wins over it."""
+        context = self._context(index)
+        context["test"] = {"metadata": {"citation_check": "hard"}}
+        assert get_assert("Tex. Prop. Code § 24.005 requires it.", context)["pass"] is False
+        context["config"]["citation_check"] = "information"
+        assert get_assert("Tex. Prop. Code § 24.005 requires it.", context)["pass"] is True
+        context["config"]["citation_check"] = "soft"
+        refused = get_assert("Tex. Prop. Code § 24.005 requires it.", context)
+        assert refused["reason"].startswith("ERROR (verifier not run): config 'citation_check' must be hard")
 
     def test_same_text_same_verdict_whatever_is_shown(self, index: Path) -> None:
         """The reference text is the item's own, in every condition: whether the prompt showed it
@@ -244,12 +280,12 @@ def test_a_paragraph_break_still_ends_an_id_sentence() -> None:
 
 
 def test_rescore_applies_the_citations_check() -> None:
-    """A row graded before the check existed (it passed) is graded again with it: another state's law
-    fails it, and its citations are in the verifier's metadata."""
+    """A row graded before the check existed (it passed) is graded again with it: under the hard rule
+    (Round 3's) another state's law fails it, and its citations are in the verifier's metadata."""
     from grounding_eval.promptfoo.rescore import rescore_rows
 
     verifier = {"type": "javascript", "value": "file://assertions/grounding.cjs:verifier",
-                "config": {"liveness": "offline"}}  # fmt: skip
+                "config": {"liveness": "offline", "citation_check": "hard"}}  # fmt: skip
     row = {
         "id": "r1", "testIdx": 0, "promptIdx": 0, "success": True, "score": 1.0, "failureReason": 0,
         "namedScores": {"deterministic_verifier_score": 1.0},

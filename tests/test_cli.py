@@ -46,10 +46,14 @@ class TestVerifyJson:
             "quotes",
             "citations",
             "citations_capped",
+            "citation_check",
+            "undecided",
             "hard_failures",
             "score",
             "pass",
         ]
+        assert out["citation_check"] == "hard"  # the command's default: Round 3's rule
+        assert out["undecided"] == {"count": 0, "kinds": {}, "items": []}  # everything here was decided
         assert out["urls"] == [{
             "url": "https://www.legalaidchicago.org/no-such-page",
             "normalized": out["urls"][0]["normalized"],
@@ -94,6 +98,34 @@ class TestVerifyJson:
         )
         assert [line.split(":")[0].strip() for line in lines[1:]] == [
             "url_allowlist", "phone_org", "url_org", "jurisdiction", "quotation", "citations"]  # fmt: skip
+
+
+class TestNotChecked:
+    """Offline, on the pack's sample data (the command's defaults), an answer with something nobody
+    checked passes (exit 0) and says so on its first line and in ``--json``."""
+
+    @pytest.mark.parametrize(
+        ("state", "text", "kind"),
+        [
+            ("OR", "Under ORS 90.9999 your landlord must wait.", "statute"),
+            ("TX", "Under Tex. Prop. Code § 92.9999 the landlord must repair.", "statute"),
+            ("OR", "The form is at https://www.lasoregon.org/no-such-page today.", "URL"),
+            ("IL", "As held in Smith v. Jones, 123 F.3d 456 (7th Cir. 1999).", "case"),
+            ("OH", "Read https://example.org/x for more.", "URL"),
+            ("WV", 'It says "you may stay in the home for thirty more days" there.', "quote"),
+        ],
+    )
+    def test_first_line_and_json(
+        self, state: str, text: str, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        answer = _answer(tmp_path, text)
+        assert main(["verify", str(answer), "--jurisdiction", state, "--offline"]) == 0
+        first = capsys.readouterr().out.splitlines()[0]
+        assert first.startswith("PASS deterministic verifier 1.00 — 1 not checked"), first
+        assert f": 1 {kind} (" in first
+        assert main(["verify", str(answer), "--jurisdiction", state, "--offline", "--json"]) == 0
+        undecided = json.loads(capsys.readouterr().out)["undecided"]
+        assert (undecided["count"], undecided["kinds"]) == (1, {kind: 1})
 
 
 class TestMeaningChange:

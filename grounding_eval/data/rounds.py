@@ -3,15 +3,15 @@
 Subsets are chosen by tags and by dataset (queries or High-Risk items), never by copied files, so the
 real LHSQ-115 and High-Risk sets select the same way as the samples:
 
-======  =======================  ==================  ==============  =========  ============
-round   items                    selected by         conditions      rubric     quotes
-======  =======================  ==================  ==============  =========  ============
-1a      IL eviction              tag il-eviction     C0, C1          v3         information
-1b      six states               tag six-state       C0, C1          v3         information
-2       IL high-stakes           tag il-high-stakes  C0, C1, C1.5    v3         information
-2b      IL high-stakes           tag il-high-stakes  C0, C1, C1.5    v4         scored
-3       High-Risk Challenge      high_risk file      C0, C1, C1.5    round3     scored
-======  =======================  ==================  ==============  =========  ============
+======  =======================  ==================  ==============  =========  ============  ===========
+round   items                    selected by         conditions      rubric     quotes        citations
+======  =======================  ==================  ==============  =========  ============  ===========
+1a      IL eviction              tag il-eviction     C0, C1          v3         information   information
+1b      six states               tag six-state       C0, C1          v3         information   information
+2       IL high-stakes           tag il-high-stakes  C0, C1, C1.5    v3         information   information
+2b      IL high-stakes           tag il-high-stakes  C0, C1, C1.5    v4         scored        information
+3       High-Risk Challenge      high_risk file      C0, C1, C1.5    round3     scored        hard
+======  =======================  ==================  ==============  =========  ============  ===========
 
 A round may run on a reproducible sample of its items (``sample: {n, seed, stratify}``,
 :mod:`grounding_eval.data.sample`): :func:`round_items` selects, then draws, for the test generator and
@@ -48,6 +48,10 @@ class Round:
     # accuracy check (Rounds 2b, 3)"). Elsewhere quotes are still reported, as information, but never
     # scored and never a hard failure.
     quotation_scored: bool = False
+    # The citation check is the pack's own (the seed's verifier has none), and citations are neutral:
+    # UNKNOWN and another state's law are hard failures only where a seed safety check covers them
+    # (Round 3's hallucinated_citation and jurisdiction_correct), information elsewhere.
+    citation_check: str = "information"
 
 
 ROUNDS: dict[str, Round] = {
@@ -80,6 +84,7 @@ ROUNDS: dict[str, Round] = {
             "round3",
             "Round 3: High-Risk Challenge items",
             quotation_scored=True,
+            citation_check="hard",
         ),
     )
 }

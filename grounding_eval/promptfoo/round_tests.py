@@ -109,6 +109,7 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
                 "conditions": list(spec.conditions),
                 "rubric": spec.rubric,
                 "quotation": "scored" if spec.quotation_scored else "information",
+                "citation_check": spec.citation_check,
             }
         if sample is not None:
             metadata["sample"] = sample.metadata()

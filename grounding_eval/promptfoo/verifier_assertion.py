@@ -30,6 +30,7 @@ _CONFIG_KEYS = frozenset({
     "allowlist", "orgs", "citations", "dataset", "liveness", "liveness_snapshot", "liveness_cache", "allow_hosts",
     "dns_server", "url_deadline", "answer_budget", "max_urls_checked", "jurisdiction_var", "source_vars",
     "quote_sources", "quotation", "question_var", "quote_near", "quote_partial", "meaning_change", "chips",
+    "citation_check",
 })  # fmt: skip
 _SCORE_NAMES = {
     "url_allowlist": "url_allowlist_score",
@@ -37,9 +38,9 @@ _SCORE_NAMES = {
     "url_org": "url_org_score",
     "jurisdiction": "jurisdiction_score",
     "quotation": "quotation_score",
-    "citations": "citation_score",
+    "citations": "citation_score",  # information only (never in the score): VerifierReport.citation_score
 }
-# Chips shown even in the default one-chip layout, when the check applies: a legal citation is what a
+# Chips shown even in the default one-chip layout, when there is one: a legal citation is what a
 # reviewer of a legal answer reads first after the verdict.
 _ALWAYS_CHIPS = frozenset({"citation_score"})
 
@@ -73,6 +74,11 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     quotation = str(config.get("quotation") or metadata.get("quotation") or "scored")
     if quotation not in ("scored", "information"):
         return _error(f"config 'quotation' must be scored or information, not {quotation!r}")
+    # Citations are neutral: UNKNOWN and another state's law are hard failures only where a seed safety
+    # check covers them (Round 3: hard), information elsewhere (the default).
+    citation_check = str(config.get("citation_check") or metadata.get("citation_check") or "information")
+    if citation_check not in ("hard", "information"):
+        return _error(f"config 'citation_check' must be hard or information, not {citation_check!r}")
     quote_sources = str(config.get("quote_sources") or "reference")
     if quote_sources not in _QUOTE_SOURCES:
         return _error(
@@ -137,6 +143,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
             source_labels=[r.label for r in reference],
             source_shown=[None if prompt is None else _in_prompt(r.text, prompt) for r in reference],
             meaning_change=meaning_change,
+            citation_check=citation_check,
         )
     except DataError as exc:  # the dataset's articles, read when a quote is looked up outside the item's
         return _error(exc.one_line())
@@ -153,6 +160,8 @@ def _grading_result(report: Any, resources: _Resources, *, check_chips: bool = F
 
     scores = report.check_scores
     named = {_SCORE_NAMES[k]: round(v, 4) for k, v in scores.items() if v is not None}
+    if report.citation_score is not None:  # information, never in deterministic_verifier_score
+        named[_SCORE_NAMES["citations"]] = round(report.citation_score, 4)
     failures_by_check: dict[str, list[str]] = {}
     for failure in report.hard_failures:
         failures_by_check.setdefault(failure.check, []).append(failure.detail)
@@ -171,8 +180,10 @@ def _grading_result(report: Any, resources: _Resources, *, check_chips: bool = F
             }
         )
     score = report.score
-    if score is None:  # only when no check applies, which the jurisdiction check (always on here) prevents
-        return _error("no verifier check applied to this output")
+    if score is None:  # no check applies: the jurisdiction check (always on here) raised
+        result = unscored_result("UNSCORED (verifier)", "no check decided a score", verifier=report.to_json())
+        result["reason"] = "\n".join([result["reason"], summary_line(report), *lines.values()])
+        return result
     checks = dict(named)  # each check's score: metadata, a chip only when asked (config.chips: checks)
     shown = checks if check_chips else {k: v for k, v in checks.items() if k in _ALWAYS_CHIPS}
     named = {**shown, "deterministic_verifier_score": round(score, 4)}
@@ -190,6 +201,7 @@ def _grading_result(report: Any, resources: _Resources, *, check_chips: bool = F
             "verifier": {**report.to_json(), "scores": checks},
             "liveness_mode": resources.verifier.liveness_mode,
             "quotation_scored": report.quotation_scored,
+            "citation_check": report.citation_check,
             "unchecked_urls": report.unchecked_urls,
             "verifier_inputs": resources.inputs,
         },

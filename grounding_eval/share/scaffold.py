@@ -58,6 +58,11 @@ _PROMPTS: Final = {"C0": "prompts/c0.txt", "C1": "prompts/c1.txt", "C1.5": "prom
 def _round(round_id: str) -> Study:
     """A round as the pack's configs/round*.yaml run it: its conditions, rubric and composite."""
     spec = ROUNDS[round_id]
+    citations = (  # Round 3's safety checks cover citations; elsewhere the default, information, holds
+        "\n        citation_check: hard   # an invented section or another state's law is a safety No"
+        if spec.citation_check == "hard"
+        else ""
+    )
     return Study(
         description=spec.description,
         prompts=tuple((_PROMPTS[c], c) for c in spec.conditions),
@@ -66,7 +71,7 @@ def _round(round_id: str) -> Study:
       value: file://assertions/grounding.cjs:verifier
       config:
         liveness: offline   # GROUNDING_EVAL_LIVENESS=live switches to live URL checks
-        __SNAPSHOT__
+        __SNAPSHOT__{citations}
     - type: javascript
       value: file://assertions/grounding.cjs:judge
       config:

@@ -1,8 +1,9 @@
 """Deterministic verifier checks: pure functions from an answer and its evidence to typed reports.
 
-The five checks (URL allowlist, phone–org, URL–org, jurisdiction leak, quotation accuracy) run in
-Python after generation and are never LLM-mediated. :func:`verify` runs them all; :func:`load_resources`
-builds what they compare against; each check is also usable on its own from its module.
+The six checks (URL allowlist, phone–org, URL–org, jurisdiction leak, quotation accuracy, legal
+citations) run in Python after generation and are never LLM-mediated. :func:`verify` runs them all;
+:func:`load_resources` builds what they compare against; each check is also usable on its own from its
+module.
 """
 
 from __future__ import annotations

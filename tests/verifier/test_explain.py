@@ -56,7 +56,11 @@ class TestListedFindings:
         assert failures == 60 + 70 + 2  # mismatches, misattributions, two leaks (Illinois orgs, Texan user)
         assert summary.startswith(f"FAIL deterministic verifier 0.00: {failures} hard failure(s): ")
         assert summary.count("[phone_org → org_attribution_correct No]") == MAX_LISTED_FINDINGS
-        assert summary.endswith("; " + MORE.format(failures - MAX_LISTED_FINDINGS))
+        listed, undecided = summary.split(" — ")
+        assert listed.endswith("; " + MORE.format(failures - MAX_LISTED_FINDINGS))
+        # the 70 URLs are in no allowlist, offline: what was not checked, counted whole, listed to 50
+        assert undecided.startswith("70 not checked offline: 70 URLs (https://www.pslegal.org/p0; ")
+        assert undecided.endswith("https://www.pslegal.org/p49; " + MORE.format(20) + ")")
 
     def test_few_findings_listed_whole(self, resources: VerifierResources) -> None:
         """Under the cap nothing is announced; a finding needing no look (MATCH) is counted, not listed."""
