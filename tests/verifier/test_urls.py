@@ -121,6 +121,13 @@ class TestExtractUrls:
             pytest.param("https://x.org" + "." * 200_000, id="trailing-dots"),
             pytest.param("a." * 100_000 + "org", id="many-labels"),
             pytest.param("a@b.org " * 25_000, id="many-emails"),
+            pytest.param("(https://x.org/" + "(" * 200_000, id="openers-after-an-opened-link"),
+            pytest.param("(https://x.org/" + "()" * 100_000, id="balanced-pairs-after-an-opened-link"),
+            pytest.param("(" * 100_000 + "a.org/" + ")" * 100_000, id="nested-openers-around-a-domain"),
+            pytest.param("//a.org" * 30_000, id="protocol-relative-run"),
+            pytest.param("\\a.org" * 30_000, id="backslash-run"),
+            pytest.param("https://" + "a:" * 100_000, id="colons-in-an-authority"),
+            pytest.param("Tex.Gov't " * 20_000, id="contractions"),
         ],
     )
     def test_hostile_input_is_fast(self, text: str) -> None:
@@ -368,7 +375,8 @@ class TestSuffixProblem:
     @pytest.mark.parametrize(
         "host",
         ["lawhelp.org", "LAWHELP.ORG", "LawHelp.Org", "www.x.gov", "a.b.c.net", "e.g", "U.S.C", "Sec.5", "x.1",
-         "a.us", "k12.ak.us", "x.github.io", "Cal.App", "a.b", "x.co.uk", "\u00e9cole.org", "a.info", "x.MIL"],
+         "a.us", "k12.ak.us", "x.github.io", "Cal.App", "a.b", "x.co.uk", "\u00e9cole.org", "a.info", "x.MIL",
+         "U.S.Gov", "www.X.Co.Uk", "Pa.St", "Ab.Mil"],
     )  # fmt: skip
     def test_bare_suffix_shortcuts_agree_with_the_list(self, host: str) -> None:
         """Deciding without the suffix list gives what asking it gave."""
@@ -472,4 +480,6 @@ def _bare_suffix_from_the_list(host: str) -> str | None:
     if not result.suffix or not result.domain:
         return None
     written = ".".join(labels[-(result.suffix.count(".") + 1) :])
-    return str(result.suffix) if written in (written.lower(), written.upper()) else None
+    one_case = written in (written.lower(), written.upper())
+    title_case = result.suffix in urls._TITLE_CASE_SUFFIXES and written.istitle() and len(labels[-2]) > 1
+    return str(result.suffix) if one_case or title_case or labels[0].lower() == "www" else None
