@@ -1,12 +1,13 @@
 """Find the web addresses an answer cites, and put them in one form that can be compared.
 
 Links are the part of a legal-aid answer a reader acts on first, and the part a model most easily
-invents: the verifier sees every link a reader would see (full URLs, Markdown links, autolinks, bare
-domains) without mistaking abbreviations, file names or e-mail addresses for links, and compares them
-with the allowlist in a form where cosmetic differences do not matter but different pages stay
-different. The extraction, normalization and can-this-host-exist rules, each a decision the tests pin:
-docs/verifier/urls.md. Known limit: a TLD delegated after the pinned ``tldextract`` release is unknown
-here until the pin moves; the pin is what keeps a verdict reproducible.
+invents: the verifier sees every link a reader would see (full URLs, protocol-relative ``//host``
+links, Markdown links, autolinks, bare domains) without mistaking abbreviations, file names or e-mail
+addresses for links, and compares them with the allowlist in a form where cosmetic differences do not
+matter but different pages stay different. The extraction, normalization and can-this-host-exist
+rules, each a decision the tests pin: docs/verifier/urls.md. Known limit: a TLD delegated after the
+pinned ``tldextract`` release is unknown here until the pin moves; the pin is what keeps a verdict
+reproducible.
 """
 
 from __future__ import annotations
@@ -177,7 +178,8 @@ class UrlMention:
 
     Attributes:
         raw: The link exactly as written (after trailing punctuation is trimmed).
-        url: An absolute URL: ``raw``, with ``https://`` added to a bare domain.
+        url: An absolute URL: ``raw``, with ``https://`` added to a bare domain and ``https:`` to a
+            protocol-relative ``//host`` link.
         start: Offset of ``raw`` in the text.
         end: Offset just past ``raw`` (``text[start:end] == raw``).
         link_text: The Markdown link text for ``[text](url)`` (for a reference definition, the text of
@@ -204,7 +206,7 @@ _START = attrgetter("start")
 
 
 def extract_urls(text: str) -> list[UrlMention]:
-    """Find every http(s) link in ``text``, in order of appearance (repeats are all reported).
+    """Find every web link in ``text``, in order of appearance (repeats are all reported).
 
     Args:
         text: Answer text, plain prose or Markdown.

@@ -84,7 +84,7 @@ class TestExtractUrls:
                 assert {k: getattr(mention, k) for k in want} == want
 
     def test_offsets_and_url(self) -> None:
-        """start/end locate raw in the text; url adds https:// only to bare domains."""
+        """start/end locate raw in the text; url adds https:// only to bare domains (https: to //host)."""
         text = "A: lawhelp.org/il. B: [x](https://b.org/y). C: <http://c.org>"
         assert extract_urls(text) == [
             UrlMention("lawhelp.org/il", "https://lawhelp.org/il", 3, 17, None),
