@@ -70,6 +70,11 @@ _urls = st.builds(
     st.sampled_from(["", "#", "#frag", "#a/b?c"]),
 )
 
+_BRACED_HOSTS = ("lawhelp.org", "www.lawhelp.org", "WWW.LAWHELP.ORG", "a.b.lawhelp.org", "files_1.lawhelp.org",
+                 "LawHelp.Org", "xn--mnchen-3ya.de", "lawhelp.co.uk")  # fmt: skip
+_BRACED_TAILS = ("", "/", "/il", "/a/b-c", "/ends-in-", "?q", "?a=1&b-2=2", "#top", "/p?q#f", "/wiki/X_(law)",
+                 "'s", "'s/page")  # fmt: skip
+
 
 class TestExtractUrls:
     """extract_urls finds every http(s) link a reader would see, and nothing else."""
@@ -111,6 +116,30 @@ class TestExtractUrls:
         assert mentions, url
         assert url.startswith(mentions[0].raw)
         assert mentions[0].start == 4
+
+    @settings(max_examples=400, deadline=None)
+    @given(
+        scheme=st.sampled_from(["", "https://", "HTTP://", "//"]),
+        host=st.sampled_from(_BRACED_HOSTS),
+        port=st.sampled_from(["", ":8080"]),
+        tail=st.sampled_from(_BRACED_TAILS),
+        brace=st.sampled_from(["", "()", "[]", "{}", "**", "<>", '""']),
+        punct=st.sampled_from(["", "?", "!", ":", ",", ".", ";", "..."]),
+        context=st.sampled_from(["{}", "{} is the page", "See {} for help", "Go to {}", "word{}word"]),
+    )
+    def test_link_in_any_brace_and_punctuation_is_found_exactly(
+        self, scheme: str, host: str, port: str, tail: str, brace: str, punct: str, context: str
+    ) -> None:
+        """A link wrapped in a bracket, emphasis or quotes and followed by punctuation, alone or in a
+        sentence (glued to words when bracketed), is found exactly: the brackets, the punctuation and a
+        possessive 's (with what follows it) are prose."""
+        if context == "word{}word" and brace in ("", "**"):
+            context = "{}"  # glued to words only inside brackets or quotes
+        link = scheme + host + port + ("" if tail.startswith("'s") else tail)
+        written = brace[:1] + scheme + host + port + tail + punct + brace[1:]
+        mentions = extract_urls(context.format(written))
+        event(f"scheme {scheme or 'none'}, brace {brace or 'none'}")
+        assert [m.raw for m in mentions] == [link]
 
     @pytest.mark.parametrize(
         "text",
