@@ -120,8 +120,10 @@ _AFTER_SLASHES = (
 # engine skips, in C, every position that holds no h. ("_https://…_" is emphasis: extract_urls.)
 _SCHEME_RE: Final = re.compile(rf"[hH](?<![^\W_][hH])(?i:ttps?)://{_AFTER_SLASHES}")
 # A protocol-relative link ("//host/path", the page's own scheme): not glued to a word, a number, emphasis,
-# another scheme's "://", a third slash, a path or an e-mail address.
-_RELATIVE_RE: Final = re.compile(rf"(?<![\w:/\\@.])//(?=[^\W_]|\[){_AFTER_SLASHES}")
+# another scheme's "://", a third slash, a path or an e-mail address. The slashes come first, the
+# look-behind after them, so that the engine skips, in C, every position that holds no "//" (a
+# look-behind first is tried at every character: 50 times slower on a plain answer).
+_RELATIVE_RE: Final = re.compile(rf"//(?<![\w:/\\@.]//)(?=[^\W_]|\[){_AFTER_SLASHES}")
 _BARE_WORD = rf"[^\W{_UNSPACED}]"  # a bare host's letters: no ideograph, kana or hangul (see _UNSPACED)
 # A label: letters, digits, underscores and hyphens, neither end a hyphen or an underscore (an underscore
 # only in a subdomain: _valid_bare). Written with _BARE_WORD once, not three times: each copy costs a fresh
@@ -243,15 +245,19 @@ def extract_urls(text: str) -> list[UrlMention]:
         _blank(work, start, end)  # "[https://a.org](https://a.org)": one URL, the destination
 
     # Links that say they are links: a scheme, then "//host" (the page's own scheme, read as https).
+    # The prose is rebuilt after a pass only when it blanked something (a join costs ~0.3 ms per 4 kB).
+    prose = "".join(work)
     for pattern, absolute in ((_SCHEME_RE, _scheme_link), (_RELATIVE_RE, _relative_link)):
-        prose = "".join(work)
+        matched = False
         for m in pattern.finditer(prose):
             link = _explicit_link(prose, m, absolute)
             if link is not None:
                 mentions.append(UrlMention(link[0], link[1], m.start(), m.start() + len(link[0]), None))
             _blank(work, m.start(), m.end())
+            matched = True
+        if matched:
+            prose = "".join(work)
 
-    prose = "".join(work)
     # Each distinct bare match is decided once: its groups, so its verdict, depend on the matched text
     # alone (the look-ahead after the host reads a character of the match, or the one after it when
     # the host ends the match, which then passed it); what stands around it (an opening bracket, a

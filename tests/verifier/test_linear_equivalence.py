@@ -40,6 +40,7 @@ from grounding_eval.verifier.url_orgs import UrlOrgStatus
 from grounding_eval.verifier.urls import (
     _AFTER_SLASHES,
     _BARE_RE,
+    _RELATIVE_RE,
     _SCHEME_RE,
     _UNSPACED,
     _URL_CHAR,
@@ -433,6 +434,26 @@ class TestSchemeUrls:
             m.span() for m in _PLAIN_SCHEME_RE.finditer(text)
         ]
         assert (_SCHEME_RE.fullmatch(text) is None) == (_PLAIN_SCHEME_RE.fullmatch(text) is None)
+
+
+_PLAIN_RELATIVE_RE = re.compile(rf"(?<![\w:/\\@.])//(?=[^\W_]|\[){_AFTER_SLASHES}")  # look-behind first
+
+
+class TestRelativeUrls:
+    """Protocol-relative links are found as by the pattern that tried the look-behind at every position."""
+
+    @SETTINGS
+    @given(
+        text=st.lists(
+            st.sampled_from(["//", "/", ":", "a", "_", "1", ".", "@", "\\", " ", "-", "["]), max_size=16
+        ).map("".join)
+    )
+    def test_same_matches(self, text: str) -> None:
+        """Same matches with finditer and fullmatch (a Markdown destination is fullmatched)."""
+        found = [m.span() for m in _RELATIVE_RE.finditer(text)]
+        event(f"links found: {min(len(found), 2)}")
+        assert found == [m.span() for m in _PLAIN_RELATIVE_RE.finditer(text)]
+        assert (_RELATIVE_RE.fullmatch(text) is None) == (_PLAIN_RELATIVE_RE.fullmatch(text) is None)
 
 
 # What a bare domain is built of: labels of letters (of spaced and unspaced scripts), digits, hyphens and
