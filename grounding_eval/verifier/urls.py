@@ -164,9 +164,10 @@ _TRIMMABLE: Final = _ALWAYS_TRIM | frozenset(_CLOSERS) | {"'"}
 _TRIMMABLE_END: Final = _TRIMMABLE | {"s"}  # (a possessive 's)
 _EMPHASIS: Final = frozenset("_~")
 _OPENERS: Final = {"(": ")", "[": "]", "{": "}"}
-_TITLE_CASE_SUFFIXES: Final = frozenset({"com", "edu", "gov", "info", "net", "org"})
-"""Suffixes a bare domain may write in title case (``Google.Com``): no legal abbreviation ends in them,
-unlike ``.App`` or ``.St`` (``Cal.App``, ``Pa.St``), which count in one case only."""
+_TITLE_CASE_SUFFIXES: Final = frozenset({"com", "edu", "info", "net", "org"})
+"""Suffixes a bare domain may write in title case (``Google.Com``): no legal citation ends in them,
+unlike ``.App``, ``.St`` or ``.Gov`` (``Cal.App``, ``Pa.St``, ``Cal.Gov. Code``), which count in one
+case only (or after ``www.``)."""
 
 _UNRESERVED: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _PATH_SAFE: Final = _UNRESERVED | frozenset("!$&'()*+,;=:@/")
@@ -506,11 +507,13 @@ def _scheme_link(raw: str) -> str | None:
 
 def _relative_link(raw: str) -> str | None:
     """``https:`` + ``raw`` for a protocol-relative link whose host is localhost, an IP address or a name
-    under a real public suffix (any case): ``//intake``, ``//e.g`` and ``//v1.2.3`` are not links."""
+    under a real public suffix, by the rules of a bare domain: ``//intake``, ``//e.g``, ``//v1.2.3``,
+    ``//Gov`` and ``//Cal.App`` are not links."""
     url = "https:" + raw
     if not _valid_scheme_url(url):
         return None
-    hostport = re.split(r"[/?#]", raw[2:], maxsplit=1)[0].rpartition("@")[2]
+    authority = re.split(r"[/?#]", raw[2:], maxsplit=1)[0]
+    hostport = authority.rpartition("@")[2]
     split = _split_hostport(hostport)
     if split is None:
         return None
@@ -519,7 +522,11 @@ def _relative_link(raw: str) -> str | None:
         return None
     if host == "localhost" or _is_ip(host):
         return url
-    return url if _valid_bare(raw[2:], split[0].lower(), None, raw[2 + len(split[0]) :]) else None
+    written = split[0].removesuffix(".")
+    if "." not in written:
+        return None  # a suffix alone ("//Gov"): no name under it
+    host_end = 2 + len(authority) - len(hostport) + len(split[0])
+    return url if _valid_bare(raw[2:], written, None, raw[host_end:]) else None
 
 
 def _close_bracket(prose: str, start: int, written: str) -> str:
