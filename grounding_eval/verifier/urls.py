@@ -110,7 +110,7 @@ _URL_CHAR = rf"[^\s{_TERMINATORS}]"
 # stops at characters no host holds, so that "https://x.org,then", "[https://x.org]next" and
 # "https://x.org's/page" end at the host (Autolinker's generated cases; browsers would reject the host).
 _AFTER_SLASHES = (
-    rf"(?:[^\s{_TERMINATORS}/?#,;!*'()\[\]{{}}]|\[[^\s{_TERMINATORS}/?#\[\]]*+\])*+"
+    rf"(?:[^\s{_TERMINATORS}/?#,;!*'()\[\]{{}}]++|\[[^\s{_TERMINATORS}/?#\[\]]*+\])*+"
     rf"(?:[/?#]{_URL_CHAR}*+)?"
 )
 
@@ -163,7 +163,9 @@ _CLOSERS: Final = {")": "(", "]": "[", "}": "{"}
 _TRIMMABLE: Final = _ALWAYS_TRIM | frozenset(_CLOSERS) | {"'"}
 _TRIMMABLE_END: Final = _TRIMMABLE | {"s"}  # (a possessive 's)
 _EMPHASIS: Final = frozenset("_~")
+_EMPHASIS_MARKS: Final = frozenset("*_~")
 _OPENERS: Final = {"(": ")", "[": "]", "{": "}"}
+_OPENS_OR_EMPHASIS: Final = frozenset("([{*_~")  # what may stand before a link opened by a bracket
 _TITLE_CASE_SUFFIXES: Final = frozenset({"com", "edu", "info", "net", "org"})
 """Suffixes a bare domain may write in title case (``Google.Com``): no legal citation ends in them,
 unlike ``.App``, ``.St`` or ``.Gov`` (``Cal.App``, ``Pa.St``, ``Cal.Gov. Code``), which count in one
@@ -264,13 +266,21 @@ def extract_urls(text: str) -> list[UrlMention]:
     # the host ends the match, which then passed it); what stands around it (an opening bracket, a
     # backslash, a contraction) is read first. A wall of repeated domains costs a lookup each.
     bare: dict[str, tuple[str, str] | None] = {}
+    # The checks of what stands around a match run only when the text holds what they look for: a wall
+    # of domains costs what it cost before them.
+    around = any(c in prose for c in "\\([{'")
     for m in _BARE_RE.finditer(prose):
-        start, end = m.span()
-        if start and prose[start - 1] == "\\" and not _backslash_delimits(prose, start - 1, end):
-            continue  # "C:\\dir\\lawhelp.org\\x": a file path
-        if m.group("rest") is None and _contraction_at(prose, end):
-            continue  # "Tex.Gov't Code": a host does not take a contraction
-        written = _close_bracket(prose, start, m.group())
+        written, start = m.group(), m.start()
+        if around:
+            end = m.end()
+            before = prose[start - 1] if start else ""
+            if before == "\\":
+                if not _backslash_delimits(prose, start - 1, end):
+                    continue  # "C:\\dir\\lawhelp.org\\x": a file path
+            elif before and before in _OPENS_OR_EMPHASIS:
+                written = _close_bracket(prose, start, written)
+            if prose[end : end + 1] == "'" and m.group("rest") is None and _contraction_at(prose, end):
+                continue  # "Tex.Gov't Code": a host does not take a contraction
         if written not in bare:
             raw, host = _trim(written), m.group("host")
             valid = _valid_bare(raw, host, m.group("port"), raw[len(host) :])
@@ -490,7 +500,10 @@ def _explicit_link(
     opened = start  # the emphasis run ("_", "~~") written just before the link, if any
     while opened > 0 and start - opened < 3 and prose[opened - 1] in _EMPHASIS:
         opened -= 1
-    emphasis, raw = prose[opened:start], _trim(_close_bracket(prose, start, m.group()))
+    written = m.group()
+    if start and prose[start - 1] in _OPENS_OR_EMPHASIS:
+        written = _close_bracket(prose, start, written)
+    emphasis, raw = prose[opened:start], _trim(written)
     closed = bool(emphasis) and raw.endswith(emphasis) and len(raw) > len(emphasis)
     if "_" in emphasis and (not closed or prose[opened - 1 : opened].isalnum()):
         return None  # "_http://x", "a_http://x_": glued to a word, no link
@@ -537,7 +550,7 @@ def _close_bracket(prose: str, start: int, written: str) -> str:
     closer (GFM: ``www.x.org/search?q=(a))+b``); a balanced pair inside it is kept either way.
     """
     before = start - 1
-    while before >= 0 and start - before <= 3 and prose[before] in "*_~":
+    while before >= 0 and start - before <= 3 and prose[before] in _EMPHASIS_MARKS:
         before -= 1
     closer = _OPENERS.get(prose[before]) if before >= 0 else None
     if closer is None or closer not in written:
@@ -555,6 +568,8 @@ def _close_bracket(prose: str, start: int, written: str) -> str:
 def _drop_word_port(raw: str) -> str:
     """``raw`` without a colon after its host that no port number follows (``https://x.org:texas``)."""
     scheme_end = raw.find("//") + 2
+    if raw.find(":", scheme_end) < 0:
+        return raw  # (most links: no colon after the scheme's)
     authority_end = len(raw)
     for sep in "/?#":
         found = raw.find(sep, scheme_end)
