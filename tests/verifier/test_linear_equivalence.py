@@ -38,10 +38,10 @@ from grounding_eval.verifier.sentences import _ABBREVIATIONS, sentence_of, sente
 from grounding_eval.verifier.spans import SpanSet
 from grounding_eval.verifier.url_orgs import UrlOrgStatus
 from grounding_eval.verifier.urls import (
-    _AFTER_SLASHES,
     _BARE_RE,
     _RELATIVE_RE,
     _SCHEME_RE,
+    _TERMINATORS,
     _UNSPACED,
     _URL_CHAR,
     _close_bracket,
@@ -395,7 +395,13 @@ _PLAIN_BARE_RE = re.compile(
 )
 
 
-_PLAIN_SCHEME_RE = re.compile(rf"(?<![^\W_])(?i:https?)://{_AFTER_SLASHES}")  # not glued to a letter or digit
+# The authority one character per alternation (the definition; _AFTER_SLASHES matches runs of them).
+_PLAIN_AFTER_SLASHES = (
+    rf"(?:[^\s{_TERMINATORS}/?#,;!*'()\[\]{{}}]|\[[^\s{_TERMINATORS}/?#\[\]]*\])*(?:[/?#]{_URL_CHAR}*)?"
+)
+_PLAIN_SCHEME_RE = re.compile(
+    rf"(?<![^\W_])(?i:https?)://{_PLAIN_AFTER_SLASHES}"
+)  # not glued to a letter or digit
 
 
 class TestSchemeUrls:
@@ -423,6 +429,10 @@ class TestSchemeUrls:
                     ",",
                     "/",
                     "[",
+                    "]",
+                    "::1",
+                    "'",
+                    "?",
                 ]
             ),
             max_size=16,
@@ -436,7 +446,7 @@ class TestSchemeUrls:
         assert (_SCHEME_RE.fullmatch(text) is None) == (_PLAIN_SCHEME_RE.fullmatch(text) is None)
 
 
-_PLAIN_RELATIVE_RE = re.compile(rf"(?<![\w:/\\@.])//(?=[^\W_]|\[){_AFTER_SLASHES}")  # look-behind first
+_PLAIN_RELATIVE_RE = re.compile(rf"(?<![\w:/\\@.])//(?=[^\W_]|\[){_PLAIN_AFTER_SLASHES}")  # look-behind first
 
 
 class TestRelativeUrls:
