@@ -1,12 +1,13 @@
 """Find the web addresses an answer cites, and put them in one form that can be compared.
 
 Links are the part of a legal-aid answer a reader acts on first, and the part a model most easily
-invents: the verifier sees every link a reader would see (full URLs, Markdown links, autolinks, bare
-domains) without mistaking abbreviations, file names or e-mail addresses for links, and compares them
-with the allowlist in a form where cosmetic differences do not matter but different pages stay
-different. The extraction, normalization and can-this-host-exist rules, each a decision the tests pin:
-docs/verifier/urls.md. Known limit: a TLD delegated after the pinned ``tldextract`` release is unknown
-here until the pin moves; the pin is what keeps a verdict reproducible.
+invents: the verifier sees every link a reader would see (full URLs, protocol-relative ``//host``
+links, Markdown links, autolinks, bare domains) without mistaking abbreviations, file names or e-mail
+addresses for links, and compares them with the allowlist in a form where cosmetic differences do not
+matter but different pages stay different. The extraction, normalization and can-this-host-exist
+rules, each a decision the tests pin: docs/verifier/urls.md. Known limit: a TLD delegated after the
+pinned ``tldextract`` release is unknown here until the pin moves; the pin is what keeps a verdict
+reproducible.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import ipaddress
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING, Final
@@ -104,21 +106,34 @@ _TERMINATORS = (
 # Scripts written without spaces between words: a bare domain may touch them ("请访问lawhelp.org获取帮助").
 _UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _URL_CHAR = rf"[^\s{_TERMINATORS}]"
-_ALNUM = r"[^\W_]"
-_LABEL = rf"{_ALNUM}(?:(?:{_ALNUM}|-)*{_ALNUM})?"
+# What follows "//": userinfo, host (or a bracketed IPv6 literal) and port, then the path. The authority
+# stops at characters no host holds, so that "https://x.org,then", "[https://x.org]next" and
+# "https://x.org's/page" end at the host (Autolinker's generated cases; browsers would reject the host).
+_AFTER_SLASHES = (
+    rf"(?:[^\s{_TERMINATORS}/?#,;!*'()\[\]{{}}]++|\[[^\s{_TERMINATORS}/?#\[\]]*+\])*+"
+    rf"(?:[/?#]{_URL_CHAR}*+)?"
+)
 
 # "http" or "https" in any case, not glued to a letter or digit before it (an underscore is Markdown
 # emphasis). The first letter is written out, with the look-behind after it ("[hH](?<![^\W_][hH])" is a
 # look-behind before the h: no other character matches "h" case-insensitively), so that the regex
-# engine skips, in C, every position that holds no h.
-_SCHEME_RE: Final = re.compile(rf"[hH](?<![^\W_][hH])(?i:ttps?)://{_URL_CHAR}*")  # "_https://…_" is emphasis
-_BARE_ALNUM = rf"[^\W_{_UNSPACED}]"  # a bare host's letters: no ideograph, kana or hangul (see _UNSPACED)
-# A label: letters and hyphens, neither end a hyphen. Written with _BARE_ALNUM once, not three times: each
-# copy costs a fresh process ~1 ms to compile (re builds a 64k map for _UNSPACED's ranges per copy), and
-# it matches, longest first, what "A(?:(?:A|-)*A)?" does (tests/verifier/test_linear_equivalence.py).
-_BARE_LABEL = rf"(?!-)(?:{_BARE_ALNUM}|-)+(?<!-)"
+# engine skips, in C, every position that holds no h. ("_https://…_" is emphasis: extract_urls.)
+_SCHEME_RE: Final = re.compile(rf"[hH](?<![^\W_][hH])(?i:ttps?)://{_AFTER_SLASHES}")
+# A protocol-relative link ("//host/path", the page's own scheme): not glued to a word, a number, emphasis,
+# another scheme's "://", a third slash, a path or an e-mail address. The slashes come first, the
+# look-behind after them, so that the engine skips, in C, every position that holds no "//" (a
+# look-behind first is tried at every character: 50 times slower on a plain answer).
+_RELATIVE_RE: Final = re.compile(rf"//(?<![\w:/\\@.]//)(?=[^\W_]|\[){_AFTER_SLASHES}")
+_BARE_WORD = rf"[^\W{_UNSPACED}]"  # a bare host's letters: no ideograph, kana or hangul (see _UNSPACED)
+# A label: letters, digits, underscores and hyphens, neither end a hyphen or an underscore (an underscore
+# only in a subdomain: _valid_bare). Written with _BARE_WORD once, not three times: each copy costs a fresh
+# process ~1 ms to compile (re builds a 64k map for _UNSPACED's ranges per copy), and it matches, longest
+# first, what "A(?:(?:A|-)*A)?" does (tests/verifier/test_linear_equivalence.py).
+_BARE_LABEL = rf"(?![-_])(?:{_BARE_WORD}|-)+(?<![-_])"
 _BARE_RE: Final = re.compile(
-    rf"(?<![^\W{_UNSPACED}])(?<![@.\-/\\])"  # not glued to a word, a path, an e-mail local part or a longer host
+    # Not glued to a word, a path, an e-mail local part or a longer host. A backslash before it is a path
+    # separator or a delimiter, told apart by what stands around it (_backslash_delimits).
+    rf"(?<![^\W{_UNSPACED}])(?<![@.\-/])"
     # A host holds a full stop after its first label: said first, so that a word of prose is passed
     # over at the first character that is not [\w-] (most of extract_urls' time was trying each word
     # as a host). It changes no match: whatever the host matches, [\w-]* then "." matches too.
@@ -139,12 +154,22 @@ _MD_LINK_RE: Final = re.compile(
 )
 _SCHEME_PREFIX_RE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 _ASCII_LABEL_RE: Final = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+# A subdomain label may hold underscores ("files_2024.lawhelp.org"): browsers open such hosts, and GFM's
+# autolinks allow them outside the last two labels, where no registrar allows them.
+_SUBDOMAIN_LABEL_RE: Final = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
 
 _ALWAYS_TRIM: Final = frozenset(".,;:!?*")
 _CLOSERS: Final = {")": "(", "]": "[", "}": "{"}
 _TRIMMABLE: Final = _ALWAYS_TRIM | frozenset(_CLOSERS) | {"'"}
 _TRIMMABLE_END: Final = _TRIMMABLE | {"s"}  # (a possessive 's)
 _EMPHASIS: Final = frozenset("_~")
+_EMPHASIS_MARKS: Final = frozenset("*_~")
+_OPENERS: Final = {"(": ")", "[": "]", "{": "}"}
+_OPENS_OR_EMPHASIS: Final = frozenset("([{*_~")  # what may stand before a link opened by a bracket
+_TITLE_CASE_SUFFIXES: Final = frozenset({"com", "edu", "info", "net", "org"})
+"""Suffixes a bare domain may write in title case (``Google.Com``): no legal citation ends in them,
+unlike ``.App``, ``.St`` or ``.Gov`` (``Cal.App``, ``Pa.St``, ``Cal.Gov. Code``), which count in one
+case only (or after ``www.``)."""
 
 _UNRESERVED: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _PATH_SAFE: Final = _UNRESERVED | frozenset("!$&'()*+,;=:@/")
@@ -158,7 +183,8 @@ class UrlMention:
 
     Attributes:
         raw: The link exactly as written (after trailing punctuation is trimmed).
-        url: An absolute URL: ``raw``, with ``https://`` added to a bare domain.
+        url: An absolute URL: ``raw``, with ``https://`` added to a bare domain and ``https:`` to a
+            protocol-relative ``//host`` link.
         start: Offset of ``raw`` in the text.
         end: Offset just past ``raw`` (``text[start:end] == raw``).
         link_text: The Markdown link text for ``[text](url)`` (for a reference definition, the text of
@@ -185,7 +211,7 @@ _START = attrgetter("start")
 
 
 def extract_urls(text: str) -> list[UrlMention]:
-    """Find every http(s) link in ``text``, in order of appearance (repeats are all reported).
+    """Find every web link in ``text``, in order of appearance (repeats are all reported).
 
     Args:
         text: Answer text, plain prose or Markdown.
@@ -221,37 +247,46 @@ def extract_urls(text: str) -> list[UrlMention]:
     for start, end in repeated_link_texts(text):
         _blank(work, start, end)  # "[https://a.org](https://a.org)": one URL, the destination
 
+    # Links that say they are links: a scheme, then "//host" (the page's own scheme, read as https).
+    # The prose is rebuilt after a pass only when it blanked something (a join costs ~0.3 ms per 4 kB).
     prose = "".join(work)
-    for m in _SCHEME_RE.finditer(prose):
-        start = m.start()
-        opened = start  # the emphasis run ("_", "~~") written just before the link, if any
-        while opened > 0 and start - opened < 3 and prose[opened - 1] in _EMPHASIS:
-            opened -= 1
-        emphasis, raw = prose[opened:start], _trim(m.group())
-        closed = bool(emphasis) and raw.endswith(emphasis) and len(raw) > len(emphasis)
-        if "_" in emphasis and (not closed or prose[opened - 1 : opened].isalnum()):
-            _blank(work, start, m.end())  # "_http://x", "a_http://x_": glued to a word, no link
-            continue
-        if closed:  # the emphasis' closing half, then the punctuation before it: "_https://x.org/il_."
-            raw = _trim(raw[: -len(emphasis)])
-        if _valid_scheme_url(raw):
-            mentions.append(UrlMention(raw, raw, m.start(), m.start() + len(raw), None))
-        _blank(work, m.start(), m.end())
+    for pattern, absolute in ((_SCHEME_RE, _scheme_link), (_RELATIVE_RE, _relative_link)):
+        matched = False
+        for m in pattern.finditer(prose):
+            link = _explicit_link(prose, m, absolute)
+            if link is not None:
+                mentions.append(UrlMention(link[0], link[1], m.start(), m.start() + len(link[0]), None))
+            _blank(work, m.start(), m.end())
+            matched = True
+        if matched:
+            prose = "".join(work)
 
-    prose = "".join(work)
     # Each distinct bare match is decided once: its groups, so its verdict, depend on the matched text
     # alone (the look-ahead after the host reads a character of the match, or the one after it when
-    # the host ends the match, which then passed it). A wall of repeated domains costs a lookup each.
+    # the host ends the match, which then passed it); what stands around it (an opening bracket, a
+    # backslash, a contraction) is read first. A wall of repeated domains costs a lookup each.
     bare: dict[str, tuple[str, str] | None] = {}
+    # The checks of what stands around a match run only when the text holds what they look for: a wall
+    # of domains costs what it cost before them.
+    around = any(c in prose for c in "\\([{'")
     for m in _BARE_RE.finditer(prose):
-        written = m.group()
+        written, start = m.group(), m.start()
+        if around:
+            end = m.end()
+            before = prose[start - 1] if start else ""
+            if before == "\\":
+                if not _backslash_delimits(prose, start - 1, end):
+                    continue  # "C:\\dir\\lawhelp.org\\x": a file path
+            elif before and before in _OPENS_OR_EMPHASIS:
+                written = _close_bracket(prose, start, written)
+            if prose[end : end + 1] == "'" and m.group("rest") is None and _contraction_at(prose, end):
+                continue  # "Tex.Gov't Code": a host does not take a contraction
         if written not in bare:
             raw, host = _trim(written), m.group("host")
             valid = _valid_bare(raw, host, m.group("port"), raw[len(host) :])
             bare[written] = (raw, "https://" + raw) if valid else None
         link = bare[written]
         if link is not None:
-            start = m.start()
             mentions.append(UrlMention(link[0], link[1], start, start + len(link[0]), None))
 
     mentions.sort(key=_START)
@@ -457,6 +492,114 @@ def suffix_problem(host: str) -> str | None:
 # --- extraction helpers -------------------------------------------------------------------------------
 
 
+def _explicit_link(
+    prose: str, m: re.Match[str], absolute: Callable[[str], str | None]
+) -> tuple[str, str] | None:
+    """The (raw, url) of a scheme or protocol-relative match, trimmed as prose reads it, or ``None``."""
+    start = m.start()
+    opened = start  # the emphasis run ("_", "~~") written just before the link, if any
+    while opened > 0 and start - opened < 3 and prose[opened - 1] in _EMPHASIS:
+        opened -= 1
+    written = m.group()
+    if start and prose[start - 1] in _OPENS_OR_EMPHASIS:
+        written = _close_bracket(prose, start, written)
+    emphasis, raw = prose[opened:start], _trim(written)
+    closed = bool(emphasis) and raw.endswith(emphasis) and len(raw) > len(emphasis)
+    if "_" in emphasis and (not closed or prose[opened - 1 : opened].isalnum()):
+        return None  # "_http://x", "a_http://x_": glued to a word, no link
+    if closed:  # the emphasis' closing half, then the punctuation before it: "_https://x.org/il_."
+        raw = _trim(raw[: -len(emphasis)])
+    raw = _drop_word_port(raw)
+    url = absolute(raw)
+    return None if url is None else (raw, url)
+
+
+def _scheme_link(raw: str) -> str | None:
+    return raw if _valid_scheme_url(raw) else None
+
+
+def _relative_link(raw: str) -> str | None:
+    """``https:`` + ``raw`` for a protocol-relative link whose host is localhost, an IP address or a name
+    under a real public suffix, by the rules of a bare domain: ``//intake``, ``//e.g``, ``//v1.2.3``,
+    ``//Gov`` and ``//Cal.App`` are not links."""
+    url = "https:" + raw
+    if not _valid_scheme_url(url):
+        return None
+    authority = re.split(r"[/?#]", raw[2:], maxsplit=1)[0]
+    hostport = authority.rpartition("@")[2]
+    split = _split_hostport(hostport)
+    if split is None:
+        return None
+    host = _canonical_host(split[0])
+    if host is None:
+        return None
+    if host == "localhost" or _is_ip(host):
+        return url
+    written = split[0].removesuffix(".")
+    if "." not in written:
+        return None  # a suffix alone ("//Gov"): no name under it
+    host_end = 2 + len(authority) - len(hostport) + len(split[0])
+    return url if _valid_bare(raw[2:], written, None, raw[host_end:]) else None
+
+
+def _close_bracket(prose: str, start: int, written: str) -> str:
+    """``written`` up to the bracket closing the one written just before it (emphasis aside), if any.
+
+    ``text(https://a.org/b)more``: the link opened with the parenthesis ends with the parenthesis that
+    closes it, although a word follows. Without an opener before it, a link keeps an inner unbalanced
+    closer (GFM: ``www.x.org/search?q=(a))+b``); a balanced pair inside it is kept either way.
+    """
+    before = start - 1
+    while before >= 0 and start - before <= 3 and prose[before] in _EMPHASIS_MARKS:
+        before -= 1
+    closer = _OPENERS.get(prose[before]) if before >= 0 else None
+    if closer is None or closer not in written:
+        return written
+    opener, depth, pos = _CLOSERS[closer], 0, 0
+    # From closer to closer, counting the openers between (str methods: linear, in C).
+    while (found := written.find(closer, pos)) >= 0:
+        depth += written.count(opener, pos, found) - 1
+        if depth < 0:
+            return written[:found]
+        pos = found + 1
+    return written
+
+
+def _drop_word_port(raw: str) -> str:
+    """``raw`` without a colon after its host that no port number follows (``https://x.org:texas``)."""
+    scheme_end = raw.find("//") + 2
+    if raw.find(":", scheme_end) < 0:
+        return raw  # (most links: no colon after the scheme's)
+    authority_end = len(raw)
+    for sep in "/?#":
+        found = raw.find(sep, scheme_end)
+        if 0 <= found < authority_end:
+            authority_end = found
+    host_start = raw.rfind("@", scheme_end, authority_end) + 1 or scheme_end
+    if raw.startswith("[", host_start):
+        return raw
+    colon = raw.find(":", host_start, authority_end)
+    if colon < 0 or raw[colon + 1 : authority_end].isdigit() or colon + 1 == authority_end:
+        return raw
+    return raw[:colon]
+
+
+def _backslash_delimits(prose: str, backslash: int, end: int) -> bool:
+    """Whether the backslash at ``backslash`` opens a link that ends at ``end`` (``\\lawhelp.org\\``),
+    rather than separating a file path (``C:\\x\\a.org``, ``\\\\server.org\\share``, ``\\a.org\\dir``)."""
+    before = prose[backslash - 1] if backslash else " "
+    if not (before.isspace() or before in "([{<\"'*_~>"):
+        return False
+    return not (prose[end : end + 1] == "\\" and prose[end + 1 : end + 2].isalnum())
+
+
+def _contraction_at(prose: str, end: int) -> bool:
+    """Whether a contraction (``'t``, ``'d``; not the possessive ``'s``) is glued at ``end``."""
+    if prose[end : end + 1] != "'" or not prose[end + 1 : end + 2].isalpha():
+        return False
+    return prose[end + 1] not in "sS" or prose[end + 2 : end + 3].isalnum()
+
+
 def _blank(work: list[str], start: int, end: int) -> None:
     if end > start:
         work[start:end] = " " * (end - start)  # (one space per character: the length is kept)
@@ -466,6 +609,8 @@ def _as_link(dest: str) -> str | None:
     """Return the absolute URL for a Markdown destination that is a web link, else ``None``."""
     if _SCHEME_RE.fullmatch(dest):
         return dest if _valid_scheme_url(dest) else None
+    if _RELATIVE_RE.fullmatch(dest):
+        return _relative_link(dest)
     m = _BARE_RE.fullmatch(dest)
     if m and _valid_bare(dest, m.group("host"), m.group("port"), dest[len(m.group("host")) :]):
         return "https://" + dest
@@ -548,15 +693,18 @@ def _scheme_url_ok(raw: str) -> bool:
     host = split[0]
     if not host.startswith("["):
         labels = host[:-1].split(".") if host.endswith(".") else host.split(".")
-        if not all(_written_label_ok(label) for label in labels):
+        if not all(_written_label_ok(label.replace("_", "a")) for label in labels[:-2]) or not all(
+            _written_label_ok(label) for label in labels[-2:]
+        ):
             return False
     return _canonical_host(host) is not None
 
 
 def _written_label_ok(label: str) -> bool:
     # As written in prose: ASCII letters, digits and inner hyphens, or any non-ASCII letter, digit,
-    # mark or symbol (IDN; "✪df.ws" is a registered domain). "_" and other ASCII punctuation are not
-    # hostname characters, so "http://example.com_" is not a link.
+    # mark or symbol (IDN; "✪df.ws" is a registered domain). "_" (outside subdomains, which the caller
+    # lets through) and other ASCII punctuation are not hostname characters, so "http://example.com_"
+    # is not a link.
     if not label or label[0] == "-" or label[-1] == "-":
         return False
     return all(
@@ -573,6 +721,8 @@ def _valid_bare(raw: str, host: str, port: str | None, after_host: str) -> bool:
     suffix = _bare_suffix(host)
     if suffix is None:
         return False
+    if "_" in host and "_" in host.rsplit(".", suffix.count(".") + 2)[-suffix.count(".") - 2 :][0]:
+        return False  # "legal_aid.org": an underscore in the registered name is an identifier
     if suffix in FILE_EXTENSION_SUFFIXES:
         path = re.sub(r"^:\d+", "", after_host)
         has_path = path.startswith("/") and len(path) > 1
@@ -602,8 +752,11 @@ def _bare_suffix(host: str) -> str | None:
             return None
         suffix = str(result.suffix)
     written_suffix = ".".join(labels[-(suffix.count(".") + 1) :])
-    if written_suffix not in (written_suffix.lower(), written_suffix.upper()):
-        return None  # "Cal.App", "Pa.St": a citation or a missing space after a full stop
+    if written_suffix not in (written_suffix.lower(), written_suffix.upper()) and not (
+        labels[0].lower() == "www"  # after www. the writer means a site: "WWW.LawHelp.Org"
+        or (suffix in _TITLE_CASE_SUFFIXES and written_suffix.istitle() and len(labels[-2]) > 1)
+    ):
+        return None  # "Cal.App", "Pa.St": a citation or a missing space; "U.S.Gov": initials
     return suffix
 
 
@@ -622,7 +775,9 @@ def _split(text: str) -> tuple[str, int | None, str, str] | None:
 
 
 def _parse(text: str) -> tuple[str, int | None, str, str] | None:
-    if not _SCHEME_PREFIX_RE.match(text):
+    if text.startswith("//"):
+        text = "https:" + text  # protocol-relative: read as https, like a bare domain
+    elif not _SCHEME_PREFIX_RE.match(text):
         if "@" in re.split(r"[/?#\\]", text, maxsplit=1)[0]:
             return None  # "mailto:a@b.org" or "a@b.org": an address, not a bare domain with userinfo
         text = "https://" + text
@@ -683,7 +838,12 @@ def _canonical_host(host: str) -> str | None:
             h = h.encode("idna").decode("ascii")
         except UnicodeError:
             return None
-    if len(h) > 253 or not all(_ASCII_LABEL_RE.fullmatch(label) for label in h.split(".")):
+    labels = h.split(".")
+    if (
+        len(h) > 253
+        or not all(_ASCII_LABEL_RE.fullmatch(label) for label in labels[-2:])
+        or not all(_SUBDOMAIN_LABEL_RE.fullmatch(label) for label in labels[:-2])
+    ):
         return None
     return h
 

@@ -130,7 +130,8 @@ class TestDirectoryLookups:
             ("www.www.legalaidchicago.org", "Legal Aid Chicago"),
             ("legalaidchicago.org@evil.test", None),
             ("evil.test:80", None),
-            ("a_b.legalaidchicago.org", None),
+            ("a_b.legalaidchicago.org", "Legal Aid Chicago"),  # an underscore in a subdomain (issue 38)
+            ("legal_aidchicago.org", None),  # but never in the registered name
             ("legal%61idchicago.org", None),
             ("", None),
         ],

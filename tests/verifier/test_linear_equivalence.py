@@ -37,7 +37,16 @@ from grounding_eval.verifier.quotes import matching
 from grounding_eval.verifier.sentences import _ABBREVIATIONS, sentence_of, sentence_spans
 from grounding_eval.verifier.spans import SpanSet
 from grounding_eval.verifier.url_orgs import UrlOrgStatus
-from grounding_eval.verifier.urls import _BARE_RE, _SCHEME_RE, _UNSPACED, _URL_CHAR, extract_urls
+from grounding_eval.verifier.urls import (
+    _BARE_RE,
+    _RELATIVE_RE,
+    _SCHEME_RE,
+    _TERMINATORS,
+    _UNSPACED,
+    _URL_CHAR,
+    _close_bracket,
+    extract_urls,
+)
 from grounding_eval.verifier.verdict import (
     _PHONE_SCORE,
     _URL_ORG_SCORE,
@@ -378,14 +387,21 @@ class TestNamesTrie:
 # The bare-domain pattern as first written: each label "A(?:(?:A|-)*A)?", the host "(?:label\.)+label", no
 # look-ahead for a full stop.
 _PLAIN_LETTER = rf"[^\W_{_UNSPACED}]"
-_PLAIN_LABEL = rf"{_PLAIN_LETTER}(?:(?:{_PLAIN_LETTER}|-)*{_PLAIN_LETTER})?"
+_PLAIN_INNER = rf"[^\W{_UNSPACED}]"  # inside a label, an underscore too (issue 38)
+_PLAIN_LABEL = rf"{_PLAIN_LETTER}(?:(?:{_PLAIN_INNER}|-)*{_PLAIN_LETTER})?"
 _PLAIN_BARE_RE = re.compile(
-    rf"(?<![^\W{_UNSPACED}])(?<![@.\-/\\])(?P<host>(?>(?:{_PLAIN_LABEL}\.)+{_PLAIN_LABEL}))"
+    rf"(?<![^\W{_UNSPACED}])(?<![@.\-/])(?P<host>(?>(?:{_PLAIN_LABEL}\.)+{_PLAIN_LABEL}))"
     rf"(?![^\W{_UNSPACED}])(?![@-])(?::(?P<port>\d+))?(?P<rest>[/?#]{_URL_CHAR}*)?"
 )
 
 
-_PLAIN_SCHEME_RE = re.compile(rf"(?<![^\W_])(?i:https?)://{_URL_CHAR}*")  # not glued to a letter or digit
+# The authority one character per alternation (the definition; _AFTER_SLASHES matches runs of them).
+_PLAIN_AFTER_SLASHES = (
+    rf"(?:[^\s{_TERMINATORS}/?#,;!*'()\[\]{{}}]|\[[^\s{_TERMINATORS}/?#\[\]]*\])*(?:[/?#]{_URL_CHAR}*)?"
+)
+_PLAIN_SCHEME_RE = re.compile(
+    rf"(?<![^\W_])(?i:https?)://{_PLAIN_AFTER_SLASHES}"
+)  # not glued to a letter or digit
 
 
 class TestSchemeUrls:
@@ -395,7 +411,29 @@ class TestSchemeUrls:
     @given(
         text=st.lists(
             st.sampled_from(
-                ["http", "HTTPS", "hTtP", "h", "H", "s", "\u017f", "://", ":/", "a", "_", "1", " ", "\n"]
+                [
+                    "http",
+                    "HTTPS",
+                    "hTtP",
+                    "h",
+                    "H",
+                    "s",
+                    "\u017f",
+                    "://",
+                    ":/",
+                    "a",
+                    "_",
+                    "1",
+                    " ",
+                    "\n",
+                    ",",
+                    "/",
+                    "[",
+                    "]",
+                    "::1",
+                    "'",
+                    "?",
+                ]
             ),
             max_size=16,
         ).map("".join)
@@ -406,6 +444,26 @@ class TestSchemeUrls:
             m.span() for m in _PLAIN_SCHEME_RE.finditer(text)
         ]
         assert (_SCHEME_RE.fullmatch(text) is None) == (_PLAIN_SCHEME_RE.fullmatch(text) is None)
+
+
+_PLAIN_RELATIVE_RE = re.compile(rf"(?<![\w:/\\@.])//(?=[^\W_]|\[){_PLAIN_AFTER_SLASHES}")  # look-behind first
+
+
+class TestRelativeUrls:
+    """Protocol-relative links are found as by the pattern that tried the look-behind at every position."""
+
+    @SETTINGS
+    @given(
+        text=st.lists(
+            st.sampled_from(["//", "/", ":", "a", "_", "1", ".", "@", "\\", " ", "-", "["]), max_size=16
+        ).map("".join)
+    )
+    def test_same_matches(self, text: str) -> None:
+        """Same matches with finditer and fullmatch (a Markdown destination is fullmatched)."""
+        found = [m.span() for m in _RELATIVE_RE.finditer(text)]
+        event(f"links found: {min(len(found), 2)}")
+        assert found == [m.span() for m in _PLAIN_RELATIVE_RE.finditer(text)]
+        assert (_RELATIVE_RE.fullmatch(text) is None) == (_PLAIN_RELATIVE_RE.fullmatch(text) is None)
 
 
 # What a bare domain is built of: labels of letters (of spaced and unspaced scripts), digits, hyphens and
@@ -464,6 +522,40 @@ class TestBareDomains:
         assert [m.span() for m in _BARE_RE.finditer(text)] == [
             m.span() for m in _PLAIN_BARE_RE.finditer(text)
         ]
+
+
+def old_close_bracket(prose: str, start: int, written: str) -> str:
+    """The link up to the closer of the bracket before it, by a walk over every character (the definition)."""
+    before = start - 1
+    while before >= 0 and start - before <= 3 and prose[before] in "*_~":
+        before -= 1
+    pairs = {"(": ")", "[": "]", "{": "}"}
+    if before < 0 or prose[before] not in pairs:
+        return written
+    opener, closer, depth = prose[before], pairs[prose[before]], 0
+    for i, c in enumerate(written):
+        if c == opener:
+            depth += 1
+        elif c == closer:
+            if depth == 0:
+                return written[:i]
+            depth -= 1
+    return written
+
+
+class TestCloseBracket:
+    """A link opened by a bracket ends where the walk over its characters says, found closer to closer."""
+
+    @SETTINGS
+    @given(
+        before=st.text(alphabet="([{*_~ a", max_size=4),
+        written=st.text(alphabet="()[]{}a/", max_size=12),
+    )
+    def test_same_end(self, before: str, written: str) -> None:
+        """Same cut on every mix of openers and closers before and inside the link."""
+        cut = _close_bracket(before + written, len(before), written)
+        event(f"cut: {cut != written}")
+        assert cut == old_close_bracket(before + written, len(before), written)
 
 
 _PHONE_ALPHABET = "0123456789 -().+x:/#,;ABCDEFtel"
