@@ -79,6 +79,9 @@ class CitationStatus(enum.Enum):
     UNKNOWN = "UNKNOWN"
     WRONG_JURISDICTION = "WRONG_JURISDICTION"
     UNCHECKED = "UNCHECKED"
+    # Another state's law in a sentence that labels it as a comparison ("In Illinois, by contrast, …"):
+    # information, neither scored nor a hard failure, and listed.
+    LABELLED_COMPARISON = "LABELLED_COMPARISON"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +105,12 @@ class CitationMention:
     # "Prop.")`` for ``Tex. Prop. Code § 24.005``), and that section as written (``24.005``).
     code: tuple[str, ...] | None = None
     section: str | None = None
+    # A short cite (a bare ``§ 92.9``, an ``Id.``) read as a section of an earlier code by the module's
+    # rule: an inference, so never a hard failure.
+    inferred: bool = False
+    # For another state's law: the words of its sentence that label it a comparison ("In Illinois, by
+    # contrast"), or None.
+    contrast: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,9 +381,11 @@ def _resolved(
     text: str, kept: list[CitationMention | re.Match[str]], original: str | None = None
 ) -> list[CitationMention]:
     """The full citations as they are, each short cite resolved by the module's rule (sentences are
-    those of ``original``, the text as written, when ``text`` is its one-line copy)."""
+    those of ``original``, the text as written, when ``text`` is its one-line copy), and each citation of
+    a state's law labelled when its sentence makes it a comparison."""
+    kept = [i for i in kept if isinstance(i, CitationMention) or _short_cite_kind(text, i) != "no citation"]
     if all(isinstance(item, CitationMention) for item in kept):
-        return [item for item in kept if isinstance(item, CitationMention)]
+        return _labelled(original or text, [item for item in kept if isinstance(item, CitationMention)])
     from grounding_eval.verifier.sentences import sentence_spans
 
     spans = [(i.start, i.end) if isinstance(i, CitationMention) else i.span() for i in kept]
@@ -403,7 +414,45 @@ def _resolved(
         )
         out.append(mention)
         origins.append(origin)
-    return out
+    return _labelled(original or text, out)
+
+
+# What follows a bare short cite when its number is not a section of the code before it (written here:
+# no library reads it). A noun that makes a whole number a programme's name: "Sec. 8 vouchers", "§ 8
+# housing", "Sec. 8 tenants" (never "§ 92.056 tenants …": a dotted or dashed number is a section).
+_NAME_NOUN = re.compile(
+    r"\s?-?\s?(?:vouchers?|housing|program(?:me)?s?|tenants?|tenancy|landlords?|units?|apartments?|rentals?"
+    r"|subsid(?:y|ies)|assistance|certificates?|participants?|holders?|residents?|buildings?|properties"
+    r"|applicants?|inspections?|payments?|waiting list)\b",
+    re.IGNORECASE,
+)
+# "of" and what the number is a part of: "Sec. 3 of the lease", "Sec. 504 of the Rehabilitation Act".
+_PART_OF = re.compile(
+    r",?\s+of\s+(?:(?:the|this|that|these|your|my|our|their|his|her|its|a|an|each|every|any)\s+)?"
+    r"(?P<what>[A-Za-z][\w'’-]*)"
+)
+# A part of the law itself ("§ 9-210 of this Article", "Sec. 3 of the Act"): the usual rule reads it.
+_LAW_PART = re.compile(
+    r"(?:code|chapter|act|article|title|subtitle|statutes?|subchapter|part|division|law|section|subsection)s?",
+    re.IGNORECASE,
+)
+
+
+def _short_cite_kind(text: str, match: re.Match[str]) -> str:
+    """What a short cite is, read from the words after it: ``"no citation"`` (a programme's name, a
+    part of a private document: "Sec. 3 of the lease"), ``"named act"`` (a section of an act named
+    after it that is not the code before it: "Sec. 504 of the Rehabilitation Act"), or ``"section"``
+    (read by the usual rule). An ``Id.`` is always a section."""
+    if match.group("id"):
+        return "section"
+    end = match.end()
+    number = match.group("sec2") or match.group("sec3") or match.group("sec4") or ""
+    if number.isdigit() and _NAME_NOUN.match(text, end):  # (a programme's number is a whole number)
+        return "no citation"
+    part = _PART_OF.match(text, end)
+    if part is None or _LAW_PART.fullmatch(part.group("what")):
+        return "section"
+    return "named act" if part.group("what")[0].isupper() else "no citation"
 
 
 def _short_cite(
@@ -416,8 +465,8 @@ def _short_cite(
     per_sentence: dict[int, int],
     sentence_of: Callable[[int], int],
 ) -> tuple[CitationMention, CitationMention | None]:
-    """One short cite, resolved by the module's rule (with the full citation it continues), or listed
-    as ambiguous (with None)."""
+    """One short cite, resolved by the module's rule (with the full citation it continues, and marked
+    ``inferred``), or listed as ambiguous (with None)."""
     start, end = match.start(), match.end()
     pin = _PIN.match(text, end)
     end = pin.end() if pin else end
@@ -431,16 +480,18 @@ def _short_cite(
         base = previous_origin if alone and previous is not None and previous.key else None
         if base is not None and previous is not None and (section is None or base.kind == "case"):
             # The citation before it, section and all (a resolved Id. counts as what it resolved to).
-            mention = replace(previous, raw=text[start:end], start=start, end=end)
+            mention = replace(previous, raw=text[start:end], start=start, end=end, contrast=None)
         elif base is not None:
             mention = library.continued(base, section, text, start, end)
+    elif _short_cite_kind(text, match) == "named act":
+        base = None
     else:
         section = match.group("sec2") or match.group("sec3") or match.group("sec4")
         base = _code_continued(fulls, section)
         mention = library.continued(base, section, text, start, end) if base is not None else None
     if mention is None:
         return CitationMention(text[start:end], start, end, "statute", None, None, None), None
-    return mention, base
+    return replace(mention, inferred=True), base
 
 
 def _code_continued(fulls: Sequence[CitationMention], section: str) -> CitationMention | None:
@@ -458,6 +509,62 @@ def _code_continued(fulls: Sequence[CitationMention], section: str) -> CitationM
 
 def _chapter(section: str) -> str:
     return re.split(r"[.-]", section, maxsplit=1)[0]
+
+
+# -- labelled comparisons -----------------------------------------------------------------------------
+
+# Words that contrast one state's law with another's (written here: no library reads them).
+_CONTRAST = re.compile(
+    r"\b(?:unlike|by contrast|in contrast|contrast(?:s|ed|ing)? (?:with|to)|whereas|compared (?:with|to)"
+    r"|in comparison|for comparison|by comparison|as opposed to|differs? from|different from)\b",
+    re.IGNORECASE,
+)
+_LABEL_GAP = 40  # characters at most between a state's name and the contrast cue that labels it
+
+
+@cache
+def _state_name_pattern() -> re.Pattern[str]:
+    from grounding_eval.states import STATE_NAMES
+
+    names = sorted(STATE_NAMES.values(), key=len, reverse=True)  # "West Virginia" before "Virginia"
+    return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
+
+
+def _labelled(text: str, found: list[CitationMention]) -> list[CitationMention]:
+    """``found`` with ``contrast`` set on each citation of a state's law whose own sentence names that
+    state (outside any citation) within :data:`_LABEL_GAP` characters of a contrast cue.
+
+    Budget: nothing unless the text holds a cue and a state's citation; then one sentence split and, per
+    such citation, two scans of its sentence.
+    """
+    states = [m for m in found if m.jurisdiction not in (None, "US")]
+    if not states or _CONTRAST.search(text) is None:
+        return found
+    from grounding_eval.states import STATE_NAMES
+    from grounding_eval.verifier.sentences import sentence_of, sentence_spans
+
+    cited = [(m.start, m.end) for m in found]
+    sentences = sentence_spans(text, cited)
+    labels: dict[int, str] = {}
+    for m in states:
+        lo, hi = sentence_of(sentences, m.start)
+        name = STATE_NAMES.get(str(m.jurisdiction))
+        if name is None:
+            continue
+        names = [
+            n.span() for n in _state_name_pattern().finditer(text, lo, hi)
+            if n.group(0) == name and not any(s <= n.start() < e for s, e in cited)
+        ]  # fmt: skip
+        cues = [c.span() for c in _CONTRAST.finditer(text, lo, hi)]
+        for n_lo, n_hi in names:
+            near = [(c_lo, c_hi) for c_lo, c_hi in cues if max(c_lo - n_hi, n_lo - c_hi) <= _LABEL_GAP]
+            if near:
+                c_lo, c_hi = near[0]
+                labels[m.start] = " ".join(text[min(n_lo, c_lo) : max(n_hi, c_hi)].split())
+                break
+    if not labels:
+        return found
+    return [replace(m, contrast=labels[m.start]) if m.start in labels else m for m in found]
 
 
 class _Library:
