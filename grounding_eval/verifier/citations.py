@@ -43,8 +43,9 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
+from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from grounding_eval.errors import DataError
 
@@ -58,6 +59,8 @@ __all__ = [
     "find_citations",
     "load_citation_index",
 ]
+
+_T = TypeVar("_T")
 
 MAX_CITATIONS = 200
 """Most citations read in one text; past it the rest are counted in ``capped`` and not checked."""
@@ -856,7 +859,18 @@ class CitationIndex:
 
 @dataclass(frozen=True)
 class Cover:
-    """A `covers` entry: a code, title or chapter (a key prefix), or a section range of one."""
+    """A `covers` entry: a code, title or chapter (a key prefix), or a section range of one.
+
+    A range's order is its code's numbering. Each part is read as whole numbers (``9-209`` after
+    ``9-21``), except the part after a chapter's dot (the template's token after ``{chapter}\\.``: Texas,
+    Ohio, Oregon, Michigan, Washington…), which some codes number as decimals (Texas ``92.0081`` lies
+    between ``92.008`` and ``92.009``; Ohio's ``5321.031`` would follow ``5321.03``) and others as whole
+    numbers (Michigan: ``456.10`` is the tenth section of its act, after ``456.9``). The template cannot
+    say which, so the numbers written do: a leading zero after the dot (``92.051``, ``5321.01``) exists
+    only in decimal numbering, and then the range is read as decimals; otherwise a section is inside
+    only when it is inside in both readings — a range never holds, and so never fails, a section that
+    lies outside it in its code's own numbering.
+    """
 
     written: str
     prefix: tuple[str, ...]  # the key's leading parts: template and the tokens above the section
@@ -868,29 +882,74 @@ class Cover:
             return False
         if self.low is None or self.high is None:
             return True
-        rest = key[len(self.prefix) :]
-        return _order(self.low) <= _order(rest) <= _order(self.high)
+        return self._inside(key[len(self.prefix) :])
+
+    def _inside(self, rest: tuple[str, ...]) -> bool:
+        low, high = self.low or (), self.high or ()
+        offset = len(self.prefix) - 1  # the key's parts after the template's name, from the prefix's end
+        decimal = frozenset(p - offset for p in _after_dot(self.prefix[0]) if p >= offset)
+        whole = _order(low) <= _order(rest) <= _order(high)
+        if not decimal:
+            return whole
+        as_decimals = _order(low, decimal) <= _order(rest, decimal) <= _order(high, decimal)
+        leading_zero = any(
+            n in decimal and len(part) > 1 and part[0] == "0" for parts in (low, high, rest)
+            for n, part in enumerate(parts)
+        )  # fmt: skip
+        return as_decimals if leading_zero else whole and as_decimals
+
+    def order(self, key: tuple[str, ...]) -> tuple[Any, ...]:
+        """The sort key of a section this range holds (decimal where the range reads decimals)."""
+        offset = len(self.prefix) - 1
+        decimal = frozenset(p - offset for p in _after_dot(self.prefix[0]) if p >= offset)
+        return _order(key[len(self.prefix) :], decimal)
 
 
-def _order(parts: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
-    """A section's parts in numeric order: 554.616 after 554.61, 9-209 after 9-21."""
+_Piece = tuple[int, str] | tuple[str, str, str]
+
+
+def _order(parts: tuple[str, ...], decimal: frozenset[int] = frozenset()) -> tuple[tuple[_Piece, ...], ...]:
+    """A section's parts in numeric order: 554.616 after 554.61, 9-209 after 9-21; the parts at the
+    positions in ``decimal`` compared as decimal fractions (``0081`` before ``051``)."""
     out = []
-    for part in parts:
-        for piece in re.split(r"[.\-/]", part):
+    for n, part in enumerate(parts):
+        pieces: list[_Piece] = []
+        for k, piece in enumerate(re.split(r"[.\-‑–/]", part)):
             digits = re.match(r"\d+", piece)
-            out.append((int(digits.group(0)), piece[digits.end() :]) if digits else (-1, piece))
+            number, rest = (digits.group(0), piece[digits.end() :]) if digits else ("", piece)
+            if n in decimal and k == 0:
+                pieces.append(("d", number.rstrip("0"), rest))
+            else:
+                pieces.append((int(number), rest) if number else (-1, rest))
+        out.append(tuple(pieces))
     return tuple(out)
 
 
+@lru_cache(maxsize=256)
+def _after_dot(template_name: str) -> frozenset[int]:
+    """The positions in a key (after the template's name) of the tokens its template writes right after
+    a chapter's dot (``{chapter}\\.{section}``): ``{1}`` for Michigan's ``("554", "601")``."""
+    try:
+        template = _library().template(template_name)
+    except KeyError:  # not a template the pack loads (an index cached by an older version)
+        return frozenset()
+    names = [k for k, t in template.tokens.items() if not t.severable]
+    after = {k for regex in template.regexes for k in re.findall(r"\\\.\(\?P<(\w+)>", regex.pattern)}
+    return frozenset(n for n, k in enumerate(names) if k in after)
+
+
 # Sections appended to a cover ("765 ILCS", "Tex. Prop. Code") to read it as a citation of its code.
-_COVER_SUFFIXES = (" 1/1", " § 1.1", "/1", ".1", " § 1", " 1", " § 1-1-1", "-1", " § 1.1.1")
+_COVER_SUFFIXES = (" 1/1", " § 1.1", "/1", ".1", " § 1", " 1", " § 1-1-1", "-1", "-1-1", " § 1.1.1")
+# "ch. 92", "chapter 90", "Chapter 5321", "chs. 90": the word before a chapter's number in a cover.
+_CHAPTER_WORD = re.compile(r",?\s*\b(?:[Cc]hapters?|CHAPTERS?|[Cc]haps?\.|[Cc]hs?\.)\s*(?=\d)")
 
 
 def load_citation_index(path: str | Path, *, inside: Path | None = None) -> CitationIndex:
     """Read a citation index (``citations.yaml``, described by ``datasets/schemas/citations.schema.json``).
 
     Every entry must read as a citation: an entry no template reads is an error naming it, so a typo
-    never silently lists nothing.
+    never silently lists nothing; an entry a library fails on is an error naming it too, never another
+    exception.
 
     Raises:
         DataError: the file cannot be read, is not the documented shape, or holds an entry that is not
@@ -915,7 +974,7 @@ def load_citation_index(path: str | Path, *, inside: Path | None = None) -> Cita
         written = entry.get("citation") if isinstance(entry, dict) else entry
         if not isinstance(written, str) or not written.strip():
             raise DataError(path, f"citations[{n}]: a citation is a string or a mapping with 'citation'")
-        sections = _read_section(written)
+        sections = _guarded(path, f"citations[{n}]", written, _read_section)
         if not sections:
             raise DataError(path, f"citations[{n}]: {written[:80]!r} does not read as a citation")
         keys |= {m.key for m in sections if m.key}
@@ -923,11 +982,22 @@ def load_citation_index(path: str | Path, *, inside: Path | None = None) -> Cita
     for n, written in enumerate(covers):
         if not isinstance(written, str) or not written.strip():
             raise DataError(path, f"covers[{n}]: a cover is a code or chapter written as a citation")
-        cover = _read_cover(written.strip())
-        if cover is None:
-            raise DataError(path, f"covers[{n}]: {written[:80]!r} does not read as a code, chapter or range")
+        cover = _guarded(path, f"covers[{n}]", written, lambda w: _read_cover(w.strip()))
+        if isinstance(cover, str):
+            raise DataError(path, f"covers[{n}]: {written[:80]!r} {cover}")
         parsed.append(cover)
     return CitationIndex(str(path), frozenset(keys), tuple(parsed), len(citations))
+
+
+def _guarded(path: str | Path, where: str, written: str, read: Callable[[str], _T]) -> _T:
+    """``read(written)``, any exception a library raises on it made one DataError line naming it."""
+    try:
+        return read(written)
+    except DataError:
+        raise
+    except Exception as exc:  # a citeurl template failing on this entry (IndexError, re.error, …)
+        why = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+        raise DataError(path, f"{where}: {written[:80]!r} cannot be read as a citation ({why})") from None
 
 
 def _read_section(written: str) -> list[CitationMention]:
@@ -938,7 +1008,8 @@ def _read_section(written: str) -> list[CitationMention]:
 _RANGE = re.compile(r"^(?P<head>.*?)(?P<low>\d[\w.\-]*)\s*(?:–|‑|-{1,2}|to|through)\s*(?P<high>\d[\w.\-]*)$")
 
 
-def _read_cover(written: str) -> Cover | None:
+def _read_cover(written: str) -> Cover | str:
+    """The cover ``written`` declares, or why it is none (to follow its text in a DataError)."""
     ranged = _RANGE.match(written.replace("§§", "§"))
     if ranged and (ranged.group("head").strip().endswith("§") or " " in ranged.group("head")):
         low = _read_section(ranged.group("head") + ranged.group("low"))
@@ -946,27 +1017,96 @@ def _read_cover(written: str) -> Cover | None:
         if low and high and low[0].key and high[0].key and low[0].key[:-1] == high[0].key[:-1]:
             prefix = low[0].key[:-1]
             return Cover(written, prefix, low[0].key[len(prefix) :], high[0].key[len(prefix) :])
+    # A chapter word ("ORS chapter 90", "Tex. Prop. Code ch. 92") names the chapter the code's own
+    # sections begin with: read without the word, its number must be the template's chapter token.
+    word = _CHAPTER_WORD.search(written)
+    plain = written if word is None else f"{written[: word.start()]} {written[word.end() :]}"
+    number_at = None if word is None else word.start() + 1
     library = _library()
     for suffix in _COVER_SUFFIXES:
-        synthetic = written + suffix
-        for match, template in library.exact(synthetic):
+        for match, template in library.exact(plain + suffix):
             mention = library.mention(match, template)
             if mention is None or mention.key is None:
                 continue
-            # The cover is the template and the tokens written before the appended section.
+            # The cover is the template and the tokens written before the appended section; a token
+            # the appended section runs into ("45" of "42 U.S.C. 45.1") is no cover.
             severable = {k for k, t in template.tokens.items() if t.severable}
             written_tokens = [
                 k for k in template.tokens
-                if k not in severable and match.group(k) is not None and match.start(k) < len(written)
+                if k not in severable and match.group(k) is not None and match.start(k) < len(plain)
             ]  # fmt: skip
+            if any(match.end(k) > len(plain) for k in written_tokens):
+                continue
+            if number_at is not None and not any(
+                match.start(k) == number_at and k == "chapter" for k in written_tokens
+            ):
+                continue
             return Cover(written, mention.key[: 1 + len(written_tokens)])
-    return None
+    if word is not None:
+        return (
+            "names a chapter its code does not write in its sections' citations (a U.S. Code section does "
+            "not carry its chapter): write the chapter's section range, e.g. '42 U.S.C. §§ 3601–3631'"
+        )
+    return "does not read as a code, chapter or range"
+
+
+def cover_gaps(index: CitationIndex) -> list[str]:
+    """One line per range cover that holds unlisted sections between two listed ones it holds (each a
+    citation the check would call UNKNOWN): ``data validate`` warns, the author lists them or narrows
+    the range. Two listed sections are neighbours when they differ only in their last number, written
+    with as many digits; the numbers between them are the gap."""
+    out = []
+    for cover in index.covers:
+        if cover.low is None:
+            continue
+        listed = sorted((k for k in index.keys if cover.holds(k)), key=cover.order)
+        missing: list[tuple[str, ...]] = []
+        for a, b in pairwise(listed):
+            missing += _between(a, b)
+        if missing:
+            shown = ", ".join(_section_name(k) for k in missing[:3]) + (", …" if len(missing) > 3 else "")
+            out.append(
+                f"{index.path}: covers {cover.written!r} holds {len(missing)} unlisted section(s) between "
+                f"listed ones ({shown}): a citation of one is UNKNOWN; list them if they exist, or narrow "
+                "the range"
+            )
+    return out
+
+
+def _between(a: tuple[str, ...], b: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The keys between neighbours ``a`` and ``b`` (at most 1,000), or none when they are not neighbours."""
+    if len(a) != len(b) or a[:-1] != b[:-1]:
+        return []
+    match_a, match_b = re.fullmatch(r"(.*?)(\d+)", a[-1]), re.fullmatch(r"(.*?)(\d+)", b[-1])
+    if match_a is None or match_b is None or match_a.group(1) != match_b.group(1):
+        return []
+    low, high = match_a.group(2), match_b.group(2)
+    if len(low) != len(high) or int(high) - int(low) < 2:
+        return []
+    width = len(low)
+    return [
+        (*a[:-1], f"{match_a.group(1)}{n:0{width}d}")
+        for n in range(int(low) + 1, min(int(high), int(low) + 1001))
+    ]
+
+
+def _section_name(key: tuple[str, ...]) -> str:
+    """A key as its template names it ("Tex. Prop. Code § 92.053"), else its parts."""
+    try:
+        template = _library().template(key[0])
+        names = [k for k, t in template.tokens.items() if not t.severable]
+        if template.name_builder is not None and len(names) == len(key) - 1:
+            return str(template.name_builder(dict(zip(names, key[1:], strict=True))))
+    except Exception:  # a template that cannot name it: the parts say as much
+        pass
+    return " ".join(key[1:])
 
 
 # -- the check ----------------------------------------------------------------------------------------
 
 Lookup = Callable[[CitationMention], tuple[CitationStatus, str] | None]
-"""A live look-up of one citation's official page: its status and why, or None (not asked)."""
+"""A look-up of one citation's official page (live, or recorded in the snapshot): its status and why,
+or None (not asked)."""
 
 
 def check_citations(
@@ -978,18 +1118,33 @@ def check_citations(
 ) -> list[CitationFinding]:
     """Give each citation its status (see the module docstring); ``reference`` are the item's texts.
 
+    Never raises for a citation: any exception deciding one (a library's, a look-up's) makes that one
+    UNCHECKED with the reason; a reference text that cannot be read makes what it could have placed IN
+    SOURCES UNCHECKED instead of UNKNOWN.
+
     Budget: one extraction per distinct reference text (remembered), and only when a citation names a
     section to look for there; then a set look-up per citation.
     """
     user_state = user_state.strip().upper() if user_state else None  # ("il" is IL, never another state)
     in_sources: set[tuple[str, ...]] = set()
+    unread = ""
     if any(m.key is not None for m in mentions):  # (an answer without citations reads no reference)
         for text in reference:
-            in_sources |= _reference_keys(text)
+            try:
+                in_sources |= _reference_keys(text)
+            except Exception as exc:  # a library failing on the reference: said on what it could change
+                unread = f"the item's reference text could not be read ({_failure(exc)})"
     out = []
     for m in mentions:
-        out.append(_status(m, user_state, index, in_sources, live))
+        try:
+            out.append(_status(m, user_state, index, in_sources, live, unread))
+        except Exception as exc:  # never an error row: this citation is not checked, and says why
+            out.append(CitationFinding(m, CitationStatus.UNCHECKED, f"not checked: {_failure(exc)}"))
     return out
+
+
+def _failure(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
 
 
 def _status(
@@ -998,27 +1153,46 @@ def _status(
     index: CitationIndex | None,
     in_sources: set[tuple[str, ...]],
     live: Lookup | None,
+    unread: str = "",
 ) -> CitationFinding:
     if m.key is None:
         return CitationFinding(m, CitationStatus.UNCHECKED, "a short cite whose code is ambiguous")
     if user_state and m.jurisdiction not in (None, "US", user_state):
-        return CitationFinding(
-            m, CitationStatus.WRONG_JURISDICTION, f"{m.jurisdiction} law, and the user is in {user_state}"
-        )
+        if m.contrast:
+            return CitationFinding(
+                m, CitationStatus.LABELLED_COMPARISON,
+                f"{m.jurisdiction} law named as a comparison (\"{m.contrast}\"); the user is in {user_state}: "
+                "information, not a failure",
+            )  # fmt: skip
+        why = f"{m.jurisdiction} law, and the user is in {user_state}"
+        return _unless_inferred(m, CitationStatus.WRONG_JURISDICTION, why)
     if m.key in in_sources:
         return CitationFinding(m, CitationStatus.IN_SOURCES, "cited in the item's reference text")
     if index is not None and m.key in index.keys:
         return CitationFinding(m, CitationStatus.KNOWN, "in the citation index")
     covering = index.covering(m.key) if index is not None else None
     if covering is not None:
-        return CitationFinding(
-            m, CitationStatus.UNKNOWN, f"not in the citation index, which lists {covering} completely"
-        )
+        why = f"not in the citation index, which lists {covering} completely"
+        if unread:
+            return CitationFinding(m, CitationStatus.UNCHECKED, f"{why}, but {unread}")
+        return _unless_inferred(m, CitationStatus.UNKNOWN, why)
     if live is not None:
         asked = live(m)
         if asked is not None:
-            return CitationFinding(m, *asked)
+            return _unless_inferred(m, *asked)
     return CitationFinding(m, CitationStatus.UNCHECKED, "no citation index covers it")
+
+
+def _unless_inferred(m: CitationMention, status: CitationStatus, why: str) -> CitationFinding:
+    """A hard failure (UNKNOWN, WRONG_JURISDICTION) of a short cite read by inference is UNCHECKED."""
+    if m.inferred and status in (CitationStatus.UNKNOWN, CitationStatus.WRONG_JURISDICTION):
+        read = m.normalized or m.raw
+        return CitationFinding(
+            m,
+            CitationStatus.UNCHECKED,
+            f"read as {read} by inference; not a hard failure ({status.value}: {why})",
+        )
+    return CitationFinding(m, status, why)
 
 
 @lru_cache(maxsize=64)

@@ -1,0 +1,300 @@
+"""The rules that decide a found citation's status (issue 38), beyond the golden rows: a range's order is
+its code's numbering, a short cite read by inference is never a hard failure, a labelled comparison
+depends on its own sentence only, a bad index entry is one DataError line, and nothing raises out of
+the check. Real eyecite/citeurl throughout; no network."""
+
+from __future__ import annotations
+
+import shutil
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from grounding_eval.errors import DataError
+from grounding_eval.verifier.citations import (
+    CitationIndex,
+    CitationMention,
+    CitationStatus,
+    check_citations,
+    cover_gaps,
+    find_citations,
+    load_citation_index,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "datasets" / "sample"
+S = CitationStatus
+SETTINGS = settings(max_examples=80, deadline=None)
+HARD = {S.UNKNOWN, S.WRONG_JURISDICTION}
+
+
+def _index(tmp_path: Path, body: dict[str, Any]) -> CitationIndex:
+    path = tmp_path / "citations.yaml"
+    path.write_text(yaml.safe_dump(body, allow_unicode=True), encoding="utf-8")
+    return load_citation_index(path)
+
+
+def _key(text: str) -> tuple[str, ...]:
+    (m,) = find_citations(text).mentions
+    assert m.key is not None
+    return m.key
+
+
+class TestRangeOrder:
+    """A range holds a section exactly when the code's numbering puts it between the ends."""
+
+    @SETTINGS
+    @given(
+        ends=st.lists(st.integers(1, 99), min_size=2, max_size=2, unique=True),
+        x=st.integers(1, 9999),
+        widths=st.tuples(st.integers(3, 4), st.integers(3, 4), st.integers(3, 4)),
+    )
+    def test_texas_decimals(self, ends: list[int], x: int, widths: tuple[int, int, int]) -> None:
+        """Texas writes its sections with a leading zero (92.051, 92.0563): a range of them is read as
+        decimals, so whole-number order never decides (92.103 is not inside 92.051–92.0563)."""
+        lo, hi = sorted(
+            (f"0{n:0{w - 1}d}" for n, w in zip(ends, widths[:2], strict=True)),
+            key=lambda d: Decimal(f"0.{d}"),
+        )
+        if Decimal(f"0.{lo}") == Decimal(f"0.{hi}"):
+            return
+        section = f"{x:0{widths[2]}d}"[-widths[2] :]
+        cover = _cover(f"Tex. Prop. Code §§ 92.{lo}–92.{hi}")
+        inside = Decimal(f"0.{lo}") <= Decimal(f"0.{section}") <= Decimal(f"0.{hi}")
+        event("inside" if inside else "outside")
+        event("orders differ" if inside != (int(lo) <= int(section) <= int(hi)) else "orders agree")
+        assert cover.holds(_key(f"Tex. Prop. Code § 92.{section}")) is inside
+
+    @SETTINGS
+    @given(ends=st.lists(st.integers(1, 9999), min_size=2, max_size=2, unique=True), x=st.integers(1, 99999))
+    def test_no_leading_zero_needs_both_readings(self, ends: list[int], x: int) -> None:
+        """Michigan writes whole numbers (456.10 follows 456.9): without a leading zero to show decimal
+        numbering, a range holds a section only when it lies inside as whole numbers and as decimals."""
+        lo, hi = sorted(ends)
+        cover = _cover(f"Mich. Comp. Laws §§ 554.{lo}–554.{hi}")
+        whole = lo <= x <= hi
+        decimal = Decimal(f"0.{lo}") <= Decimal(f"0.{x}") <= Decimal(f"0.{hi}")
+        event(f"whole {whole}, decimal {decimal}")
+        assert cover.holds(_key(f"MCL 554.{x}")) is (whole and decimal)
+
+    def test_the_issue_case(self, tmp_path: Path) -> None:
+        """The four real sections the issue saw fail under §§ 92.051–92.0563 are outside it."""
+        index = _index(tmp_path, {"covers": ["Tex. Prop. Code §§ 92.051–92.0563"], "citations": []})
+        for section in ("92.0081", "92.103", "92.109", "92.331"):
+            assert index.covering(_key(f"Tex. Prop. Code § {section}")) is None, section
+        for section in ("92.051", "92.052", "92.056", "92.0561", "92.0563"):
+            assert index.covering(_key(f"Tex. Prop. Code § {section}")) is not None, section
+
+
+def _cover(written: str) -> Any:
+    from grounding_eval.verifier.citations import _read_cover
+
+    cover = _read_cover(written)
+    assert not isinstance(cover, str), cover
+    return cover
+
+
+_CODES = [
+    ("Tex. Prop. Code § 92.052", "§ 92.{n}", "Tex. Prop. Code"),
+    ("MCL 554.602", "§ 554.{n}", "MCL 554"),
+    ("R.C. 5321.04", "Sec. 5321.{n}", "Ohio Rev. Code Chapter 5321"),
+    ("ORS 90.320", "section 90.{n}", "ORS chapter 90"),
+    ("765 ILCS 705/1", "Sec. {n}", "765 ILCS 705"),
+]
+
+
+class TestInferredShortCites:
+    """A bare section or an Id. read as an earlier code's section is never a hard failure."""
+
+    @SETTINGS
+    @given(
+        code=st.sampled_from(_CODES),
+        n=st.integers(1, 99999),
+        user=st.sampled_from(["TX", "MI", "OH", "OR", "IL", "WV"]),
+        form=st.sampled_from(["bare", "id"]),
+    )
+    def test_never_hard(self, code: tuple[str, str, str], n: int, user: str, form: str) -> None:
+        full, short, cover = code
+        short_text = short.format(n=n) if form == "bare" else f"Id. {short.format(n=n).split()[-1]}"
+        if form == "id":
+            short_text = f"Id. § {short_text.split()[-1]}"
+        text = f"{full} applies. Then {short_text} says more."
+        index = _INDEXES[cover]
+        findings = check_citations(find_citations(text).mentions, user, index, [])
+        shorts = [f for f in findings if f.mention.inferred]
+        event(f"{form}: {len(shorts)} inferred")
+        for f in shorts:
+            event(f.status.value)
+            assert f.status not in HARD, f.why
+            if f.status is S.UNCHECKED:
+                assert "by inference; not a hard failure" in f.why
+        # the full citation keeps its own status: a leak is still a leak
+        assert findings[0].mention.inferred is False
+        if findings[0].mention.jurisdiction != user:
+            assert findings[0].status is S.WRONG_JURISDICTION
+
+
+def _load(cover: str) -> CitationIndex:
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="cite-index-"))
+    path = folder / "citations.yaml"
+    path.write_text(yaml.safe_dump({"covers": [cover], "citations": []}), encoding="utf-8")
+    return load_citation_index(path)
+
+
+_INDEXES = {cover: _load(cover) for _, _, cover in _CODES}
+
+
+_NEIGHBOURS = st.lists(
+    st.sampled_from(
+        [
+            "By contrast, Indiana is different.",
+            "Unlike Illinois, Ohio has an escrow law.",
+            "Compared with Oregon, this is short.",
+            "Whereas Michigan lets tenants sue, the rest differs.",
+            "In contrast, the deposit is due in 30 days.",
+            "Call the court first.",
+        ]
+    ),
+    max_size=3,
+)
+
+
+class TestLabelledComparisons:
+    """The label is read in the citation's own sentence only."""
+
+    @SETTINGS
+    @given(
+        sentence=st.sampled_from(
+            [
+                ("In Illinois, by contrast, 765 ILCS 710/1 gives 45 days.", S.LABELLED_COMPARISON),
+                ("Unlike Texas (Tex. Prop. Code § 92.056), you must give notice.", S.LABELLED_COMPARISON),
+                ("Tex. Prop. Code § 92.056 lets you repair and deduct.", S.WRONG_JURISDICTION),
+                ("Under ORS 90.427 a landlord gives 90 days.", S.WRONG_JURISDICTION),
+            ]
+        ),
+        before=_NEIGHBOURS,
+        after=_NEIGHBOURS,
+    )
+    def test_neighbours_do_not_label(
+        self, sentence: tuple[str, S], before: list[str], after: list[str]
+    ) -> None:
+        text, status = sentence
+        joined = " ".join([*before, text, *after])
+        findings = check_citations(find_citations(joined).mentions, "OH", None, [])
+        event(f"{len(before) + len(after)} neighbours")
+        assert [f.status for f in findings] == [status]
+
+    def test_the_reason_quotes_the_label(self) -> None:
+        (finding,) = check_citations(
+            find_citations("In Illinois, by contrast, 765 ILCS 710/1 gives 45 days.").mentions, "OH", None, []
+        )
+        assert finding.status is S.LABELLED_COMPARISON
+        assert '"Illinois, by contrast"' in finding.why and "the user is in OH" in finding.why
+
+    def test_own_state_is_never_a_comparison(self) -> None:
+        """The user's own law in a contrast sentence is checked as usual."""
+        text = "Unlike Texas, Ohio lets you escrow rent under R.C. 5321.07."
+        assert [f.status for f in check_citations(find_citations(text).mentions, "OH", None, [])] == [
+            S.UNCHECKED
+        ]
+
+
+# Index entries a citeurl template fails on today (a Delaware General Corporation Law name near "Del.":
+# IndexError inside citeurl); whether or not the finder reads them, loading never raises anything else.
+_TRIPPING = ["Del. Gen. Corp. Law § 102", "Under 8 Del. C. § 220, DGCL § 220 applies."]
+
+
+class TestNothingRaises:
+    @pytest.mark.parametrize("entry", _TRIPPING)
+    @pytest.mark.parametrize("where", ["citations", "covers"])
+    def test_an_index_entry_is_a_data_error(self, tmp_path: Path, entry: str, where: str) -> None:
+        """An entry a library fails on is one DataError line naming the file and the entry."""
+        path = tmp_path / "citations.yaml"
+        body = {
+            "citations": [entry] if where == "citations" else [],
+            "covers": [entry] if where == "covers" else [],
+        }
+        path.write_text(yaml.safe_dump(body, allow_unicode=True), encoding="utf-8")
+        try:
+            load_citation_index(path)
+        except DataError as exc:
+            message = str(exc)
+            assert str(path) in message and f"{where}[0]" in message and "\n" not in message
+
+    def test_a_failing_lookup_leaves_that_citation_unchecked(self) -> None:
+        """An exception deciding one citation makes it UNCHECKED with the reason; the others keep theirs."""
+        mentions = find_citations("ORS 90.427 and Tex. Prop. Code § 24.005 apply.").mentions
+
+        def lookup(mention: CitationMention) -> tuple[S, str] | None:
+            if mention.jurisdiction == "OR":
+                raise RuntimeError("the page parser broke")
+            return None
+
+        findings = check_citations(mentions, None, None, [], lookup)
+        assert [f.status for f in findings] == [S.UNCHECKED, S.UNCHECKED]
+        assert "RuntimeError: the page parser broke" in findings[0].why
+        assert findings[1].why == "no citation index covers it"
+
+    @pytest.mark.parametrize("reference", _TRIPPING)
+    def test_an_unreadable_reference_never_makes_unknown_silently(
+        self, tmp_path: Path, reference: str
+    ) -> None:
+        """A reference text a library fails on cannot place a citation IN_SOURCES: what would be UNKNOWN
+        is UNCHECKED and says why; nothing raises."""
+        index = _index(tmp_path, {"covers": ["765 ILCS 705"], "citations": ["765 ILCS 705/1"]})
+        findings = check_citations(
+            find_citations("765 ILCS 705/9 and 765 ILCS 705/1.").mentions, "IL", index, [reference]
+        )
+        assert findings[1].status is S.KNOWN
+        if findings[0].status is S.UNCHECKED:
+            assert "reference text could not be read" in findings[0].why
+        else:
+            assert findings[0].status is S.UNKNOWN
+
+
+class TestCoverGaps:
+    def test_a_gap_is_named(self, tmp_path: Path) -> None:
+        """Listed 554.602 and 554.605 under a range: 554.603 and 554.604 are held but not listed."""
+        index = _index(
+            tmp_path,
+            {"covers": ["Mich. Comp. Laws §§ 554.601–554.616"],
+             "citations": ["MCL 554.601", "MCL 554.602", "MCL 554.605", "MCL 554.601a"]},
+        )  # fmt: skip
+        (line,) = cover_gaps(index)
+        assert "2 unlisted section(s)" in line and "Mich. Comp. Laws § 554.603" in line
+        assert "554.604" in line and str(index.path) in line
+
+    def test_texas_decimal_gap(self, tmp_path: Path) -> None:
+        """Neighbours are read in the range's order: 92.054 to 92.056 lacks 92.055; 92.056 to 92.0561
+        (an inserted section) is no gap."""
+        index = _index(
+            tmp_path,
+            {"covers": ["Tex. Prop. Code §§ 92.051–92.0563"],
+             "citations": [f"Tex. Prop. Code § 92.{s}" for s in ("051", "052", "053", "054", "056", "0561")]},
+        )  # fmt: skip
+        (line,) = cover_gaps(index)
+        assert "1 unlisted section(s)" in line and "Tex. Prop. Code § 92.055" in line
+
+    def test_no_gap_no_warning(self) -> None:
+        assert cover_gaps(load_citation_index(SAMPLE / "citations.yaml")) == []
+
+    def test_data_validate_warns(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        from grounding_eval.cli import main
+
+        root = tmp_path / "ds"
+        shutil.copytree(SAMPLE, root)
+        index = root / "citations.yaml"
+        index.write_text(
+            index.read_text(encoding="utf-8").replace("  - Mich. Comp. Laws § 554.612\n", ""),
+            encoding="utf-8",
+        )
+        assert main(["data", "validate", str(root)]) == 0
+        err = capsys.readouterr().err
+        assert "warning:" in err and "Mich. Comp. Laws § 554.612" in err and "unlisted" in err
