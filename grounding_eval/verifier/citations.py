@@ -19,18 +19,28 @@ rest are counted (``capped``), never guessed.
   citation is of that one code, or exactly one earlier code has a section in the same chapter (``24`` of
   ``24.006``). ``section`` spelled out needs a dotted or dashed number ("Section 8 housing" is no cite).
 * Any other short cite is *ambiguous*: listed with no jurisdiction and no normalized form, UNCHECKED.
+* A bare short cite whose words say it names something else is no section of the code before it: a
+  whole number followed by a programme's noun ("Sec. 8 vouchers") or by "of" and a private document
+  ("Sec. 3 of the lease") is no citation; followed by "of" and a named act ("Sec. 504 of the
+  Rehabilitation Act") it is ambiguous.
+* A short cite resolved by these rules is ``inferred``: never a hard failure (below).
 
 **Statuses** (:func:`check_citations`), in this order:
 
-* ``WRONG_JURISDICTION``: the law of a state other than the user's (federal law and the user's own
-  state are fine) — a hard failure (``jurisdiction_correct``);
+* ``WRONG_JURISDICTION``: the law of a state other than the user's (federal law and the user's own state
+  are fine) — a hard failure (``jurisdiction_correct``); but ``LABELLED_COMPARISON`` (information) when
+  its own sentence names that state, outside any citation, next to a contrast cue ("In Illinois, by
+  contrast, 765 ILCS 710/1 …", "Unlike Texas (Tex. Prop. Code § 92.056), …");
 * ``IN_SOURCES``: the section is cited in the item's reference text (the same texts the quotation check
   uses, identical in every condition);
 * ``KNOWN``: listed in the dataset's citation index (``citations.yaml``);
-* ``UNKNOWN``: not listed, in a code the index declares it lists completely (``covers``) — a hard
-  failure (``hallucinated_citation``);
-* ``UNCHECKED``: nothing covers it offline. In live mode a statute's official URL (citeurl's) is asked:
-  404 or 410 makes it UNKNOWN, 2xx KNOWN; anything else leaves it UNCHECKED with the reason.
+* ``UNKNOWN``: not listed, in a code the index declares it lists completely (``covers``; a range is
+  ordered as its code numbers sections: :class:`Cover`) — a hard failure (``hallucinated_citation``);
+* ``UNCHECKED``: nothing covers it offline. The snapshot's record of a live run, or in live mode the
+  section's official page (:mod:`~grounding_eval.verifier.citation_pages`), decides it instead.
+
+An ``inferred`` short cite that would be ``UNKNOWN`` or ``WRONG_JURISDICTION`` is ``UNCHECKED`` and says
+so. Any exception deciding one citation makes it ``UNCHECKED`` with the reason.
 
 A citation is compared at section level: ``Tex. Prop. Code § 24.005(b)`` is ``§ 24.005``.
 """
