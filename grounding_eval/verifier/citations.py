@@ -533,6 +533,7 @@ _CONTRAST = re.compile(
     re.IGNORECASE,
 )
 _LABEL_GAP = 40  # characters at most between a state's name and the contrast cue that labels it
+_LABEL_REACH = 300  # characters of its sentence read on each side of a citation for its label
 
 
 @cache
@@ -545,34 +546,35 @@ def _state_name_pattern() -> re.Pattern[str]:
 
 def _labelled(text: str, found: list[CitationMention]) -> list[CitationMention]:
     """``found`` with ``contrast`` set on each citation of a state's law whose own sentence names that
-    state (outside any citation) within :data:`_LABEL_GAP` characters of a contrast cue.
+    state (outside any citation) within :data:`_LABEL_GAP` characters of a contrast cue, both within
+    :data:`_LABEL_REACH` characters of the citation.
 
-    Budget: nothing unless the text holds a cue and a state's citation; then one sentence split and, per
-    such citation, two scans of its sentence.
+    Budget: per citation of a state's law, one cue scan of ``2 * _LABEL_REACH`` characters around it;
+    where there is a cue, a sentence split and a state-name scan of those characters.
     """
-    states = [m for m in found if m.jurisdiction not in (None, "US")]
-    if not states or _CONTRAST.search(text) is None:
-        return found
     from grounding_eval.states import STATE_NAMES
     from grounding_eval.verifier.sentences import sentence_of, sentence_spans
 
-    cited = [(m.start, m.end) for m in found]
-    sentences = sentence_spans(text, cited)
+    starts = [m.start for m in found]
     labels: dict[int, str] = {}
-    for m in states:
-        lo, hi = sentence_of(sentences, m.start)
-        name = STATE_NAMES.get(str(m.jurisdiction))
-        if name is None:
+    for m in found:
+        name = STATE_NAMES.get(str(m.jurisdiction)) if m.jurisdiction not in (None, "US") else None
+        lo, hi = max(0, m.start - _LABEL_REACH), min(len(text), m.end + _LABEL_REACH)
+        if name is None or _CONTRAST.search(text, lo, hi) is None:
             continue
+        near = found[bisect_left(starts, lo - 2 * _LABEL_REACH) : bisect_right(starts, hi)]
+        cited = [(max(c.start, lo) - lo, min(c.end, hi) - lo) for c in near if c.end > lo and c.start < hi]
+        s_lo, s_hi = sentence_of(sentence_spans(text[lo:hi], cited), m.start - lo)
+        lo, hi = lo + s_lo, lo + s_hi
         names = [
             n.span() for n in _state_name_pattern().finditer(text, lo, hi)
-            if n.group(0) == name and not any(s <= n.start() < e for s, e in cited)
+            if n.group(0) == name and not any(c.start <= n.start() < c.end for c in near)
         ]  # fmt: skip
         cues = [c.span() for c in _CONTRAST.finditer(text, lo, hi)]
         for n_lo, n_hi in names:
-            near = [(c_lo, c_hi) for c_lo, c_hi in cues if max(c_lo - n_hi, n_lo - c_hi) <= _LABEL_GAP]
-            if near:
-                c_lo, c_hi = near[0]
+            close = [(c_lo, c_hi) for c_lo, c_hi in cues if max(c_lo - n_hi, n_lo - c_hi) <= _LABEL_GAP]
+            if close:
+                c_lo, c_hi = close[0]
                 labels[m.start] = " ".join(text[min(n_lo, c_lo) : max(n_hi, c_hi)].split())
                 break
     if not labels:
