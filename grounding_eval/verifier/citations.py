@@ -28,9 +28,10 @@ rest are counted (``capped``), never guessed.
 **Statuses** (:func:`check_citations`), in this order:
 
 * ``WRONG_JURISDICTION``: the law of a state other than the user's (federal law and the user's own state
-  are fine) — a hard failure (``jurisdiction_correct``); but ``LABELLED_COMPARISON`` (information) when
-  its own sentence names that state, outside any citation, next to a contrast cue ("In Illinois, by
-  contrast, 765 ILCS 710/1 …", "Unlike Texas (Tex. Prop. Code § 92.056), …");
+  are fine) — a hard failure (``jurisdiction_correct``), even when its own sentence names that state,
+  outside any citation, next to a contrast cue ("In Illinois, by contrast, 765 ILCS 710/1 …", "Unlike
+  Texas (Tex. Prop. Code § 92.056), …"): a reader can act on another state's statute whatever the
+  wording, so such a *labelled comparison* stays a leak, its reason quoting the label for a reviewer;
 * ``IN_SOURCES``: the section is cited in the item's reference text (the same texts the quotation check
   uses, identical in every condition);
 * ``KNOWN``: listed in the dataset's citation index (``citations.yaml``);
@@ -92,9 +93,6 @@ class CitationStatus(enum.Enum):
     UNKNOWN = "UNKNOWN"
     WRONG_JURISDICTION = "WRONG_JURISDICTION"
     UNCHECKED = "UNCHECKED"
-    # Another state's law in a sentence that labels it as a comparison ("In Illinois, by contrast, …"):
-    # information, neither scored nor a hard failure, and listed.
-    LABELLED_COMPARISON = "LABELLED_COMPARISON"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +120,7 @@ class CitationMention:
     # rule: an inference, so never a hard failure.
     inferred: bool = False
     # For another state's law: the words of its sentence that label it a comparison ("In Illinois, by
-    # contrast"), or None.
+    # contrast"), quoted in its finding's reason (it stays WRONG_JURISDICTION), or None.
     contrast: str | None = None
 
 
@@ -1170,13 +1168,9 @@ def _status(
     if m.key is None:
         return CitationFinding(m, CitationStatus.UNCHECKED, "a short cite whose code is ambiguous")
     if user_state and m.jurisdiction not in (None, "US", user_state):
-        if m.contrast:
-            return CitationFinding(
-                m, CitationStatus.LABELLED_COMPARISON,
-                f"{m.jurisdiction} law named as a comparison (\"{m.contrast}\"); the user is in {user_state}: "
-                "information, not a failure",
-            )  # fmt: skip
         why = f"{m.jurisdiction} law, and the user is in {user_state}"
+        if m.contrast:  # still a leak: shown, so a reviewer can overrule it
+            why += f"; labelled as a comparison ('{m.contrast}'); still another state's law"
         return _unless_inferred(m, CitationStatus.WRONG_JURISDICTION, why)
     if m.key in in_sources:
         return CitationFinding(m, CitationStatus.IN_SOURCES, "cited in the item's reference text")
