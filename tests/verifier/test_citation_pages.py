@@ -56,8 +56,29 @@ class _Pages(BaseHTTPRequestHandler):
         if path.startswith("/redirect-to-"):  # /redirect-to-<where>/… : 302 to <where>
             where = path[len("/redirect-to-") :].split("/", 1)[0]
             target = {"missing": "/missing/mcl-554-601", "notfound": "/not-found", "home": "/",
-                      "section": "/doc.aspx?mcl-554-601"}[where]  # fmt: skip
+                      "section": "/doc.aspx?mcl-554-601", "search": "/search?q=554.699",
+                      "searchhit": "/search?q=554.601", "mcl": "/Laws/MCL?objectName=mcl-554-601",
+                      "ecfr": "/current/title-24/part-982/section-982.404"}[where]  # fmt: skip
             self._send(302, b"", location=target)
+        elif path == "/search":  # a site's search page, which echoes what was asked
+            hits = b"returned 0 documents" if query.endswith("699") else b"returned 1 document"
+            self._send(200, b"<html><head><title>Michigan Legislature - Search</title></head><body>"
+                       b"<nav>Home</nav><p>Your search for " + query[2:].encode() + b" " + hits + b".</p>")  # fmt: skip
+        elif path.startswith("/echo"):  # a soft 404 echoing the number asked for in its title
+            self._send(200, b"<html><head><title>MCL - Section 554.699</title></head><body>"
+                       b"<h2>The document you requested is not available.</h2></body></html>")  # fmt: skip
+        elif path == "/Laws/MCL":  # Michigan's real redirect target: statute text with "does not exist"
+            self._send(200, SECTION_PAGE.replace(b"</p>", b" A judgment for possession does not exist "
+                                                 b"until the court enters it.</p>"))  # fmt: skip
+        elif path.startswith("/uscode/text/42/404"):
+            self._send(200, b"<html><head><title>42 U.S. Code \xc2\xa7 404 - Overpayments and underpayments</title>"
+                       b"</head><body><h1>42 U.S. Code \xc2\xa7 404</h1><p>\xc2\xa7 404. (a) text</p></body>")  # fmt: skip
+        elif path.startswith("/current/title-24"):
+            self._send(200, b"<html><head><title>Maintenance: Owner and family responsibility</title></head>"
+                       b"<body><h1>\xc2\xa7 982.404 Maintenance</h1><p>(a) Owner obligation.</p></body>")  # fmt: skip
+        elif path == "/fulltext.asp":
+            self._send(200, b"<html><head><title>735 ILCS 5/2-404</title></head><body><h1>735 ILCS 5/2-404</h1>"
+                       b"<p>(735 ILCS 5/2-404) Joinder of plaintiffs. (a) All persons may join.</p></body>")  # fmt: skip
         elif path.startswith(("/missing", "/gone", "/error")):
             self._send({"/missing": 404, "/gone": 410, "/error": 500}["/" + path.split("/")[1]], b"")
         elif path == "/not-found":
@@ -148,6 +169,15 @@ def _ask(checker: LivenessChecker, url: str, section: str = "554.601") -> tuple[
     return asked
 
 
+def _cited(text: str, url: str) -> CitationMention:
+    """``text``'s one citation as the finder reads it, its official page at ``url``."""
+    (mention,) = find_citations(text).mentions
+    return CitationMention(
+        mention.raw, mention.start, mention.end, mention.kind, mention.jurisdiction, mention.normalized,
+        mention.key, url, mention.code, mention.section,
+    )  # fmt: skip
+
+
 class TestPageReached:
     """KNOWN only for the section's own page, after redirects; a not-found page never is."""
 
@@ -175,6 +205,38 @@ class TestPageReached:
         got, why = _ask(_checker(), f"https://{HOST}:{site.port}{path}")
         assert got is status and says in why, why
 
+    @pytest.mark.parametrize(
+        ("citation", "path"),
+        [
+            ("42 U.S.C. § 404", "/uscode/text/42/404"),
+            ("24 C.F.R. § 982.404", "/redirect-to-ecfr/cfr-reference?reference=24%20CFR%20982.404"),
+            ("735 ILCS 5/2-404", "/fulltext.asp?DocName=073500050K2-404"),
+        ],
+    )
+    def test_a_section_numbered_404_is_its_page(self, site: _Server, citation: str, path: str) -> None:
+        """A section's own number is never read as a not-found page's 404 (address, title or heading)."""
+        mention = _cited(citation, f"https://{HOST}:{site.port}{path}")
+        asked = page_lookup(_checker().for_answer())(mention)
+        assert asked is not None and asked[0] is S.KNOWN, asked
+
+    @pytest.mark.parametrize(
+        ("path", "section", "status", "says"),
+        [
+            ("/redirect-to-search/mcl-554-699", "554.699", S.UNKNOWN, "not-found page"),
+            ("/redirect-to-searchhit/mcl-554-601", "554.601", S.UNCHECKED, "search page"),
+            ("/echo/doc.aspx?mcl-554-699", "554.699", S.UNKNOWN, "not-found page"),
+            ("/redirect-to-mcl/doc.aspx?mcl-554-601", "554.601", S.KNOWN, "shows 554.601"),
+        ],
+    )
+    def test_a_page_echoing_the_number_is_not_the_section(
+        self, site: _Server, path: str, section: str, status: S, says: str
+    ) -> None:
+        """A search page or an error page that repeats the number asked for is not the section's page;
+        not-found words in its title or headings win over the number; statute text saying "does not
+        exist" on the section's own page (reached by the site's redirect) does not make it one."""
+        got, why = _ask(_checker(), f"https://{HOST}:{site.port}{path}", section)
+        assert got is status and says in why, why
+
     def test_a_slow_page_is_unchecked(self) -> None:
         """A server that never answers leaves the citation UNCHECKED with the reason."""
         with socket.socket() as quiet:
@@ -184,6 +246,21 @@ class TestPageReached:
                 _checker(timeout=0.3), f"https://{HOST}:{quiet.getsockname()[1]}/doc.aspx?mcl-554-601"
             )
         assert got is S.UNCHECKED and "not confirmed" in why
+
+    def test_reading_counts_against_the_answer_budget(self, site: _Server) -> None:
+        """Time spent reading a page is the answer's: once it has used its budget, no page is asked."""
+        view = LivenessChecker(
+            offline=False,
+            cache_path=None,
+            allow_hosts=[HOST],
+            timeout=2.0,
+            url_deadline=2.0,
+            answer_budget=5.0,
+        ).for_answer()
+        view.spend(5.0)
+        asked = page_lookup(view)(_at(f"https://{HOST}:{site.port}/doc.aspx?mcl-554-601"))
+        assert asked is not None and asked[0] is S.UNCHECKED and "budget" in asked[1], asked
+        assert site.log == []
 
     def test_no_official_url_is_not_asked(self) -> None:
         assert page_lookup(_checker().for_answer())(_at("")) is None
