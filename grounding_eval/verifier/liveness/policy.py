@@ -187,6 +187,12 @@ class LivenessChecker:
             answer.pages[key] = page
         return page
 
+    def spend(self, seconds: float) -> None:
+        """Count ``seconds`` of work on what a check brought back (reading a citation's page) against
+        the answer's budget, as its network time is."""
+        if self._answer is not None:
+            self._answer.spent += max(0.0, seconds)
+
     def recorded_page(self, url: str, citation: str) -> LivenessResult | None:
         """What the snapshot records of ``url`` as ``citation``'s page (a live run's decision), or None."""
         return self._pages.get((normalize_url(url), citation))
