@@ -285,9 +285,50 @@ class TestCoverGaps:
         )  # fmt: skip
         (line,) = cover_gaps(index)
         assert "1 unlisted section(s)" in line and "Tex. Prop. Code § 92.055" in line
+        assert "inserted" in line  # (and any decimal between listed ones)
 
     def test_no_gap_no_warning(self) -> None:
-        assert cover_gaps(load_citation_index(SAMPLE / "citations.yaml")) == []
+        """The sample lists both acts whole, lettered sections included, as its articles cite them."""
+        articles = [p.read_text(encoding="utf-8") for p in (SAMPLE / "articles").glob("mi-*.txt")]
+        assert len(articles) == 2
+        assert cover_gaps(load_citation_index(SAMPLE / "citations.yaml"), articles) == []
+
+    def test_decimal_code_is_never_complete_by_whole_numbers(self, tmp_path: Path) -> None:
+        """Every whole-number section of §§ 92.001–92.026 listed: 92.0081 (real) can still lie between."""
+        index = _index(
+            tmp_path,
+            {"covers": ["Tex. Prop. Code §§ 92.001–92.026"],
+             "citations": [f"Tex. Prop. Code § 92.{n:03d}" for n in range(1, 27)]},
+        )  # fmt: skip
+        (line,) = cover_gaps(index)
+        assert "Tex. Prop. Code § 92.0011" in line and "inserted" in line, line
+
+    def test_lettered_sections_between_whole_numbers(self, tmp_path: Path) -> None:
+        """Every whole number of §§ 554.601–554.616 listed, no lettered one: 554.601a/b exist."""
+        index = _index(
+            tmp_path,
+            {"covers": ["Mich. Comp. Laws §§ 554.601–554.616"],
+             "citations": [f"MCL 554.{n}" for n in range(601, 617)]},
+        )  # fmt: skip
+        (line,) = cover_gaps(index)
+        assert "554.601a" in line and "lettered" in line, line
+        cited = "Sec. 1a. Mich. Comp. Laws § 554.601a defines the terms; MCL 554.602 caps deposits."
+        (line,) = cover_gaps(index, [cited])
+        assert "Mich. Comp. Laws § 554.601a" in line and "cited in the dataset's articles" in line, line
+
+    @pytest.mark.parametrize(
+        ("cover", "citations", "says"),
+        [
+            ("Tex. Prop. Code §§ 92.051–92.0563", ["Tex. Prop. Code § 92.052"], "covers a range but lists 1"),
+            ("MCL §§ 554.631–554.641", [], "covers a range but lists 0"),
+            ("W. Va. Code § 37-6", ["W. Va. Code § 37-6-30"], "covers a chapter but lists 1"),
+            ("W. Va. Code § 37-6", ["W. Va. Code § 37-6-1", "W. Va. Code § 37-6-5"], "W. Va. Code § 37-6-2"),
+        ],
+    )
+    def test_few_listed_or_gaps(self, tmp_path: Path, cover: str, citations: list[str], says: str) -> None:
+        """A cover that lists almost nothing, or a chapter whose listed numbers skip some, is advised."""
+        lines = cover_gaps(_index(tmp_path, {"covers": [cover], "citations": citations}))
+        assert any(says in line for line in lines), lines
 
     def test_data_validate_warns(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         from grounding_eval.cli import main
