@@ -1060,27 +1060,76 @@ def _read_cover(written: str) -> Cover | str:
     return "does not read as a code, chapter or range"
 
 
-def cover_gaps(index: CitationIndex) -> list[str]:
-    """One line per range cover that holds unlisted sections between two listed ones it holds (each a
-    citation the check would call UNKNOWN): ``data validate`` warns, the author lists them or narrows
-    the range. Two listed sections are neighbours when they differ only in their last number, written
-    with as many digits; the numbers between them are the gap."""
+def cover_gaps(index: CitationIndex, articles: Iterable[str] = ()) -> list[str]:
+    """Advice to the index's author, one line per cover that may not be complete as listed (each
+    unlisted section it holds is a citation the check calls UNKNOWN): ``data validate`` warns, never
+    refuses.
+
+    * A cover listing fewer than two of its sections.
+    * Unlisted sections between two listed neighbours (they differ only in their last number, written
+      with as many digits): the numbers between them.
+    * Sections the dataset's ``articles`` cite, held by the cover and not listed.
+    * Sections a code inserts between listed ones: in a code numbered as decimals after the chapter's
+      dot (Texas: 92.0081 between 92.008 and 92.009) a range is never complete by whole numbers; in one
+      numbered by whole numbers there (Michigan), a lettered section (554.601a) can stand between any
+      two, so a cover listing none is advised unless the articles show which sections exist.
+    """
+    cited: set[tuple[str, ...]] = set()
+    for text in articles:
+        cited |= _reference_keys(text)
     out = []
     for cover in index.covers:
-        if cover.low is None:
-            continue
         listed = sorted((k for k in index.keys if cover.holds(k)), key=cover.order)
+        said = []
+        if len(listed) < 2:
+            kind = "a range" if cover.low is not None else "a chapter" if len(cover.prefix) > 2 else "a code"
+            said.append(f"covers {kind} but lists {len(listed)} of its sections")
         missing: list[tuple[str, ...]] = []
         for a, b in pairwise(listed):
             missing += _between(a, b)
         if missing:
-            shown = ", ".join(_section_name(k) for k in missing[:3]) + (", …" if len(missing) > 3 else "")
+            said.append(f"holds {len(missing)} unlisted section(s) between listed ones ({_names(missing)})")
+        unlisted = sorted((k for k in cited if cover.holds(k) and k not in index.keys), key=cover.order)
+        if unlisted:
+            said.append(f"does not list {_names(unlisted)}, cited in the dataset's articles")
+        inserted = _inserted(cover, listed, index.keys, any(cover.holds(k) for k in cited))
+        if inserted:
+            said.append(inserted)
+        if said:
             out.append(
-                f"{index.path}: covers {cover.written!r} holds {len(missing)} unlisted section(s) between "
-                f"listed ones ({shown}): a citation of one is UNKNOWN; list them if they exist, or narrow "
-                "the range"
+                f"{index.path}: covers {cover.written!r} {'; '.join(said)}: a citation of an unlisted section "
+                "it holds is UNKNOWN; list every section it holds, or narrow it"
             )
     return out
+
+
+def _names(keys: Sequence[tuple[str, ...]]) -> str:
+    return ", ".join(_section_name(k) for k in keys[:3]) + (", …" if len(keys) > 3 else "")
+
+
+def _inserted(
+    cover: Cover, listed: Sequence[tuple[str, ...]], keys: frozenset[tuple[str, ...]], evidence: bool
+) -> str:
+    """The advice on sections inserted between ``listed`` ones, or "" (see :func:`cover_gaps`)."""
+    if len(listed) < 2 or len(listed[0]) - 2 not in _after_dot(listed[0][0]):
+        return ""
+    lasts = [k[-1] for k in listed] + [p[-1] for p in (cover.low, cover.high) if p]
+    if any(len(last) > 1 and last[0] == "0" for last in lasts):  # (decimal numbering: see Cover)
+        for a, b in pairwise(listed):
+            candidate = (*a[:-1], f"{a[-1]}1")
+            if candidate not in keys and a[:-1] == b[:-1]:
+                return (
+                    f"numbers its sections as decimals, so a section inserted between listed ones (such as "
+                    f"{_section_name(candidate)}) may exist unlisted"
+                )
+        return ""
+    if evidence or any(not last.isdigit() for last in lasts):
+        return ""
+    example = (*listed[0][:-1], f"{listed[0][-1]}a")
+    return (
+        f"lists no lettered section, and its code inserts them between whole numbers (such as "
+        f"{_section_name(example)})"
+    )
 
 
 def _between(a: tuple[str, ...], b: tuple[str, ...]) -> list[tuple[str, ...]]:
