@@ -22,7 +22,9 @@ rest are counted (``capped``), never guessed.
 * A bare short cite whose words say it names something else is no section of the code before it: a
   whole number followed by a programme's noun ("Sec. 8 vouchers") or by "of" and a private document
   ("Sec. 3 of the lease") is no citation; followed by "of" and a named act ("Sec. 504 of the
-  Rehabilitation Act") it is ambiguous.
+  Rehabilitation Act") it is ambiguous. Followed by "of" and a code's name ("Sec. 5321.07 of the Ohio
+  Revised Code") it is a citation of that code, not inferred. A dotted or dashed number is a section
+  whatever words follow it ("§ 5321.07 of the escrow procedure").
 * A short cite resolved by these rules is ``inferred``: never a hard failure (below).
 
 **Statuses** (:func:`check_citations`), in this order:
@@ -447,23 +449,53 @@ _LAW_PART = re.compile(
     r"(?:code|chapter|act|article|title|subtitle|statutes?|subchapter|part|division|law|section|subsection)s?",
     re.IGNORECASE,
 )
+# A private document or a programme a whole number can be a part of: "Sec. 3 of the lease".
+_DOCUMENT = re.compile(
+    r"(?:(?:rental |lease |tenancy )?agreements?|leases?|contracts?|addend(?:um|a)|applications?|polic(?:y|ies)"
+    r"|handbooks?|(?:house )?rules|bylaws|forms?|notices?|deeds?|mortgages?|program(?:me)?s?|vouchers?)\b",
+    re.IGNORECASE,
+)
+# "of the Texas Property Code": a named code, read with the number as that code's section.
+_NAMED_CODE = re.compile(r",?\s+of\s+(?:the\s+)?(?P<name>(?:[A-Z][\w.'’-]*\s+){1,4}(?:Code|Statutes|Laws)\b)")
 
 
 def _short_cite_kind(text: str, match: re.Match[str]) -> str:
-    """What a short cite is, read from the words after it: ``"no citation"`` (a programme's name, a
-    part of a private document: "Sec. 3 of the lease"), ``"named act"`` (a section of an act named
-    after it that is not the code before it: "Sec. 504 of the Rehabilitation Act"), or ``"section"``
-    (read by the usual rule). An ``Id.`` is always a section."""
+    """What a short cite is, read from the words after it: ``"named code"`` (followed by "of" and a
+    code's name: "Sec. 5321.07 of the Ohio Revised Code"), ``"no citation"`` (a whole number followed
+    by a programme's noun or "of" and a private document: "Sec. 8 vouchers", "Sec. 3 of the lease"),
+    ``"named act"`` (a whole number followed by "of" and an act that is not the code before it: "Sec.
+    504 of the Rehabilitation Act"), or ``"section"`` (read by the usual rule: a dotted or dashed number
+    is a section whatever follows). An ``Id.`` is always a section."""
     if match.group("id"):
         return "section"
     end = match.end()
     number = match.group("sec2") or match.group("sec3") or match.group("sec4") or ""
-    if number.isdigit() and _NAME_NOUN.match(text, end):  # (a programme's number is a whole number)
+    if _NAMED_CODE.match(text, end):
+        return "named code"
+    whole = number.isdigit()  # (a programme's or a document's number is a whole number)
+    if whole and _NAME_NOUN.match(text, end):
         return "no citation"
     part = _PART_OF.match(text, end)
-    if part is None or _LAW_PART.fullmatch(part.group("what")):
+    if part is None or not whole or _LAW_PART.fullmatch(part.group("what")):
         return "section"
-    return "named act" if part.group("what")[0].isupper() else "no citation"
+    if _DOCUMENT.match(text, part.start("what")):
+        return "no citation"
+    return "named act" if part.group("what")[0].isupper() else "section"
+
+
+def _named_code(library: _Library, text: str, match: re.Match[str], section: str) -> CitationMention | None:
+    """ "Sec. 5321.07 of the Ohio Revised Code" read as a citation of the code it names (its raw text
+    running to the code's name), or None when no template reads that name."""
+    named = _NAMED_CODE.match(text, match.end())
+    if named is None:
+        return None
+    for written in (f"{named.group('name')} § {section}", f"{named.group('name')} Section {section}"):
+        for found, template in library.exact(written):
+            mention = library.mention(found, template)
+            if mention is not None and mention.key is not None:
+                start, end = match.start(), named.end()
+                return replace(mention, raw=text[start:end], start=start, end=end)
+    return None
 
 
 def _short_cite(
@@ -494,10 +526,13 @@ def _short_cite(
             mention = replace(previous, raw=text[start:end], start=start, end=end, contrast=None)
         elif base is not None:
             mention = library.continued(base, section, text, start, end)
-    elif _short_cite_kind(text, match) == "named act":
+    elif (kind := _short_cite_kind(text, match)) == "named act":
         base = None
     else:
         section = match.group("sec2") or match.group("sec3") or match.group("sec4")
+        named = _named_code(library, text, match, section) if kind == "named code" else None
+        if named is not None:  # the code is named: no inference
+            return named, named
         base = _code_continued(fulls, section)
         mention = library.continued(base, section, text, start, end) if base is not None else None
     if mention is None:
