@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from grounding_eval.errors import DataError
 from grounding_eval.verifier.citations import (
+    MAX_CITATIONS,
     CitationIndex,
     CitationMention,
     CitationStatus,
@@ -367,6 +368,11 @@ _CORRECT = [
     ("OR", "ORS 90.320 lists habitability duties and ORS 90.427 the notice periods; section 90.360 gives remedies."),
     ("IL", "42 U.S.C. § 3604 bars discrimination and 42 U.S.C. § 3617 retaliation; Section 504 of the "
            "Rehabilitation Act applies too."),
+    ("IL", "42 U.S.C. § 3601 states the policy, 42 U.S.C. § 3602 the definitions, 42 U.S.C. § 3613 lets you "
+           "sue, and 42 U.S.C. § 3631 makes threats a crime; 42 U.S.C. § 3614-1 and § 3608a exist too."),
+    ("IL", "765 ILCS 705/0.01 names the Landlord and Tenant Act; Sec. 8 (Housing Choice Voucher) and Sec. 8's "
+           "voucher program are not part of it. You may qualify for Sec. 8."),
+    ("WV", "W. Va. Code § 37-6-5 governs notice to end a tenancy; W. Va. Code § 37-6-30 requires fit premises."),
 ]  # fmt: skip
 _INVENTED = [
     ("TX", "Tex. Prop. Code § 92.0545 lets you withhold rent."),
@@ -408,3 +414,61 @@ class TestRealisticIndex:
 
     def test_other_states_law_fails(self) -> None:
         assert [s for _, s in self._statuses(_OTHER_STATE)] == [S.WRONG_JURISDICTION] * len(_OTHER_STATE)
+
+    def test_real_sections_listed(self) -> None:
+        """The realistic index lists the real sections its covers hold (a cover listing only some would make
+        the others UNKNOWN: a hard failure for a correct citation)."""
+        rows = [
+            (
+                "IL",
+                "42 U.S.C. § 3601, 42 U.S.C. § 3602, 42 U.S.C. § 3613, 42 U.S.C. § 3631, 42 U.S.C. § 3614-1.",
+            ),
+            ("IL", "765 ILCS 705/0.01 is the short title."),
+            ("WV", "W. Va. Code § 37-6-5 governs notice."),
+        ]
+        got = self._statuses(rows)
+        assert len(got) == 7 and {s for _, s in got} == {S.KNOWN}, got
+
+
+# Programme names written with a whole number, as answers write them: none is a citation of the code before.
+_PROGRAMMES = [
+    "Sec. 8 vouchers help.",
+    "Sec. 8 (Housing Choice Voucher) helps.",
+    "Sec. 8's voucher program helps.",
+    "Sec. 8, the voucher program, helps.",
+    "You may qualify for Sec. 8.",
+    "Apply for § 8 at the housing authority.",
+]
+
+
+class TestProgrammeNames:
+    """A whole-number short cite that names a programme is dropped before anything counts it."""
+
+    @pytest.mark.parametrize("sentence", _PROGRAMMES)
+    def test_not_read_as_the_code_before(self, sentence: str) -> None:
+        found = find_citations(f"Under 765 ILCS 705/1 the clause is void. {sentence}")
+        assert [m.raw for m in found.mentions] == ["765 ILCS 705/1"], found.mentions
+
+    @pytest.mark.parametrize("sentence", _PROGRAMMES)
+    def test_not_counted_toward_the_cap(self, sentence: str) -> None:
+        """MAX_CITATIONS programme names before a citation leave it read, and nothing capped."""
+        text = (
+            "R.C. 5321.04 lists duties. "
+            + f"{sentence} " * MAX_CITATIONS
+            + "Tex. Prop. Code § 92.0561 applies."
+        )
+        found = find_citations(text)
+        assert [m.raw for m in found.mentions] == ["R.C. 5321.04", "Tex. Prop. Code § 92.0561"], found.capped
+        assert found.capped == 0
+
+    @SETTINGS
+    @given(forms=st.lists(st.sampled_from(_PROGRAMMES), min_size=1, max_size=8), real=st.booleans())
+    def test_real_short_cite_among_them_still_read(self, forms: list[str], real: bool) -> None:
+        """A real short cite ("§ 92.056") among programme names is read as the code before it, whatever
+        the programme names around it."""
+        tail = " Tenants may also use § 92.056." if real else ""
+        found = find_citations("Tex. Prop. Code § 92.052 requires repairs. " + " ".join(forms) + tail)
+        event("with a real short cite" if real else "programme names only")
+        keys = [m.key for m in found.mentions]
+        assert keys[0] == ("Texas Codes", "Prop.", "92", "052")
+        assert keys[1:] == ([("Texas Codes", "Prop.", "92", "056")] if real else [])
