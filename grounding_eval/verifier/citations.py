@@ -17,11 +17,15 @@ rest are counted (``capped``), never guessed.
   citation stood alone in its sentence.
 * A bare ``§ 24.006`` (``Sec. 554.602``, ``section 90.427``) continues a code only when every earlier full
   citation is of that one code, or exactly one earlier code has a section in the same chapter (``24`` of
-  ``24.006``). ``section`` spelled out needs a dotted or dashed number ("Section 8 housing" is no cite).
+  ``24.006``), and only when the number is written as that code's sections are (:data:`_SECTION_FORM`:
+  ``§ 92.0561`` after ``765 ILCS 705/1`` continues nothing). ``section`` spelled out needs a dotted or
+  dashed number ("Section 8 housing" is no cite).
 * Any other short cite is *ambiguous*: listed with no jurisdiction and no normalized form, UNCHECKED.
 * A bare short cite whose words say it names something else is no section of the code before it: a
-  whole number followed by a programme's noun ("Sec. 8 vouchers") or by "of" and a private document
-  ("Sec. 3 of the lease") is no citation; followed by "of" and a named act ("Sec. 504 of the
+  whole number followed by a programme's noun ("Sec. 8 vouchers"), a possessive ("Sec. 8's"), the
+  programme's name in brackets or apposition, after a verb said of a programme ("qualify for Sec. 8"),
+  or followed by "of" and a private document ("Sec. 3 of the lease") is no citation (and never counted
+  toward :data:`MAX_CITATIONS`); followed by "of" and a named act ("Sec. 504 of the
   Rehabilitation Act") it is ambiguous. Followed by "of" and a code's name ("Sec. 5321.07 of the Ohio
   Revised Code") it is a citation of that code, not inferred. A dotted or dashed number is a section
   whatever words follow it ("§ 5321.07 of the escrow procedure").
@@ -53,7 +57,7 @@ from __future__ import annotations
 import enum
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from itertools import pairwise
@@ -197,14 +201,14 @@ def find_citations(text: str) -> CitationsFound:
     shapes = _outside_urls(
         text, [m.start() for m in _CASE_SHAPE.finditer(text) if _REPORTER_MARK.search(m.group("reporter"))]
     )
-    short_starts = [m.start() for m in _SHORT.finditer(text)]
+    short_starts = [m.start() for m in _short_cites(text)]
     if not places and not shapes and not short_starts:
         return CitationsFound(())
     full, stop = _full_citations(text, places, shapes, short_starts)
     shorts: list[re.Match[str]] = []
     room = MAX_CITATIONS
     starts = [m.start for m in full]
-    for match in _SHORT.finditer(text, 0, len(text) if stop is None else stop):
+    for match in _short_cites(text, stop):
         k = bisect_right(starts, match.start()) - 1
         if k >= 0 and match.start() < full[k].end:
             continue  # inside a full citation
@@ -396,7 +400,6 @@ def _resolved(
     """The full citations as they are, each short cite resolved by the module's rule (sentences are
     those of ``original``, the text as written, when ``text`` is its one-line copy), and each citation of
     a state's law labelled when its sentence makes it a comparison."""
-    kept = [i for i in kept if isinstance(i, CitationMention) or _short_cite_kind(text, i) != "no citation"]
     if all(isinstance(item, CitationMention) for item in kept):
         return _labelled(original or text, [item for item in kept if isinstance(item, CitationMention)])
     from grounding_eval.verifier.sentences import sentence_spans
@@ -433,12 +436,12 @@ def _resolved(
 # What follows a bare short cite when its number is not a section of the code before it (written here:
 # no library reads it). A noun that makes a whole number a programme's name: "Sec. 8 vouchers", "§ 8
 # housing", "Sec. 8 tenants" (never "§ 92.056 tenants …": a dotted or dashed number is a section).
-_NAME_NOUN = re.compile(
-    r"\s?-?\s?(?:vouchers?|housing|program(?:me)?s?|tenants?|tenancy|landlords?|units?|apartments?|rentals?"
+_NOUNS = (
+    r"(?:vouchers?|housing|program(?:me)?s?|tenants?|tenancy|landlords?|units?|apartments?|rentals?"
     r"|subsid(?:y|ies)|assistance|certificates?|participants?|holders?|residents?|buildings?|properties"
-    r"|applicants?|inspections?|payments?|waiting list)\b",
-    re.IGNORECASE,
+    r"|applicants?|inspections?|payments?|waiting list)\b"
 )
+_NAME_NOUN = re.compile(r"\s?-?\s?" + _NOUNS, re.IGNORECASE)
 # "of" and what the number is a part of: "Sec. 3 of the lease", "Sec. 504 of the Rehabilitation Act".
 _PART_OF = re.compile(
     r",?\s+of\s+(?:(?:the|this|that|these|your|my|our|their|his|her|its|a|an|each|every|any)\s+)?"
@@ -449,6 +452,21 @@ _LAW_PART = re.compile(
     r"(?:code|chapter|act|article|title|subtitle|statutes?|subchapter|part|division|law|section|subsection)s?",
     re.IGNORECASE,
 )
+# Other words beside a whole number that make it a thing named, not a provision cited: a possessive ("Sec.
+# 8's voucher program"), the programme's name in brackets or in apposition ("Sec. 8 (Housing Choice
+# Voucher)", "Sec. 8, the voucher program,"), and before it a verb one says of a programme, never of a
+# section ("qualify for Sec. 8", "apply for § 8", "accepts Sec. 8"). ("under § 9" is how a section is
+# invoked: not here.)
+_NAMED_AFTER = re.compile(
+    r"['’]s\b|\s?\([^()]{0,60}?" + _NOUNS + r"[^()]{0,60}\)"
+    r"|,\s+(?:the|a|an|our|your)\s+[^,.;()]{0,40}?" + _NOUNS,
+    re.IGNORECASE,
+)
+_NAMED_BEFORE = re.compile(
+    r"\b(?:(?:qualif(?:y|ies|ied|ying)|appl(?:y|ies|ied|ying)|eligib(?:le|ility)|sign(?:s|ed|ing)? up|wait(?:ing)?"
+    r"(?: list)?|approved|accepted) for|accept(?:s|ed|ing)?|receiv(?:e|es|ed|ing)|enrolled in)\s+$",
+    re.IGNORECASE,
+)
 # A private document or a programme a whole number can be a part of: "Sec. 3 of the lease".
 _DOCUMENT = re.compile(
     r"(?:(?:rental |lease |tenancy )?agreements?|leases?|contracts?|addend(?:um|a)|applications?|polic(?:y|ies)"
@@ -457,6 +475,14 @@ _DOCUMENT = re.compile(
 )
 # "of the Texas Property Code": a named code, read with the number as that code's section.
 _NAMED_CODE = re.compile(r",?\s+of\s+(?:the\s+)?(?P<name>(?:[A-Z][\w.'’-]*\s+){1,4}(?:Code|Statutes|Laws)\b)")
+
+
+def _short_cites(text: str, stop: int | None = None) -> Iterator[re.Match[str]]:
+    """The short cites in ``text`` (before ``stop``), without the programme names and document parts
+    that look like them: those are no citation, and never count toward :data:`MAX_CITATIONS`."""
+    for match in _SHORT.finditer(text, 0, len(text) if stop is None else stop):
+        if _short_cite_kind(text, match) != "no citation":
+            yield match
 
 
 def _short_cite_kind(text: str, match: re.Match[str]) -> str:
@@ -473,7 +499,11 @@ def _short_cite_kind(text: str, match: re.Match[str]) -> str:
     if _NAMED_CODE.match(text, end):
         return "named code"
     whole = number.isdigit()  # (a programme's or a document's number is a whole number)
-    if whole and _NAME_NOUN.match(text, end):
+    if whole and (
+        _NAME_NOUN.match(text, end)
+        or _NAMED_AFTER.match(text, end)
+        or _NAMED_BEFORE.search(text, max(0, match.start() - 40), match.start())
+    ):
         return "no citation"
     part = _PART_OF.match(text, end)
     if part is None or not whole or _LAW_PART.fullmatch(part.group("what")):
@@ -540,8 +570,40 @@ def _short_cite(
     return replace(mention, inferred=True), base
 
 
+# How each code's sections are written (written here: citeurl's templates read far looser numbers, so
+# "765 ILCS 705/92.0561" reads as a section). A short cite continues a code only in its code's form;
+# a code not listed takes any number its template reads.
+_SECTION_FORM = {
+    # An act's sections: "1", "1.4", "0.01", "356z"; in articles "9-209", "2-3.170", "11-501.01".
+    "Illinois Compiled Statutes": re.compile(
+        r"\d{1,4}[a-z]?(?:\.\d{1,2}[a-z]?)?|\d{1,4}[a-z]?(?:-\d{1,5}[a-z]?)+(?:\.\d{1,3}[a-z]?)?"
+    ),
+    "Texas Codes": re.compile(r"\d{1,3}[A-Z]?\.\d{1,4}[A-Z]?"),  # chapter.section: "92.0561", "24.005"
+    "Ohio Revised Code": re.compile(r"\d{1,4}\.\d{2,3}"),  # "5321.04", "1.42", "2950.031"
+    "Oregon Revised Statutes": re.compile(r"\d{1,3}[A-Z]?\.\d{3}"),  # "90.320", "105.105"
+    "Michigan Compiled Laws": re.compile(r"\d{1,3}\.\d{1,4}[a-z]{0,2}", re.IGNORECASE),  # "554.601a"
+    "West Virginia Code": re.compile(
+        r"\d{1,2}[A-Z]?-\d{1,2}[A-Z]?-\d{1,3}[a-z]?", re.IGNORECASE
+    ),  # "55-3A-1"
+    "U.S. Code": re.compile(r"\d{1,5}[a-z]{0,2}(?:-\d{1,2}[a-z]?)?"),  # "3604", "3608a", "3614-1"
+}
+
+
+def _fits(code: tuple[str, ...], section: str) -> bool:
+    """Whether ``section`` is written as ``code``'s sections are."""
+    form = _SECTION_FORM.get(code[0])
+    return form is None or form.fullmatch(section) is not None
+
+
 def _code_continued(fulls: Sequence[CitationMention], section: str) -> CitationMention | None:
-    """The latest full citation of the one code a bare ``§ section`` continues, or None (ambiguous)."""
+    """The latest full citation of the one code a bare ``§ section`` continues, or None (ambiguous): of
+    the codes cited before it, the one code, or the one with a citation in the same chapter, and only
+    when its sections are written as ``section`` is (the form never picks a code, it only refuses one)."""
+    base = _one_code(fulls, section)
+    return base if base is not None and base.code is not None and _fits(base.code, section) else None
+
+
+def _one_code(fulls: Sequence[CitationMention], section: str) -> CitationMention | None:
     codes: dict[tuple[str, ...], CitationMention] = {}
     for m in fulls:
         if m.code is not None:
