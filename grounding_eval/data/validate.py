@@ -17,12 +17,14 @@ recordings of the items of a file that did not load) is not reported again.
   makes such a cell an ``ERROR (no grounding for …)`` row instead.
 * **Warnings**: C1.5 content of one article (the methods document: "two or three relevant articles");
   a documented size that differs when ``dataset.yaml`` claims the real set
-  (:func:`~grounding_eval.data.rounds.size_warnings`).
+  (:func:`~grounding_eval.data.rounds.size_warnings`); a citation index range cover that holds unlisted
+  sections between listed ones, or may (:func:`~grounding_eval.verifier.citations.cover_gaps`: each would be an
+  UNKNOWN citation, a hard failure).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -77,16 +79,20 @@ def check_dataset(dataset: Dataset) -> Findings:
                 f"{dataset.root}: item {item.id!r} ({used}): C1.5 content is {len(grounding.full_content)} "
                 f"article ({ids}); the methods document uses two or three"
             )
-    errors += check_citation_index(Path(dataset.root))
+    texts = [article.text for article in dataset.articles.values()]
+    errors += check_citation_index(Path(dataset.root), warnings, texts)
     return Findings(tuple(errors), (*warnings, *size_warnings(dataset)))
 
 
 _CITATION_SCHEMA = "datasets/schemas/citations.schema.json"
 
 
-def check_citation_index(root: Path) -> list[str]:
+def check_citation_index(
+    root: Path, warnings: list[str] | None = None, articles: Sequence[str] = ()
+) -> list[str]:
     """The dataset's citation index against its JSON Schema, then read as the verifier reads it: one
-    line per problem (none when the dataset has no ``citations.yaml``)."""
+    line per problem (none when the dataset has no ``citations.yaml``); advice on covers that may not be
+    complete as listed (read with the dataset's ``articles``) is added to ``warnings``, when given."""
     from grounding_eval.data.dataset import find_citation_index
     from grounding_eval.errors import DataError
     from grounding_eval.files import read_json, read_yaml
@@ -109,12 +115,14 @@ def check_citation_index(root: Path) -> list[str]:
             f"({_CITATION_SCHEMA})"
             for e in problems
         ]
-    from grounding_eval.verifier.citations import load_citation_index
+    from grounding_eval.verifier.citations import cover_gaps, load_citation_index
 
     try:
-        load_citation_index(path, inside=root)
+        index = load_citation_index(path, inside=root)
     except DataError as exc:
         return [exc.one_line()]
+    if warnings is not None:
+        warnings += cover_gaps(index, articles)
     return []
 
 
@@ -149,7 +157,9 @@ def check_folder(root: str | Path) -> tuple[Dataset, Findings]:
         errors += findings.errors
         warnings = findings.warnings
     else:
-        errors += check_citation_index(root)
+        gaps: list[str] = []
+        errors += check_citation_index(root, gaps)
+        warnings = tuple(gaps)
     attempt(lambda: _allowlist(find_allowlist(root)))
     attempt(lambda: _directory(find_directory(root)))
     # Which items exist is known only when the item files loaded: otherwise every recording for an item of a

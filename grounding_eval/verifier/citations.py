@@ -17,20 +17,37 @@ rest are counted (``capped``), never guessed.
   citation stood alone in its sentence.
 * A bare ``§ 24.006`` (``Sec. 554.602``, ``section 90.427``) continues a code only when every earlier full
   citation is of that one code, or exactly one earlier code has a section in the same chapter (``24`` of
-  ``24.006``). ``section`` spelled out needs a dotted or dashed number ("Section 8 housing" is no cite).
+  ``24.006``), and only when the number is written as that code's sections are (:data:`_SECTION_FORM`:
+  ``§ 92.0561`` after ``765 ILCS 705/1`` continues nothing). ``section`` spelled out needs a dotted or
+  dashed number ("Section 8 housing" is no cite).
 * Any other short cite is *ambiguous*: listed with no jurisdiction and no normalized form, UNCHECKED.
+* A bare short cite whose words say it names something else is no section of the code before it: a
+  whole number followed by a programme's noun ("Sec. 8 vouchers"), a possessive ("Sec. 8's"), the
+  programme's name in brackets or apposition, after a verb said of a programme ("qualify for Sec. 8"),
+  or followed by "of" and a private document ("Sec. 3 of the lease") is no citation (and never counted
+  toward :data:`MAX_CITATIONS`); followed by "of" and a named act ("Sec. 504 of the
+  Rehabilitation Act") it is ambiguous. Followed by "of" and a code's name ("Sec. 5321.07 of the Ohio
+  Revised Code") it is a citation of that code, not inferred. A dotted or dashed number is a section
+  whatever words follow it ("§ 5321.07 of the escrow procedure").
+* A short cite resolved by these rules is ``inferred``: never a hard failure (below).
 
 **Statuses** (:func:`check_citations`), in this order:
 
-* ``WRONG_JURISDICTION``: the law of a state other than the user's (federal law and the user's own
-  state are fine) — a hard failure (``jurisdiction_correct``);
+* ``WRONG_JURISDICTION``: the law of a state other than the user's (federal law and the user's own state
+  are fine) — a hard failure (``jurisdiction_correct``), even when its own sentence names that state,
+  outside any citation, next to a contrast cue ("In Illinois, by contrast, 765 ILCS 710/1 …", "Unlike
+  Texas (Tex. Prop. Code § 92.056), …"): a reader can act on another state's statute whatever the
+  wording, so such a *labelled comparison* stays a leak, its reason quoting the label for a reviewer;
 * ``IN_SOURCES``: the section is cited in the item's reference text (the same texts the quotation check
   uses, identical in every condition);
 * ``KNOWN``: listed in the dataset's citation index (``citations.yaml``);
-* ``UNKNOWN``: not listed, in a code the index declares it lists completely (``covers``) — a hard
-  failure (``hallucinated_citation``);
-* ``UNCHECKED``: nothing covers it offline. In live mode a statute's official URL (citeurl's) is asked:
-  404 or 410 makes it UNKNOWN, 2xx KNOWN; anything else leaves it UNCHECKED with the reason.
+* ``UNKNOWN``: not listed, in a code the index declares it lists completely (``covers``; a range is
+  ordered as its code numbers sections: :class:`Cover`) — a hard failure (``hallucinated_citation``);
+* ``UNCHECKED``: nothing covers it offline. The snapshot's record of a live run, or in live mode the
+  section's official page (:mod:`~grounding_eval.verifier.citation_pages`), decides it instead.
+
+An ``inferred`` short cite that would be ``UNKNOWN`` or ``WRONG_JURISDICTION`` is ``UNCHECKED`` and says
+so. Any exception deciding one citation makes it ``UNCHECKED`` with the reason.
 
 A citation is compared at section level: ``Tex. Prop. Code § 24.005(b)`` is ``§ 24.005``.
 """
@@ -40,11 +57,12 @@ from __future__ import annotations
 import enum
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
+from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from grounding_eval.errors import DataError
 
@@ -58,6 +76,8 @@ __all__ = [
     "find_citations",
     "load_citation_index",
 ]
+
+_T = TypeVar("_T")
 
 MAX_CITATIONS = 200
 """Most citations read in one text; past it the rest are counted in ``capped`` and not checked."""
@@ -102,6 +122,12 @@ class CitationMention:
     # "Prop.")`` for ``Tex. Prop. Code § 24.005``), and that section as written (``24.005``).
     code: tuple[str, ...] | None = None
     section: str | None = None
+    # A short cite (a bare ``§ 92.9``, an ``Id.``) read as a section of an earlier code by the module's
+    # rule: an inference, so never a hard failure.
+    inferred: bool = False
+    # For another state's law: the words of its sentence that label it a comparison ("In Illinois, by
+    # contrast"), quoted in its finding's reason (it stays WRONG_JURISDICTION), or None.
+    contrast: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,14 +201,14 @@ def find_citations(text: str) -> CitationsFound:
     shapes = _outside_urls(
         text, [m.start() for m in _CASE_SHAPE.finditer(text) if _REPORTER_MARK.search(m.group("reporter"))]
     )
-    short_starts = [m.start() for m in _SHORT.finditer(text)]
+    short_starts = [m.start() for m in _short_cites(text)]
     if not places and not shapes and not short_starts:
         return CitationsFound(())
     full, stop = _full_citations(text, places, shapes, short_starts)
     shorts: list[re.Match[str]] = []
     room = MAX_CITATIONS
     starts = [m.start for m in full]
-    for match in _SHORT.finditer(text, 0, len(text) if stop is None else stop):
+    for match in _short_cites(text, stop):
         k = bisect_right(starts, match.start()) - 1
         if k >= 0 and match.start() < full[k].end:
             continue  # inside a full citation
@@ -372,9 +398,10 @@ def _resolved(
     text: str, kept: list[CitationMention | re.Match[str]], original: str | None = None
 ) -> list[CitationMention]:
     """The full citations as they are, each short cite resolved by the module's rule (sentences are
-    those of ``original``, the text as written, when ``text`` is its one-line copy)."""
+    those of ``original``, the text as written, when ``text`` is its one-line copy), and each citation of
+    a state's law labelled when its sentence makes it a comparison."""
     if all(isinstance(item, CitationMention) for item in kept):
-        return [item for item in kept if isinstance(item, CitationMention)]
+        return _labelled(original or text, [item for item in kept if isinstance(item, CitationMention)])
     from grounding_eval.verifier.sentences import sentence_spans
 
     spans = [(i.start, i.end) if isinstance(i, CitationMention) else i.span() for i in kept]
@@ -403,7 +430,102 @@ def _resolved(
         )
         out.append(mention)
         origins.append(origin)
-    return out
+    return _labelled(original or text, out)
+
+
+# What follows a bare short cite when its number is not a section of the code before it (written here:
+# no library reads it). A noun that makes a whole number a programme's name: "Sec. 8 vouchers", "§ 8
+# housing", "Sec. 8 tenants" (never "§ 92.056 tenants …": a dotted or dashed number is a section).
+_NOUNS = (
+    r"(?:vouchers?|housing|program(?:me)?s?|tenants?|tenancy|landlords?|units?|apartments?|rentals?"
+    r"|subsid(?:y|ies)|assistance|certificates?|participants?|holders?|residents?|buildings?|properties"
+    r"|applicants?|inspections?|payments?|waiting list)\b"
+)
+_NAME_NOUN = re.compile(r"\s?-?\s?" + _NOUNS, re.IGNORECASE)
+# "of" and what the number is a part of: "Sec. 3 of the lease", "Sec. 504 of the Rehabilitation Act".
+_PART_OF = re.compile(
+    r",?\s+of\s+(?:(?:the|this|that|these|your|my|our|their|his|her|its|a|an|each|every|any)\s+)?"
+    r"(?P<what>[A-Za-z][\w'’-]*)"
+)
+# A part of the law itself ("§ 9-210 of this Article", "Sec. 3 of the Act"): the usual rule reads it.
+_LAW_PART = re.compile(
+    r"(?:code|chapter|act|article|title|subtitle|statutes?|subchapter|part|division|law|section|subsection)s?",
+    re.IGNORECASE,
+)
+# Other words beside a whole number that make it a thing named, not a provision cited: a possessive ("Sec.
+# 8's voucher program"), the programme's name in brackets or in apposition ("Sec. 8 (Housing Choice
+# Voucher)", "Sec. 8, the voucher program,"), and before it a verb one says of a programme, never of a
+# section ("qualify for Sec. 8", "apply for § 8", "accepts Sec. 8"). ("under § 9" is how a section is
+# invoked: not here.)
+_NAMED_AFTER = re.compile(
+    r"['’]s\b|\s?\([^()]{0,60}?" + _NOUNS + r"[^()]{0,60}\)"
+    r"|,\s+(?:the|a|an|our|your)\s+[^,.;()]{0,40}?" + _NOUNS,
+    re.IGNORECASE,
+)
+_NAMED_BEFORE = re.compile(
+    r"\b(?:(?:qualif(?:y|ies|ied|ying)|appl(?:y|ies|ied|ying)|eligib(?:le|ility)|sign(?:s|ed|ing)? up|wait(?:ing)?"
+    r"(?: list)?|approved|accepted) for|accept(?:s|ed|ing)?|receiv(?:e|es|ed|ing)|enrolled in)\s+$",
+    re.IGNORECASE,
+)
+# A private document or a programme a whole number can be a part of: "Sec. 3 of the lease".
+_DOCUMENT = re.compile(
+    r"(?:(?:rental |lease |tenancy )?agreements?|leases?|contracts?|addend(?:um|a)|applications?|polic(?:y|ies)"
+    r"|handbooks?|(?:house )?rules|bylaws|forms?|notices?|deeds?|mortgages?|program(?:me)?s?|vouchers?)\b",
+    re.IGNORECASE,
+)
+# "of the Texas Property Code": a named code, read with the number as that code's section.
+_NAMED_CODE = re.compile(r",?\s+of\s+(?:the\s+)?(?P<name>(?:[A-Z][\w.'’-]*\s+){1,4}(?:Code|Statutes|Laws)\b)")
+
+
+def _short_cites(text: str, stop: int | None = None) -> Iterator[re.Match[str]]:
+    """The short cites in ``text`` (before ``stop``), without the programme names and document parts
+    that look like them: those are no citation, and never count toward :data:`MAX_CITATIONS`."""
+    for match in _SHORT.finditer(text, 0, len(text) if stop is None else stop):
+        if _short_cite_kind(text, match) != "no citation":
+            yield match
+
+
+def _short_cite_kind(text: str, match: re.Match[str]) -> str:
+    """What a short cite is, read from the words after it: ``"named code"`` (followed by "of" and a
+    code's name: "Sec. 5321.07 of the Ohio Revised Code"), ``"no citation"`` (a whole number followed
+    by a programme's noun or "of" and a private document: "Sec. 8 vouchers", "Sec. 3 of the lease"),
+    ``"named act"`` (a whole number followed by "of" and an act that is not the code before it: "Sec.
+    504 of the Rehabilitation Act"), or ``"section"`` (read by the usual rule: a dotted or dashed number
+    is a section whatever follows). An ``Id.`` is always a section."""
+    if match.group("id"):
+        return "section"
+    end = match.end()
+    number = match.group("sec2") or match.group("sec3") or match.group("sec4") or ""
+    if _NAMED_CODE.match(text, end):
+        return "named code"
+    whole = number.isdigit()  # (a programme's or a document's number is a whole number)
+    if whole and (
+        _NAME_NOUN.match(text, end)
+        or _NAMED_AFTER.match(text, end)
+        or _NAMED_BEFORE.search(text, max(0, match.start() - 40), match.start())
+    ):
+        return "no citation"
+    part = _PART_OF.match(text, end)
+    if part is None or not whole or _LAW_PART.fullmatch(part.group("what")):
+        return "section"
+    if _DOCUMENT.match(text, part.start("what")):
+        return "no citation"
+    return "named act" if part.group("what")[0].isupper() else "section"
+
+
+def _named_code(library: _Library, text: str, match: re.Match[str], section: str) -> CitationMention | None:
+    """ "Sec. 5321.07 of the Ohio Revised Code" read as a citation of the code it names (its raw text
+    running to the code's name), or None when no template reads that name."""
+    named = _NAMED_CODE.match(text, match.end())
+    if named is None:
+        return None
+    for written in (f"{named.group('name')} § {section}", f"{named.group('name')} Section {section}"):
+        for found, template in library.exact(written):
+            mention = library.mention(found, template)
+            if mention is not None and mention.key is not None:
+                start, end = match.start(), named.end()
+                return replace(mention, raw=text[start:end], start=start, end=end)
+    return None
 
 
 def _short_cite(
@@ -416,8 +538,8 @@ def _short_cite(
     per_sentence: dict[int, int],
     sentence_of: Callable[[int], int],
 ) -> tuple[CitationMention, CitationMention | None]:
-    """One short cite, resolved by the module's rule (with the full citation it continues), or listed
-    as ambiguous (with None)."""
+    """One short cite, resolved by the module's rule (with the full citation it continues, and marked
+    ``inferred``), or listed as ambiguous (with None)."""
     start, end = match.start(), match.end()
     pin = _PIN.match(text, end)
     end = pin.end() if pin else end
@@ -431,20 +553,57 @@ def _short_cite(
         base = previous_origin if alone and previous is not None and previous.key else None
         if base is not None and previous is not None and (section is None or base.kind == "case"):
             # The citation before it, section and all (a resolved Id. counts as what it resolved to).
-            mention = replace(previous, raw=text[start:end], start=start, end=end)
+            mention = replace(previous, raw=text[start:end], start=start, end=end, contrast=None)
         elif base is not None:
             mention = library.continued(base, section, text, start, end)
+    elif (kind := _short_cite_kind(text, match)) == "named act":
+        base = None
     else:
         section = match.group("sec2") or match.group("sec3") or match.group("sec4")
+        named = _named_code(library, text, match, section) if kind == "named code" else None
+        if named is not None:  # the code is named: no inference
+            return named, named
         base = _code_continued(fulls, section)
         mention = library.continued(base, section, text, start, end) if base is not None else None
     if mention is None:
         return CitationMention(text[start:end], start, end, "statute", None, None, None), None
-    return mention, base
+    return replace(mention, inferred=True), base
+
+
+# How each code's sections are written (written here: citeurl's templates read far looser numbers, so
+# "765 ILCS 705/92.0561" reads as a section). A short cite continues a code only in its code's form;
+# a code not listed takes any number its template reads.
+_SECTION_FORM = {
+    # An act's sections: "1", "1.4", "0.01", "356z"; in articles "9-209", "2-3.170", "11-501.01".
+    "Illinois Compiled Statutes": re.compile(
+        r"\d{1,4}[a-z]?(?:\.\d{1,2}[a-z]?)?|\d{1,4}[a-z]?(?:-\d{1,5}[a-z]?)+(?:\.\d{1,3}[a-z]?)?"
+    ),
+    "Texas Codes": re.compile(r"\d{1,3}[A-Z]?\.\d{1,4}[A-Z]?"),  # chapter.section: "92.0561", "24.005"
+    "Ohio Revised Code": re.compile(r"\d{1,4}\.\d{2,3}"),  # "5321.04", "1.42", "2950.031"
+    "Oregon Revised Statutes": re.compile(r"\d{1,3}[A-Z]?\.\d{3}"),  # "90.320", "105.105"
+    "Michigan Compiled Laws": re.compile(r"\d{1,3}\.\d{1,4}[a-z]{0,2}", re.IGNORECASE),  # "554.601a"
+    "West Virginia Code": re.compile(
+        r"\d{1,2}[A-Z]?-\d{1,2}[A-Z]?-\d{1,3}[a-z]?", re.IGNORECASE
+    ),  # "55-3A-1"
+    "U.S. Code": re.compile(r"\d{1,5}[a-z]{0,2}(?:-\d{1,2}[a-z]?)?"),  # "3604", "3608a", "3614-1"
+}
+
+
+def _fits(code: tuple[str, ...], section: str) -> bool:
+    """Whether ``section`` is written as ``code``'s sections are."""
+    form = _SECTION_FORM.get(code[0])
+    return form is None or form.fullmatch(section) is not None
 
 
 def _code_continued(fulls: Sequence[CitationMention], section: str) -> CitationMention | None:
-    """The latest full citation of the one code a bare ``§ section`` continues, or None (ambiguous)."""
+    """The latest full citation of the one code a bare ``§ section`` continues, or None (ambiguous): of
+    the codes cited before it, the one code, or the one with a citation in the same chapter, and only
+    when its sections are written as ``section`` is (the form never picks a code, it only refuses one)."""
+    base = _one_code(fulls, section)
+    return base if base is not None and base.code is not None and _fits(base.code, section) else None
+
+
+def _one_code(fulls: Sequence[CitationMention], section: str) -> CitationMention | None:
     codes: dict[tuple[str, ...], CitationMention] = {}
     for m in fulls:
         if m.code is not None:
@@ -458,6 +617,64 @@ def _code_continued(fulls: Sequence[CitationMention], section: str) -> CitationM
 
 def _chapter(section: str) -> str:
     return re.split(r"[.-]", section, maxsplit=1)[0]
+
+
+# -- labelled comparisons -----------------------------------------------------------------------------
+
+# Words that contrast one state's law with another's (written here: no library reads them).
+_CONTRAST = re.compile(
+    r"\b(?:unlike|by contrast|in contrast|contrast(?:s|ed|ing)? (?:with|to)|whereas|compared (?:with|to)"
+    r"|in comparison|for comparison|by comparison|as opposed to|differs? from|different from)\b",
+    re.IGNORECASE,
+)
+_LABEL_GAP = 40  # characters at most between a state's name and the contrast cue that labels it
+_LABEL_REACH = 300  # characters of its sentence read on each side of a citation for its label
+
+
+@cache
+def _state_name_pattern() -> re.Pattern[str]:
+    from grounding_eval.states import STATE_NAMES
+
+    names = sorted(STATE_NAMES.values(), key=len, reverse=True)  # "West Virginia" before "Virginia"
+    return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
+
+
+def _labelled(text: str, found: list[CitationMention]) -> list[CitationMention]:
+    """``found`` with ``contrast`` set on each citation of a state's law whose own sentence names that
+    state (outside any citation) within :data:`_LABEL_GAP` characters of a contrast cue, both within
+    :data:`_LABEL_REACH` characters of the citation.
+
+    Budget: per citation of a state's law, one cue scan of ``2 * _LABEL_REACH`` characters around it;
+    where there is a cue, a sentence split and a state-name scan of those characters.
+    """
+    from grounding_eval.states import STATE_NAMES
+    from grounding_eval.verifier.sentences import sentence_of, sentence_spans
+
+    starts = [m.start for m in found]
+    labels: dict[int, str] = {}
+    for m in found:
+        name = STATE_NAMES.get(str(m.jurisdiction)) if m.jurisdiction not in (None, "US") else None
+        lo, hi = max(0, m.start - _LABEL_REACH), min(len(text), m.end + _LABEL_REACH)
+        if name is None or _CONTRAST.search(text, lo, hi) is None:
+            continue
+        near = found[bisect_left(starts, lo - 2 * _LABEL_REACH) : bisect_right(starts, hi)]
+        cited = [(max(c.start, lo) - lo, min(c.end, hi) - lo) for c in near if c.end > lo and c.start < hi]
+        s_lo, s_hi = sentence_of(sentence_spans(text[lo:hi], cited), m.start - lo)
+        lo, hi = lo + s_lo, lo + s_hi
+        names = [
+            n.span() for n in _state_name_pattern().finditer(text, lo, hi)
+            if n.group(0) == name and not any(c.start <= n.start() < c.end for c in near)
+        ]  # fmt: skip
+        cues = [c.span() for c in _CONTRAST.finditer(text, lo, hi)]
+        for n_lo, n_hi in names:
+            close = [(c_lo, c_hi) for c_lo, c_hi in cues if max(c_lo - n_hi, n_lo - c_hi) <= _LABEL_GAP]
+            if close:
+                c_lo, c_hi = close[0]
+                labels[m.start] = " ".join(text[min(n_lo, c_lo) : max(n_hi, c_hi)].split())
+                break
+    if not labels:
+        return found
+    return [replace(m, contrast=labels[m.start]) if m.start in labels else m for m in found]
 
 
 class _Library:
@@ -749,7 +966,18 @@ class CitationIndex:
 
 @dataclass(frozen=True)
 class Cover:
-    """A `covers` entry: a code, title or chapter (a key prefix), or a section range of one."""
+    """A `covers` entry: a code, title or chapter (a key prefix), or a section range of one.
+
+    A range's order is its code's numbering. Each part is read as whole numbers (``9-209`` after
+    ``9-21``), except the part after a chapter's dot (the template's token after ``{chapter}\\.``: Texas,
+    Ohio, Oregon, Michigan, Washington…), which some codes number as decimals (Texas ``92.0081`` lies
+    between ``92.008`` and ``92.009``; Ohio's ``5321.031`` would follow ``5321.03``) and others as whole
+    numbers (Michigan: ``456.10`` is the tenth section of its act, after ``456.9``). The template cannot
+    say which, so the numbers written do: a leading zero after the dot (``92.051``, ``5321.01``) exists
+    only in decimal numbering, and then the range is read as decimals; otherwise a section is inside
+    only when it is inside in both readings — a range never holds, and so never fails, a section that
+    lies outside it in its code's own numbering.
+    """
 
     written: str
     prefix: tuple[str, ...]  # the key's leading parts: template and the tokens above the section
@@ -761,29 +989,74 @@ class Cover:
             return False
         if self.low is None or self.high is None:
             return True
-        rest = key[len(self.prefix) :]
-        return _order(self.low) <= _order(rest) <= _order(self.high)
+        return self._inside(key[len(self.prefix) :])
+
+    def _inside(self, rest: tuple[str, ...]) -> bool:
+        low, high = self.low or (), self.high or ()
+        offset = len(self.prefix) - 1  # the key's parts after the template's name, from the prefix's end
+        decimal = frozenset(p - offset for p in _after_dot(self.prefix[0]) if p >= offset)
+        whole = _order(low) <= _order(rest) <= _order(high)
+        if not decimal:
+            return whole
+        as_decimals = _order(low, decimal) <= _order(rest, decimal) <= _order(high, decimal)
+        leading_zero = any(
+            n in decimal and len(part) > 1 and part[0] == "0" for parts in (low, high, rest)
+            for n, part in enumerate(parts)
+        )  # fmt: skip
+        return as_decimals if leading_zero else whole and as_decimals
+
+    def order(self, key: tuple[str, ...]) -> tuple[Any, ...]:
+        """The sort key of a section this range holds (decimal where the range reads decimals)."""
+        offset = len(self.prefix) - 1
+        decimal = frozenset(p - offset for p in _after_dot(self.prefix[0]) if p >= offset)
+        return _order(key[len(self.prefix) :], decimal)
 
 
-def _order(parts: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
-    """A section's parts in numeric order: 554.616 after 554.61, 9-209 after 9-21."""
+_Piece = tuple[int, str] | tuple[str, str, str]
+
+
+def _order(parts: tuple[str, ...], decimal: frozenset[int] = frozenset()) -> tuple[tuple[_Piece, ...], ...]:
+    """A section's parts in numeric order: 554.616 after 554.61, 9-209 after 9-21; the parts at the
+    positions in ``decimal`` compared as decimal fractions (``0081`` before ``051``)."""
     out = []
-    for part in parts:
-        for piece in re.split(r"[.\-/]", part):
+    for n, part in enumerate(parts):
+        pieces: list[_Piece] = []
+        for k, piece in enumerate(re.split(r"[.\-‑–/]", part)):
             digits = re.match(r"\d+", piece)
-            out.append((int(digits.group(0)), piece[digits.end() :]) if digits else (-1, piece))
+            number, rest = (digits.group(0), piece[digits.end() :]) if digits else ("", piece)
+            if n in decimal and k == 0:
+                pieces.append(("d", number.rstrip("0"), rest))
+            else:
+                pieces.append((int(number), rest) if number else (-1, rest))
+        out.append(tuple(pieces))
     return tuple(out)
 
 
+@lru_cache(maxsize=256)
+def _after_dot(template_name: str) -> frozenset[int]:
+    """The positions in a key (after the template's name) of the tokens its template writes right after
+    a chapter's dot (``{chapter}\\.{section}``): ``{1}`` for Michigan's ``("554", "601")``."""
+    try:
+        template = _library().template(template_name)
+    except KeyError:  # not a template the pack loads (an index cached by an older version)
+        return frozenset()
+    names = [k for k, t in template.tokens.items() if not t.severable]
+    after = {k for regex in template.regexes for k in re.findall(r"\\\.\(\?P<(\w+)>", regex.pattern)}
+    return frozenset(n for n, k in enumerate(names) if k in after)
+
+
 # Sections appended to a cover ("765 ILCS", "Tex. Prop. Code") to read it as a citation of its code.
-_COVER_SUFFIXES = (" 1/1", " § 1.1", "/1", ".1", " § 1", " 1", " § 1-1-1", "-1", " § 1.1.1")
+_COVER_SUFFIXES = (" 1/1", " § 1.1", "/1", ".1", " § 1", " 1", " § 1-1-1", "-1", "-1-1", " § 1.1.1")
+# "ch. 92", "chapter 90", "Chapter 5321", "chs. 90": the word before a chapter's number in a cover.
+_CHAPTER_WORD = re.compile(r",?\s*\b(?:[Cc]hapters?|CHAPTERS?|[Cc]haps?\.|[Cc]hs?\.)\s*(?=\d)")
 
 
 def load_citation_index(path: str | Path, *, inside: Path | None = None) -> CitationIndex:
     """Read a citation index (``citations.yaml``, described by ``datasets/schemas/citations.schema.json``).
 
     Every entry must read as a citation: an entry no template reads is an error naming it, so a typo
-    never silently lists nothing.
+    never silently lists nothing; an entry a library fails on is an error naming it too, never another
+    exception.
 
     Raises:
         DataError: the file cannot be read, is not the documented shape, or holds an entry that is not
@@ -808,7 +1081,7 @@ def load_citation_index(path: str | Path, *, inside: Path | None = None) -> Cita
         written = entry.get("citation") if isinstance(entry, dict) else entry
         if not isinstance(written, str) or not written.strip():
             raise DataError(path, f"citations[{n}]: a citation is a string or a mapping with 'citation'")
-        sections = _read_section(written)
+        sections = _guarded(path, f"citations[{n}]", written, _read_section)
         if not sections:
             raise DataError(path, f"citations[{n}]: {written[:80]!r} does not read as a citation")
         keys |= {m.key for m in sections if m.key}
@@ -816,11 +1089,22 @@ def load_citation_index(path: str | Path, *, inside: Path | None = None) -> Cita
     for n, written in enumerate(covers):
         if not isinstance(written, str) or not written.strip():
             raise DataError(path, f"covers[{n}]: a cover is a code or chapter written as a citation")
-        cover = _read_cover(written.strip())
-        if cover is None:
-            raise DataError(path, f"covers[{n}]: {written[:80]!r} does not read as a code, chapter or range")
+        cover = _guarded(path, f"covers[{n}]", written, lambda w: _read_cover(w.strip()))
+        if isinstance(cover, str):
+            raise DataError(path, f"covers[{n}]: {written[:80]!r} {cover}")
         parsed.append(cover)
     return CitationIndex(str(path), frozenset(keys), tuple(parsed), len(citations))
+
+
+def _guarded(path: str | Path, where: str, written: str, read: Callable[[str], _T]) -> _T:
+    """``read(written)``, any exception a library raises on it made one DataError line naming it."""
+    try:
+        return read(written)
+    except DataError:
+        raise
+    except Exception as exc:  # a citeurl template failing on this entry (IndexError, re.error, …)
+        why = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+        raise DataError(path, f"{where}: {written[:80]!r} cannot be read as a citation ({why})") from None
 
 
 def _read_section(written: str) -> list[CitationMention]:
@@ -831,7 +1115,8 @@ def _read_section(written: str) -> list[CitationMention]:
 _RANGE = re.compile(r"^(?P<head>.*?)(?P<low>\d[\w.\-]*)\s*(?:–|‑|-{1,2}|to|through)\s*(?P<high>\d[\w.\-]*)$")
 
 
-def _read_cover(written: str) -> Cover | None:
+def _read_cover(written: str) -> Cover | str:
+    """The cover ``written`` declares, or why it is none (to follow its text in a DataError)."""
     ranged = _RANGE.match(written.replace("§§", "§"))
     if ranged and (ranged.group("head").strip().endswith("§") or " " in ranged.group("head")):
         low = _read_section(ranged.group("head") + ranged.group("low"))
@@ -839,27 +1124,145 @@ def _read_cover(written: str) -> Cover | None:
         if low and high and low[0].key and high[0].key and low[0].key[:-1] == high[0].key[:-1]:
             prefix = low[0].key[:-1]
             return Cover(written, prefix, low[0].key[len(prefix) :], high[0].key[len(prefix) :])
+    # A chapter word ("ORS chapter 90", "Tex. Prop. Code ch. 92") names the chapter the code's own
+    # sections begin with: read without the word, its number must be the template's chapter token.
+    word = _CHAPTER_WORD.search(written)
+    plain = written if word is None else f"{written[: word.start()]} {written[word.end() :]}"
+    number_at = None if word is None else word.start() + 1
     library = _library()
     for suffix in _COVER_SUFFIXES:
-        synthetic = written + suffix
-        for match, template in library.exact(synthetic):
+        for match, template in library.exact(plain + suffix):
             mention = library.mention(match, template)
             if mention is None or mention.key is None:
                 continue
-            # The cover is the template and the tokens written before the appended section.
+            # The cover is the template and the tokens written before the appended section; a token
+            # the appended section runs into ("45" of "42 U.S.C. 45.1") is no cover.
             severable = {k for k, t in template.tokens.items() if t.severable}
             written_tokens = [
                 k for k in template.tokens
-                if k not in severable and match.group(k) is not None and match.start(k) < len(written)
+                if k not in severable and match.group(k) is not None and match.start(k) < len(plain)
             ]  # fmt: skip
+            if any(match.end(k) > len(plain) for k in written_tokens):
+                continue
+            if number_at is not None and not any(
+                match.start(k) == number_at and k == "chapter" for k in written_tokens
+            ):
+                continue
             return Cover(written, mention.key[: 1 + len(written_tokens)])
-    return None
+    if word is not None:
+        return (
+            "names a chapter its code does not write in its sections' citations (a U.S. Code section does "
+            "not carry its chapter): write the chapter's section range, e.g. '42 U.S.C. §§ 3601–3631'"
+        )
+    return "does not read as a code, chapter or range"
+
+
+def cover_gaps(index: CitationIndex, articles: Iterable[str] = ()) -> list[str]:
+    """Advice to the index's author, one line per cover that may not be complete as listed (each
+    unlisted section it holds is a citation the check calls UNKNOWN): ``data validate`` warns, never
+    refuses.
+
+    * A cover listing fewer than two of its sections.
+    * Unlisted sections between two listed neighbours (they differ only in their last number, written
+      with as many digits): the numbers between them.
+    * Sections the dataset's ``articles`` cite, held by the cover and not listed.
+    * Sections a code inserts between listed ones: in a code numbered as decimals after the chapter's
+      dot (Texas: 92.0081 between 92.008 and 92.009) a range is never complete by whole numbers; in one
+      numbered by whole numbers there (Michigan), a lettered section (554.601a) can stand between any
+      two, so a cover listing none is advised unless the articles show which sections exist.
+    """
+    cited: set[tuple[str, ...]] = set()
+    for text in articles:
+        cited |= _reference_keys(text)
+    out = []
+    for cover in index.covers:
+        listed = sorted((k for k in index.keys if cover.holds(k)), key=cover.order)
+        said = []
+        if len(listed) < 2:
+            kind = "a range" if cover.low is not None else "a chapter" if len(cover.prefix) > 2 else "a code"
+            said.append(f"covers {kind} but lists {len(listed)} of its sections")
+        missing: list[tuple[str, ...]] = []
+        for a, b in pairwise(listed):
+            missing += _between(a, b)
+        if missing:
+            said.append(f"holds {len(missing)} unlisted section(s) between listed ones ({_names(missing)})")
+        unlisted = sorted((k for k in cited if cover.holds(k) and k not in index.keys), key=cover.order)
+        if unlisted:
+            said.append(f"does not list {_names(unlisted)}, cited in the dataset's articles")
+        inserted = _inserted(cover, listed, index.keys, any(cover.holds(k) for k in cited))
+        if inserted:
+            said.append(inserted)
+        if said:
+            out.append(
+                f"{index.path}: covers {cover.written!r} {'; '.join(said)}: a citation of an unlisted section "
+                "it holds is UNKNOWN; list every section it holds, or narrow it"
+            )
+    return out
+
+
+def _names(keys: Sequence[tuple[str, ...]]) -> str:
+    return ", ".join(_section_name(k) for k in keys[:3]) + (", …" if len(keys) > 3 else "")
+
+
+def _inserted(
+    cover: Cover, listed: Sequence[tuple[str, ...]], keys: frozenset[tuple[str, ...]], evidence: bool
+) -> str:
+    """The advice on sections inserted between ``listed`` ones, or "" (see :func:`cover_gaps`)."""
+    if len(listed) < 2 or len(listed[0]) - 2 not in _after_dot(listed[0][0]):
+        return ""
+    lasts = [k[-1] for k in listed] + [p[-1] for p in (cover.low, cover.high) if p]
+    if any(len(last) > 1 and last[0] == "0" for last in lasts):  # (decimal numbering: see Cover)
+        for a, b in pairwise(listed):
+            candidate = (*a[:-1], f"{a[-1]}1")
+            if candidate not in keys and a[:-1] == b[:-1]:
+                return (
+                    f"numbers its sections as decimals, so a section inserted between listed ones (such as "
+                    f"{_section_name(candidate)}) may exist unlisted"
+                )
+        return ""
+    if evidence or any(not last.isdigit() for last in lasts):
+        return ""
+    example = (*listed[0][:-1], f"{listed[0][-1]}a")
+    return (
+        f"lists no lettered section, and its code inserts them between whole numbers (such as "
+        f"{_section_name(example)})"
+    )
+
+
+def _between(a: tuple[str, ...], b: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The keys between neighbours ``a`` and ``b`` (at most 1,000), or none when they are not neighbours."""
+    if len(a) != len(b) or a[:-1] != b[:-1]:
+        return []
+    match_a, match_b = re.fullmatch(r"(.*?)(\d+)", a[-1]), re.fullmatch(r"(.*?)(\d+)", b[-1])
+    if match_a is None or match_b is None or match_a.group(1) != match_b.group(1):
+        return []
+    low, high = match_a.group(2), match_b.group(2)
+    if len(low) != len(high) or int(high) - int(low) < 2:
+        return []
+    width = len(low)
+    return [
+        (*a[:-1], f"{match_a.group(1)}{n:0{width}d}")
+        for n in range(int(low) + 1, min(int(high), int(low) + 1001))
+    ]
+
+
+def _section_name(key: tuple[str, ...]) -> str:
+    """A key as its template names it ("Tex. Prop. Code § 92.053"), else its parts."""
+    try:
+        template = _library().template(key[0])
+        names = [k for k, t in template.tokens.items() if not t.severable]
+        if template.name_builder is not None and len(names) == len(key) - 1:
+            return str(template.name_builder(dict(zip(names, key[1:], strict=True))))
+    except Exception:  # a template that cannot name it: the parts say as much
+        pass
+    return " ".join(key[1:])
 
 
 # -- the check ----------------------------------------------------------------------------------------
 
 Lookup = Callable[[CitationMention], tuple[CitationStatus, str] | None]
-"""A live look-up of one citation's official page: its status and why, or None (not asked)."""
+"""A look-up of one citation's official page (live, or recorded in the snapshot): its status and why,
+or None (not asked)."""
 
 
 def check_citations(
@@ -871,18 +1274,33 @@ def check_citations(
 ) -> list[CitationFinding]:
     """Give each citation its status (see the module docstring); ``reference`` are the item's texts.
 
+    Never raises for a citation: any exception deciding one (a library's, a look-up's) makes that one
+    UNCHECKED with the reason; a reference text that cannot be read makes what it could have placed IN
+    SOURCES UNCHECKED instead of UNKNOWN.
+
     Budget: one extraction per distinct reference text (remembered), and only when a citation names a
     section to look for there; then a set look-up per citation.
     """
     user_state = user_state.strip().upper() if user_state else None  # ("il" is IL, never another state)
     in_sources: set[tuple[str, ...]] = set()
+    unread = ""
     if any(m.key is not None for m in mentions):  # (an answer without citations reads no reference)
         for text in reference:
-            in_sources |= _reference_keys(text)
+            try:
+                in_sources |= _reference_keys(text)
+            except Exception as exc:  # a library failing on the reference: said on what it could change
+                unread = f"the item's reference text could not be read ({_failure(exc)})"
     out = []
     for m in mentions:
-        out.append(_status(m, user_state, index, in_sources, live))
+        try:
+            out.append(_status(m, user_state, index, in_sources, live, unread))
+        except Exception as exc:  # never an error row: this citation is not checked, and says why
+            out.append(CitationFinding(m, CitationStatus.UNCHECKED, f"not checked: {_failure(exc)}"))
     return out
+
+
+def _failure(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
 
 
 def _status(
@@ -891,27 +1309,42 @@ def _status(
     index: CitationIndex | None,
     in_sources: set[tuple[str, ...]],
     live: Lookup | None,
+    unread: str = "",
 ) -> CitationFinding:
     if m.key is None:
         return CitationFinding(m, CitationStatus.UNCHECKED, "a short cite whose code is ambiguous")
     if user_state and m.jurisdiction not in (None, "US", user_state):
-        return CitationFinding(
-            m, CitationStatus.WRONG_JURISDICTION, f"{m.jurisdiction} law, and the user is in {user_state}"
-        )
+        why = f"{m.jurisdiction} law, and the user is in {user_state}"
+        if m.contrast:  # still a leak: shown, so a reviewer can overrule it
+            why += f"; labelled as a comparison ('{m.contrast}'); still another state's law"
+        return _unless_inferred(m, CitationStatus.WRONG_JURISDICTION, why)
     if m.key in in_sources:
         return CitationFinding(m, CitationStatus.IN_SOURCES, "cited in the item's reference text")
     if index is not None and m.key in index.keys:
         return CitationFinding(m, CitationStatus.KNOWN, "in the citation index")
     covering = index.covering(m.key) if index is not None else None
     if covering is not None:
-        return CitationFinding(
-            m, CitationStatus.UNKNOWN, f"not in the citation index, which lists {covering} completely"
-        )
+        why = f"not in the citation index, which lists {covering} completely"
+        if unread:
+            return CitationFinding(m, CitationStatus.UNCHECKED, f"{why}, but {unread}")
+        return _unless_inferred(m, CitationStatus.UNKNOWN, why)
     if live is not None:
         asked = live(m)
         if asked is not None:
-            return CitationFinding(m, *asked)
+            return _unless_inferred(m, *asked)
     return CitationFinding(m, CitationStatus.UNCHECKED, "no citation index covers it")
+
+
+def _unless_inferred(m: CitationMention, status: CitationStatus, why: str) -> CitationFinding:
+    """A hard failure (UNKNOWN, WRONG_JURISDICTION) of a short cite read by inference is UNCHECKED."""
+    if m.inferred and status in (CitationStatus.UNKNOWN, CitationStatus.WRONG_JURISDICTION):
+        read = m.normalized or m.raw
+        return CitationFinding(
+            m,
+            CitationStatus.UNCHECKED,
+            f"read as {read} by inference; not a hard failure ({status.value}: {why})",
+        )
+    return CitationFinding(m, status, why)
 
 
 @lru_cache(maxsize=64)

@@ -614,10 +614,9 @@ def _check_quotes(
 
 
 def _citation_lookup(resources: VerifierResources, liveness: LivenessChecker) -> Any:
-    """Live mode's look-up of a citation's official page, with the answer's URL limits (None offline:
-    nothing is asked)."""
-    if resources.liveness_mode != "live":
-        return None
+    """The look-up of a citation's official page, with the answer's URL limits: the snapshot's recorded
+    decision in either mode (so an offline run decides a citation as the live run that recorded it),
+    the page itself live only."""
     from grounding_eval.verifier.citation_pages import page_lookup
 
     return page_lookup(liveness)

@@ -7,9 +7,6 @@ the real LivenessChecker; no other network is used.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +16,6 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from grounding_eval.errors import DataError
-from grounding_eval.verifier.citation_pages import page_lookup
 from grounding_eval.verifier.citations import (
     MAX_CITATIONS,
     CitationIndex,
@@ -29,8 +25,6 @@ from grounding_eval.verifier.citations import (
     find_citations,
     load_citation_index,
 )
-from grounding_eval.verifier.liveness import LivenessChecker
-from tests.loopback import refuse_system_dns, serving
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden" / "citations.yaml"
@@ -223,99 +217,17 @@ class TestIndexErrors:
             load_citation_index(tmp_path / "nope.yaml")
 
 
-# -- live mode ----------------------------------------------------------------------------------------
-
-SLOW = 1.0
+# -- live mode: tests/verifier/test_citation_pages.py ---------------------------------------------------
 
 
-class _Handler(BaseHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def do_HEAD(self) -> None:
-        path = self.path.split("?", 1)[0]
-        if path.startswith("/slow"):
-            time.sleep(SLOW)
-        code = 200
-        for prefix, status in (("/missing", 404), ("/gone", 410), ("/error", 500)):
-            if path.startswith(prefix):
-                code = status
-        self.send_response(code)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    do_GET = do_HEAD
-
-
-@pytest.fixture
-def base() -> Iterator[str]:
-    with serving(server := ThreadingHTTPServer(("127.0.0.1", 0), _Handler)):
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-
-
-@pytest.fixture(autouse=True)
-def _no_system_dns(monkeypatch: pytest.MonkeyPatch) -> None:
-    refuse_system_dns(monkeypatch)
-
-
-def _at(url: str, section: str = "554.601") -> CitationMention:
-    key = ("Michigan Compiled Laws", *section.split("."))
-    return CitationMention(
-        f"MCL {section}", 0, 4 + len(section), "statute", "MI", f"Mich. Comp. Laws § {section}", key, url,
-        ("Michigan Compiled Laws",), section,
-    )  # fmt: skip
-
-
-class TestLiveMode:
-    """A section's official page asked through the real LivenessChecker, on 127.0.0.1 only."""
-
-    def _lookup(self, timeout: float = 0.5) -> Any:
-        checker = LivenessChecker(
-            offline=False, cache_path=None, allow_hosts=["127.0.0.1"], timeout=timeout, url_deadline=timeout
-        )
-        return page_lookup(checker.for_answer())
-
-    @pytest.mark.parametrize(
-        ("path", "status"),
-        [
-            ("/missing/mcl-554-601", S.UNKNOWN),
-            ("/gone/mcl-554-601", S.UNKNOWN),
-            ("/doc.aspx?mcl-554-601", S.KNOWN),
-            ("/laws/554.601.html", S.KNOWN),
-            ("/chapter554.htm#554.601", S.UNCHECKED),
-            ("/chapter554.htm", S.UNCHECKED),
-            ("/doc.aspx?mcl-554-6011", S.UNCHECKED),
-            ("/error/mcl-554-601", S.UNCHECKED),
-        ],
-    )
-    def test_status(self, base: str, path: str, status: S) -> None:
-        """404/410 UNKNOWN; 2xx KNOWN only with the section in the path or query; else UNCHECKED."""
-        asked = self._lookup()(_at(base + path))
-        assert asked is not None and asked[0] is status, asked
-
-    def test_timeout(self, base: str) -> None:
-        """A page that does not answer in time leaves the citation UNCHECKED, with why."""
-        asked = self._lookup(timeout=0.2)(_at(base + "/slow/mcl-554-601"))
-        assert asked is not None and asked[0] is S.UNCHECKED and asked[1]
-
-    def test_no_url(self) -> None:
-        """A citation without an official page is not asked about."""
-        assert self._lookup()(_at("")) is None
-
-    def test_in_check(self, base: str) -> None:
-        """check_citations asks only for what nothing covers offline."""
-        index = load_citation_index(SAMPLE_INDEX)
-        known = _at(base + "/missing/mcl-554-602", "554.602")  # listed: KNOWN without asking
-        asked = _at(base + "/missing/mcl-600-5714", "600.5714")
-        findings = check_citations([known, asked], "MI", index, [], self._lookup())
-        assert [f.status for f in findings] == [S.KNOWN, S.UNKNOWN]
-
+class TestShortCiteSection:
     def test_resolved_short_cite_carries_its_section(self) -> None:
         """A short cite resolved to a code has its own section, so live mode can ask for its page."""
         text = "Tex. Prop. Code § 92.103. Id. § 92.104. Id."
         found = find_citations(text).mentions
         assert [m.section for m in found] == ["92.103", "92.104", "92.104"]
         assert [m.normalized for m in found][-1] == "Tex. Prop. Code § 92.104"
+        assert [m.inferred for m in found] == [False, True, True]
 
 
 # -- properties ---------------------------------------------------------------------------------------

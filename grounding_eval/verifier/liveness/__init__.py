@@ -20,6 +20,8 @@ address refusal, the request under one deadline; :mod:`.pinned` its urllib3 conn
 Complexity per answer: at most ``max_urls_checked`` checks, each at most ``max_redirects + 1`` hops of
 two requests, all within ``answer_budget`` seconds (plus one socket operation's overrun, under 10 ms
 in practice); each response header line is capped at 64 KiB, and at most 100 are read (http.client's limits).
+A URL's body is never read; a citation's page (:meth:`LivenessChecker.page`, one GET per hop) is read up
+to the cap its caller gives, under the same deadline and limits.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from grounding_eval.verifier.liveness.policy import (
     DEFAULT_URL_DEADLINE,
     LivenessChecker,
 )
-from grounding_eval.verifier.liveness.result import Liveness, LivenessResult
+from grounding_eval.verifier.liveness.result import Liveness, LivenessResult, Page
 
 __all__ = [
     "DEFAULT_ANSWER_BUDGET",
@@ -52,5 +54,6 @@ __all__ = [
     "Liveness",
     "LivenessChecker",
     "LivenessResult",
+    "Page",
     "parse_nameserver",
 ]

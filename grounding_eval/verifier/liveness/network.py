@@ -29,7 +29,8 @@ USER_AGENT: Final = "grounding-eval-linkcheck/0.1"
 """Sent with every request, so site owners can see what is asking."""
 
 REDIRECT_CODES: Final = frozenset({301, 302, 303, 307, 308})
-_MAX_HEADER_BYTES: Final = 64 * 1024  # http.client's limit on one header line; a body is never read
+_MAX_HEADER_BYTES: Final = 64 * 1024  # http.client's limit on one header line; a body is read only for a
+# citation's page (Transport.page), and only up to the cap its caller gives
 _BAD_PERCENT_RE: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
 # Characters sent as they are in a request target; everything else is percent-encoded as UTF-8.
 _PATH_SAFE: Final = "/%:@!$&'()*+,;=-._~"
@@ -329,10 +330,22 @@ class Transport:
         jar: http.cookiejar.CookieJar | None,
     ) -> tuple[int, Headers, http.cookiejar.CookieJar | None]:
         """HEAD, then GET unless HEAD gave 2xx or a redirect; return (status, headers, cookies)."""
-        code, headers, jar = self._ask("HEAD", target, addresses, clock, jar)
+        code, headers, jar, _ = self._ask("HEAD", target, addresses, clock, jar)
         if 200 <= code < 300 or code in REDIRECT_CODES:
             return code, headers, jar
-        return self._ask("GET", target, addresses, clock, jar)
+        return self._ask("GET", target, addresses, clock, jar)[:3]
+
+    def page(
+        self,
+        target: Target,
+        addresses: list[tuple[int, tuple[Any, ...]]],
+        clock: Clock,
+        jar: http.cookiejar.CookieJar | None,
+        limit: int,
+    ) -> tuple[int, Headers, http.cookiejar.CookieJar | None, bytes]:
+        """GET, and read at most ``limit`` bytes of a 2xx answer's body (decoded), within the deadline:
+        return (status, headers, cookies, the body read)."""
+        return self._ask("GET", target, addresses, clock, jar, limit)
 
     def _ask(
         self,
@@ -341,9 +354,10 @@ class Transport:
         addresses: list[tuple[int, tuple[Any, ...]]],
         clock: Clock,
         jar: http.cookiejar.CookieJar | None,
-    ) -> tuple[int, Headers, http.cookiejar.CookieJar | None]:
+        limit: int = 0,
+    ) -> tuple[int, Headers, http.cookiejar.CookieJar | None, bytes]:
         """Send one request on a new connection to the first checked address that answers; read the
-        status and headers, never the body."""
+        status and headers, and no body but the first ``limit`` bytes of a 2xx answer's."""
         headers = {"Host": target.authority, "User-Agent": USER_AGENT, "Accept": "*/*", "Connection": "close"}
         cookie = _cookie_header(jar, target)
         if cookie is not None:
@@ -352,7 +366,7 @@ class Transport:
         for address in addresses:
             wait = min(self._timeout, clock.left())
             try:
-                response = self._send(method, target, address, headers, wait, clock)
+                response, body = self._send(method, target, address, headers, wait, clock, limit)
             except _NextAddress as next_address:
                 failure = next_address.cause
                 continue  # the next checked address, as a browser would
@@ -361,8 +375,8 @@ class Transport:
                 if received.get_all("Set-Cookie"):
                     jar = _remember_cookies(jar, target, response)
             finally:
-                response.close()  # without reading the body: the server may see a reset, which is fine
-            return code, received, jar
+                response.close()  # without reading the rest: the server may see a reset, which is fine
+            return code, received, jar, body
         assert failure is not None  # addresses() never returns an empty list
         raise unknown(f"connection failed: {type(failure).__name__}")
 
@@ -374,8 +388,10 @@ class Transport:
         headers: dict[str, str],
         wait: float,
         clock: Clock,
-    ) -> urllib3.BaseHTTPResponse:
-        """One request to ``address`` under urllib3, its failures read into UNKNOWN details."""
+        limit: int = 0,
+    ) -> tuple[urllib3.BaseHTTPResponse, bytes]:
+        """One request to ``address`` under urllib3, its failures read into UNKNOWN details; and, with a
+        ``limit``, that much of a 2xx answer's body, read while its connection is open."""
         import urllib3
 
         from grounding_eval.verifier.liveness import pinned
@@ -403,24 +419,32 @@ class Transport:
         else:
             pool = pinned.PinnedHTTPConnectionPool(ip, target.port, **options)
         try:
-            return pool.urlopen(
-                method,
-                target.target,
-                headers=headers,
-                redirect=False,
-                assert_same_host=False,
-                preload_content=False,
-                decode_content=False,
-            )
-        except Exception as exc:  # urllib3 wraps what failed; the innermost error says why
-            cause = _innermost(exc)
-            if isinstance(cause, pinned.ConnectFailed):
-                if isinstance(cause.cause, TimeoutError) and wait < self._timeout:
+            try:
+                response = pool.urlopen(
+                    method,
+                    target.target,
+                    headers=headers,
+                    redirect=False,
+                    assert_same_host=False,
+                    preload_content=False,
+                    decode_content=False,
+                )
+            except Exception as exc:  # urllib3 wraps what failed; the innermost error says why
+                cause = _innermost(exc)
+                if isinstance(cause, pinned.ConnectFailed):
+                    if isinstance(cause.cause, TimeoutError) and wait < self._timeout:
+                        raise unknown(clock.detail) from None
+                    raise _NextAddress(cause.cause) from None
+                if clock.expired():  # a read the deadline shortened, or no time left for one
                     raise unknown(clock.detail) from None
-                raise _NextAddress(cause.cause) from None
-            if clock.expired():  # a read the deadline shortened, or no time left for one
-                raise unknown(clock.detail) from None
-            raise unknown(_failure(cause, self._timeout)) from None
+                raise unknown(_failure(cause, self._timeout)) from None
+            if not limit or not 200 <= response.status < 300:
+                return response, b""
+            try:  # the body is read before the pool (and with it the connection) is closed
+                return response, _read_body(response, limit, clock, self._timeout)
+            except Stop:
+                response.close()
+                raise
         finally:
             pool.close()
 
@@ -434,6 +458,20 @@ class Transport:
             context.set_alpn_protocols(["http/1.1"])
             self._tls = context
         return self._tls
+
+
+def _read_body(response: urllib3.BaseHTTPResponse, limit: int, clock: Clock, timeout: float) -> bytes:
+    """At most ``limit`` bytes of the body, decoded as its Content-Encoding says; stop with UNKNOWN when
+    the deadline passes or the connection fails while reading."""
+    try:
+        data: bytes = response.read(amt=limit, decode_content=True)
+    except Exception as exc:  # urllib3 wraps what failed; the innermost error says why
+        if clock.expired():
+            raise unknown(clock.detail) from None
+        raise unknown(
+            _failure(_innermost(exc), timeout).replace("failed", "failed reading the page")
+        ) from None
+    return data[:limit]
 
 
 def target(url: str) -> Target:

@@ -51,10 +51,16 @@ class _EofWatch:
 
 
 class _DeadlineReader(io.RawIOBase):
-    """The socket as a file whose every read waits at most the timeout, or what is left of the deadline."""
+    """The socket as a file whose every read waits at most the timeout, or what is left of the deadline.
+
+    It reads through the socket's own file (``makefile``), which holds the socket open as http.client's
+    file did: http.client closes the connection's socket once the headers say the server will close
+    (an HTTP/1.0 answer), and a body read later (a citation's page) must still find it open.
+    """
 
     def __init__(self, sock: socket.socket, end: float, timeout: float) -> None:
         self._sock, self._end, self._timeout = sock, end, timeout
+        self._raw = sock.makefile("rb", buffering=0)
 
     def readable(self) -> bool:
         return True
@@ -64,7 +70,13 @@ class _DeadlineReader(io.RawIOBase):
         if left <= 0:
             raise TimeoutError("the URL's deadline passed")
         self._sock.settimeout(min(self._timeout, left))
-        return self._sock.recv_into(buffer)
+        read: int | None = self._raw.readinto(buffer)
+        return read or 0
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()
+        super().close()
 
 
 class _Response(http.client.HTTPResponse):

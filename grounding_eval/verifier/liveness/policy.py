@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -18,8 +18,8 @@ from urllib.parse import urljoin
 from grounding_eval.errors import DataError
 from grounding_eval.verifier.liveness import network
 from grounding_eval.verifier.liveness.network import DnspythonResolver, DnsResolver, Transport
-from grounding_eval.verifier.liveness.result import Liveness, LivenessResult
-from grounding_eval.verifier.liveness.store import Cache, load_snapshot
+from grounding_eval.verifier.liveness.result import Liveness, LivenessResult, Page
+from grounding_eval.verifier.liveness.store import Cache, load_page_snapshot, load_snapshot, record_page
 from grounding_eval.verifier.urls import normalize_url
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ class _AnswerBudget:
     checked: int = 0
     spent: float = 0.0
     results: dict[str, LivenessResult] = field(default_factory=dict)  # by normalized URL
+    pages: dict[str, Page] = field(default_factory=dict)  # pages read (citation checks), by normalized URL
 
 
 class LivenessChecker:
@@ -108,6 +109,8 @@ class LivenessChecker:
         self._transport = Transport(timeout=timeout, allow_hosts=allow_hosts, dns=dns)
         self._max_redirects = max_redirects
         self._snapshot = load_snapshot(snapshot_path) if snapshot_path is not None else {}
+        self._snapshot_path = snapshot_path
+        self._pages = load_page_snapshot(snapshot_path) if snapshot_path is not None else {}
         self._answer: _AnswerBudget | None = None
         # Offline never reads or writes the cache.
         self._cache = Cache(cache_path) if cache_path is not None and not offline else None
@@ -149,6 +152,69 @@ class LivenessChecker:
             earlier = answer.results.get(key)
             if earlier is not None:
                 return earlier
+        result = self._within_budget(lambda clock: self._follow(url, clock).result)
+        if answer is not None:
+            answer.results[key] = result
+        if self._cache is not None and result.status is not Liveness.UNKNOWN:
+            self._cache.put(key, result)  # an UNKNOWN may be fine tomorrow; never remember it
+        return result
+
+    @property
+    def offline(self) -> bool:
+        """Whether the checker never touches the network."""
+        return self._offline
+
+    def page(self, url: str, limit: int) -> Page:
+        """GET ``url`` following redirects as :meth:`check` does, with the same limits, and read at most
+        ``limit`` bytes of the final 2xx answer's body: what a citation check needs to tell a section's
+        page from a chapter's or a not-found page. Neither the snapshot's URL rows nor the cache are
+        consulted (they say an address answered, not what it showed); offline, nothing is asked."""
+        if self._offline:
+            return Page(LivenessResult(Liveness.UNKNOWN, "offline mode", None), url)
+        key = normalize_url(url)
+        answer = self._answer
+        if answer is not None and key in answer.pages:
+            return answer.pages[key]
+        read: list[Page] = []
+
+        def fetch(clock: network.Clock) -> LivenessResult:
+            read.append(self._follow(url, clock, limit))
+            return read[-1].result
+
+        result = self._within_budget(fetch)
+        page = read[-1] if read else Page(result, url)
+        if answer is not None:
+            answer.pages[key] = page
+        return page
+
+    def spend(self, seconds: float) -> None:
+        """Count ``seconds`` of work on what a check brought back (reading a citation's page) against
+        the answer's budget, as its network time is."""
+        if self._answer is not None:
+            self._answer.spent += max(0.0, seconds)
+
+    def recorded_page(self, url: str, citation: str) -> LivenessResult | None:
+        """What the snapshot records of ``url`` as ``citation``'s page (a live run's decision), or None."""
+        return self._pages.get((normalize_url(url), citation))
+
+    def record_page(self, url: str, citation: str, result: LivenessResult) -> str:
+        """Record a live decision about ``citation``'s page in the snapshot, when there is one and the run
+        is live, so an offline run decides the same; return why it was not recorded ("" when it was,
+        or when there is nothing to record it in)."""
+        if self._offline or self._snapshot_path is None or result.status is Liveness.UNKNOWN:
+            return ""
+        try:
+            record_page(self._snapshot_path, url, citation, result)
+        except OSError as exc:
+            return f"not recorded in the snapshot {self._snapshot_path}: {type(exc).__name__}"
+        self._pages.setdefault((normalize_url(url), citation), result)
+        return ""
+
+    def _within_budget(self, fetch: Callable[[network.Clock], LivenessResult]) -> LivenessResult:
+        """``fetch`` under the URL's deadline, counted against the answer's checks and seconds (an
+        UNKNOWN without any traffic past either limit)."""
+        answer = self._answer
+        if answer is not None:
             if answer.checked >= answer.max_urls:
                 urls = f"{answer.max_urls} URL{'s' if answer.max_urls != 1 else ''}"
                 return LivenessResult(Liveness.UNKNOWN, f"over the per-answer limit ({urls} checked)", None)
@@ -157,15 +223,10 @@ class LivenessChecker:
             answer.checked += 1
         started = time.monotonic()
         try:
-            result = self._fetch(url, self._clock(started))
+            return fetch(self._clock(started))
         finally:
             if answer is not None:
                 answer.spent += time.monotonic() - started
-        if answer is not None:
-            answer.results[key] = result
-        if self._cache is not None and result.status is not Liveness.UNKNOWN:
-            self._cache.put(key, result)  # an UNKNOWN may be fine tomorrow; never remember it
-        return result
 
     def _clock(self, now: float) -> network.Clock:
         """The deadline of a check starting ``now``: the URL's own, or the answer's budget if sooner."""
@@ -177,35 +238,47 @@ class LivenessChecker:
         )
 
     # --- network ---------------------------------------------------------------------------------------
-    def _fetch(self, url: str, clock: network.Clock) -> LivenessResult:
+    def _follow(self, url: str, clock: network.Clock, limit: int = 0) -> Page:
+        """Follow ``url``'s redirects hop by hop: HEAD (then GET) each, or, with a ``limit``, GET each and
+        read that much of the final 2xx body."""
         current = url
         jar: http.cookiejar.CookieJar | None = None
         for hop in range(self._max_redirects + 1):
             after = f" after {hop} redirect{'s' if hop != 1 else ''}" if hop else ""
+            body = b""
             try:
                 target = network.target(current)
                 # Every hop, like the address check: a redirect into a name that does not exist leads
                 # the reader nowhere, just as a redirect to a 404 does.
                 self._transport.dns_check(target.host, after, clock)
                 addresses = self._transport.addresses(target, clock)
-                code, headers, jar = self._transport.exchange(target, addresses, clock, jar)
+                if limit:
+                    code, headers, jar, body = self._transport.page(target, addresses, clock, jar, limit)
+                else:
+                    code, headers, jar = self._transport.exchange(target, addresses, clock, jar)
             except network.Stop as stop:
-                return stop.result
+                return Page(stop.result, current)
             if code in network.REDIRECT_CODES:
                 location = headers.get("Location")
                 if not location:
-                    return LivenessResult(Liveness.UNKNOWN, f"HTTP {code} without Location", code)
+                    return Page(
+                        LivenessResult(Liveness.UNKNOWN, f"HTTP {code} without Location", code), current
+                    )
                 try:
                     current = urljoin(current, network.utf8_header(location.strip()))
                 except ValueError:
-                    return LivenessResult(Liveness.UNKNOWN, f"HTTP {code} with a malformed Location", code)
+                    return Page(
+                        LivenessResult(Liveness.UNKNOWN, f"HTTP {code} with a malformed Location", code),
+                        current,
+                    )
                 continue
-            if 200 <= code < 300:
-                return LivenessResult(Liveness.LIVE, f"HTTP {code}{after}", code)
-            if code in _DEAD_CODES:
-                return LivenessResult(Liveness.DEAD, f"HTTP {code}{after}", code)
-            return LivenessResult(Liveness.UNKNOWN, f"HTTP {code}{after}", code)
-        return LivenessResult(Liveness.UNKNOWN, f"more than {self._max_redirects} redirects", None)
+            status = Liveness.DEAD if code in _DEAD_CODES else Liveness.UNKNOWN
+            status = Liveness.LIVE if 200 <= code < 300 else status
+            kind = headers.get("Content-Type") or ""
+            return Page(LivenessResult(status, f"HTTP {code}{after}", code), current, body, kind)
+        return Page(
+            LivenessResult(Liveness.UNKNOWN, f"more than {self._max_redirects} redirects", None), current
+        )
 
 
 def _budget_spent(answer: _AnswerBudget) -> str:

@@ -29,3 +29,21 @@ class LivenessResult:
     status: Liveness
     detail: str
     http_status: int | None
+
+
+@dataclass(frozen=True)
+class Page:
+    """A page asked for with its body (a live citation check): where the redirects led, and what it said.
+
+    Attributes:
+        result: As :meth:`LivenessChecker.check` would say of the URL (its final HTTP status).
+        url: The address finally reached, after every redirect followed.
+        body: The first bytes of a 2xx answer's body (at most the cap asked for), decoded as its
+            Content-Encoding says; empty otherwise.
+        content_type: The final answer's Content-Type header ("" when none).
+    """
+
+    result: LivenessResult
+    url: str
+    body: bytes = b""
+    content_type: str = ""

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import csv
+import io
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Final, TypeVar
 
 from grounding_eval.errors import DataError
 from grounding_eval.verifier.liveness.result import Liveness, LivenessResult
@@ -15,7 +16,14 @@ from grounding_eval.verifier.urls import normalize_url, url_host
 if TYPE_CHECKING:
     import sqlite3  # live checks only
 
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks (see record_page)
+    fcntl = None  # type: ignore[assignment]
+
 _SNAPSHOT_COLUMNS: Final = ("url", "status", "http_status", "checked_at")
+# Optional: the citation whose section page the row records (empty for a URL's row).
+_CITATION_COLUMN: Final = "citation"
 _SQLITE_TIMEOUT: Final = 30.0  # seconds to wait for another process's write lock
 _SQLITE_RETRIES: Final = 5
 _T = TypeVar("_T")
@@ -99,32 +107,116 @@ def _with_db(path: Path, action: Callable[[sqlite3.Connection], _T]) -> _T:
 
 
 def load_snapshot(path: Path) -> dict[str, LivenessResult]:
-    """Read a snapshot CSV into {normalized URL: result}; raise DataError naming the line on a problem."""
+    """Read a snapshot CSV into {normalized URL: result}; raise DataError naming the line on a problem.
+
+    Rows with a ``citation`` (a section's page, recorded by a live citation check: see
+    :func:`load_page_snapshot`) are not URL results and are left out.
+    """
+    return _read_snapshot(path)[0]
+
+
+def load_page_snapshot(path: Path) -> dict[tuple[str, str], LivenessResult]:
+    """The snapshot's section-page rows: {(normalized URL, citation): result}, LIVE meaning the page was
+    that section's page and DEAD that it does not exist (what a live citation check decided)."""
+    return _read_snapshot(path)[1]
+
+
+def _read_snapshot(path: Path) -> tuple[dict[str, LivenessResult], dict[tuple[str, str], LivenessResult]]:
     try:
         with path.open(encoding="utf-8-sig", newline="") as handle:
             reader = csv.DictReader(handle)
             missing = [c for c in _SNAPSHOT_COLUMNS if c not in (reader.fieldnames or ())]
             if missing:
                 raise DataError(path, f"missing column(s): {', '.join(missing)}")
-            snapshot: dict[str, LivenessResult] = {}
-            first_line: dict[str, int] = {}
+            urls: dict[str, LivenessResult] = {}
+            pages: dict[tuple[str, str], LivenessResult] = {}
+            first_line: dict[object, int] = {}
             for row in reader:
                 line = reader.line_num
                 result = _snapshot_row(path, line, row)
+                citation = " ".join((row.get(_CITATION_COLUMN) or "").split())
                 key = normalize_url(row["url"])
-                if key in snapshot and snapshot[key].status is not result.status:
+                seen: dict[Any, LivenessResult] = pages if citation else urls
+                entry: object = (key, citation) if citation else key
+                if entry in seen and seen[entry].status is not result.status:
                     raise DataError(
-                        path, f"line {line}: {row['url']!r} contradicts line {first_line[key]} (same page)"
+                        path, f"line {line}: {row['url']!r} contradicts line {first_line[entry]} (same page)"
                     )
-                snapshot.setdefault(key, result)
-                first_line.setdefault(key, line)
-            return snapshot
+                seen.setdefault(entry, result)
+                first_line.setdefault(entry, line)
+            return urls, pages
     except FileNotFoundError as exc:
         raise DataError(path, "file not found") from exc
     except UnicodeDecodeError as exc:
         raise DataError(path, "not UTF-8 text") from exc
     except csv.Error as exc:
         raise DataError(path, f"not valid CSV: {exc}") from exc
+
+
+def record_page(path: Path, url: str, citation: str, result: LivenessResult) -> None:
+    """Append a section-page row (``citation`` set) to the snapshot at ``path``, unless that page and
+    citation are recorded already; create the file, or add the ``citation`` column to its header, as
+    needed. LIVE and DEAD only (an UNKNOWN may be fine tomorrow: never recorded).
+
+    promptfoo runs assertions in parallel processes: the read and the write happen under an exclusive
+    ``flock`` on the file (skipped where ``fcntl`` does not exist, as for the review queue), so a page is
+    recorded once and rows never interleave.
+
+    Raises:
+        OSError: the file cannot be written (the caller says so in the finding's reason).
+    """
+    import datetime as dt
+
+    if result.status is Liveness.UNKNOWN:
+        return
+    checked_at = dt.datetime.now(dt.UTC).date().isoformat()
+    code = "" if result.http_status is None else str(result.http_status)
+    new = {"url": url, "status": result.status.value, "http_status": code, "checked_at": checked_at,
+           _CITATION_COLUMN: citation}  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a+", encoding="utf-8", newline="") as handle:
+        _lock(handle)
+        try:
+            handle.seek(0)
+            text = handle.read()
+            rows = list(csv.DictReader(io.StringIO(text))) if text.strip() else []
+            header = next(csv.reader(io.StringIO(text)), []) if text.strip() else []
+            key = normalize_url(url)
+            for row in rows:
+                if (
+                    normalize_url(row.get("url") or "") == key
+                    and (row.get(_CITATION_COLUMN) or "") == citation
+                ):
+                    return
+            if _CITATION_COLUMN not in header:
+                columns = [*(header or _SNAPSHOT_COLUMNS), _CITATION_COLUMN]
+                out = io.StringIO()
+                writer = csv.DictWriter(out, columns, lineterminator="\n")
+                writer.writeheader()
+                writer.writerows(rows)
+                handle.seek(0)
+                handle.truncate()
+                handle.write(out.getvalue())
+            else:
+                columns = header
+                if text and not text.endswith("\n"):
+                    handle.write("\n")
+            line = io.StringIO()
+            csv.DictWriter(line, columns, lineterminator="\n", extrasaction="ignore").writerow(new)
+            handle.write(line.getvalue())
+            handle.flush()
+        finally:
+            _unlock(handle)
+
+
+def _lock(handle: IO[str]) -> None:
+    if fcntl is not None:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+
+
+def _unlock(handle: IO[str]) -> None:
+    if fcntl is not None:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _snapshot_row(path: Path, line: int, row: dict[str, str | None]) -> LivenessResult:
