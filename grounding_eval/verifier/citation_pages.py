@@ -22,7 +22,7 @@ from grounding_eval.verifier.citations import CitationMention, CitationStatus, L
 if TYPE_CHECKING:
     from grounding_eval.verifier.liveness import LivenessChecker
 
-__all__ = ["page_lookup"]
+__all__ = ["page_lookup", "section_page"]
 
 
 def page_lookup(liveness: LivenessChecker) -> Lookup:
@@ -43,6 +43,15 @@ def page_lookup(liveness: LivenessChecker) -> Lookup:
         return CitationStatus.UNCHECKED, f"its official page {url} was not confirmed: {result.detail}"
 
     return look
+
+
+def section_page(mention: CitationMention) -> bool:
+    """Whether a live run could decide ``mention``: its official page is an http(s) address naming its
+    section (a chapter's page, as ORS's and the Texas codes', decides nothing)."""
+    url = mention.url
+    if not url or not url.startswith(("https://", "http://")):
+        return False
+    return _section_in_address(mention.section, url)
 
 
 def _section_in_address(section: str | None, url: str) -> bool:

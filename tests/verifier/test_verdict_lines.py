@@ -8,7 +8,7 @@ import enum
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import yaml
@@ -185,6 +185,8 @@ class TestACheckThatRaises:
                     "kind": "check",
                     "what": "citations",
                     "why": "IndexError: tuple index out of range in a template",
+                    "n": 1,
+                    "live": False,
                 }
             ],
         }
@@ -293,7 +295,9 @@ class TestACheckThatRaises:
         argv = ["verify", str(answer), "--jurisdiction", "MI", "--offline"]
         assert main(argv) == 3
         first = capsys.readouterr().out.splitlines()[0]
-        assert first.startswith("UNSCORED deterministic verifier: no check decided a score: jurisdiction raised")
+        assert first.startswith(
+            "UNSCORED deterministic verifier: no check decided a score: jurisdiction raised"
+        )
         assert main([*argv, "--json"]) == 3
         out = json.loads(capsys.readouterr().out)
         assert (out["pass"], out["score"], out["undecided"]["kinds"]) == (False, None, {"check": 1})
@@ -327,7 +331,7 @@ class TestACheckThatRaises:
         "Corporation at 1-877-424-3838. Under Tex. Prop. Code § 92.0081 you may stay."
     )
     # Each check and each step several checks share, and the checks its exception leaves undecided.
-    RAISES = {
+    RAISES: ClassVar[dict[str, set[str]]] = {
         "extract_urls": {"url_allowlist", "phone_org", "url_org", "jurisdiction"},
         "find_phones": {"phone_org", "url_org", "jurisdiction"},
         "_org_context": {"phone_org", "url_org", "jurisdiction"},
@@ -358,14 +362,17 @@ class TestACheckThatRaises:
             raise IndexError("boom")
 
         monkeypatch.setattr(verdict, name, broken)
-        report = verify(self.REVIEW, jurisdiction="IL", sources=[], resources=resources, citation_check="hard")
+        report = verify(
+            self.REVIEW, jurisdiction="IL", sources=[], resources=resources, citation_check="hard"
+        )
         raised = self.RAISES[name]
         assert set(report.failed_checks) == raised
-        # another state's law is decided by the citations, whether or not the organization part raised
+        # the jurisdiction failure here is another state's law: the citations decide it, whether or not
+        # the organization part raised
         kept = [
             h
             for h in whole.hard_failures
-            if h.check not in raised or (h.check == "jurisdiction" and "citations" not in raised)
+            if ("citations" if h.check == "jurisdiction" else h.check) not in raised
         ]
         assert [h for h in report.hard_failures if h in kept] == kept and kept
         out = report.to_json()
@@ -393,7 +400,9 @@ class TestACheckThatRaises:
         meta = result["metadata"]
         assert meta["unchecked_urls"] == meta["verifier"]["undecided"]["kinds"]["URL"] == 1
 
-    @pytest.mark.parametrize("key", ["citation_check", "quotation", "meaning_change", "chips", "quote_sources"])
+    @pytest.mark.parametrize(
+        "key", ["citation_check", "quotation", "meaning_change", "chips", "quote_sources"]
+    )
     @pytest.mark.parametrize("value", [False, "", None, "HARD", True, 0])
     def test_a_bad_enum_value_is_an_error_naming_the_key(self, key: str, value: Any) -> None:
         from tests.entry_points import load_entry_point
@@ -411,7 +420,9 @@ class TestACheckThatRaises:
         del context["config"]["citation_check"]
         context["test"] = {"metadata": {"citation_check": False}}
         result = load_entry_point("verifier")("Ask a lawyer.", context)
-        assert result["reason"].startswith("ERROR (verifier not run)") and "'citation_check'" in result["reason"]
+        assert (
+            result["reason"].startswith("ERROR (verifier not run)") and "'citation_check'" in result["reason"]
+        )
 
 
 def test_round_3_and_only_round_3_decides_citations_hard() -> None:
