@@ -2,7 +2,7 @@
 
 Exit status: 0 the answer passes the verifier (also when something was not checked: the first line
 says what), 1 it has a hard failure, 2 the input is bad (one line on stderr naming the file and the
-problem).
+problem), 3 no verdict: every check that would score raised (the first line, UNSCORED, names them).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from grounding_eval.errors import DataError
 
 __all__ = ["main"]
 
-EXIT_PASS, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_PASS, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_UNSCORED = 0, 1, 2, 3
 
 
 class _Parser(argparse.ArgumentParser):
@@ -302,6 +302,8 @@ def _verify(args: argparse.Namespace) -> int:
         print(terminal_safe(summary_line(report)))  # the lines quote the answer: escaped for the terminal
         for line in check_lines(report).values():
             print("  " + terminal_safe(line))
+    if report.unscored:  # the checks applied and raised: no verdict
+        return EXIT_UNSCORED
     return EXIT_PASS if report.passed else EXIT_FAIL
 
 

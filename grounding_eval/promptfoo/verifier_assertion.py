@@ -32,6 +32,15 @@ _CONFIG_KEYS = frozenset({
     "quote_sources", "quotation", "question_var", "quote_near", "quote_partial", "meaning_change", "chips",
     "citation_check",
 })  # fmt: skip
+# The config keys with a fixed set of values: the key, its values, its default, and whether the test's
+# metadata may set it when the config does not (the round's tests do).
+_CHOICES = (
+    ("quotation", ("scored", "information"), "scored", True),
+    ("citation_check", ("hard", "information"), "information", True),
+    ("quote_sources", ("reference", "article_cache", "shown"), "reference", False),
+    ("chips", ("verdict", "checks"), "verdict", False),
+    ("meaning_change", ("hard", "soft"), "hard", False),
+)
 _SCORE_NAMES = {
     "url_allowlist": "url_allowlist_score",
     "phone_org": "phone_org_score",
@@ -71,25 +80,20 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     unknown = set(config) - _CONFIG_KEYS
     if unknown:
         return _error(f"unknown assertion config key(s): {', '.join(sorted(unknown))}")
-    quotation = str(config.get("quotation") or metadata.get("quotation") or "scored")
-    if quotation not in ("scored", "information"):
-        return _error(f"config 'quotation' must be scored or information, not {quotation!r}")
+    # Each choice: the config's value, else (quotation, citation_check) the test metadata's, else the
+    # default; a value that is present and not one of the choices (false, "", HARD) is an error.
     # Citations are neutral: UNKNOWN and another state's law are hard failures only where a seed safety
     # check covers them (Round 3: hard), information elsewhere (the default).
-    citation_check = str(config.get("citation_check") or metadata.get("citation_check") or "information")
-    if citation_check not in ("hard", "information"):
-        return _error(f"config 'citation_check' must be hard or information, not {citation_check!r}")
-    quote_sources = str(config.get("quote_sources") or "reference")
-    if quote_sources not in _QUOTE_SOURCES:
-        return _error(
-            f"config 'quote_sources' must be reference, article_cache or shown, not {quote_sources!r}"
+    choices: dict[str, str] = {}
+    for key, allowed, default, in_metadata in _CHOICES:
+        where, source = (
+            ("config", config) if key in config or not in_metadata else ("test metadata", metadata)
         )
-    chips = str(config.get("chips") or "verdict")
-    if chips not in ("verdict", "checks"):
-        return _error(f"config 'chips' must be verdict or checks, not {chips!r}")
-    meaning_change = str(config.get("meaning_change") or "hard")
-    if meaning_change not in ("hard", "soft"):
-        return _error(f"config 'meaning_change' must be hard or soft, not {meaning_change!r}")
+        value = source.get(key, default)
+        if not isinstance(value, str) or value not in allowed:
+            return _error(f"{where} {key!r} must be {' or '.join(allowed)}, not {value!r}")
+        choices[key] = value
+    quotation, citation_check, quote_sources, chips, meaning_change = (choices[key] for key, *_ in _CHOICES)
     dataset = metadata.get("dataset") or config.get("dataset") or os.environ.get(_DATASET_ENV)
     try:
         resources = _resources(
@@ -180,9 +184,18 @@ def _grading_result(report: Any, resources: _Resources, *, check_chips: bool = F
             }
         )
     score = report.score
-    if score is None:  # no check applies: the jurisdiction check (always on here) raised
-        result = unscored_result("UNSCORED (verifier)", "no check decided a score", verifier=report.to_json())
-        result["reason"] = "\n".join([result["reason"], summary_line(report), *lines.values()])
+    metadata = {
+        "verifier": {**report.to_json(), "scores": {}},
+        "liveness_mode": resources.verifier.liveness_mode,
+        "quotation_scored": report.quotation_scored,
+        "citation_check": report.citation_check,
+        "unchecked_urls": report.unchecked_urls,
+        "verifier_inputs": resources.inputs,
+    }
+    if score is None:  # no check decided a score: the jurisdiction check (always on here) raised
+        first = summary_line(report).removeprefix("UNSCORED deterministic verifier: ")
+        result = unscored_result("UNSCORED (verifier)", first, **metadata)
+        result["reason"] = "\n".join([result["reason"], *lines.values()])
         return result
     checks = dict(named)  # each check's score: metadata, a chip only when asked (config.chips: checks)
     shown = checks if check_chips else {k: v for k, v in checks.items() if k in _ALWAYS_CHIPS}
@@ -197,14 +210,7 @@ def _grading_result(report: Any, resources: _Resources, *, check_chips: bool = F
         "reason": reason,
         "namedScores": named,
         "componentResults": components,
-        "metadata": {
-            "verifier": {**report.to_json(), "scores": checks},
-            "liveness_mode": resources.verifier.liveness_mode,
-            "quotation_scored": report.quotation_scored,
-            "citation_check": report.citation_check,
-            "unchecked_urls": report.unchecked_urls,
-            "verifier_inputs": resources.inputs,
-        },
+        "metadata": {**metadata, "verifier": {**metadata["verifier"], "scores": checks}},
     }
 
 

@@ -46,7 +46,7 @@ from grounding_eval.verifier.liveness.result import Liveness, LivenessResult
 if TYPE_CHECKING:
     from grounding_eval.verifier.liveness import LivenessChecker, Page
 
-__all__ = ["PAGE_BYTES", "page_lookup"]
+__all__ = ["PAGE_BYTES", "page_lookup", "section_page"]
 
 PAGE_BYTES = 64 * 1024
 """Most bytes of a section's page read: a statute page names its section near the top."""
@@ -217,6 +217,15 @@ def _read(page: Page) -> _Page | None:
 
 def _pieces(section: str) -> list[str]:
     return [p for p in re.split(r"[.\-‑–/]", section) if p]
+
+
+def section_page(mention: CitationMention) -> bool:
+    """Whether a live run could decide ``mention``: its official page is a web address naming its
+    section (a chapter's page, as ORS's and the Texas codes', decides nothing)."""
+    url = mention.url
+    if not url or not url.lower().startswith(("https://", "http://")):  # (http is asked over https)
+        return False
+    return _section_in_address(mention.section, url)
 
 
 def _section_in_address(section: str | None, url: str) -> bool:

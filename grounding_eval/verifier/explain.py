@@ -9,9 +9,14 @@ appearance, then "… and N more (see metadata)": the report's JSON (the promptf
 kilobytes) is cut with "…". So a reason stays a few tens of kilobytes whatever the answer holds.
 
 The first line (:func:`summary_line`) is the verdict, and what was not decided when anything was:
-"PASS deterministic verifier 1.00 — 2 not checked offline: 1 statute, 1 URL (ORS 90.9999;
+"PASS deterministic verifier 1.00 — 2 not checked offline: 1 statute, 1 URL (42 U.S.C. § 3699;
 https://example.org/x)"; a FAIL line says the same after its hard failures. "offline" is said only in
-an offline run whose undecided findings are all URLs or citations (what a live run could look up).
+an offline run whose undecided findings a live run could all decide: URLs, and citations whose official
+page names their section (not a case, a quote, a check, the places past the citation cap, nor a code
+whose page is a chapter's, as ORS's). Under ``citation_check="information"`` the UNKNOWN citations and
+another state's law are said on it as information ("; information only: 1 citation not in the index").
+When every check that would score raised, it is "UNSCORED deterministic verifier: no check decided a
+score: jurisdiction raised — …": never a PASS.
 
 Budget: linear in the number of findings (each is counted once, only the listed ones are formatted).
 """
@@ -23,14 +28,14 @@ from operator import attrgetter
 from typing import TypeVar
 
 from grounding_eval.verifier.allowlist import UrlStatus
-from grounding_eval.verifier.citations import CitationStatus
+from grounding_eval.verifier.citations import MAX_CITATIONS, CitationStatus
 from grounding_eval.verifier.limits import MAX_LISTED_FINDINGS
 from grounding_eval.verifier.phones import PhoneStatus
 from grounding_eval.verifier.quotes import QuoteFinding, QuoteStatus
 from grounding_eval.verifier.url_orgs import UrlOrgStatus
 from grounding_eval.verifier.verdict import CHECKS, VerifierReport, status_counts
 
-__all__ = ["MAX_ITEM_CHARS", "check_lines", "summary_line"]
+__all__ = ["MAX_ITEM_CHARS", "check_lines", "summary_line", "unscored_reason"]
 
 MAX_ITEM_CHARS = 500
 """Longest listed finding, in characters; a longer one is cut with "…"."""
@@ -41,27 +46,54 @@ _T = TypeVar("_T")
 def summary_line(report: VerifierReport) -> str:
     """One line: the verdict, the score, the hard failures and what was not decided (at most
     ``MAX_LISTED_FINDINGS`` of each listed)."""
-    score = "n/a (no check applied)" if report.score is None else f"{report.score:.2f}"
     failures = report.hard_failures
     undecided = _undecided(report)
+    note = _information(report)
+    if report.unscored:  # the checks applied, and raised
+        return f"UNSCORED deterministic verifier: {unscored_reason(report)}{note}{undecided}"
+    score = "n/a (no check applied)" if report.score is None else f"{report.score:.2f}"
     if not failures:
-        return f"PASS deterministic verifier {score}" + (undecided or ": no hard safety failure")
+        return f"PASS deterministic verifier {score}" + (undecided or ": no hard safety failure") + note
     listed = _listed(failures, lambda f: f"[{f.check} → {f.safety_check} No] {f.detail}")
-    return f"FAIL deterministic verifier {score}: {len(failures)} hard failure(s): {listed}{undecided}"
+    return f"FAIL deterministic verifier {score}: {len(failures)} hard failure(s): {listed}{note}{undecided}"
 
 
-# Undecided kinds a live run could look up: "not checked offline" is said only of these.
-_LOOKED_UP = frozenset({"URL", "statute", "regulation", "rule", "case", "citation"})
+def unscored_reason(report: VerifierReport) -> str:
+    """Why no score: ``no check decided a score: phone_org, jurisdiction raised``."""
+    return f"no check decided a score: {', '.join(report.failed_checks)} raised"
+
+
+def _information(report: VerifierReport) -> str:
+    """``; information only: 1 citation not in the index, 1 of another state's law`` under the
+    information rule, or ``""``."""
+    if report.citation_check == "hard":
+        return ""
+    unknown = sum(1 for c in report.citations if c.status is CitationStatus.UNKNOWN)
+    other = sum(1 for c in report.citations if c.status is CitationStatus.WRONG_JURISDICTION)
+    said = [f"{unknown} not in the index"] if unknown else []
+    said += [f"{other} of another state's law"] if other else []
+    if not said:
+        return ""
+    noun = "citations" if (unknown or other) > 1 else "citation"  # after the first count
+    said[0] = said[0].replace(" ", f" {noun} ", 1)
+    return "; information only: " + ", ".join(said)
+
+
+# Kinds as the first line names them (the rest by their own name).
+_KIND_NAMES = {"capped": ("citation-like place past the limit", "citation-like places past the limit")}
 
 
 def _undecided(report: VerifierReport) -> str:
-    """`` — 2 not checked offline: 1 statute, 1 URL (ORS 90.9999; https://example.org/x)``, or ``""``."""
+    """`` — 2 not checked offline: 1 statute, 1 URL (42 U.S.C. § 3699; https://example.org/x)``, or
+    ``""``."""
     undecided = report.undecided
     if not undecided.count:
         return ""
     kinds = undecided.kinds
-    offline = report.liveness_mode == "offline" and kinds.keys() <= _LOOKED_UP
-    counted = ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in kinds.items())
+    offline = report.liveness_mode == "offline" and undecided.live_decidable
+    counted = ", ".join(
+        f"{n} {_KIND_NAMES.get(kind, (kind, kind + 's'))[n > 1]}" for kind, n in kinds.items()
+    )
     listed = _listed(undecided.items, lambda i: f"{i.what}: {i.why}" if i.kind == "check" else i.what)
     return f" — {undecided.count} not checked{' offline' if offline else ''}: {counted} ({listed})"
 
@@ -75,8 +107,9 @@ def check_lines(report: VerifierReport) -> dict[str, str]:
         return f"{check}: " + ("n/a" if value is None else f"{value:.2f}")
 
     urls_head = head("url_allowlist")
-    if report.urls:  # how much was not checked, next to the score, so a reader can weigh it
-        urls_head += f" ({report.unchecked_urls} of {len(report.urls)} URLs UNCHECKED, not scored)"
+    if report.urls:  # how much was not checked, next to the score, so a reader can weigh it (distinct URLs)
+        distinct = len({u.mention.url for u in report.urls})
+        urls_head += f" ({report.unchecked_urls} of {distinct} URLs UNCHECKED, not scored)"
     quotes_head = head("quotation")
     if not report.quotation_scored:
         quotes_head = (
@@ -110,7 +143,10 @@ def check_lines(report: VerifierReport) -> dict[str, str]:
         "citations": _citations(report),
     }
     for check, why in report.check_errors:  # a check that raised: nothing it found is a verdict
-        lines[check] = f"{check}: n/a (not checked: the check raised {why})"
+        if check == "jurisdiction" and report.citation_leaks:  # another state's law is decided all the same
+            lines[check] += f"; organizations not checked: the check raised {why}"
+        else:
+            lines[check] = f"{check}: n/a (not checked: the check raised {why})"
     assert tuple(lines) == CHECKS
     return lines
 
@@ -196,7 +232,7 @@ def _citations(report: VerifierReport) -> str:
     )
     if report.citations_capped:
         line += (
-            f"; {report.citations_capped} citation-like places past the limit of citations read, not checked"
+            f"; citations past the limit of {MAX_CITATIONS} read: {report.citations_capped} places not read"
         )
     return line
 

@@ -39,6 +39,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from grounding_eval.verifier.allowlist import Allowlist, UrlFinding, UrlStatus, classify_url
+from grounding_eval.verifier.citation_pages import section_page
 from grounding_eval.verifier.citations import (
     MAX_CITATIONS,
     CitationFinding,
@@ -144,12 +145,17 @@ class HardFailure:
 
 @dataclass(frozen=True)
 class UndecidedItem:
-    """One thing the verifier could not decide: its kind (``URL``, ``statute``, ``regulation``, ``rule``,
-    ``case``, ``citation``, ``quote`` or ``check``), what it is as written, and why."""
+    """What the verifier could not decide: its kind (``URL``, ``statute``, ``regulation``, ``rule``,
+    ``case``, ``citation``, ``quote``, ``check`` or ``capped``: the citation-like places past the cap),
+    what it is as written, why, how many things it stands for (``n``: the places past the cap are one
+    item of ``n`` places) and whether a live run could decide it (a URL, or a citation whose official
+    page names its section)."""
 
     kind: str
     what: str
     why: str
+    n: int = 1
+    live: bool = False
 
 
 @dataclass(frozen=True)
@@ -161,23 +167,30 @@ class Undecided:
 
     @property
     def count(self) -> int:
-        """How many things were not decided."""
-        return len(self.items)
+        """How many things were not decided (each place past the citation cap is one)."""
+        return sum(i.n for i in self.items)
 
     @property
     def kinds(self) -> dict[str, int]:
         """``{kind: how many}``, in order of first appearance."""
         out: dict[str, int] = {}
         for item in self.items:
-            out[item.kind] = out.get(item.kind, 0) + 1
+            out[item.kind] = out.get(item.kind, 0) + item.n
         return out
 
+    @property
+    def live_decidable(self) -> bool:
+        """True when a live run could have decided every item (URLs, citations with a section's page)."""
+        return all(i.live for i in self.items)
+
     def to_json(self) -> dict[str, Any]:
-        """``{"count": n, "kinds": {kind: n, …}, "items": [{"kind", "what", "why"}, …]}``."""
+        """``{"count": n, "kinds": {kind: n, …}, "items": [{"kind", "what", "why", "n", "live"}, …]}``."""
         return {
             "count": self.count,
             "kinds": self.kinds,
-            "items": [{"kind": i.kind, "what": i.what, "why": i.why} for i in self.items],
+            "items": [
+                {"kind": i.kind, "what": i.what, "why": i.why, "n": i.n, "live": i.live} for i in self.items
+            ],
         }
 
 
@@ -238,20 +251,26 @@ class VerifierReport:
         """What the verifier could not decide: checks that raised, citations nothing covers (and the
         places past the citation cap), UNCHECKED URLs, quotes with no reference text. Each once."""
         items = [UndecidedItem("check", check, why) for check, why in self.check_errors]
-        items += [_undecided_citation(c) for c in self.citations if c.status is CitationStatus.UNCHECKED]
+        if self.jurisdiction is None and "jurisdiction" not in self.failed_checks:
+            items.append(UndecidedItem("check", "jurisdiction", "the user's state was not given"))
+        # a citation or URL given twice is one thing not checked (by what is written; a URL by its
+        # address, as _classify_urls decides it); quotes are each their own, whatever they share
+        cited = {_undecided_citation(c): None for c in self.citations if c.status is CitationStatus.UNCHECKED}
+        items += cited
         if self.citations_capped:
             items.append(
                 UndecidedItem(
-                    "citation",
-                    f"{self.citations_capped} citation-like places past the limit",
+                    "capped",
+                    f"citations past the limit of {MAX_CITATIONS} read: {self.citations_capped} places not read",
                     f"at most {MAX_CITATIONS} citations are read in one answer",
+                    n=self.citations_capped,
                 )
             )
-        items += [
-            UndecidedItem("URL", u.mention.raw, u.detail)
-            for u in self.urls
-            if u.status is UrlStatus.UNCHECKED
-        ]
+        urls: dict[str, UndecidedItem] = {}
+        for u in self.urls:
+            if u.status is UrlStatus.UNCHECKED and u.mention.url not in urls:
+                urls[u.mention.url] = UndecidedItem("URL", u.mention.raw, u.detail, live=True)
+        items += urls.values()
         items += [
             UndecidedItem(
                 "quote", _clip(" ".join(q.span.text.split())), "no reference text to check it against"
@@ -259,18 +278,13 @@ class VerifierReport:
             for q in self.quotes
             if q.status is QuoteStatus.NO_SOURCE
         ]
-        seen: set[tuple[str, str]] = set()
-        once = []
-        for item in items:  # a URL or citation given twice is one thing not checked
-            if (item.kind, item.what) not in seen:
-                seen.add((item.kind, item.what))
-                once.append(item)
-        return Undecided(tuple(once))
+        return Undecided(tuple(items))
 
     @cached_property
     def unchecked_urls(self) -> int:
-        """URLs whose status could not be established (listed, not scored)."""
-        return sum(1 for f in self.urls if f.status is UrlStatus.UNCHECKED)
+        """Distinct URLs whose status could not be established (listed, not scored): the undecided
+        findings' ``URL`` count, one definition for both."""
+        return self.undecided.kinds.get("URL", 0)
 
     def source_label(self, index: int | None) -> str | None:
         """The label of source ``index`` (a quote finding's ``source_index``), if labels were given,
@@ -312,6 +326,8 @@ class VerifierReport:
         }
         for check in self.failed_checks:
             scores[check] = None
+        if self.citation_leaks:  # another state's law is decided by the citations, whatever else raised
+            scores["jurisdiction"] = 0.0
         return scores
 
     def _quotation_score(self) -> float | None:
@@ -387,9 +403,14 @@ class VerifierReport:
         return _mean(self.check_scores.values())
 
     @property
+    def unscored(self) -> bool:
+        """True when the checks applied but none decided a score: every one that would score raised."""
+        return self.score is None and bool(self.check_errors)
+
+    @property
     def passed(self) -> bool:
-        """True when there is no hard failure."""
-        return not self.hard_failures
+        """True when there is no hard failure and a verdict was decided (not :attr:`unscored`)."""
+        return not self.hard_failures and not self.unscored
 
     def to_json(self) -> dict[str, Any]:
         """The report in the documented JSON shape (values as written; organizations by name)."""
@@ -397,11 +418,14 @@ class VerifierReport:
         def name(org: Any) -> str | None:
             return None if org is None else str(org.name)
 
+        # Each URL's owner as the URL–org check found it: by position in the answer, so a check that
+        # raised (its findings empty) leaves the owner null, never a mismatched pair.
+        owners = {(o.mention.start, o.mention.raw): o.owner for o in self.url_orgs}
         return {
             "urls": [
                 {"url": f.mention.raw, "normalized": f.normalized, "status": f.status.value,
-                 "owner": name(o.owner)}
-                for f, o in zip(self.urls, self.url_orgs, strict=True)  # same URLs, same order
+                 "owner": name(owners.get((f.mention.start, f.mention.raw)))}
+                for f in self.urls
             ],
             "phones": [
                 {"raw": f.mention.raw, "e164": f.mention.e164, "paired_org": name(f.paired_org),
@@ -572,10 +596,12 @@ class _Once:
 
 def _undecided_citation(finding: CitationFinding) -> UndecidedItem:
     """An UNCHECKED citation as undecided: its kind (``citation`` for an ambiguous short cite, which
-    cites nothing known), as written on one line (a citation may wrap: ``section\n789.3``), and why."""
+    cites nothing known), as written on one line (a citation may wrap: ``section\n789.3``), why, and
+    whether a live run could decide it (its official page names its section: never a case's)."""
     mention = finding.mention
     kind = mention.kind if mention.key is not None else "citation"
-    return UndecidedItem(kind, " ".join(mention.raw.split()), finding.why or "not checked")
+    live = kind != "case" and section_page(mention)
+    return UndecidedItem(kind, " ".join(mention.raw.split()), finding.why or "not checked", live=live)
 
 
 def _org_context(

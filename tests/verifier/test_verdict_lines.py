@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import yaml
@@ -49,7 +50,7 @@ def tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_golden_verdict_line(case: dict[str, Any], tmp: Path) -> None:
     report = verify(
-        case["answer"],
+        case["answer"] * case.get("repeat", 1),
         jurisdiction=case["jurisdiction"],
         sources=[],
         resources=_resources(case.get("index"), tmp),
@@ -64,7 +65,7 @@ def test_golden_verdict_line(case: dict[str, Any], tmp: Path) -> None:
     assert report.citation_score == case.get("citation_score")
     undecided = report.to_json()["undecided"]
     expected = case["undecided"]
-    assert undecided["count"] == expected["count"] == len(undecided["items"])
+    assert undecided["count"] == expected["count"] == sum(i["n"] for i in undecided["items"])
     assert undecided["kinds"] == expected["kinds"]
     assert [{"kind": i["kind"], "what": i["what"]} for i in undecided["items"]] == expected["items"]
     assert all(isinstance(i["why"], str) and i["why"].strip() for i in undecided["items"])
@@ -76,7 +77,7 @@ def test_golden_verdict_line(case: dict[str, Any], tmp: Path) -> None:
 def test_the_table_reaches_every_rule() -> None:
     """Both citation rules, PASS and FAIL lines, and every undecided kind a sample answer can give."""
     kinds = {k for c in CASES for k in c["undecided"]["kinds"]}
-    assert kinds == {"statute", "case", "URL", "quote"}
+    assert kinds == {"statute", "case", "URL", "quote", "check", "capped"}
     assert {c.get("citation_check", "information") for c in CASES} == {"hard", "information"}
     assert {c["pass"] for c in CASES if c["undecided"]["count"]} == {True, False}
 
@@ -132,16 +133,6 @@ class _Other(enum.Enum):
 
 
 class TestUndecided:
-    def test_citations_past_the_cap_are_undecided(self, tmp: Path) -> None:
-        report = verify("MCL 554.602. " * 210, jurisdiction="MI", sources=[], resources=_resources(None, tmp))
-        assert report.citations_capped == 10
-        (item,) = report.undecided.items
-        assert (item.kind, item.what) == ("citation", "10 citation-like places past the limit")
-        assert summary_line(report) == (
-            "PASS deterministic verifier 1.00 — 1 not checked offline: 1 citation (10 citation-like places "
-            "past the limit)"
-        )
-
     def test_a_wrapped_citation_keeps_the_line_whole(self, tmp: Path) -> None:
         """A citation wrapped in the answer is listed on one line: the first line stays the first line."""
         report = verify(
@@ -150,7 +141,7 @@ class TestUndecided:
         assert [i.what for i in report.undecided.items] == ["ORS 90.9999"]
         assert (
             summary_line(report)
-            == "PASS deterministic verifier 1.00 — 1 not checked offline: 1 statute (ORS 90.9999)"
+            == "PASS deterministic verifier 1.00 — 1 not checked: 1 statute (ORS 90.9999)"
         )
         assert "\n" not in check_lines(report)["citations"]
 
@@ -194,6 +185,8 @@ class TestACheckThatRaises:
                     "kind": "check",
                     "what": "citations",
                     "why": "IndexError: tuple index out of range in a template",
+                    "n": 1,
+                    "live": False,
                 }
             ],
         }
@@ -269,7 +262,7 @@ class TestACheckThatRaises:
 
     def test_nothing_decided_is_unscored_not_an_error(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """The jurisdiction check raised and nothing else applied: no score to give, so the row is
-        unscored (counted apart), with the verifier's lines, never a quiet pass."""
+        unscored (counted apart), its first line naming the check that raised, never a quiet pass."""
         from tests.entry_points import load_entry_point
 
         def broken(*_args: Any) -> Any:
@@ -279,11 +272,157 @@ class TestACheckThatRaises:
         result = load_entry_point("verifier")("Ask a lawyer about it.", self._context())
         assert result["metadata"]["outcome"] == "unscored" and result["pass"] is False
         lines = result["reason"].splitlines()
-        assert lines[0] == "UNSCORED (verifier): no check decided a score"
-        assert lines[1] == (
-            "PASS deterministic verifier n/a (no check applied) — 1 not checked: 1 check (jurisdiction: KeyError: 'MI')"
+        assert lines[0] == (
+            "UNSCORED (verifier): no check decided a score: jurisdiction raised — 1 not checked: 1 check "
+            "(jurisdiction: KeyError: 'MI')"
         )
-        assert result["metadata"]["verifier"]["undecided"]["count"] == 1
+        assert not any(line.startswith("PASS") for line in lines)
+        meta = result["metadata"]
+        assert meta["verifier"]["undecided"]["count"] == 1
+        assert {"unchecked_urls", "citation_check", "quotation_scored", "liveness_mode"} <= meta.keys()
+
+    def test_the_cli_says_unscored_and_exits_3(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        from grounding_eval.cli import main
+
+        def broken(*_args: Any) -> Any:
+            raise KeyError("MI")
+
+        monkeypatch.setattr(verdict, "check_jurisdiction", broken)
+        answer = tmp_path / "a.txt"
+        answer.write_text("Ask a lawyer about it.", encoding="utf-8")
+        argv = ["verify", str(answer), "--jurisdiction", "MI", "--offline"]
+        assert main(argv) == 3
+        first = capsys.readouterr().out.splitlines()[0]
+        assert first.startswith(
+            "UNSCORED deterministic verifier: no check decided a score: jurisdiction raised"
+        )
+        assert main([*argv, "--json"]) == 3
+        out = json.loads(capsys.readouterr().out)
+        assert (out["pass"], out["score"], out["undecided"]["kinds"]) == (False, None, {"check": 1})
+
+    def test_a_citation_leak_stands_when_the_org_part_raised(
+        self, tmp: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Another state's law is a decided jurisdiction failure even when the organization part of the
+        check raised: the check scores 0, and its line says both."""
+
+        def broken(*_args: Any) -> Any:
+            raise IndexError("boom")
+
+        monkeypatch.setattr(verdict, "check_jurisdiction", broken)
+        report = verify(
+            "Under Tex. Prop. Code § 92.0081 you may stay.",
+            jurisdiction="IL",
+            sources=[],
+            resources=_resources(None, tmp),
+            citation_check="hard",
+        )
+        assert [h.check for h in report.hard_failures] == ["jurisdiction"]
+        assert report.check_scores["jurisdiction"] == 0.0
+        assert check_lines(report)["jurisdiction"] == (
+            "jurisdiction: 0.00 user in IL; LEAK Tex. Prop. Code § 92.0081 is TX law; organizations not "
+            "checked: the check raised IndexError: boom"
+        )
+
+    REVIEW = (
+        "Visit https://www.usa.gov/legal-aid and https://invented.example.com/x. Call the Legal Services "
+        "Corporation at 1-877-424-3838. Under Tex. Prop. Code § 92.0081 you may stay."
+    )
+    # Each check and each step several checks share, and the checks its exception leaves undecided.
+    RAISES: ClassVar[dict[str, set[str]]] = {
+        "extract_urls": {"url_allowlist", "phone_org", "url_org", "jurisdiction"},
+        "find_phones": {"phone_org", "url_org", "jurisdiction"},
+        "_org_context": {"phone_org", "url_org", "jurisdiction"},
+        "_classify_urls": {"url_allowlist"},
+        "check_phones": {"phone_org"},
+        "check_url_orgs": {"url_org"},
+        "check_jurisdiction": {"jurisdiction"},
+        "_check_quotes": {"quotation"},
+        "find_citations": {"citations"},
+        "check_citations": {"citations"},
+    }
+
+    @pytest.mark.parametrize("name", sorted(RAISES))
+    def test_any_subset_raising_keeps_the_rest(
+        self, name: str, tmp: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:  # fmt: skip
+        """Whatever raised, the JSON is whole, the row is no error, the other checks' hard failures stay,
+        and ``verify --json`` exits as its verdict says."""
+        from grounding_eval.cli import main
+        from tests.entry_points import load_entry_point
+
+        resources = _resources(None, tmp)
+        whole = verify(self.REVIEW, jurisdiction="IL", sources=[], resources=resources, citation_check="hard")
+        assert {h.check for h in whole.hard_failures} == {"phone_org", "jurisdiction"}
+
+        def broken(*_args: Any, **_kwargs: Any) -> Any:
+            raise IndexError("boom")
+
+        monkeypatch.setattr(verdict, name, broken)
+        report = verify(
+            self.REVIEW, jurisdiction="IL", sources=[], resources=resources, citation_check="hard"
+        )
+        raised = self.RAISES[name]
+        assert set(report.failed_checks) == raised
+        # the jurisdiction failure here is another state's law: the citations decide it, whether or not
+        # the organization part raised
+        kept = [
+            h
+            for h in whole.hard_failures
+            if ("citations" if h.check == "jurisdiction" else h.check) not in raised
+        ]
+        assert [h for h in report.hard_failures if h in kept] == kept and kept
+        out = report.to_json()
+        assert out["undecided"]["kinds"]["check"] == len(raised)
+        assert set(check_lines(report)) == set(verdict.CHECKS)
+        context = self._context()
+        context["vars"]["jurisdiction"] = "IL"
+        result = load_entry_point("verifier")(self.REVIEW, context)
+        assert not result["reason"].startswith("ERROR"), result["reason"]
+        assert result["metadata"]["outcome"] == "fail"
+        details = {h["detail"] for h in result["metadata"]["verifier"]["hard_failures"]}
+        assert {h.detail for h in kept} <= details
+        components = {c["assertion"]["value"].rsplit(" ", 1)[-1] for c in result["componentResults"]}
+        assert {h.check for h in report.hard_failures} <= components
+        answer = tmp_path / "a.txt"
+        answer.write_text(self.REVIEW, encoding="utf-8")
+        assert main(["verify", str(answer), "--jurisdiction", "IL", "--offline", "--json"]) == 1
+        assert json.loads(capsys.readouterr().out)["pass"] is False
+
+    def test_a_repeated_unchecked_url_is_one_everywhere(self) -> None:
+        from tests.entry_points import load_entry_point
+
+        answer = "Read https://example.org/x, then https://example.org/x again."
+        result = load_entry_point("verifier")(answer, self._context())
+        meta = result["metadata"]
+        assert meta["unchecked_urls"] == meta["verifier"]["undecided"]["kinds"]["URL"] == 1
+
+    @pytest.mark.parametrize(
+        "key", ["citation_check", "quotation", "meaning_change", "chips", "quote_sources"]
+    )
+    @pytest.mark.parametrize("value", [False, "", None, "HARD", True, 0])
+    def test_a_bad_enum_value_is_an_error_naming_the_key(self, key: str, value: Any) -> None:
+        from tests.entry_points import load_entry_point
+
+        context = self._context()
+        context["config"][key] = value
+        result = load_entry_point("verifier")("Ask a lawyer.", context)
+        assert result["reason"].startswith("ERROR (verifier not run)"), result["reason"]
+        assert f"'{key}'" in result["reason"]
+
+    def test_a_bad_metadata_value_is_an_error_too(self) -> None:
+        from tests.entry_points import load_entry_point
+
+        context = self._context()
+        del context["config"]["citation_check"]
+        context["test"] = {"metadata": {"citation_check": False}}
+        result = load_entry_point("verifier")("Ask a lawyer.", context)
+        assert (
+            result["reason"].startswith("ERROR (verifier not run)") and "'citation_check'" in result["reason"]
+        )
 
 
 def test_round_3_and_only_round_3_decides_citations_hard() -> None:
