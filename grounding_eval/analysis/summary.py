@@ -32,7 +32,15 @@ from grounding_eval.results_file import (
     stream_results,
     verdict,
 )
-from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS, SafetySplit, safety_split
+from grounding_eval.scoring.composite import (
+    ROUND3_SAFETY_CHECKS,
+    SAFETY_SOURCES,
+    SafetySource,
+    SafetySplit,
+    row_safety,
+    safety_source,
+    safety_split,
+)
 from grounding_eval.share.provenance import ProvenanceCount
 
 if TYPE_CHECKING:
@@ -559,6 +567,7 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
     criterion_reasons: dict[str, str] = {}  # a judge criterion component's reason, per safety check
     component_scores: dict[str, float] = {}  # a judge component's score, by the name its value gives
     judge_calls: list[JudgeCalls] = []
+    judge_config: Any = None  # the judge assertion's config (its safety_source)
     legacy_errored = False  # a result of an old file said unscored its old way (legacy_unscored)
     grading_meta = row.grading_metadata
     safety_meta = _obj(grading_meta.get("safety"), "gradingResult.metadata.safety")
@@ -575,6 +584,8 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
             component.reason,
             component.where,
         )
+        if judge_config is None and "judge" in meta:
+            judge_config = assertion.get("config")
         if meta.get("judge_usage") is not None:
             judge_calls += _judge_calls(meta["judge_usage"], f"{where}.metadata.judge_usage", meta)
         if assertion.get("type") == "human":
@@ -632,6 +643,17 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
     judge_safety, judge_missing = _judge_safety(judge_meta, verdicts)
     rubric = (judge_meta or {}).get("rubric_id") or metadata.get("rubric")
     results_metadata = [c.metadata for c in row.components if c.metadata]
+    # A row its verifier (or judge) found unsafe is a scored failure whatever its composite wrote: the
+    # composite's own rule when it cannot be computed, read here from the row's records, so that a
+    # composite that crashed or timed out, or a file written before the rule, hides no safety verdict.
+    known = row_safety(
+        None if verifier is None else hard_failures,
+        verdicts or None,
+        _safety_source_of(safety_meta, judge_config),
+        round3=rubric in _SAFETY_RUBRICS or keys["round"] in _SAFETY_ROUNDS,
+    )
+    unsafe = bool(known.no) and human is None  # a person's rating overrides all grading
+    decided = decided or unsafe
     unscored = row.errored or (
         not decided
         and (
@@ -669,7 +691,7 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
     undecided, derived = _undecided(verifier_meta, urls)
     return ReportRow(
         keys=keys,
-        passed=bool(raw.get("success")),
+        passed=bool(raw.get("success")) and not unsafe,
         unscored=unscored,
         composite=_num(named.get("composite"), "namedScores.composite"),
         judge=judge_score,
@@ -712,6 +734,19 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
         undecided_derived=derived,
         citations=_citation_statuses(verifier_meta),
     )
+
+
+def _safety_source_of(safety_meta: dict[str, Any], judge_config: Any) -> SafetySource | None:
+    """The row's ``safety_source``: as its composite recorded it, else its judge assertion's config
+    (None: a value that cannot be read, taken as the composite takes it)."""
+    recorded = safety_meta.get("source")
+    if recorded in SAFETY_SOURCES:
+        return cast("SafetySource", recorded)
+    value = judge_config.get("safety_source") if isinstance(judge_config, dict) else None
+    try:
+        return safety_source(value)
+    except ValueError:
+        return None
 
 
 def _dataset_checked(metadata: dict[str, Any]) -> dict[str, Any]:

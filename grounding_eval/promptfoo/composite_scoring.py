@@ -59,10 +59,10 @@ from grounding_eval.scoring.composite import (
     Composite,
     KnownSafety,
     SafetySource,
-    known_safety,
     round1_composite,
     round2b_composite,
     round3_composite,
+    row_safety,
     safety_source,
     safety_split,
 )
@@ -285,34 +285,31 @@ def _inputs(
 
 def _unscored(why: str, named_scores: Mapping[str, float], context: Any, label: str) -> dict[str, Any]:
     """Rounds 1–2b with no composite: unscored, or failed as unsafe when the verifier that is there has a
-    hard failure (any fails these rounds' rows)."""
+    hard failure (any fails these rounds' rows; :func:`~grounding_eval.scoring.composite.row_safety`)."""
     verifier = _find(context, "verifier")
-    if verifier is not None:
-        failed = [str(h.get("safety_check") or h.get("check")) for h in verifier.get("hard_failures") or ()
-                  if isinstance(h, Mapping)]  # fmt: skip
-        known = known_safety(failed, None, "verifier", checks=list(dict.fromkeys(failed)))
-        if known.no:
-            return _result(Composite.unsafe(why, known), named_scores, label)
+    failures = None if verifier is None else verifier.get("hard_failures") or ()
+    known = row_safety(failures, None, round3=False)
+    if known.no:
+        return _result(Composite.unsafe(why, known), named_scores, label)
     return _result(Composite.unscored(why), named_scores, label)
 
 
 def _round3_unscored(why: str, named_scores: Mapping[str, float], context: Any) -> dict[str, Any]:
     """Round 3 with no composite: unscored, or failed as unsafe when the side(s) there say a safety check
-    is No (:func:`~grounding_eval.scoring.composite.known_safety`), with a chip for each check whose
+    is No (:func:`~grounding_eval.scoring.composite.row_safety`), with a chip for each check whose
     answer is known and both sides' No in ``metadata.safety``."""
     verifier = _find(context, "verifier")
+    failures = None if verifier is None else verifier.get("hard_failures") or ()
     verifier_no = None
     if verifier is not None:
-        failed = {
-            h.get("safety_check") for h in verifier.get("hard_failures") or () if isinstance(h, Mapping)
-        }
+        failed = {h.get("safety_check") for h in failures or () if isinstance(h, Mapping)}
         verifier_no = [c for c in ROUND3_SAFETY_CHECKS if c in failed]
     judge, _ = _judge(context, "round3")
     verdicts = None if judge is None else {
         cid: word for cid, v in (judge.get("verdicts") or {}).items() if (word := verdict(v)) is not None
     }  # fmt: skip
     source, _ = _safety_source(context)  # an unreadable value: the default reads the checks
-    known = known_safety(verifier_no, verdicts, source)
+    known = row_safety(failures, verdicts, source, round3=True)
     if not known.no:
         return _result(Composite.unscored(why), named_scores, "Round 3")
     result = _result(Composite.unsafe(why, known), named_scores, "Round 3")

@@ -35,7 +35,7 @@ documented readings: see docs/reference/rounds.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 from typing import Literal, get_args
@@ -60,6 +60,7 @@ __all__ = [
     "round1_composite",
     "round2b_composite",
     "round3_composite",
+    "row_safety",
     "safety_source",
     "safety_split",
     "verdict_value",
@@ -298,6 +299,34 @@ def known_safety(
             no.append(check)
             sides.update(side for side, x in said.items() if x)
     return KnownSafety(tuple(no), tuple(s for s in ("verifier", "judge") if s in sides), tuple(decided))
+
+
+def row_safety(
+    hard_failures: Iterable[object] | None,
+    judge: Mapping[str, str] | None,
+    source: SafetySource | None = DEFAULT_SAFETY_SOURCE,
+    *,
+    round3: bool,
+) -> KnownSafety:
+    """What a row's own records say of its safety when it has no composite (:func:`known_safety`): the
+    one rule the composite applies when it cannot be computed and the report applies to a row whose
+    composite wrote no safety verdict (it crashed, timed out, or predates the rule).
+
+    Args:
+        hard_failures: the verifier's ``hard_failures`` (objects with ``check`` and ``safety_check``);
+            None when the verifier did not run.
+        judge: the judge's Yes / Partial / No per criterion; None when it gave no verdicts.
+        source: the ``safety_source`` (Round 3 only).
+        round3: Round 3 decides its three checks by ``source``; Rounds 1–2b fail a row on any hard
+            failure (named by its safety check, else its check), and their judge answers no check.
+    """
+    failures = [h for h in hard_failures or () if isinstance(h, Mapping)]
+    if round3:
+        named = {h.get("safety_check") for h in failures}
+        verifier_no = None if hard_failures is None else [c for c in ROUND3_SAFETY_CHECKS if c in named]
+        return known_safety(verifier_no, judge, source)
+    failed = list(dict.fromkeys(str(h.get("safety_check") or h.get("check")) for h in failures))
+    return known_safety(failed, None, "verifier", checks=failed)
 
 
 def _missing(what: str) -> Composite:
