@@ -19,6 +19,7 @@ from grounding_eval.cli import main
 from grounding_eval.errors import DataError
 from grounding_eval.judge.audit import write_audit
 from grounding_eval.outcome import unscored_result
+from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS
 from tests.analysis.rows import REPO, write
 from tests.analysis.rows import row as result_row
 
@@ -440,3 +441,19 @@ def test_a_hostile_undecided_record_is_refused(tmp_path: Path, undecided: Any, f
     path = _file(tmp_path, [_verified(_row("C0", success=True, composite=0.8), undecided=undecided)])
     with pytest.raises(DataError, match=re.escape(field)):
         load_rows(path)
+
+
+def test_a_verifier_check_that_raised_is_not_a_verifier_yes(tmp_path: Path) -> None:
+    """Issue 38 review: a verifier check that threw decided nothing: the safety checks it feeds are not
+    comparable (the verifier's answer is unknown), never ``both_yes``; the check it does not feed is."""
+    raw = _row("C0", success=True, composite=0.8, judge=0.8)
+    raw["gradingResult"]["componentResults"][0]["metadata"]["verifier"]["undecided"] = {
+        "count": 1, "kinds": {"check": 1},
+        "items": [{"kind": "check", "what": "phone_org", "why": "IndexError: list index out of range"}]}  # fmt: skip
+    raw["gradingResult"]["componentResults"][1]["metadata"]["judge"] |= {
+        "rubric_id": "round3", "verdicts": dict.fromkeys(ROUND3_SAFETY_CHECKS, "Yes")}  # fmt: skip
+    (row,) = load_rows(_file(tmp_path, [raw]))
+    assert row.safety_unknown == ("org_attribution_correct",)
+    assert row.agreement("org_attribution_correct") == ("not_comparable", "the verifier's check raised")
+    assert row.agreement("hallucinated_citation") == ("both_yes", None)
+    assert row.safety_split() is None

@@ -40,6 +40,7 @@ from grounding_eval.scoring.composite import (
     row_safety,
     safety_source,
     safety_split,
+    verifier_unknown,
 )
 from grounding_eval.share.provenance import ProvenanceCount
 
@@ -192,6 +193,8 @@ class ReportRow:
             its ``UNCHECKED`` URLs and citations (the kinds it could not record: quotes, checks that raised).
         citations: the verifier's legal citations by status (``metadata.verifier.citations[*].status``);
             None when the verifier did not run or predates the citation check.
+        safety_unknown: the Round 3 safety checks the verifier could not decide (a check feeding them
+            raised: :func:`~grounding_eval.scoring.composite.verifier_unknown`), unless it found a No.
     """
 
     keys: Mapping[str, str]
@@ -230,6 +233,7 @@ class ReportRow:
     undecided: Mapping[str, int] | None = None
     undecided_derived: bool = False
     citations: Mapping[str, int] | None = None
+    safety_unknown: tuple[str, ...] = ()
 
     @property
     def url_score(self) -> float | None:
@@ -258,6 +262,8 @@ class ReportRow:
             why.append(self.judge_missing or f"the judge gave no verdict for {check}")
         if not self.verifier_ran:
             why.append("the verifier did not run (or returned an error)")
+        elif check in self.safety_unknown:
+            why.append("the verifier's check raised")
         if why:
             if self.verifier_ran and check in self.safety_no:
                 why.append("the verifier found No")  # the row's safety failure, whatever the judge did
@@ -272,7 +278,11 @@ class ReportRow:
     def safety_split(self) -> SafetySplit | None:
         """Both sides' answers on the three checks (the composite's own definition), or None when a side is
         missing: the verifier did not run, or the judge left a check unanswered."""
-        if not self.verifier_ran or any(c not in self.judge_safety for c in ROUND3_SAFETY_CHECKS):
+        if (
+            not self.verifier_ran
+            or self.safety_unknown
+            or any(c not in self.judge_safety for c in ROUND3_SAFETY_CHECKS)
+        ):
             return None
         return safety_split(self.safety_no, self.judge_safety)
 
@@ -647,7 +657,7 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
     # composite's own rule when it cannot be computed, read here from the row's records, so that a
     # composite that crashed or timed out, or a file written before the rule, hides no safety verdict.
     known = row_safety(
-        None if verifier is None else hard_failures,
+        verifier_meta,
         verdicts or None,
         _safety_source_of(safety_meta, judge_config),
         round3=rubric in _SAFETY_RUBRICS or keys["round"] in _SAFETY_ROUNDS,
@@ -733,6 +743,7 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
         undecided=undecided,
         undecided_derived=derived,
         citations=_citation_statuses(verifier_meta),
+        safety_unknown=tuple(c for c in verifier_unknown(verifier_meta) if c not in failed),
     )
 
 
