@@ -173,6 +173,14 @@ def test_default_table(case: tuple[dict[str, Any], Path], capsys: pytest.Capture
     if "halluc_no" in expected:
         assert d["safety_no"]["hallucinated_citation"] == expected["halluc_no"]
         assert cells[-3] == str(expected["halluc_no"])
+    text = _cli(capsys, str(path), "--by", "condition")
+    if "unsafe_nc" in expected:
+        assert (d["unsafe_no_composite"], d["rate_selected_by_outage"]) == (
+            expected["unsafe_nc"],
+            expected["selected"],
+        )
+        assert cells[4] == str(expected["unsafe_nc"])
+        assert ("C1: the pass rate is taken over rows selected by an outage" in text) is expected["selected"]
     (json_group,) = json.loads(_cli(capsys, str(path), "--by", "condition", "--json"))["groups"]
     assert {k: json_group[k] for k in ("rows", "scored", "passed", "pass_rate", "unscored")} == {
         k: d[k] for k in ("rows", "scored", "passed", "pass_rate", "unscored")
@@ -188,9 +196,18 @@ def test_rates_and_effects(case: tuple[dict[str, Any], Path], capsys: pytest.Cap
     assert entry["pass_rate"] == (
         None if expected["rate"] is None else pytest.approx(expected["rate"], abs=5e-5)
     )
+    if "unsafe_nc" in expected:
+        assert (entry["unsafe_no_composite"], entry["selected_by_outage"]) == (
+            expected["unsafe_nc"],
+            expected["selected"],
+        )
     for args in (("--rates",), ("--effects",)):
-        line = next(x for x in _cli(capsys, str(path), *args).splitlines() if x.startswith("3 "))
+        out = _cli(capsys, str(path), *args)
+        line = next(x for x in out.splitlines() if x.startswith("3 "))
         cells = re.split(r"\s{2,}", line)
+        if "unsafe_nc" in expected:
+            assert cells[-2] == str(expected["unsafe_nc"]), (args, line)
+            assert ("selected by an outage" in out) is expected["selected"], args
         assert cells[3:6] == [str(expected["scored"]), str(expected["passed"]), cells[5]], args
         assert cells[5].split(" [")[0] == _percent(expected["rate"]), (args, line)
         assert cells[-1] == str(expected["unscored"]), (args, line)
@@ -219,6 +236,9 @@ def test_html(case: tuple[dict[str, Any], Path], tmp_path: Path, capsys: pytest.
     # round, condition, model, scored rows, passed, pass rate, Wilson, composite, bootstrap, unscored
     assert cells[3:6] == [str(expected["scored"]), str(expected["passed"]), _percent(expected["rate"])]
     assert cells[9] == str(expected["unscored"])
+    if "unsafe_nc" in expected:
+        assert cells[10] == str(expected["unsafe_nc"])
+        assert ("selected by an outage" in section) is expected["selected"]
     docs = page.split('<section id="docsqa">', 1)[1].split("</section>", 1)[0]
     typed = next(tr for tr in re.findall(r"<tr>(.*?)</tr>", docs) if "Direct lookup" in tr)
     # Question type, pass rate, n, Wilson, unscored
