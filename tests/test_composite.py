@@ -481,8 +481,12 @@ def _outage_context(case: dict[str, Any]) -> dict[str, Any]:
     if case["verifier"] != "missing":
         failures = [{"check": "url_allowlist", "safety_check": c, "detail": f"finding for {c}"}
                     for c in case["verifier"]]  # fmt: skip
+        raised = [{"kind": "check", "what": c, "why": "IndexError: list index out of range"}
+                  for c in case.get("verifier_raised") or ()]  # fmt: skip
+        undecided = {"count": len(raised), "kinds": {"check": len(raised)} if raised else {}, "items": raised}
         components.append({"pass": not failures, "score": 1.0, "reason": "verifier",
-                           "metadata": {"verifier": {"hard_failures": failures, "score": 0.75}}})  # fmt: skip
+                           "metadata": {"verifier": {"hard_failures": failures, "score": 0.75,
+                                                     "citation_check": "hard", "undecided": undecided}}})  # fmt: skip
     if case["judge"] != "missing":
         used = load_rubric(rubric_path("v4" if case["judge"] == "wrong_rubric" else rubric_id))
         config = {"rubric": rubric_id} | (

@@ -19,6 +19,7 @@ from grounding_eval.cli import main
 from grounding_eval.errors import DataError
 from grounding_eval.judge.audit import write_audit
 from grounding_eval.outcome import unscored_result
+from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS
 from tests.analysis.rows import REPO, write
 from tests.analysis.rows import row as result_row
 
@@ -67,7 +68,8 @@ ROWS = [
         urls=("IN_ALLOWLIST", "UNCHECKED", "UNCHECKED"),
         url_score=1.0,
     ),
-    # The judge reply could not be scored: its URLs are not counted, like its scores.
+    # The judge reply could not be scored: its URLs are counted all the same (the verifier's columns count
+    # every verified row: an outage that leaves rows unscored must not select the verifier's means).
     _row("C1", success=False, composite=None, status="unscored", urls=("UNCHECKED",), url_score=None),
     _row(
         "C1", success=True, composite=0.6, judge=0.6, urls=("HALLUCINATED_URL", "IN_ALLOWLIST"), url_score=0.5
@@ -96,18 +98,19 @@ def test_groups_and_means(tmp_path: Path) -> None:
     assert (c1["scored"], c1["passed"], c1["pass_rate"]) == (1, 1, 1.0)
     # UNCHECKED URLs are counted next to the URL mean, which leaves them out.
     assert (c0["mean_url_allowlist_score"], c0["urls"], c0["urls_unchecked"]) == (1.0, 3, 2)
-    assert (c1["mean_url_allowlist_score"], c1["urls"], c1["urls_unchecked"]) == (0.5, 2, 0)
+    assert (c1["mean_url_allowlist_score"], c1["urls"], c1["urls_unchecked"]) == (0.5, 3, 1)
 
 
 def test_an_assertion_error_makes_the_row_unscored(tmp_path: Path) -> None:
-    """A judge that could not grade (its outcome unscored, no judge record) leaves the verifier's scores out
-    of the means too."""
+    """A judge that could not grade (its outcome unscored, no judge record): the row is unscored, out of the
+    composite and judge means; the verifier's scores are the answer's and count (issue 38 review)."""
     row = _row("C0", success=False, composite=None, url_score=1.0)
     row["gradingResult"]["componentResults"][1] = unscored_result(
         "ERROR (judge unscored)", "no judge provider"
     )
     (group,) = summarize(load_rows(_file(tmp_path, [row])), ["condition"])
-    assert group.unscored == 1 and group.verifiers == [] and group.url_scores == []
+    assert group.unscored == 1 and group.composites == group.judges == []
+    assert group.verifiers == [1.0] and group.url_scores == [1.0]
 
 
 def test_other_grouping_keys(tmp_path: Path) -> None:
@@ -121,9 +124,9 @@ def test_cli_table_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     path = _file(tmp_path, ROWS)
     assert main(["report", str(path), "--by", "condition"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["condition", "rows", "passed/scored", "unscored", "composite", "judge", "verifier",
-                                "url", "UNCHECKED", "urls", "halluc.No", "juris.No", "org.No"]  # fmt: skip
-    assert lines[1].split() == ["C0", "2", "1/2", "(50%)", "0", "0.500", "0.650", "0.500", "1.000", "2", "3",
+    assert lines[0].split() == ["condition", "rows", "passed/scored", "unscored", "unsafe.nc", "composite", "judge",
+                                "verifier", "url", "UNCHECKED", "urls", "halluc.No", "juris.No", "org.No"]  # fmt: skip
+    assert lines[1].split() == ["C0", "2", "1/2", "(50%)", "0", "0", "0.500", "0.650", "0.500", "1.000", "2", "3",
                                 "1", "1", "0"]  # fmt: skip
     assert lines[2].split()[:5] == ["C1", "3", "1/1", "(100%)", "2"]  # the 2 unscored rows are not failures
     assert main(["report", str(path), "--by", "condition", "--json"]) == 0
@@ -440,3 +443,19 @@ def test_a_hostile_undecided_record_is_refused(tmp_path: Path, undecided: Any, f
     path = _file(tmp_path, [_verified(_row("C0", success=True, composite=0.8), undecided=undecided)])
     with pytest.raises(DataError, match=re.escape(field)):
         load_rows(path)
+
+
+def test_a_verifier_check_that_raised_is_not_a_verifier_yes(tmp_path: Path) -> None:
+    """Issue 38 review: a verifier check that threw decided nothing: the safety checks it feeds are not
+    comparable (the verifier's answer is unknown), never ``both_yes``; the check it does not feed is."""
+    raw = _row("C0", success=True, composite=0.8, judge=0.8)
+    raw["gradingResult"]["componentResults"][0]["metadata"]["verifier"]["undecided"] = {
+        "count": 1, "kinds": {"check": 1},
+        "items": [{"kind": "check", "what": "phone_org", "why": "IndexError: list index out of range"}]}  # fmt: skip
+    raw["gradingResult"]["componentResults"][1]["metadata"]["judge"] |= {
+        "rubric_id": "round3", "verdicts": dict.fromkeys(ROUND3_SAFETY_CHECKS, "Yes")}  # fmt: skip
+    (row,) = load_rows(_file(tmp_path, [raw]))
+    assert row.safety_unknown == ("org_attribution_correct",)
+    assert row.agreement("org_attribution_correct") == ("not_comparable", "the verifier's check raised")
+    assert row.agreement("hallucinated_citation") == ("both_yes", None)
+    assert row.safety_split() is None

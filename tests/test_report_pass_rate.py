@@ -69,6 +69,8 @@ def _results(tmp_path: Path, outcomes: list[str]) -> Path:
                 "unscored_reason": "invalid twice",
             }
             rows.append(failed)
+        elif outcome in UNSAFE_OLDER:
+            rows.append(_unsafe_older(item, outcome, common))
         elif outcome == "composite-unscored":
             failed = row(item, "C1", success=False, verdicts=VERDICTS, **common)
             failed["gradingResult"]["metadata"] = {"composite": {"status": "unscored"}}
@@ -76,6 +78,44 @@ def _results(tmp_path: Path, outcomes: list[str]) -> Path:
         else:
             raise AssertionError(f"unknown outcome {outcome!r} in {GOLDEN.name}")
     return write(tmp_path / "results.json", rows)
+
+
+UNSAFE_OLDER = ("unsafe-composite-crashed", "unsafe-before-safety-from", "unsafe-before-outcome",
+                "verifier-no-judge-cleared")  # fmt: skip
+_SAFE = {"hallucinated_citation": "Yes", "jurisdiction_correct": "Yes", "org_attribution_correct": "Yes"}
+
+
+def _unsafe_older(item: str, outcome: str, common: dict[str, Any]) -> dict[str, Any]:
+    """A row whose verifier found a hallucinated URL and whose composite wrote no safety verdict: it
+    crashed (grounding.cjs's unscored result), or the file predates safety_from or outcome."""
+    cleared = outcome == "verifier-no-judge-cleared"
+    built = row(item, "C1", success=False, verdicts=VERDICTS | (_SAFE if cleared else {}),
+                judge_status="scored" if cleared else "unscored", **common)  # fmt: skip
+    judge = built["gradingResult"]["componentResults"][0]
+    judge["assertion"]["config"] = {"safety_source": "judge"} if cleared else {}
+    failure = {
+        "check": "url_allowlist",
+        "safety_check": "hallucinated_citation",
+        "detail": "hallucinated URL",
+    }
+    verifier: dict[str, Any] = {"pass": False, "score": 0.0, "reason": "FAIL deterministic verifier 0.00",
+                                "assertion": {"type": "javascript"},
+                                "metadata": {"verifier": {"hard_failures": [failure], "score": 0.0, "urls": []}}}  # fmt: skip
+    built["gradingResult"]["componentResults"].append(verifier)
+    if outcome == "unsafe-before-outcome":
+        built["gradingResult"]["metadata"] = {"composite": {"status": "unscored"}}
+        return built
+    why = (
+        "composite not computed"
+        if outcome != "unsafe-before-safety-from"
+        else "the judge reply could not be scored"
+    )
+    built["gradingResult"]["metadata"] = {"composite": {"status": "unscored"}, "outcome": "unscored",
+                                          "unscored_reason": why}  # fmt: skip
+    if not cleared:
+        judge["metadata"] |= {"outcome": "unscored", "unscored_reason": "invalid twice"}
+    verifier["metadata"]["outcome"] = "fail"
+    return built
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -98,7 +138,8 @@ def test_golden_table_is_self_consistent() -> None:
     """The hand-worked numbers agree with the outcomes listed (a typo in the table cannot pass silently)."""
     for c in CASES:
         rows, e = c["rows"], c["expected"]
-        failed = rows.count("fail") + rows.count("unsafe-judge-unscored")  # a scored failure (issue 38)
+        # a scored failure (issue 38), whatever the composite wrote
+        failed = sum(rows.count(k) for k in ("fail", "unsafe-judge-unscored", *UNSAFE_OLDER[:3]))
         assert e["rows"] == len(rows) and e["scored"] == rows.count("pass") + failed, c["id"]
         assert e["passed"] == rows.count("pass") and e["unscored"] == e["rows"] - e["scored"], c["id"]
         if e["scored"]:
@@ -129,6 +170,17 @@ def test_default_table(case: tuple[dict[str, Any], Path], capsys: pytest.Capture
     assert lines[0].split()[:4] == ["condition", "rows", "passed/scored", "unscored"]
     cells = re.split(r"\s{2,}", lines[1])
     assert cells[:4] == ["C1", str(expected["rows"]), expected["text"], str(expected["unscored"])]
+    if "halluc_no" in expected:
+        assert d["safety_no"]["hallucinated_citation"] == expected["halluc_no"]
+        assert cells[-3] == str(expected["halluc_no"])
+    text = _cli(capsys, str(path), "--by", "condition")
+    if "unsafe_nc" in expected:
+        assert (d["unsafe_no_composite"], d["rate_selected_by_outage"]) == (
+            expected["unsafe_nc"],
+            expected["selected"],
+        )
+        assert cells[4] == str(expected["unsafe_nc"])
+        assert ("C1: the pass rate is taken over rows selected by an outage" in text) is expected["selected"]
     (json_group,) = json.loads(_cli(capsys, str(path), "--by", "condition", "--json"))["groups"]
     assert {k: json_group[k] for k in ("rows", "scored", "passed", "pass_rate", "unscored")} == {
         k: d[k] for k in ("rows", "scored", "passed", "pass_rate", "unscored")
@@ -144,9 +196,18 @@ def test_rates_and_effects(case: tuple[dict[str, Any], Path], capsys: pytest.Cap
     assert entry["pass_rate"] == (
         None if expected["rate"] is None else pytest.approx(expected["rate"], abs=5e-5)
     )
+    if "unsafe_nc" in expected:
+        assert (entry["unsafe_no_composite"], entry["selected_by_outage"]) == (
+            expected["unsafe_nc"],
+            expected["selected"],
+        )
     for args in (("--rates",), ("--effects",)):
-        line = next(x for x in _cli(capsys, str(path), *args).splitlines() if x.startswith("3 "))
+        out = _cli(capsys, str(path), *args)
+        line = next(x for x in out.splitlines() if x.startswith("3 "))
         cells = re.split(r"\s{2,}", line)
+        if "unsafe_nc" in expected:
+            assert cells[-2] == str(expected["unsafe_nc"]), (args, line)
+            assert ("selected by an outage" in out) is expected["selected"], args
         assert cells[3:6] == [str(expected["scored"]), str(expected["passed"]), cells[5]], args
         assert cells[5].split(" [")[0] == _percent(expected["rate"]), (args, line)
         assert cells[-1] == str(expected["unscored"]), (args, line)
@@ -175,6 +236,9 @@ def test_html(case: tuple[dict[str, Any], Path], tmp_path: Path, capsys: pytest.
     # round, condition, model, scored rows, passed, pass rate, Wilson, composite, bootstrap, unscored
     assert cells[3:6] == [str(expected["scored"]), str(expected["passed"]), _percent(expected["rate"])]
     assert cells[9] == str(expected["unscored"])
+    if "unsafe_nc" in expected:
+        assert cells[10] == str(expected["unsafe_nc"])
+        assert ("selected by an outage" in section) is expected["selected"]
     docs = page.split('<section id="docsqa">', 1)[1].split("</section>", 1)[0]
     typed = next(tr for tr in re.findall(r"<tr>(.*?)</tr>", docs) if "Direct lookup" in tr)
     # Question type, pass rate, n, Wilson, unscored

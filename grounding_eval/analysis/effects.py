@@ -291,6 +291,8 @@ def pass_rates(
                 **dict(zip(by, key, strict=True)),
                 "rows": rate.rows,
                 "unscored": rate.unscored,
+                "unsafe_no_composite": rate.unsafe_no_composite,
+                "selected_by_outage": rate.selected_by_outage,
                 "n": rate.scored,
                 "passed": rate.passed,
                 "pass_rate": rate.rate,
@@ -397,18 +399,28 @@ def format_rates(rates: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _rates_lines(rates: Sequence[Mapping[str, Any]]) -> list[str]:
-    from grounding_eval.analysis.summary import table_lines
+    from grounding_eval.analysis.summary import PassRate, outage_note, table_lines
 
     body = [
-        ["round", "condition", "provider", "n", "pass", "pass rate [95% Wilson]", "composite", "unscored"]
-    ]
+        ["round", "condition", "provider", "n", "pass", "pass rate [95% Wilson]", "composite", "unsafe.nc",
+         "unscored"]
+    ]  # fmt: skip
+    selected = []
     for r in rates:
+        if r["selected_by_outage"]:
+            counts = PassRate(r["rows"], r["n"], r["passed"], r["unsafe_no_composite"])
+            selected.append(f"{r['round']} {r['condition']} {r['provider']}: {outage_note(counts)}")
         ci = f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]" if r["ci_low"] is not None else ""
         rate = f"{format_rate(r['pass_rate'])} {ci}".rstrip()
         comp = f"{r['mean_composite']:.3f}" if r["mean_composite"] is not None else "–"
         body.append([r["round"], r["condition"], r["provider"], str(r["n"]), str(r["passed"]), rate, comp,
-                     str(r["unscored"])])  # fmt: skip
-    return ["Pass rate per round, condition and model (over scored rows)", *table_lines(body)]
+                     str(r["unsafe_no_composite"]), str(r["unscored"])])  # fmt: skip
+    return [
+        "Pass rate per round, condition and model (over scored rows; unsafe.nc: failed as unsafe with no "
+        "composite)",
+        *table_lines(body),
+        *selected,
+    ]
 
 
 def format_shares(shares: Sequence[Mapping[str, Any]]) -> str:

@@ -36,11 +36,13 @@ from grounding_eval.analysis.report_data import MAX_PAIRS, ReportData
 from grounding_eval.analysis.summary import (
     AGREEMENT_CELLS,
     SPLIT_COLUMNS,
+    PassRate,
     ReportRow,
     Results,
     counts_text,
     findings_table,
     format_rate,
+    outage_note,
     safety_agreement,
     safety_split_table,
 )
@@ -218,9 +220,17 @@ def _rates_section(data: ReportData, figures: Sequence[str]) -> str:
                 *(_f(v) for v in comp_ci.get((r["round"], r["condition"], r["provider"]), (None, None)))
             ),
             r["unscored"],
+            r["unsafe_no_composite"],
         ]
         for r in rates
     ]
+    selected = "".join(
+        f'<p class="note">{_e(" ".join((r["round"], r["condition"], r["provider"])))}: '
+        + _e(outage_note(PassRate(r["rows"], r["n"], r["passed"], r["unsafe_no_composite"])))
+        + "</p>"
+        for r in rates
+        if r["selected_by_outage"]
+    )
     return (
         _not_charted([r["condition"] for r in rates])
         + "".join(figures)
@@ -236,6 +246,7 @@ def _rates_section(data: ReportData, figures: Sequence[str]) -> str:
                 "mean composite",
                 "95 % bootstrap",
                 "unscored",
+                "unsafe, no composite",
             ],
             body,
             labels=3,
@@ -244,7 +255,7 @@ def _rates_section(data: ReportData, figures: Sequence[str]) -> str:
         + '<p class="note">Pass rate = passed ÷ scored rows (n/a: none scored); unscored rows (errors, '
         "unscorable judge replies) are counted apart, never as failures; means are over the scored rows. "
         "A row the verifier found unsafe is a failure even when the judge gave no verdict (it has no "
-        "composite, so it is not in the mean composite).</p>"
+        "composite, so it is not in the mean composite; counted in its own column).</p>" + selected
     )
 
 

@@ -32,7 +32,16 @@ from grounding_eval.results_file import (
     stream_results,
     verdict,
 )
-from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS, SafetySplit, safety_split
+from grounding_eval.scoring.composite import (
+    ROUND3_SAFETY_CHECKS,
+    SAFETY_SOURCES,
+    SafetySource,
+    SafetySplit,
+    row_safety,
+    safety_source,
+    safety_split,
+    verifier_unknown,
+)
 from grounding_eval.share.provenance import ProvenanceCount
 
 if TYPE_CHECKING:
@@ -56,6 +65,7 @@ __all__ = [
     "judge_calls_table",
     "load_results",
     "load_rows",
+    "outage_note",
     "pass_rate",
     "report_json",
     "report_row",
@@ -184,6 +194,10 @@ class ReportRow:
             its ``UNCHECKED`` URLs and citations (the kinds it could not record: quotes, checks that raised).
         citations: the verifier's legal citations by status (``metadata.verifier.citations[*].status``);
             None when the verifier did not run or predates the citation check.
+        unsafe_no_composite: a scored failure as unsafe with no composite (a judge outage, a composite
+            that crashed under a safety No): counted in its own column, never in the mean composite.
+        safety_unknown: the Round 3 safety checks the verifier could not decide (a check feeding them
+            raised: :func:`~grounding_eval.scoring.composite.verifier_unknown`), unless it found a No.
     """
 
     keys: Mapping[str, str]
@@ -222,6 +236,8 @@ class ReportRow:
     undecided: Mapping[str, int] | None = None
     undecided_derived: bool = False
     citations: Mapping[str, int] | None = None
+    safety_unknown: tuple[str, ...] = ()
+    unsafe_no_composite: bool = False
 
     @property
     def url_score(self) -> float | None:
@@ -250,6 +266,8 @@ class ReportRow:
             why.append(self.judge_missing or f"the judge gave no verdict for {check}")
         if not self.verifier_ran:
             why.append("the verifier did not run (or returned an error)")
+        elif check in self.safety_unknown:
+            why.append("the verifier's check raised")
         if why:
             if self.verifier_ran and check in self.safety_no:
                 why.append("the verifier found No")  # the row's safety failure, whatever the judge did
@@ -264,7 +282,11 @@ class ReportRow:
     def safety_split(self) -> SafetySplit | None:
         """Both sides' answers on the three checks (the composite's own definition), or None when a side is
         missing: the verifier did not run, or the judge left a check unanswered."""
-        if not self.verifier_ran or any(c not in self.judge_safety for c in ROUND3_SAFETY_CHECKS):
+        if (
+            not self.verifier_ran
+            or self.safety_unknown
+            or any(c not in self.judge_safety for c in ROUND3_SAFETY_CHECKS)
+        ):
             return None
         return safety_split(self.safety_no, self.judge_safety)
 
@@ -280,11 +302,18 @@ class PassRate:
     rows: int
     scored: int
     passed: int
+    unsafe_no_composite: int = 0  # of the scored failures: failed as unsafe with no composite
 
     @property
     def unscored(self) -> int:
         """Rows counted apart."""
         return self.rows - self.scored
+
+    @property
+    def selected_by_outage(self) -> bool:
+        """The rate is taken over rows an outage selected: rows failed as unsafe with no composite are in
+        it while their unscored neighbours (the safe rows of the same outage) are not, so it leans low."""
+        return bool(self.unsafe_no_composite and self.unscored)
 
     @property
     def rate(self) -> float | None:
@@ -298,13 +327,14 @@ class PassRate:
 
 def pass_rate(rows: Iterable[ReportRow]) -> PassRate:
     """The one pass-rate computation of the report, ``--rates``, ``--json``, effects and the HTML page."""
-    total = scored = passed = 0
+    total = scored = passed = unsafe = 0
     for row in rows:
         total += 1
         if not row.unscored:
             scored += 1
             passed += row.passed
-    return PassRate(total, scored, passed)
+            unsafe += row.unsafe_no_composite
+    return PassRate(total, scored, passed, unsafe)
 
 
 def format_rate(rate: float | None) -> str:
@@ -350,6 +380,8 @@ class Group:
             "passed": self.passed,
             "pass_rate": self.rate.rate,
             "unscored": self.unscored,
+            "unsafe_no_composite": self.rate.unsafe_no_composite,
+            "rate_selected_by_outage": self.rate.selected_by_outage,
             "mean_composite": _mean(self.composites),
             "mean_judge": _mean(self.judges),
             "mean_verifier": _mean(self.verifiers),
@@ -559,6 +591,7 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
     criterion_reasons: dict[str, str] = {}  # a judge criterion component's reason, per safety check
     component_scores: dict[str, float] = {}  # a judge component's score, by the name its value gives
     judge_calls: list[JudgeCalls] = []
+    judge_config: Any = None  # the judge assertion's config (its safety_source)
     legacy_errored = False  # a result of an old file said unscored its old way (legacy_unscored)
     grading_meta = row.grading_metadata
     safety_meta = _obj(grading_meta.get("safety"), "gradingResult.metadata.safety")
@@ -575,6 +608,8 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
             component.reason,
             component.where,
         )
+        if judge_config is None and "judge" in meta:
+            judge_config = assertion.get("config")
         if meta.get("judge_usage") is not None:
             judge_calls += _judge_calls(meta["judge_usage"], f"{where}.metadata.judge_usage", meta)
         if assertion.get("type") == "human":
@@ -632,6 +667,17 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
     judge_safety, judge_missing = _judge_safety(judge_meta, verdicts)
     rubric = (judge_meta or {}).get("rubric_id") or metadata.get("rubric")
     results_metadata = [c.metadata for c in row.components if c.metadata]
+    # A row its verifier (or judge) found unsafe is a scored failure whatever its composite wrote: the
+    # composite's own rule when it cannot be computed, read here from the row's records, so that a
+    # composite that crashed or timed out, or a file written before the rule, hides no safety verdict.
+    known = row_safety(
+        verifier_meta,
+        verdicts or None,
+        _safety_source_of(safety_meta, judge_config),
+        round3=rubric in _SAFETY_RUBRICS or keys["round"] in _SAFETY_ROUNDS,
+    )
+    unsafe = bool(known.no) and human is None  # a person's rating overrides all grading
+    decided = decided or unsafe
     unscored = row.errored or (
         not decided
         and (
@@ -669,7 +715,7 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
     undecided, derived = _undecided(verifier_meta, urls)
     return ReportRow(
         keys=keys,
-        passed=bool(raw.get("success")),
+        passed=bool(raw.get("success")) and not unsafe,
         unscored=unscored,
         composite=_num(named.get("composite"), "namedScores.composite"),
         judge=judge_score,
@@ -711,7 +757,22 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
         undecided=undecided,
         undecided_derived=derived,
         citations=_citation_statuses(verifier_meta),
+        safety_unknown=tuple(c for c in verifier_unknown(verifier_meta) if c not in failed),
+        unsafe_no_composite=decided and not unscored and "composite" not in named,
     )
+
+
+def _safety_source_of(safety_meta: dict[str, Any], judge_config: Any) -> SafetySource | None:
+    """The row's ``safety_source``: as its composite recorded it, else its judge assertion's config
+    (None: a value that cannot be read, taken as the composite takes it)."""
+    recorded = safety_meta.get("source")
+    if recorded in SAFETY_SOURCES:
+        return cast("SafetySource", recorded)
+    value = judge_config.get("safety_source") if isinstance(judge_config, dict) else None
+    try:
+        return safety_source(value)
+    except ValueError:
+        return None
 
 
 def _dataset_checked(metadata: dict[str, Any]) -> dict[str, Any]:
@@ -1021,16 +1082,18 @@ def summarize(
     for key in sorted(members):
         group = Group(key, rate=pass_rate(members[key]))
         for row in members[key]:
-            if row.unscored:
-                continue  # an unscored row is counted, never averaged in
-            for value, bucket in (
-                (row.composite, group.composites),
-                (row.judge, group.judges),
-                (row.verifier, group.verifiers),
-                (row.url_score, group.url_scores),
-            ):
-                if value is not None:
-                    bucket.append(float(value))
+            # The verifier's columns are the answer's, whatever the judge did: over every verified row
+            # (an outage that left the safe rows unscored selects none of them out).
+            if row.verifier_ran:
+                for value, bucket in ((row.verifier, group.verifiers), (row.url_score, group.url_scores)):
+                    if value is not None:
+                        bucket.append(float(value))
+            if not row.unscored:  # an unscored row is counted, never averaged into the judge's means
+                for value, bucket in ((row.composite, group.composites), (row.judge, group.judges)):
+                    if value is not None:
+                        bucket.append(float(value))
+            if not row.verifier_ran:
+                continue
             group.urls += row.urls
             group.urls_unchecked += row.urls_unchecked
             for check in row.safety_no:
@@ -1259,14 +1322,17 @@ def table_lines(rows: list[list[str]]) -> list[str]:
 
 
 def _groups_text(groups: list[Group], by: Sequence[str]) -> list[str]:
-    head = [*by, "rows", "passed/scored", "unscored", "composite", "judge", "verifier", "url", "UNCHECKED", "urls",
-            "halluc.No", "juris.No", "org.No"]  # fmt: skip
+    head = [*by, "rows", "passed/scored", "unscored", "unsafe.nc", "composite", "judge", "verifier", "url",
+            "UNCHECKED", "urls", "halluc.No", "juris.No", "org.No"]  # fmt: skip
     table = [head]
+    selected = []
     for g in groups:
         d = g.as_dict(by)
         means = (d["mean_composite"], d["mean_judge"], d["mean_verifier"], d["mean_url_allowlist_score"])
+        if g.rate.selected_by_outage:
+            selected.append(f"{' '.join(g.key)}: " + outage_note(g.rate))
         table.append([
-            *g.key, str(g.rows), g.rate.text(), str(g.unscored),
+            *g.key, str(g.rows), g.rate.text(), str(g.unscored), str(g.rate.unsafe_no_composite),
             *(f"{v:.3f}" if v is not None else "–" for v in means),
             str(g.urls_unchecked), str(g.urls),
             *(str(n) for n in g.safety_no.values()),
@@ -1274,11 +1340,23 @@ def _groups_text(groups: list[Group], by: Sequence[str]) -> list[str]:
     return [
         *table_lines(table),
         "Pass rates are passed ÷ scored (n/a: nothing scored); unscored rows are counted apart, never as "
-        "failures (a row the verifier found unsafe is a failure even when the judge gave no verdict; it has no "
-        "composite). Means leave out unscored rows; url is the mean url_allowlist_score, UNCHECKED of urls the URLs "
-        "the verifier could not check (not in that mean); *.No count the Round 3 safety checks the verifier "
-        "found No.",
+        "failures; a row the verifier found unsafe is a failure even when the judge gave no verdict or the "
+        "composite failed (unsafe.nc: such rows, with no composite). The composite and judge means leave out "
+        "unscored rows; verifier, url (the mean url_allowlist_score), UNCHECKED of urls (the URLs the verifier "
+        "could not check, not in that mean) and *.No (the Round 3 safety checks the verifier found No) count "
+        "every row the verifier ran on.",
+        *selected,
     ]
+
+
+def outage_note(rate: PassRate) -> str:
+    """Why a pass rate leans low when an outage selected its rows (:attr:`PassRate.selected_by_outage`)."""
+    kept = rate.scored - rate.unsafe_no_composite  # scored rows with a composite (an unsafe row never passes)
+    return (
+        f"the pass rate is taken over rows selected by an outage: {rate.unsafe_no_composite} row(s) failed "
+        f"as unsafe with no composite are in it, {rate.unscored} unscored row(s) (safe or not known) are not, "
+        f"so it leans low; without them: {PassRate(kept, kept, rate.passed).text()}."
+    )
 
 
 def _split_text(split: list[dict[str, Any]], by: Sequence[str]) -> list[str]:

@@ -54,17 +54,20 @@ from grounding_eval.judge.rubric import (
 )
 from grounding_eval.results_file import verdict
 from grounding_eval.scoring.composite import (
+    CHECK_SAFETY,
     DEFAULT_SAFETY_SOURCE,
     ROUND3_SAFETY_CHECKS,
     Composite,
     KnownSafety,
     SafetySource,
-    known_safety,
+    SafetySplit,
     round1_composite,
     round2b_composite,
     round3_composite,
+    row_safety,
     safety_source,
     safety_split,
+    verifier_unknown,
 )
 
 __all__ = ["GATE_CHIP", "score_round1", "score_round2b", "score_round3"]
@@ -285,20 +288,16 @@ def _inputs(
 
 def _unscored(why: str, named_scores: Mapping[str, float], context: Any, label: str) -> dict[str, Any]:
     """Rounds 1–2b with no composite: unscored, or failed as unsafe when the verifier that is there has a
-    hard failure (any fails these rounds' rows)."""
-    verifier = _find(context, "verifier")
-    if verifier is not None:
-        failed = [str(h.get("safety_check") or h.get("check")) for h in verifier.get("hard_failures") or ()
-                  if isinstance(h, Mapping)]  # fmt: skip
-        known = known_safety(failed, None, "verifier", checks=list(dict.fromkeys(failed)))
-        if known.no:
-            return _result(Composite.unsafe(why, known), named_scores, label)
+    hard failure (any fails these rounds' rows; :func:`~grounding_eval.scoring.composite.row_safety`)."""
+    known = row_safety(_find(context, "verifier"), None, round3=False)
+    if known.no:
+        return _result(Composite.unsafe(why, known), named_scores, label)
     return _result(Composite.unscored(why), named_scores, label)
 
 
 def _round3_unscored(why: str, named_scores: Mapping[str, float], context: Any) -> dict[str, Any]:
     """Round 3 with no composite: unscored, or failed as unsafe when the side(s) there say a safety check
-    is No (:func:`~grounding_eval.scoring.composite.known_safety`), with a chip for each check whose
+    is No (:func:`~grounding_eval.scoring.composite.row_safety`), with a chip for each check whose
     answer is known and both sides' No in ``metadata.safety``."""
     verifier = _find(context, "verifier")
     verifier_no = None
@@ -312,7 +311,7 @@ def _round3_unscored(why: str, named_scores: Mapping[str, float], context: Any) 
         cid: word for cid, v in (judge.get("verdicts") or {}).items() if (word := verdict(v)) is not None
     }  # fmt: skip
     source, _ = _safety_source(context)  # an unreadable value: the default reads the checks
-    known = known_safety(verifier_no, verdicts, source)
+    known = row_safety(verifier, verdicts, source, round3=True)
     if not known.no:
         return _result(Composite.unscored(why), named_scores, "Round 3")
     result = _result(Composite.unsafe(why, known), named_scores, "Round 3")
@@ -320,6 +319,29 @@ def _round3_unscored(why: str, named_scores: Mapping[str, float], context: Any) 
         result["namedScores"][f"safety.{check}"] = 0.0 if check in known.no else 1.0
     result["metadata"]["safety"] = _known_metadata(known, source, verifier_no, verdicts)
     return result
+
+
+def _unknown_safety(verifier: Mapping[str, Any], split: SafetySplit) -> str | None:
+    """Why the safety checks are not all known when a verifier check that feeds one raised and the
+    row's ``safety_source`` needs the verifier's answer there (under ``verifier``; under ``either``
+    where the judge did not say No); None when every check is known."""
+    unknown = [
+        c
+        for c in verifier_unknown(verifier)
+        if c not in split.verifier_no
+        and (split.source == "verifier" or (split.source == "either" and c not in split.judge_no))
+    ]
+    if not unknown:
+        return None
+    undecided = verifier.get("undecided") or {}
+    raised = [
+        i.get("what")
+        for i in undecided.get("items") or ()
+        if isinstance(i, Mapping) and i.get("kind") == "check"
+    ]
+    feeding = [str(c) for c in raised if set(CHECK_SAFETY.get(str(c), ())) & set(unknown)]
+    return (f"the verifier's {', '.join(feeding)} check raised, so safety checks {', '.join(unknown)} are not "
+            f"known (safety_source {split.source} needs the verifier's answer)")  # fmt: skip
 
 
 def _known_metadata(
@@ -409,6 +431,9 @@ def score_round3(named_scores: Mapping[str, float], context: Any) -> dict[str, A
         why = (f"the judge gave no verdict for safety checks {', '.join(split.unanswered)}, which "
                f"config.safety_source {source} needs")  # fmt: skip
         return _round3_unscored(why, named_scores, context)
+    unknown = _unknown_safety(verifier, split)
+    if unknown:
+        return _round3_unscored(unknown, named_scores, context)
     composite = round3_composite(
         verdicts, split.decided_no, core=list(_core(context, judge, rubric)), gate=gate
     )

@@ -45,6 +45,7 @@ from grounding_eval.judge.rubric import SOURCE_FIDELITY, SourceFidelityGate
 from grounding_eval.outcome import Outcome
 
 __all__ = [
+    "CHECK_SAFETY",
     "DEFAULT_SAFETY_SOURCE",
     "PASS_THRESHOLD",
     "ROUND3_SAFETY_CHECKS",
@@ -60,9 +61,11 @@ __all__ = [
     "round1_composite",
     "round2b_composite",
     "round3_composite",
+    "row_safety",
     "safety_source",
     "safety_split",
     "verdict_value",
+    "verifier_unknown",
 ]
 
 PASS_THRESHOLD = 0.5
@@ -262,6 +265,7 @@ def known_safety(
     judge: Mapping[str, str] | None,
     source: SafetySource | None = DEFAULT_SAFETY_SOURCE,
     checks: Sequence[str] = ROUND3_SAFETY_CHECKS,
+    verifier_unknown: Sequence[str] = (),
 ) -> KnownSafety:
     """The safety verdicts the present side(s) give, by ``source``'s rule, toward caution where a side
     is missing.
@@ -271,6 +275,8 @@ def known_safety(
         judge: the judge's Yes / Partial / No per check it answered; None when it gave no verdicts.
         source: the ``safety_source`` (None: a value that could not be read, taken as the default).
         checks: the checks to decide (Rounds 1–2b: the ones their hard failures name).
+        verifier_unknown: the checks the verifier could not decide (a check feeding them raised,
+            :func:`verifier_unknown`): its answer there is unknown unless it found a No.
 
     Per check: under ``verifier`` the verifier's answer; under ``judge`` the judge's, or — when the
     judge gave none — a verifier No (a missing verdict cannot clear it); under ``either`` a No from
@@ -281,6 +287,8 @@ def known_safety(
     decided: list[str] = []
     for check in checks:
         v = None if verifier_no is None else check in verifier_no
+        if v is False and check in verifier_unknown:
+            v = None  # a check that raised decided nothing: unknown, never Yes
         answered = judge is not None and judge.get(check) in _VERDICTS
         j = (judge or {}).get(check) == "No" if answered else None
         if source == "judge":
@@ -298,6 +306,67 @@ def known_safety(
             no.append(check)
             sides.update(side for side, x in said.items() if x)
     return KnownSafety(tuple(no), tuple(s for s in ("verifier", "judge") if s in sides), tuple(decided))
+
+
+# The verifier checks that feed each Round 3 safety check: one of them raising leaves it unknown.
+CHECK_SAFETY: dict[str, tuple[str, ...]] = {
+    "url_allowlist": ("hallucinated_citation",),
+    "quotation": ("hallucinated_citation",),
+    "citations": ("hallucinated_citation", "jurisdiction_correct"),
+    "phone_org": ("org_attribution_correct",),
+    "url_org": ("org_attribution_correct",),
+    "jurisdiction": ("jurisdiction_correct",),
+}
+
+
+def verifier_unknown(verifier: Mapping[str, object] | None) -> tuple[str, ...]:
+    """The Round 3 safety checks a verifier record leaves unknown: a check feeding them raised (its
+    ``undecided.items`` entry of kind ``check``, ``what`` the check's name; :data:`CHECK_SAFETY`). The
+    citation check feeds them only under ``citation_check: hard`` and the quotation check only when
+    quotes are scored (else their findings are information and decide nothing). A record that is not
+    the shape the verifier writes names nothing here (the report reads it, and says so, apart)."""
+    undecided = (verifier or {}).get("undecided")
+    items = undecided.get("items") if isinstance(undecided, Mapping) else None
+    if not isinstance(items, list) or verifier is None:
+        return ()
+    deciding = set(CHECK_SAFETY)
+    if verifier.get("citation_check") == "information":
+        deciding.discard("citations")
+    if verifier.get("quotation_scored") is False:
+        deciding.discard("quotation")
+    raised = {i.get("what") for i in items if isinstance(i, Mapping) and i.get("kind") == "check"}
+    feeds = {c for check in raised if check in deciding for c in CHECK_SAFETY[str(check)]}
+    return tuple(c for c in ROUND3_SAFETY_CHECKS if c in feeds)
+
+
+def row_safety(
+    verifier: Mapping[str, object] | None,
+    judge: Mapping[str, str] | None,
+    source: SafetySource | None = DEFAULT_SAFETY_SOURCE,
+    *,
+    round3: bool,
+) -> KnownSafety:
+    """What a row's own records say of its safety when it has no composite (:func:`known_safety`): the
+    one rule the composite applies when it cannot be computed and the report applies to a row whose
+    composite wrote no safety verdict (it crashed, timed out, or predates the rule).
+
+    Args:
+        verifier: the verifier's record (``metadata.verifier``: its ``hard_failures``, objects with
+            ``check`` and ``safety_check``, and the checks that raised, :func:`verifier_unknown`); None
+            when the verifier did not run.
+        judge: the judge's Yes / Partial / No per criterion; None when it gave no verdicts.
+        source: the ``safety_source`` (Round 3 only).
+        round3: Round 3 decides its three checks by ``source``; Rounds 1–2b fail a row on any hard
+            failure (named by its safety check, else its check), and their judge answers no check.
+    """
+    found = (verifier or {}).get("hard_failures")
+    failures = [h for h in found if isinstance(h, Mapping)] if isinstance(found, list) else []
+    if round3:
+        named = {h.get("safety_check") for h in failures}
+        verifier_no = None if verifier is None else [c for c in ROUND3_SAFETY_CHECKS if c in named]
+        return known_safety(verifier_no, judge, source, verifier_unknown=verifier_unknown(verifier))
+    failed = list(dict.fromkeys(str(h.get("safety_check") or h.get("check")) for h in failures))
+    return known_safety(failed, None, "verifier", checks=failed)
 
 
 def _missing(what: str) -> Composite:

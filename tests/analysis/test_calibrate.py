@@ -789,9 +789,11 @@ def test_sample_leaves_out_rows_without_verdicts(tmp_path: Path, capsys: pytest.
         == 0
     )
     # round(0.2 × 21) = 4 rows (19 %); quotas 4·7/21 = 1.33 each: 1 + 1 + 1 and the last to C0.
+    # hr-il-voucher-01 C0's judge errored over a hallucinated URL: a scored failure (unsafe, issue 38),
+    # with no judge verdict to grade.
     assert capsys.readouterr().out.splitlines()[:2] == [
         "drew 4 of 21 rows (19.0 %; asked 20 %) from 3 strata: 108 lines",
-        "not drawn, counted apart: 3 unscored rows, 0 rows without a judge verdict",
+        "not drawn, counted apart: 2 unscored rows, 1 rows without a judge verdict",
     ]
 
 

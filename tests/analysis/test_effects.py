@@ -150,7 +150,12 @@ def test_real_round3_with_errors_and_unscored_rows(capsys: pytest.CaptureFixture
     """A real configs/round3.yaml run (pinned promptfoo) with a provider error, a judge ERROR and an unscorable reply."""
     path = FIXTURES / "round3_errors.json"
     rows = load_rows(path)
-    assert sum(r.unscored for r in rows) == 3
+    # hr-il-voucher-01 C0 (no judge reply, a hallucinated URL) is a scored failure as unsafe (issue 38),
+    # with no composite: 2 rows unscored.
+    assert sum(r.unscored for r in rows) == 2
+    assert [(r.query_id, r.passed, r.composite) for r in rows if r.judge_missing and not r.unscored] == [
+        ("hr-il-voucher-01", False, None)
+    ]
     assert main(["report", str(path), "--effects", "--json"]) == 0
     entries = json.loads(capsys.readouterr().out)
     composite = {(e["from"], e["to"]): e for e in entries if e["metric"] == "composite"}
