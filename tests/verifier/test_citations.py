@@ -78,7 +78,7 @@ class TestGoldenCitations:
         rows = yaml.safe_load(GOLDEN.read_text(encoding="utf-8"))
         assert len(rows) >= 40
         assert any(r["expected"] == [] for r in rows)
-        assert {e["kind"] for r in rows for e in r["expected"]} == {"statute", "regulation", "case"}
+        assert {e["kind"] for r in rows for e in r["expected"]} == {"statute", "regulation", "rule", "case"}
 
 
 def _one(text: str) -> CitationMention:
