@@ -21,11 +21,12 @@ code: an entry that does not match its key or shape is rebuilt, never trusted.
 
 **Sentences.** The libraries read whole sentences (:func:`units`), so a citation's reading never depends
 on text outside its sentence. A sentence ends at ``.``/``!``/``?`` and white space, at a blank line or a
-list item, except after an abbreviation: the splitter's own list, a single letter, or any abbreviation
-a reporter, law or code name of the libraries uses (``Prop.``, ``Supp.``, ``Civ.``) — decided from the
-two words beside the full stop, so a sentence's ends are the same alone and among others. A sentence is
-read whole up to :data:`MAX_UNIT` characters; a longer one (degenerate input) is read in pieces of that
-size, cut at white space.
+list item, except after an abbreviation (the splitter's own list, a single letter, or any abbreviation a
+reporter, law or code name of the libraries uses: ``Prop.``, ``Supp.``, ``Civ.``) or before what
+continues a citation and never starts a sentence (a number, ``(``, ``§``, ``&``, a lower-case word):
+decided from the two words beside the full stop, so a sentence's ends are the same alone and among
+others. A sentence is read whole up to :data:`MAX_UNIT` characters; a longer one (degenerate input) is
+read in pieces of that size, cut after a list's separator or at white space.
 """
 
 from __future__ import annotations
@@ -423,6 +424,9 @@ _BREAK = re.compile(
     r"(?<![.!?])[.!?]++[\"'”’)\]]*+\s+|\n[ \t]*+\n\s*|\n[ \t]*+(?=(?:[-*+]|\d{1,3}[.)])\s|#|>|\|)"
 )
 _BEFORE = re.compile(r"[\w.'&]+$")
+# What continues a citation and never starts a sentence: a number ("123 Pac. (2d). 456"), a parenthesis,
+# a section sign, an ampersand, a lower-case word ("Tit. 1 of the …").
+_CONTINUES = re.compile(r"[\d(§&a-z]")
 
 
 def units(
@@ -449,6 +453,7 @@ def units(
             if text[m.start()] == "." and (
                 _ends_with_abbreviation(text, max(starts[-1], m.start() - 40), m.start())
                 or _legal_abbreviation(text, m.start(), abbreviations)
+                or (m.end() < len(text) and _CONTINUES.match(text, m.end()) is not None)
             ):
                 continue
             if m.end() < hi:

@@ -1,19 +1,28 @@
 """Legal citations in an answer: found with citeurl and eyecite, each given one offline status.
 
-**Finding them.** Statutes and regulations are read with citeurl's templates (citeurl 12.0.4: every
-state's code, the U.S. Code, the C.F.R., the Federal Register), with the six states' short forms added
-as data in ``citation_templates.yaml`` (``MCL 554.601``, ``ORS 90.427``, ``R.C. 5321.04``, ILCS
-sections with dashes). Cases are read with eyecite (reporter citations such as ``50 Ill. 2d 351``).
-Neither library's own driver is used on the whole answer: citeurl's ``Citator.list_cites`` re-searches
-every template from each match (quadratic on hostile text: 26 s for 40 kB of ``42 U.S.C. § 3604``) and
-chains ``Id.`` across codes, and eyecite takes about 0.1 s per call. So one linear pre-scan finds the
-places a citation can be (a section sign, a code's name, a reporter-shaped "volume name page"), and the
-libraries read only windows around them. At most :data:`MAX_CITATIONS` citations are read per text; the
-rest are counted (``capped``), never guessed.
+**Finding them.** Statutes, regulations and court rules are read with citeurl's templates (citeurl
+12.0.4: every state's code and constitution, the U.S. Code, the C.F.R., the Federal Register, the federal
+rules), with additions as data in ``citation_templates.yaml`` (the six states' short forms ``MCL 554.601``,
+``ORS 90.427``, ``R.C. 5321.04``, ILCS sections with dashes; reversed forms "Section 92.056 of the Texas
+Property Code"; the six states' court rules, kind ``rule``; West Virginia's constitution, which citeurl's
+file names "Washington Constitution" a second time: the loader keeps the first of two equal keys).
+Cases, and the laws and journals eyecite knows, are read with eyecite (every reporter of reporters-db,
+public-domain forms ``2011 IL 111127``, Westlaw and Lexis numbers, slip cites ``576 U.S. ___``); a law a
+template already read keeps the template's reading. Neither library's own driver runs on the whole answer
+(citeurl's ``Citator.list_cites`` is quadratic on hostile text: 26 s for 40 kB of ``42 U.S.C. § 3604``):
+a pre-scan derived from the libraries' own data (:mod:`.citation_scan`: each template's literal factors,
+eyecite's prefilter strings) finds the sentences a citation can be in, and the libraries read each such
+sentence whole, so a citation's reading never depends on text outside its sentence. The pre-scan never
+misses what the libraries find: tests/verifier/test_citation_superset.py checks it on a corpus generated
+from their data. Ranges (``§§ 3601-3619``, ``§§ 3601–3619``, ``§§ 92.051 to 92.0563``) are their two ends,
+the code's section grammar deciding what a dash is (``735 ILCS 5/9-209`` is one section). A template is
+checked when built (a failing one is not used, with its reason); an exception while reading a place lists
+that place with its ``error`` (UNCHECKED), never raises. At most :data:`MAX_CITATIONS` citations are read
+per text; the rest are counted (``capped``), never guessed.
 
 **Short cites** (written here: neither library states a rule that can be checked):
 
-* ``Id.`` (``Id. § 24.006``, ``Id. at (b)``) continues the citation just before it, but only when that
+* ``Id.`` (``Ibid.``, ``Id. § 24.006``, ``Id. at (b)``) continues the citation just before it, but only when that
   citation stood alone in its sentence.
 * A bare ``§ 24.006`` (``Sec. 554.602``, ``section 90.427``) continues a code only when every earlier full
   citation is of that one code, or exactly one earlier code has a section in the same chapter (``24`` of
@@ -299,6 +308,7 @@ _MEMBER = re.compile(
     r" ?(?:§§? ?)?(?P<section>\d[\w.\-‑–]*\w|\d)(?![\w/])"
 )
 _DASHES = re.compile(r"[-‑–—]")
+_PLURAL = re.compile(r"§§|&sect;&sect;|\b[Ss]ections\b|\b[Ss]ecs\.")  # several sections: a list or range
 
 
 def _members(
@@ -315,7 +325,7 @@ def _members(
     the range's second end (a hyphen only after a ``§§``).
     """
     out = [first]
-    plural = "§§" in first.raw or "&sect;&sect;" in first.raw
+    plural = _PLURAL.search(first.raw) is not None
     ends = (
         _range_ends(token) if plural and token and first.section and first.section.endswith(token) else None
     )
