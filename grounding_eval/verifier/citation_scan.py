@@ -37,15 +37,16 @@ import json
 import os
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import count, islice, pairwise
 from pathlib import Path
 from typing import Any
 
 __all__ = ["MAX_UNIT", "LibraryData", "Scan", "Scanner", "factors", "library_data", "needs_digit", "units"]
 
-MAX_UNIT = 2000
+MAX_UNIT = 1000
 """Most characters of one sentence read at once; a longer sentence is read in pieces."""
 
 _FORMAT = 1
@@ -317,7 +318,8 @@ _NEAR = 10  # characters (white space removed) within which an eyecite citation'
 _AFTER = 80  # characters after a factor of an extractor without strings ("Cal. … Code § 1") to its number
 _NUMBER = re.compile(r"[\d_]")
 _WORD = re.compile(r"\S+")
-_SHORT_FLAG, _CASE_FLAG = 1, 2
+_CASE_FLAG = 2
+_COUNTED = 8  # past the places read, the strings found are counted up to this many times as many
 
 
 @dataclass(frozen=True)
@@ -329,6 +331,8 @@ class Scan:
     statutes: list[tuple[int, tuple[str, ...]]]
     cases: list[tuple[int, tuple[int, ...]]]  # (start, indexes into LibraryData.extractors)
     short: bool
+    stop: int | None = None  # past ``limit`` places: where the places kept end (reading stops there)
+    past: int = 0  # the library strings found after ``stop`` (counted up to 8 × ``limit``), not read
 
     @property
     def places(self) -> list[int]:
@@ -346,9 +350,6 @@ class Scanner:
         for name, strings in data.templates.items():
             for string in strings:
                 entries.setdefault(string, (set(), 0, set()))[0].add(name)
-        for string in _SHORT_TRIGGERS:
-            names, flag, indexes = entries.get(string, (set(), 0, set()))
-            entries[string] = (names, flag | _SHORT_FLAG, indexes)
         # eyecite's extractors without strings: their factors, or every number when one has none.
         self.every_number: tuple[int, ...] = ()
         for index, found in data.unfiltered:
@@ -369,35 +370,55 @@ class Scanner:
         self.abbreviations = frozenset(data.abbreviations)
         self.digitless = frozenset(data.digitless)
 
-    def scan(self, text: str) -> Scan:
-        """One pass over ``text`` and one over it without white space (linear in the text)."""
+    def scan(self, text: str, limit: int) -> Scan:
+        """One pass over ``text`` and one over it without white space (linear in the text); past
+        ``limit`` strings found in a pass, the rest are only counted (``past``) and ``stop`` is where the
+        places kept end."""
         statutes: list[tuple[int, tuple[str, ...]]] = []
         cases: list[tuple[int, tuple[int, ...]]] = []
-        short = False
-        for end, (length, names, flag, indexes) in self.text_automaton.iter(text):
+        short = any(signal in text for signal in _SHORT_TRIGGERS)
+        stops: list[int] = []
+        found = self.text_automaton.iter(text)
+        for end, (length, names, flag, indexes) in islice(found, limit):
             start = end - length + 1
             if names:
                 statutes.append((start, names))
-            short |= bool(flag & _SHORT_FLAG)
             if flag & _CASE_FLAG and _NUMBER.search(text, max(0, start - _NEAR), end + 1 + _AFTER):
                 cases.append((start, indexes))
+        for end, (length, _, _, _) in islice(found, 1):
+            stops.append(end - length + 1)
+        past = _count(islice(found, _COUNTED * limit)) + len(stops)
         if self.every_number:
-            cases += [(m.start(), self.every_number) for m in re.finditer(r"\d+", text)]
+            cases += [(m.start(), self.every_number) for m in islice(re.finditer(r"\d+", text), limit)]
         stripped = "".join(text.split())
         hits = []
-        for end, (length, indexes) in self.case_automaton.iter(stripped):
+        in_stripped = self.case_automaton.iter(stripped)
+        for end, (length, indexes) in islice(in_stripped, limit):
             start = end - length + 1
             if _NUMBER.search(stripped, max(0, start - _NEAR), end + 1 + _NEAR):
                 hits.append((start, indexes))
+        for end, (length, _) in islice(in_stripped, 1):
+            hits.append((end - length + 1, (-1,)))  # (where the places kept end, in the text)
+        past += _count(islice(in_stripped, _COUNTED * limit))
         if hits:
             cases += _unstripped(text, hits)
-        statutes.sort(key=lambda s: s[0])
-        cases.sort(key=lambda s: s[0])
-        return Scan(statutes, cases, short)
+            if cases and cases[-1][1] == (-1,):
+                stops.append(cases.pop()[0])
+                past += 1
+        stop = min(stops) if stops else None
+        statutes = sorted((s for s in statutes if stop is None or s[0] < stop), key=lambda s: s[0])
+        cases = sorted((c for c in cases if stop is None or c[0] < stop), key=lambda c: c[0])
+        return Scan(statutes, cases, short, stop, past)
 
     def kinds(self, indexes: Iterable[int]) -> set[str]:
         """The kinds (case, law, journal) of the eyecite extractors ``indexes``."""
         return {self.data.extractors[i][0] for i in indexes}
+
+
+def _count(items: Iterator[Any]) -> int:
+    """How many items are left (counted in C: a deque of the last (index, item) pair)."""
+    last = deque(zip(count(1), items), maxlen=1)
+    return last[0][0] if last else 0
 
 
 def _unstripped(text: str, hits: list[tuple[int, tuple[int, ...]]]) -> list[tuple[int, tuple[int, ...]]]:

@@ -52,6 +52,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,7 @@ _SHORT = re.compile(
     r"|[Ss]ec(?:tions?|t?s?) ?(?P<sec3>\d+[.-][\w.-]*\w))"  # spelled out: "Section 8" is not
 )
 _PIN = re.compile(r" ?(\((?:[A-Za-z]{1,5}|\d{1,3})\))+")
+_SHORT_AT = re.compile(r"(?=[IiSs§&])" + _SHORT.pattern)  # (the same matches, tried where one can start)
 
 
 def find_citations(text: str) -> CitationsFound:
@@ -161,8 +163,9 @@ def find_citations(text: str) -> CitationsFound:
     each sentence holding a place found, in order, and no further once :data:`MAX_CITATIONS` citations
     (full and short) or :data:`MAX_PLACES` places lie before the next sentence; short cites are resolved
     with one sentence split of the part read and a bisection each. Past the cap, ``capped`` counts the
-    pre-scan places (a code's factor, a reporter string, an ``Id.``) after the last citation kept:
-    places, not citations, never read.
+    pre-scan places (a code's factor, a reporter string, a short cite's signal) after the last citation
+    kept: places, not citations, never read (past :data:`MAX_PLACES` × 4 places found, those further on
+    are counted up to eight times as many again).
     """
     try:
         return _find(text)
@@ -177,18 +180,24 @@ def _find(text: str) -> CitationsFound:
         # patterns see each break as a space (same length, so every position holds); sentences and
         # each citation's raw text come from the text as written.
         text = text.replace("\n", " ").replace("\r", " ").replace("\t", " ")
-    scan = _scanner().scan(text)
+    scan = _scanner().scan(text, 4 * MAX_PLACES)
     if scan.statutes or scan.cases:
         scan = _outside_urls(text, scan)
     places = scan.places
-    short_starts = [m.start() for m in _SHORT.finditer(text)] if scan.short else []
+    # The short cites' places, as far as they can matter to the cap (the pattern tried only where one of
+    # its alternatives can start: 1 MB of "Id. " is 0.3 s, not 1.5 s).
+    short_starts = (
+        [m.start() for m in islice(_SHORT_AT.finditer(text), 4 * MAX_CITATIONS)] if scan.short else []
+    )
     if not places and not short_starts:
         return CitationsFound(())
     full, stop = _full_citations(text, original, scan, places, short_starts)
+    if stop is None:
+        stop = scan.stop
     shorts: list[re.Match[str]] = []
     room = MAX_CITATIONS
     starts = [m.start for m in full]
-    for match in _SHORT.finditer(text, 0, len(text) if stop is None else stop) if scan.short else ():
+    for match in _SHORT_AT.finditer(text, 0, len(text) if stop is None else stop) if scan.short else ():
         k = bisect_right(starts, match.start()) - 1
         if k >= 0 and match.start() < full[k].end:
             continue  # inside a full citation
@@ -200,7 +209,8 @@ def _find(text: str) -> CitationsFound:
     capped = 0
     if len(kept) == MAX_CITATIONS or stop is not None:
         last = found[-1].end if len(kept) == MAX_CITATIONS else stop or 0
-        capped = sum(len(s) - bisect_left(s, last) for s in (places, short_starts))
+        capped = len(places) - bisect_left(places, last) + (scan.past if scan.stop is not None else 0)
+        capped += sum(text.count(signal, last) for signal in ("§", "&sect;", "Id.", "id.", "Sec", "sec"))
     if original is not text:
         found = [
             m if m.raw == original[m.start : m.end] else replace(m, raw=original[m.start : m.end])
@@ -634,7 +644,7 @@ class _Library:
     def exact(self, text: str) -> list[tuple[re.Match[str], Any]]:
         """Every template reading the whole of ``text`` as one citation, with its match."""
         out = []
-        names = {n for _, selected in _scanner().scan(text).statutes for n in selected}
+        names = {n for _, selected in _scanner().scan(text, 4 * MAX_PLACES).statutes for n in selected}
         for name in sorted(names):
             template = self.template(name)
             for regex in template.regexes if template is not None else ():

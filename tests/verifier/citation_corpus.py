@@ -176,8 +176,8 @@ def citeurl_finds(text: str) -> list[Found]:
 
 def _section(normalized: str) -> str:
     """The last number of a law's normal form (its section), dashes as hyphens."""
-    numbers = re.findall(r"\d[\w.\-‑–:]*\w|\d", normalized)
-    return re.sub(r"[‑–—]", "-", numbers[-1] if numbers else normalized)
+    numbers = re.findall(r"\d[\w.,\-‑–:]*\w|\d", normalized)
+    return re.sub(r"[‑–—]", "-", numbers[-1] if numbers else normalized).replace(",", "")
 
 
 def missing(text: str, mentions: Any, found: list[Found]) -> list[Found]:
