@@ -36,11 +36,11 @@ import importlib
 import json
 import os
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import count, islice, pairwise
+from itertools import accumulate, count, islice, pairwise
 from pathlib import Path
 from typing import Any
 
@@ -74,8 +74,14 @@ def factors(pattern: str, flags: int = 0) -> frozenset[str] | None:
 _Info = tuple[set[str] | None, set[str] | None]  # (every string the part matches, or None; its factors)
 
 
-def _score(strings: set[str]) -> tuple[int, int]:
-    return (min(map(len, strings)) if strings else 0, -len(strings))
+def _score(strings: set[str]) -> tuple[bool, int, int]:
+    """Distinctive first (each string holds a capital, a digit or a sign: " of " is in every answer), then
+    the shortest string's length, then fewer strings."""
+    distinctive = bool(strings) and all(_DISTINCT.search(s) for s in strings)
+    return (distinctive, min(map(len, strings)) if strings else 0, -len(strings))
+
+
+_DISTINCT = re.compile(r"[A-Z0-9§&]")
 
 
 def _better(a: set[str] | None, b: set[str] | None) -> set[str] | None:
@@ -313,7 +319,8 @@ def _write(entry: Path, stored: dict[str, Any]) -> None:
 
 # -- the scan ------------------------------------------------------------------------------------------
 
-_SHORT_TRIGGERS = ("§", "&sect;", "Id.", "id.", "Ibid.", "ibid.", "Sec", "sec")
+_SHORT_TRIGGERS = ("§", "&sect;", "Id.", "id.")  # (Ibid. holds id.)
+_SEC = re.compile(r"(?<!\w)[Ss]ec(?:tions?|t?s?)(?:\.| ?\d)")  # "Sec. 3", "section 90.360" (not "security")
 _NEAR = 10  # characters (white space removed) within which an eyecite citation's number lies
 _AFTER = 80  # characters after a factor of an extractor without strings ("Cal. … Code § 1") to its number
 _NUMBER = re.compile(r"[\d_]")
@@ -376,7 +383,7 @@ class Scanner:
         places kept end."""
         statutes: list[tuple[int, tuple[str, ...]]] = []
         cases: list[tuple[int, tuple[int, ...]]] = []
-        short = any(signal in text for signal in _SHORT_TRIGGERS)
+        short = any(signal in text for signal in _SHORT_TRIGGERS) or _has_section_word(text)
         stops: list[int] = []
         found = self.text_automaton.iter(text)
         for end, (length, names, flag, indexes) in islice(found, limit):
@@ -396,9 +403,9 @@ class Scanner:
         for end, (length, indexes) in islice(in_stripped, limit):
             start = end - length + 1
             if _NUMBER.search(stripped, max(0, start - _NEAR), end + 1 + _NEAR):
-                hits.append((start, indexes))
+                hits.append((start, end, indexes))
         for end, (length, _) in islice(in_stripped, 1):
-            hits.append((end - length + 1, (-1,)))  # (where the places kept end, in the text)
+            hits.append((end - length + 1, end, (-1,)))  # (where the places kept end, in the text)
         past += _count(islice(in_stripped, _COUNTED * limit))
         if hits:
             cases += _unstripped(text, hits)
@@ -415,25 +422,54 @@ class Scanner:
         return {self.data.extractors[i][0] for i in indexes}
 
 
+def _has_section_word(text: str) -> bool:
+    """Whether "Sec. 3", "section 90.360" or the like occurs (each "Sec"/"sec" found with str.find, then
+    matched: a pass of the pattern itself costs as much as the rest of the scan)."""
+    for literal in ("Sec", "sec"):
+        at = text.find(literal)
+        while at >= 0:
+            if _SEC.match(text, at):
+                return True
+            at = text.find(literal, at + 3)
+    return False
+
+
 def _count(items: Iterator[Any]) -> int:
     """How many items are left (counted in C: a deque of the last (index, item) pair)."""
     last = deque(zip(count(1), items), maxlen=1)
     return last[0][0] if last else 0
 
 
-def _unstripped(text: str, hits: list[tuple[int, tuple[int, ...]]]) -> list[tuple[int, tuple[int, ...]]]:
-    """Each hit's position in ``text`` (hits give positions in ``text`` without white space)."""
-    hits.sort(key=lambda h: h[0])
-    out: list[tuple[int, tuple[int, ...]]] = []
-    k = i = 0  # k: characters of text without white space before the word
-    for word in _WORD.finditer(text):
-        size = word.end() - word.start()
-        while i < len(hits) and hits[i][0] < k + size:
-            out.append((word.start() + hits[i][0] - k, hits[i][1]))
-            i += 1
-        if i == len(hits):
-            break
-        k += size
+def _unstripped(text: str, hits: list[tuple[int, int, tuple[int, ...]]]) -> list[tuple[int, tuple[int, ...]]]:
+    """Each hit's position in ``text`` (hits give start and end in ``text`` without white space), kept
+    where it stands as a word of its own in ``text``, as eyecite's extractors require (their regexes are
+    wrapped in non-alphanumeric boundaries): "Mich" in "Michigan" is no reporter."""
+    where: dict[tuple[str, int], int] = {}
+    if text.isprintable():  # (only " " is white space: the part holding a character is its spaces before)
+        lengths = list(accumulate(map(len, text.split(" "))))
+        for n, (start, end, _) in enumerate(hits):
+            where[("start", n)] = start + bisect_right(lengths, start)
+            where[("end", n)] = end + bisect_right(lengths, end)
+    ends = sorted((end, n) for n, (_, end, _) in enumerate(hits))
+    starts = sorted((start, n) for n, (start, _, _) in enumerate(hits))
+    for name, order in (("start", starts), ("end", ends)) if not where else ():
+        k = i = 0  # k: characters of text without white space before the word
+        for word in _WORD.finditer(text):
+            size = word.end() - word.start()
+            while i < len(order) and order[i][0] < k + size:
+                where[(name, order[i][1])] = word.start() + order[i][0] - k
+                i += 1
+            if i == len(order):
+                break
+            k += size
+    out = []
+    for n, (_, _, indexes) in enumerate(hits):
+        start, end = where[("start", n)], where[("end", n)]
+        if indexes == (-1,) or (
+            (start == 0 or not text[start - 1].isalnum())
+            and (end + 1 >= len(text) or not text[end + 1].isalpha() or text[end] == ".")
+        ):
+            out.append((start, indexes))
     return out
 
 

@@ -231,21 +231,34 @@ _URLISH = re.compile(r"(?<![\w.])(?:[Hh][Tt][Tt][Pp][Ss]?://|www\.)[^\s<>()\[\]\
 
 
 def _outside_urls(text: str, scan: Scan) -> Scan:
-    """``scan`` without the places inside a URL (one scan of the text, a bisection each)."""
+    """``scan`` without the places inside a URL (each place's run of URL characters looked at: no pass
+    over the whole text)."""
     if "://" not in text and "www." not in text:
         return scan
-    spans = [m.span() for m in _URLISH.finditer(text)]
-    if not spans:
-        return scan
-    los = [lo for lo, _ in spans]
-
-    def outside(at: int) -> bool:
-        k = bisect_right(los, at) - 1
-        return k < 0 or at >= spans[k][1]
-
     return Scan(
-        [s for s in scan.statutes if outside(s[0])], [c for c in scan.cases if outside(c[0])], scan.short
-    )
+        [s for s in scan.statutes if not _in_url(text, s[0])],
+        [c for c in scan.cases if not _in_url(text, c[0])],
+        scan.short, scan.stop, scan.past,
+    )  # fmt: skip
+
+
+_URL_STOPS = re.compile(r"[\s<>()\[\]\"'`]")
+
+
+def _in_url(text: str, at: int) -> bool:
+    """Whether ``at`` lies in a URL (``_URLISH``) of ``text``: the run of URL characters around it starts
+    one."""
+    start = at
+    while start > 0 and not _URL_STOPS.match(text, start - 1):
+        start -= 1
+        if at - start > 2000:  # (a run that long is no URL a reader follows; read it as text)
+            return False
+    while start < at:
+        url = _URLISH.match(text, start)
+        if url is not None:
+            return url.end() > at
+        start += 1
+    return False
 
 
 def _full_citations(
