@@ -66,12 +66,13 @@ def factors(pattern: str, flags: int = 0) -> frozenset[str] | None:
     tree = parser.parse(pattern, flags)
     if tree.state.flags & re.IGNORECASE:
         return None
-    exact, best = _sequence(list(tree))
+    exact, best, _ = _sequence(list(tree))
     best = _better(exact, best)
     return frozenset(best) if best and "" not in best else None
 
 
-_Info = tuple[set[str] | None, set[str] | None]  # (every string the part matches, or None; its factors)
+# (every string the part matches, or None; its factors; the strings every match of it starts with, or None)
+_Info = tuple[set[str] | None, set[str] | None, set[str] | None]
 
 
 def _score(strings: set[str]) -> tuple[bool, int, int]:
@@ -95,27 +96,37 @@ def _product(a: set[str], b: set[str]) -> set[str] | None:
 
 
 def _sequence(items: list[Any]) -> _Info:
+    """A sequence's strings, factors and prefixes. A run of parts with small languages is a factor set,
+    and so is a run followed by the prefixes of the part that ends it (Python's parser factors common
+    prefixes out of alternatives: ``Haw…|HI`` is ``H(?:aw…|I)``)."""
     exact: set[str] | None = {""}
     run: set[str] = {""}  # the strings of the latest run of parts with a small language
+    prefix: set[str] | None = {""}  # the sequence's prefixes so far (None: no longer growing)
+    growing = True
     best: set[str] | None = None
     for op, av in items:
-        part, part_best = _node(op, av)
+        part, part_best, part_prefix = _node(op, av)
         best = _better(best, part_best)
         exact = _product(exact, part) if exact is not None and part is not None else None
+        if growing and prefix is not None:
+            extended = _product(prefix, part if part is not None else part_prefix or {""})
+            growing = part is not None and extended is not None
+            prefix = extended if extended is not None and (part is not None or part_prefix) else prefix
         joined = _product(run, part) if part is not None else None
         if joined is None:
-            best = _better(best, run)
+            ahead = _product(run, part_prefix) if part is None and part_prefix else None
+            best = _better(_better(best, run), ahead)
             run = set(part) if part is not None else {""}
         else:
             run = joined
-    return exact, _better(best, run)
+    return exact, _better(best, run), exact if exact is not None else prefix
 
 
 def _node(op: Any, av: Any) -> _Info:
     c: Any = importlib.import_module("re._constants")
 
     if op is c.LITERAL:
-        return {chr(av)}, None
+        return {chr(av)}, None, {chr(av)}
     if op is c.IN:
         chars: set[str] = set()
         for kind, value in av:
@@ -124,36 +135,41 @@ def _node(op: Any, av: Any) -> _Info:
             elif kind is c.RANGE and value[1] - value[0] < 8:
                 chars |= {chr(n) for n in range(value[0], value[1] + 1)}
             else:
-                return None, None
-        return (chars, None) if len(chars) <= 8 else (None, None)
+                return None, None, None
+        return (chars, None, chars) if len(chars) <= 8 else (None, None, None)
     if op is c.SUBPATTERN:
         _, add_flags, _, inner = av
-        return (None, None) if add_flags & re.IGNORECASE else _sequence(list(inner))
+        return (None, None, None) if add_flags & re.IGNORECASE else _sequence(list(inner))
     if op is c.ATOMIC_GROUP:
         return _sequence(list(av))
     if op is c.BRANCH:
         alternatives = [_sequence(list(p)) for p in av[1]]
         exact: set[str] | None = set()
         best: set[str] | None = set()
-        for alt_exact, alt_best in alternatives:
+        prefix: set[str] | None = set()
+        for alt_exact, alt_best, alt_prefix in alternatives:
             exact = exact | alt_exact if exact is not None and alt_exact is not None else None
             pick = _better(alt_exact, alt_best)
             best = best | pick if best is not None and pick is not None else None
-        return (exact if exact is not None and len(exact) <= _CAP else None), best
+            prefix = prefix | alt_prefix if prefix is not None and alt_prefix is not None else None
+        if prefix is not None and len(prefix) > _CAP:
+            prefix = None
+        return (exact if exact is not None and len(exact) <= _CAP else None), best, prefix
     if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
         low, high, inner = av
-        sub_exact, sub_best = _sequence(list(inner))
+        sub_exact, sub_best, sub_prefix = _sequence(list(inner))
         if low == 0:
-            return ({""} | sub_exact if high == 1 and sub_exact is not None else None), None
+            optional = {""} | sub_exact if high == 1 and sub_exact is not None else None
+            return optional, None, optional
         if low == high and sub_exact is not None and len(sub_exact) ** low <= _CAP:
             out: set[str] | None = {""}
             for _ in range(low):
                 out = _product(out, sub_exact) if out is not None else None
-            return out, _better(sub_exact, sub_best)
-        return None, _better(sub_exact, sub_best)
+            return out, _better(sub_exact, sub_best), out if out is not None else sub_exact
+        return None, _better(sub_exact, sub_best), sub_prefix
     if op in (c.AT, c.ASSERT, c.ASSERT_NOT):
-        return {""}, None
-    return None, None
+        return {""}, None, {""}
+    return None, None, None
 
 
 def needs_digit(pattern: str, flags: int = 0) -> bool:
