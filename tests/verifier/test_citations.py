@@ -130,6 +130,16 @@ class TestStatuses:
         text = "Tex. Prop. Code § 24.005 does not apply; 42 U.S.C. § 3604 and 735 ILCS 5/9-209 do."
         assert _statuses(text, "IL", None, []) == [S.WRONG_JURISDICTION, S.UNCHECKED, S.UNCHECKED]
 
+    def test_state_name_before_a_code_hides_nothing(self, tmp_path: Path) -> None:
+        """ "Texas … Tex. Prop. Code § N": the citation is read (Texas law for an Ohio user; an invented
+        section under a Texas cover for a Texas user), not left as an ambiguous bare section."""
+        text = "Texas tenants have rights under Tex. Prop. Code § 92.0561."
+        assert _statuses(text, "OH", None, []) == [S.WRONG_JURISDICTION]
+        index = _index(
+            tmp_path, {"covers": ["Tex. Prop. Code"], "citations": ["Tex. Prop. Code § 92.056"]}
+        )
+        assert _statuses("Texas law: Tex. Prop. Code § 92.0559", "TX", index, []) == [S.UNKNOWN]
+
     def test_wrong_jurisdiction_before_in_sources(self) -> None:
         """Another state's law stays a leak even when the sources cite it."""
         text = "Tex. Prop. Code § 24.005 applies."
