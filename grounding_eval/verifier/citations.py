@@ -312,10 +312,16 @@ def _statutes(library: _Library, text: str, lo: int, hi: int, names: set[str]) -
         if template is None:
             continue
         for regex in template.regexes:
-            for match in regex.finditer(sentence):
+            at = 0
+            while (match := regex.search(sentence, at)) is not None:
+                at = max(match.end(), match.start() + 1)
                 try:
                     mention = library.mention(match, template)
                     if mention is None:
+                        # Rejected by a token's edits: the search resumes inside the match, not after
+                        # it ("Texas law: Tex. Prop. Code § 92.0559": Texas's pattern first reads "law:
+                        # Tex. Prop." as the code's name; the citation starts inside that match).
+                        at = match.start() + 1
                         continue
                     pin = _PIN.match(sentence, mention.end)
                     if pin:
