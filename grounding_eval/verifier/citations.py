@@ -103,7 +103,7 @@ class CitationMention:
     raw: str
     start: int
     end: int
-    kind: str  # statute | regulation | case
+    kind: str  # statute | regulation | rule | case | journal
     jurisdiction: str | None  # two-letter state, or US
     normalized: str | None
     key: tuple[str, ...] | None
