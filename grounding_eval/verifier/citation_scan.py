@@ -49,7 +49,7 @@ __all__ = ["MAX_UNIT", "LibraryData", "Scan", "Scanner", "factors", "library_dat
 MAX_UNIT = 1000
 """Most characters of one sentence read at once; a longer sentence is read in pieces."""
 
-_FORMAT = 1
+_FORMAT = 2
 _CAP = 64  # most strings a factor set holds
 
 
@@ -220,7 +220,7 @@ class LibraryData:
     digitless: list[str]  # the templates a match of which can hold no digit (constitutions' articles)
     rejected: dict[str, str]  # template -> why it is not loaded
     case_strings: dict[str, list[int]]  # string -> indexes into ``extractors``
-    extractors: list[tuple[str, str]]  # (kind: case | law | journal, regex)
+    extractors: list[tuple[str, str]]  # (kind: case | law | journal, eyecite's regex: its flags are none)
     unfiltered: list[list[Any]]  # [index into extractors, its factors or None] of those without strings
     abbreviations: list[str]
 
@@ -282,7 +282,7 @@ def _build_eyecite(
             extractors.append((kind, extractor.regex))
             unfiltered.append([len(extractors) - 1, sorted(found) if found else None])
             continue
-        extractors.append((kind, extractor.regex if kind == "law" else ""))
+        extractors.append((kind, extractor.regex))
         for string in extractor.strings:
             case_strings.setdefault(_strip_ws(string), []).append(len(extractors) - 1)
             words |= {w for w in re.split(r"\s+|(?<=\.)(?=\w)", string) if re.fullmatch(r"[A-Z][\w'&]*\.", w)}

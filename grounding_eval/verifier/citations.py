@@ -281,14 +281,12 @@ def _full_citations(
         names: set[str] = set()
         for _, selected in scan.statutes[bisect_left(statute_at, lo) : bisect_left(statute_at, hi)]:
             names.update(selected)
-        if names and not _DIGIT.search(text, lo, hi):
-            names &= scanner.digitless  # (a section number is a digit: only constitutions' articles lack one)
-        found = _statutes(_library(), text, lo, hi, names) if names else []
         cases = scan.cases[bisect_left(case_at, lo) : bisect_left(case_at, hi)]
-        if cases:
-            found += _cases(text, lo, hi, cases, found)
-        found.sort(key=lambda m: (m.start, -(m.end - m.start)))
-        for m in found:
+        indexes = frozenset(index for _, selected in cases for index in selected)
+        first_case = cases[0][0] - lo if cases else -1
+        read = _sentence(text[lo:hi], frozenset(names), indexes, first_case)
+        for m in read:
+            m = replace(m, start=m.start + lo, end=m.end + lo)
             within = bisect_left(short_starts, m.end) - bisect_left(short_starts, m.start)
             if kept and m.start < kept[-1].end:
                 if m.end - m.start > kept[-1].end - kept[-1].start:
@@ -300,6 +298,24 @@ def _full_citations(
 
 
 _DIGIT = re.compile(r"\d")
+
+
+@lru_cache(maxsize=1024)
+def _sentence(
+    sentence: str, names: frozenset[str], indexes: frozenset[int], first_case: int
+) -> tuple[CitationMention, ...]:
+    """The full citations of one sentence (positions in it), read with the templates ``names`` and,
+    where eyecite's extractors ``indexes`` (selected at ``first_case``) can match, eyecite; sorted by
+    start, longest first. Remembered: a function of the sentence and what the pre-scan found in it, so
+    a sentence repeated in another answer (the same advice in every condition) is read once, and a
+    citation's reading still depends on its sentence alone."""
+    if names and not _DIGIT.search(sentence):
+        names &= _scanner().digitless  # (a section number is a digit: only constitutions' articles lack one)
+    found = _statutes(_library(), sentence, 0, len(sentence), set(names)) if names else []
+    if indexes:
+        found += _cases(sentence, 0, len(sentence), [(first_case, tuple(sorted(indexes)))], found)
+    found.sort(key=lambda m: (m.start, -(m.end - m.start)))
+    return tuple(found)
 
 
 def _statutes(library: _Library, text: str, lo: int, hi: int, names: set[str]) -> list[CitationMention]:
@@ -550,7 +566,7 @@ class _Library:
                 self._federal |= set(data)
         self._ours: dict[str, Any] = yaml.load(_TEMPLATES.read_text(encoding="utf-8"), Loader=loader)
         self._built: dict[str, Any] = {}  # citeurl's, by name
-        self._built_ours: dict[str, Any] = {}
+        self._checked: dict[str, Any] = {}  # every template built and checked, by name
         self.rejected: dict[str, str] = {}  # a template that fails its checks: why, and it is not used
         self._state = {name: _template_state(name) for name in self.names()}
 
@@ -574,19 +590,20 @@ class _Library:
         when it cannot be built or fails its checks (the reason is in ``rejected``)."""
         if name in self.rejected:
             return None
+        checked = self._checked.get(name)
+        if checked is not None:
+            return checked
         try:
             if name not in self._ours:
-                return _checked(self._citeurl_template(name))
-            built = self._built_ours.get(name)
-            if built is None:
+                built = self._citeurl_template(name)
+            else:
                 from citeurl import Template
 
                 parent = self._ours[name].get("inherit")
                 inheritables = {parent: self._citeurl_template(parent)} if parent else {}
-                built = self._built_ours[name] = _checked(
-                    Template.from_dict(name, self._ours[name], inheritables=inheritables)
-                )
-            return built
+                built = Template.from_dict(name, self._ours[name], inheritables=inheritables)
+            checked = self._checked[name] = _checked(built)
+            return checked
         except Exception as error:  # a template that cannot be built or fails its checks is not used
             self.rejected[name] = f"{type(error).__name__}: {error}"[:200]
             return None
@@ -785,18 +802,21 @@ def _cases(
     text: str, lo: int, hi: int, places: list[tuple[int, tuple[int, ...]]], statutes: list[CitationMention]
 ) -> list[CitationMention]:
     """The case, law and journal citations eyecite reads in the sentence ``text[lo:hi]``; a law citation
-    a template already read is left to it (citeurl's reading has the pack's normalized form)."""
+    a template already read is left to it (citeurl's reading has the pack's normalized form).
+
+    eyecite runs only when one of the extractors the places select matches in the sentence (their own
+    regexes, from the cached data): a full citation is always one such match, so a sentence where none
+    matches ("34 U.S.C. § 12491": the ``U.S.`` reporter needs a page after it) is spared eyecite's
+    import and time, and a law match a template already read is not one.
+    """
     scanner = _scanner()
     sentence = text[lo:hi]
-    kinds: set[str] = set()
-    for _, indexes in places:
-        kinds |= scanner.kinds(indexes)
-    if kinds == {"law"} and _laws_read(scanner, sentence, lo, places, statutes):
-        return []  # (eyecite would read only laws a template read: its import and time are spared)
+    if not _eyecite_needed(scanner, sentence, lo, places, statutes):
+        return []
     try:
         from eyecite import get_citations
 
-        cites: list[Any] = get_citations(sentence)  # (eyecite's models carry no annotations)
+        cites: list[Any] = get_citations(sentence, tokenizer=_tokenizer())  # (no annotations in eyecite)
     except Exception as error:  # eyecite fails on this sentence: its places are listed, not read
         at = places[0][0]
         return [_unread(text, at, min(hi, at + 40), error)]
@@ -814,6 +834,55 @@ def _cases(
             continue
         out.append(mention)
     return out
+
+
+def _eyecite_needed(
+    scanner: Scanner,
+    sentence: str,
+    lo: int,
+    places: list[tuple[int, tuple[int, ...]]],
+    statutes: list[CitationMention],
+) -> bool:
+    """Whether an extractor selected by ``places`` matches in the sentence: a case or journal match, or
+    a law match no template's citation overlaps."""
+    selected = {index for _, indexes in places for index in indexes}
+    for index in sorted(selected):
+        kind, pattern = scanner.data.extractors[index]
+        for match in _compiled(pattern).finditer(sentence):
+            if kind != "law":
+                return True
+            start, end = match.span(1) if match.re.groups else match.span()
+            if not any(m.start < lo + end and lo + start < m.end for m in statutes):
+                return True
+    return False
+
+
+@cache
+def _tokenizer() -> Any:
+    """eyecite's own tokenizer, selecting the extractors to run exactly as its default one does (the
+    extractors whose strings occur in the text without white space, and those without strings), but
+    gathering them by identity: eyecite's set hashes each extractor through its ``repr``, half of a
+    sentence's reading time."""
+    from eyecite.tokenizers import Tokenizer, _strip_ws, default_tokenizer
+
+    class _Selecting(Tokenizer):
+        def get_extractors(self, text: str) -> list[Any]:
+            stripped = _strip_ws(text)
+            found: dict[int, Any] = {id(e): e for e in default_tokenizer.unfiltered_extractors}
+            groups = {
+                id(group): group
+                for automaton, haystack in (
+                    (default_tokenizer.case_sensitive_filter, stripped),
+                    (default_tokenizer.case_insensitive_filter, stripped.lower()),
+                )
+                for _, group in automaton.iter(haystack)
+            }
+            for group in groups.values():
+                for extractor in group:
+                    found[id(extractor)] = extractor
+            return list(found.values())
+
+    return _Selecting(extractors=[])
 
 
 def _eyecite_mention(found: Any, sentence: str) -> CitationMention | None:
@@ -844,25 +913,7 @@ def _eyecite_mention(found: Any, sentence: str) -> CitationMention | None:
     )
 
 
-def _laws_read(
-    scanner: Scanner,
-    sentence: str,
-    lo: int,
-    places: list[tuple[int, tuple[int, ...]]],
-    statutes: list[CitationMention],
-) -> bool:
-    """Whether every law citation eyecite's extractors selected by ``places`` find in the sentence
-    overlaps a citation a template read (the extractors' own regexes, from the cached data)."""
-    for _, indexes in places:
-        for index in indexes:
-            for match in _compiled(scanner.data.extractors[index][1]).finditer(sentence):
-                start, end = match.span(1)
-                if not any(m.start < lo + end and lo + start < m.end for m in statutes):
-                    return False
-    return True
-
-
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=2048)
 def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
