@@ -243,11 +243,13 @@ FAMILIES.update(
 
 # --- Citation families (issue 22): statutes, short cites and reporter-shaped text ----------------------
 # The citations check (grounding_eval/verifier/citations.py) pre-scans the answer for places a citation
-# can be and reads windows around them with citeurl's templates and eyecite; at most MAX_CITATIONS (200)
-# are read. These are the shapes that could make the pre-scan, the windows or the short-cite pass
-# super-linear: full citations, section signs, Id.s and code names back to back (one window the size of
-# the text), reporter-shaped "volume name page" runs, 10^5 short cites after two codes, and a long
-# answer whose only citation is at its end.
+# can be (citation_scan.py: the libraries' own strings and factors) and reads the sentences holding them
+# with citeurl's templates and eyecite; at most MAX_CITATIONS (200) are read. These are the shapes that
+# could make the pre-scan, the sentences or the short-cite pass super-linear: full citations, section
+# signs, Id.s and code names back to back (one sentence the size of the text), reporter-shaped "volume
+# name page" runs, 10^5 short cites after two codes, a long answer whose only citation is at its end, and
+# (issue 38) public-domain and Westlaw forms, court rules, ranges, reversed forms, Ibid.s, reporter
+# abbreviations without a number, and the Delaware form that once raised.
 
 
 def _short_cites_after_codes(size: int) -> str:
@@ -284,6 +286,13 @@ FAMILIES.update(
         "cite_ilcs": "735 ILCS 5/9-209 ",
         "cite_short_after_codes": _short_cites_after_codes,
         "cite_one_at_end": _one_citation_at_end,
+        "cite_public_domain": "2011 IL 111127, 2017 IL App (1st) 143684, 2006-Ohio-2095, 2015 WL 2375225; ",
+        "cite_rules": "Fed. R. Civ. P. 12(b)(6), Tex. R. Civ. P. 510.4, MCR 4.201, Civ.R. 60(B) ",
+        "cite_ranges": "42 U.S.C. §§ 3601-3619 and §§ 92.051 to 92.0563, ",
+        "cite_reversed": "Section 92.056 of the Texas Property Code ",
+        "cite_ibid": "Ibid. ",
+        "cite_abbreviations": "Supp. App. Prop. Civ. ",
+        "cite_delaware": "8 Del. C. § 102(b)(7) Del. Gen. Corp. Law § 102 ",
     }
 )
 

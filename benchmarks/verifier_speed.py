@@ -99,7 +99,9 @@ def library_first_use() -> dict[str, float]:
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def in_process(answer: str, source: str, seconds: float) -> dict[str, float]:
+def in_process(answer: str, source: str, seconds: float, fresh: bool = False) -> dict[str, float]:
+    """``fresh``: the citations check's per-sentence memory is emptied before each answer (what an
+    answer whose sentences were never read costs)."""
     from grounding_eval.verifier.setup import load_resources
     from grounding_eval.verifier.verdict import verify
 
@@ -120,6 +122,10 @@ def in_process(answer: str, source: str, seconds: float) -> dict[str, float]:
     while time.perf_counter() < end or len(rates) < 3:
         n, t0 = 0, time.perf_counter()
         while time.perf_counter() - t0 < 0.5:
+            if fresh:
+                from grounding_eval.verifier.citations import _sentence
+
+                _sentence.cache_clear()
             verify(answer, jurisdiction="MI", sources=[source], resources=resources)
             n += 1
         rates.append(n / (time.perf_counter() - t0))
@@ -219,8 +225,12 @@ def main() -> None:
         f"goal 3: {r['answers_per_second']:.0f} answers/s in process (median of {r['rounds']} half-second "
         f"rounds; best {r['best_answers_per_second']:.0f}, worst {r['worst_answers_per_second']:.0f})"
     )
-    for name, extra in (("statutes", STATUTES), ("statutes + case", STATUTES + CASE)):
-        c = in_process(build_answer(extra=extra), source, args.seconds)
+    for name, extra, fresh in (
+        ("statutes", STATUTES, False), ("statutes + case", STATUTES + CASE, False),
+        ("statutes, sentences not remembered", STATUTES, True),
+        ("statutes + case, sentences not remembered", STATUTES + CASE, True),
+    ):  # fmt: skip
+        c = in_process(build_answer(extra=extra), source, args.seconds, fresh)
         print(
             f"with {name}: {c['answers_per_second']:.1f} answers/s ({c['ms_per_answer']:.2f} ms/answer; "
             f"{c['citations']} citations; best {c['best_answers_per_second']:.0f}, "

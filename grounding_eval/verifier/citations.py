@@ -1,19 +1,28 @@
 """Legal citations in an answer: found with citeurl and eyecite, each given one offline status.
 
-**Finding them.** Statutes and regulations are read with citeurl's templates (citeurl 12.0.4: every
-state's code, the U.S. Code, the C.F.R., the Federal Register), with the six states' short forms added
-as data in ``citation_templates.yaml`` (``MCL 554.601``, ``ORS 90.427``, ``R.C. 5321.04``, ILCS
-sections with dashes). Cases are read with eyecite (reporter citations such as ``50 Ill. 2d 351``).
-Neither library's own driver is used on the whole answer: citeurl's ``Citator.list_cites`` re-searches
-every template from each match (quadratic on hostile text: 26 s for 40 kB of ``42 U.S.C. § 3604``) and
-chains ``Id.`` across codes, and eyecite takes about 0.1 s per call. So one linear pre-scan finds the
-places a citation can be (a section sign, a code's name, a reporter-shaped "volume name page"), and the
-libraries read only windows around them. At most :data:`MAX_CITATIONS` citations are read per text; the
-rest are counted (``capped``), never guessed.
+**Finding them.** Statutes, regulations and court rules are read with citeurl's templates (citeurl
+12.0.4: every state's code and constitution, the U.S. Code, the C.F.R., the Federal Register, the federal
+rules), with additions as data in ``citation_templates.yaml`` (the six states' short forms ``MCL 554.601``,
+``ORS 90.427``, ``R.C. 5321.04``, ILCS sections with dashes; reversed forms "Section 92.056 of the Texas
+Property Code"; the six states' court rules, kind ``rule``; West Virginia's constitution, which citeurl's
+file names "Washington Constitution" a second time: the loader keeps the first of two equal keys).
+Cases, and the laws and journals eyecite knows, are read with eyecite (every reporter of reporters-db,
+public-domain forms ``2011 IL 111127``, Westlaw and Lexis numbers, slip cites ``576 U.S. ___``); a law a
+template already read keeps the template's reading. Neither library's own driver runs on the whole answer
+(citeurl's ``Citator.list_cites`` is quadratic on hostile text: 26 s for 40 kB of ``42 U.S.C. § 3604``):
+a pre-scan derived from the libraries' own data (:mod:`.citation_scan`: each template's literal factors,
+eyecite's prefilter strings) finds the sentences a citation can be in, and the libraries read each such
+sentence whole, so a citation's reading never depends on text outside its sentence. The pre-scan never
+misses what the libraries find: tests/verifier/test_citation_superset.py checks it on a corpus generated
+from their data. Ranges (``§§ 3601-3619``, ``§§ 3601–3619``, ``§§ 92.051 to 92.0563``) are their two ends,
+the code's section grammar deciding what a dash is (``735 ILCS 5/9-209`` is one section). A template is
+checked when built (a failing one is not used, with its reason); an exception while reading a place lists
+that place with its ``error`` (UNCHECKED), never raises. At most :data:`MAX_CITATIONS` citations are read
+per text; the rest are counted (``capped``), never guessed.
 
 **Short cites** (written here: neither library states a rule that can be checked):
 
-* ``Id.`` (``Id. § 24.006``, ``Id. at (b)``) continues the citation just before it, but only when that
+* ``Id.`` (``Ibid.``, ``Id. § 24.006``, ``Id. at (b)``) continues the citation just before it, but only when that
   citation stood alone in its sentence.
 * A bare ``§ 24.006`` (``Sec. 554.602``, ``section 90.427``) continues a code only when every earlier full
   citation is of that one code, or exactly one earlier code has a section in the same chapter (``24`` of
@@ -60,11 +69,12 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
-from itertools import pairwise
+from itertools import islice, pairwise
 from pathlib import Path
 from typing import Any, TypeVar
 
 from grounding_eval.errors import DataError
+from grounding_eval.verifier.citation_scan import Scan, Scanner, factors, library_data, needs_digit, units
 
 __all__ = [
     "MAX_CITATIONS",
@@ -85,7 +95,6 @@ MAX_PLACES = 4 * MAX_CITATIONS
 """Most pre-scan places (a section sign, a code's name, a reporter shape) the libraries read around:
 past them (1 MB of code names with no section, say) the rest are counted in ``capped``, not read."""
 
-_WINDOW = 120  # characters read around a trigger: a citation's code name and section are this close
 _TEMPLATES = Path(__file__).with_name("citation_templates.yaml")
 # citeurl's template files read here: the state codes and federal statutes and regulations.
 _CITEURL_FILES = ("general federal law", "state law")
@@ -113,7 +122,7 @@ class CitationMention:
     raw: str
     start: int
     end: int
-    kind: str  # statute | regulation | case
+    kind: str  # statute | regulation | rule | case | journal
     jurisdiction: str | None  # two-letter state, or US
     normalized: str | None
     key: tuple[str, ...] | None
@@ -128,6 +137,8 @@ class CitationMention:
     # For another state's law: the words of its sentence that label it a comparison ("In Illinois, by
     # contrast"), quoted in its finding's reason (it stays WRONG_JURISDICTION), or None.
     contrast: str | None = None
+    # Why this place could not be read (a library's exception): listed, UNCHECKED with this reason.
+    error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,58 +168,59 @@ class CitationsFound:
 
 # -- finding ------------------------------------------------------------------------------------------
 
-# Where a statute or regulation citation can be: a section sign, "Sec."/"section", a code's name.
-# (The look-ahead names every alternative's first character: without it the engine tries each of the
-# alternatives at every position, 0.8 s for 1 MB of plain text instead of 0.06 s.)
-_TRIGGER = re.compile(
-    r"(?=[§&SsICULMORFPT])(?:§|&sect;|&#167|\b[Ss]ec(?:tions?|t?s?\.?)\s?\d|\bILCS\b|\bComp(?:iled|\.)\s?(?:Stat|Laws)"
-    r"|U\.?\s?S\.?\s?C\b|\bC\.?\s?F\.?\s?R\b|\bCode\b|\bStat(?:utes|s?\.)|\bLaws\b|\bMCLA?\b|M\.\s?C\.\s?L\."
-    r"|\bORS\b|O\.\s?R\.\s?[SC]\.|\bR\.\s?C\.\s?\d|\bORC\b|\bFed\.\s?Reg\.|\bF\.?R\.?\s\d|\bPub(?:lic|\.)?\s?L"
-    r"|\bConst(?:itution|\.)|\bTAC\b|\bRCW\b)"
-)
-# Where a case citation can be: "volume Reporter page", the reporter starting with a capital letter.
-# (A reporter's abbreviation holds a full stop — "Ill. 2d", "F.3d", "U.S." — or is Westlaw's or Lexis's.)
-_CASE_SHAPE = re.compile(
-    r"(?<![\w.])\d{1,4} (?P<reporter>(?:[A-Z][A-Za-z.&']{0,12}\s?){1,5}(?:\d[a-z]{1,2}\s?)?)\d{1,6}(?!\w)"
-)
-_REPORTER_MARK = re.compile(r"\.|\bWL\b|\bLEXIS\b")
 _SHORT = re.compile(
-    r"(?<!\w)(?:(?P<id>[Ii]d\.)(?:,? at)?(?:,? ?(?:§§?|[Ss]ec(?:tions?|t?s?\.)))? ?(?P<sec1>\d[\w.-]*\w|\d)?"
+    r"(?<!\w)(?:(?P<id>[Ii](?:bi)?d\.)(?:,? at)?(?:,? ?(?:§§?|[Ss]ec(?:tions?|t?s?\.)))? ?(?P<sec1>\d[\w.-]*\w|\d)?"
     r"|(?:§§?|&sect;) ?(?P<sec2>\d[\w.-]*\w|\d)"
     r"|[Ss]ect?s?\. ?(?P<sec4>\d[\w.-]*\w|\d)"  # abbreviated: "Sec. 3" is a short cite
     r"|[Ss]ec(?:tions?|t?s?) ?(?P<sec3>\d+[.-][\w.-]*\w))"  # spelled out: "Section 8" is not
 )
 _PIN = re.compile(r" ?(\((?:[A-Za-z]{1,5}|\d{1,3})\))+")
+_SHORT_AT = re.compile(r"(?=[IiSs§&])" + _SHORT.pattern)  # (the same matches, tried where one can start)
 
 
 def find_citations(text: str) -> CitationsFound:
-    """Every statute, regulation and case citation in ``text``, in order of appearance.
+    """Every statute, regulation, rule and case citation in ``text``, in order of appearance.
 
-    Budget: one pass of three pre-scan patterns over the text; then the libraries on windows of
-    ``2 * _WINDOW`` characters around each place found, read in order in chunks of :data:`_CHUNK`
-    characters, and no further once :data:`MAX_CITATIONS` citations (full and short) lie before the
-    next chunk; short cites are resolved with one sentence split of the part read and a bisection
-    each. Past the cap, ``capped`` counts the pre-scan places (a section sign, a code's name, an
-    ``Id.``, a reporter shape) after the last citation kept: places, not citations, never read.
+    Never raises: a place the libraries fail to read is listed as a citation with its ``error`` (the
+    check leaves it UNCHECKED with that reason), and a failure of this code as one such citation.
+
+    Budget: one pre-scan (two Aho–Corasick passes, see :mod:`.citation_scan`); then the libraries on
+    each sentence holding a place found, in order, and no further once :data:`MAX_CITATIONS` citations
+    (full and short) or :data:`MAX_PLACES` places lie before the next sentence; short cites are resolved
+    with one sentence split of the part read and a bisection each. Past the cap, ``capped`` counts the
+    pre-scan places (a code's factor, a reporter string, a short cite's signal) after the last citation
+    kept: places, not citations, never read (past :data:`MAX_PLACES` × 4 places found, those further on
+    are counted up to eight times as many again).
     """
+    try:
+        return _find(text)
+    except Exception as error:  # a failure of our own: the text is listed as not read, never raised
+        return CitationsFound((_unread(text, 0, min(len(text), 80), error),))
+
+
+def _find(text: str) -> CitationsFound:
     original = text
     if "\n" in text or "\r" in text or "\t" in text:
         # A citation wrapped at a line break ("Ohio Rev. Code §" / "5321.04") reads as on one line: the
         # patterns see each break as a space (same length, so every position holds); sentences and
         # each citation's raw text come from the text as written.
-        text = text.translate(_ONE_LINE)
-    places = _outside_urls(text, [m.start() for m in _TRIGGER.finditer(text)])
-    shapes = _outside_urls(
-        text, [m.start() for m in _CASE_SHAPE.finditer(text) if _REPORTER_MARK.search(m.group("reporter"))]
-    )
-    short_starts = [m.start() for m in _short_cites(text)]
-    if not places and not shapes and not short_starts:
+        text = text.replace("\n", " ").replace("\r", " ").replace("\t", " ")
+    scan = _scanner().scan(text, 4 * MAX_PLACES)
+    if scan.statutes or scan.cases:
+        scan = _outside_urls(text, scan)
+    places = scan.places
+    # The short cites' places, as far as they can matter to the cap (the pattern tried only where one of
+    # its alternatives can start: 1 MB of "Id. " is 0.3 s, not 1.5 s).
+    short_starts = [m.start() for m in islice(_short_cites(text), 4 * MAX_CITATIONS)] if scan.short else []
+    if not places and not short_starts:
         return CitationsFound(())
-    full, stop = _full_citations(text, places, shapes, short_starts)
+    full, stop = _full_citations(text, original, scan, places, short_starts)
+    if stop is None:
+        stop = scan.stop
     shorts: list[re.Match[str]] = []
     room = MAX_CITATIONS
     starts = [m.start for m in full]
-    for match in _short_cites(text, stop):
+    for match in _short_cites(text, stop) if scan.short else ():
         k = bisect_right(starts, match.start()) - 1
         if k >= 0 and match.start() < full[k].end:
             continue  # inside a full citation
@@ -220,7 +232,8 @@ def find_citations(text: str) -> CitationsFound:
     capped = 0
     if len(kept) == MAX_CITATIONS or stop is not None:
         last = found[-1].end if len(kept) == MAX_CITATIONS else stop or 0
-        capped = sum(len(s) - bisect_left(s, last) for s in (places, shapes, _ids(text, last)))
+        capped = len(places) - bisect_left(places, last) + (scan.past if scan.stop is not None else 0)
+        capped += sum(text.count(signal, last) for signal in ("§", "&sect;", "Id.", "id.", "Sec", "sec"))
     if original is not text:
         found = [
             m if m.raw == original[m.start : m.end] else replace(m, raw=original[m.start : m.end])
@@ -229,106 +242,74 @@ def find_citations(text: str) -> CitationsFound:
     return CitationsFound(tuple(found), capped)
 
 
-_ONE_LINE = str.maketrans("\n\r\t", "   ")
+def _unread(text: str, start: int, end: int, error: BaseException) -> CitationMention:
+    """A place the libraries could not read, listed with the error (UNCHECKED, never a failure)."""
+    why = f"{type(error).__name__}: {error}"[:200]
+    return CitationMention(text[start:end], start, end, "statute", None, None, None, error=why)
 
 
-# A URL's run of characters ("…/Laws/MCL?objectName=…"): its text is never a citation, and windows
+# A URL's run of characters ("…/Laws/MCL?objectName=…"): its text is never a citation, and reading
 # around it would cost the libraries' time for nothing.
 _URLISH = re.compile(r"(?<![\w.])(?:[Hh][Tt][Tt][Pp][Ss]?://|www\.)[^\s<>()\[\]\"'`]+")
 
 
-@lru_cache(maxsize=4)
-def _url_spans(text: str) -> list[tuple[int, int]]:
-    """Where the text's URLs run (remembered: the statute and case places ask about the same text)."""
-    return [m.span() for m in _URLISH.finditer(text)]
+def _outside_urls(text: str, scan: Scan) -> Scan:
+    """``scan`` without the places inside a URL (each place's run of URL characters looked at: no pass
+    over the whole text)."""
+    if "://" not in text and "www." not in text:
+        return scan
+    return Scan(
+        [s for s in scan.statutes if not _in_url(text, s[0])],
+        [c for c in scan.cases if not _in_url(text, c[0])],
+        scan.short, scan.stop, scan.past,
+    )  # fmt: skip
 
 
-def _outside_urls(text: str, starts: list[int]) -> list[int]:
-    """``starts`` without those inside a URL (one scan of the text, a bisection each)."""
-    if not starts or ("://" not in text and "www." not in text):
-        return starts
-    spans = _url_spans(text)
-    if not spans:
-        return starts
-    los = [lo for lo, _ in spans]
-    out = []
-    for at in starts:
-        k = bisect_right(los, at) - 1
-        if k < 0 or at >= spans[k][1]:
-            out.append(at)
-    return out
+_URL_STOPS = re.compile(r"[\s<>()\[\]\"'`]")
 
 
-_CHUNK = 2000  # characters of a window read at once: the libraries' work per read is bounded
-_ID = re.compile(r"(?<!\w)[Ii]d\.")
-
-
-def _ids(text: str, after: int) -> list[int]:
-    return [m.start() for m in _ID.finditer(text, after)]
-
-
-def _windows(starts: Iterable[int]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for s in starts:
-        lo, hi = max(0, s - _WINDOW), s + _WINDOW
-        if out and lo <= out[-1][1]:
-            out[-1] = (out[-1][0], hi)
-        else:
-            out.append((lo, hi))
-    return out
-
-
-_Segment = tuple[int, int, int, str, int, int]
-
-
-def _segments(windows: list[tuple[int, int]], kind: str, size: int) -> list[_Segment]:
-    """Each window cut at the chunk grid: ``(chunk, lo, hi, kind, window's lo, window's hi)``, read
-    over ``[lo, hi + _WINDOW)`` within the window and keeping what starts in ``[lo, hi)``."""
-    out = []
-    for w_lo, w_hi in windows:
-        w_hi = min(w_hi, size)
-        at = w_lo
-        while at < w_hi:
-            chunk = at // _CHUNK
-            end = min(w_hi, (chunk + 1) * _CHUNK)
-            out.append((chunk, at, end, kind, w_lo, w_hi))
-            at = end
-    return out
+def _in_url(text: str, at: int) -> bool:
+    """Whether ``at`` lies in a URL (``_URLISH``) of ``text``: the run of URL characters around it starts
+    one."""
+    start = at
+    while start > 0 and not _URL_STOPS.match(text, start - 1):
+        start -= 1
+        if at - start > 2000:  # (a run that long is no URL a reader follows; read it as text)
+            return False
+    while start < at:
+        url = _URLISH.match(text, start)
+        if url is not None:
+            return url.end() > at
+        start += 1
+    return False
 
 
 def _full_citations(
-    text: str, places: list[int], shapes: list[int], short_starts: list[int]
+    text: str, original: str, scan: Scan, places: list[int], short_starts: list[int]
 ) -> tuple[list[CitationMention], int | None]:
-    """The full citations around the places found, in order, without overlaps, read chunk by chunk
-    until :data:`MAX_CITATIONS` citations (these and the short cites outside them) or
-    :data:`MAX_PLACES` places lie before a chunk; and where reading stopped (None: the whole text)."""
-    windows, case_windows = _windows(places), _windows(shapes)
-    segments = sorted(
-        _segments(windows, "statute", len(text)) + _segments(case_windows, "case", len(text)),
-        key=lambda s: (s[0], s[1]),
-    )
-    if not segments:
-        return [], None
-    library = _library() if windows else None
+    """The full citations of the sentences holding a place found, in order, without overlaps, read
+    sentence by sentence until :data:`MAX_CITATIONS` citations (these and the short cites outside them)
+    or :data:`MAX_PLACES` places lie before a sentence; and where reading stopped (None: the whole
+    text)."""
+    scanner = _scanner()
+    sentences = units(original, places, scanner.abbreviations)
+    statute_at = [at for at, _ in scan.statutes]
+    case_at = [at for at, _ in scan.cases]
     kept: list[CitationMention] = []
     inside: list[int] = []  # short-cite places inside each kept citation
-    i = 0
-    while i < len(segments):
-        chunk, first = segments[i][0], segments[i][1]
-        estimate = len(kept) + bisect_left(short_starts, first) - sum(inside)
-        if estimate >= MAX_CITATIONS or bisect_left(places, first) + bisect_left(shapes, first) >= MAX_PLACES:
-            return kept, first
-        found: list[CitationMention] = []
-        while i < len(segments) and segments[i][0] == chunk:
-            _, lo, hi, kind, w_lo, w_hi = segments[i]
-            read_to = min(w_hi, hi + _WINDOW)
-            if kind == "statute" and library is not None:
-                found += _statutes(library, text, lo, hi, read_to)
-            else:
-                found += _cases(text, max(w_lo, lo - 30), lo, hi, read_to)
-            i += 1
-        found.sort(key=lambda m: (m.start, -(m.end - m.start)))
-        for m in found:
+    for lo, hi in sentences:
+        estimate = len(kept) + bisect_left(short_starts, lo) - sum(inside)
+        if estimate >= MAX_CITATIONS or bisect_left(places, lo) >= MAX_PLACES:
+            return kept, lo
+        names: set[str] = set()
+        for _, selected in scan.statutes[bisect_left(statute_at, lo) : bisect_left(statute_at, hi)]:
+            names.update(selected)
+        cases = scan.cases[bisect_left(case_at, lo) : bisect_left(case_at, hi)]
+        indexes = frozenset(index for _, selected in cases for index in selected)
+        first_case = cases[0][0] - lo if cases else -1
+        read = _sentence(text[lo:hi], frozenset(names), indexes, first_case)
+        for m in read:
+            m = replace(m, start=m.start + lo, end=m.end + lo)
             within = bisect_left(short_starts, m.end) - bisect_left(short_starts, m.start)
             if kept and m.start < kept[-1].end:
                 if m.end - m.start > kept[-1].end - kept[-1].start:
@@ -339,39 +320,105 @@ def _full_citations(
     return kept, None
 
 
-def _statutes(library: _Library, text: str, lo: int, hi: int, read_to: int) -> list[CitationMention]:
-    """The statutes and regulations starting in ``text[lo:hi]`` (read to ``read_to``), each with the pin
-    subsection attached to it and, after a ``§§``, each later member of its list."""
+_DIGIT = re.compile(r"\d")
+
+
+@lru_cache(maxsize=1024)
+def _sentence(
+    sentence: str, names: frozenset[str], indexes: frozenset[int], first_case: int
+) -> tuple[CitationMention, ...]:
+    """The full citations of one sentence (positions in it), read with the templates ``names`` and,
+    where eyecite's extractors ``indexes`` (selected at ``first_case``) can match, eyecite; sorted by
+    start, longest first. Remembered: a function of the sentence and what the pre-scan found in it, so
+    a sentence repeated in another answer (the same advice in every condition) is read once, and a
+    citation's reading still depends on its sentence alone."""
+    if names and not _DIGIT.search(sentence):
+        names &= _scanner().digitless  # (a section number is a digit: only constitutions' articles lack one)
+    found = _statutes(_library(), sentence, 0, len(sentence), set(names)) if names else []
+    if indexes:
+        found += _cases(sentence, 0, len(sentence), [(first_case, tuple(sorted(indexes)))], found)
+    found.sort(key=lambda m: (m.start, -(m.end - m.start)))
+    return tuple(found)
+
+
+def _statutes(library: _Library, text: str, lo: int, hi: int, names: set[str]) -> list[CitationMention]:
+    """The statutes, regulations and rules of the templates ``names`` in the sentence ``text[lo:hi]``,
+    each with the pin subsection attached to it and, after a ``§§`` or in a range, each later member."""
+    sentence = text[lo:hi]
     out: list[CitationMention] = []
-    for template in library.templates_for(text, lo, read_to):
+    for name in sorted(names):
+        template = library.template(name)
+        if template is None:
+            continue
         for regex in template.regexes:
-            for match in regex.finditer(text, lo, read_to):
-                if match.start() >= hi:
-                    break
-                mention = library.mention(match, template)
-                if mention is None:
-                    continue
-                pin = _PIN.match(text, mention.end)
-                if pin and pin.end() <= read_to:
-                    mention = replace(mention, raw=text[mention.start : pin.end()], end=pin.end())
-                out.append(mention)
-                if "§§" in mention.raw or "&sect;&sect;" in mention.raw:
-                    out += _list_members(library, text, mention, read_to)
-    return out
+            at = 0
+            while (match := regex.search(sentence, at)) is not None:
+                at = max(match.end(), match.start() + 1)
+                try:
+                    mention = library.mention(match, template)
+                    if mention is None:
+                        # Rejected by a token's edits: the search resumes inside the match, not after
+                        # it ("Texas law: Tex. Prop. Code § 92.0559": Texas's pattern first reads "law:
+                        # Tex. Prop." as the code's name; the citation starts inside that match).
+                        at = match.start() + 1
+                        continue
+                    pin = _PIN.match(sentence, mention.end)
+                    if pin:
+                        mention = replace(mention, raw=sentence[mention.start : pin.end()], end=pin.end())
+                    out += _members(library, sentence, mention, library.section_token(match, template))
+                except Exception as error:  # a template that fails on this text: this place is unread
+                    out.append(_unread(sentence, match.start(), match.end(), error))
+    return [replace(m, start=m.start + lo, end=m.end + lo) for m in out]
 
 
-_MEMBER = re.compile(r"(?:,? (?:and|or|&)|,) ?(?P<section>\d[\w.\-]*\w|\d)(?![\w/])")
+_MEMBER = re.compile(
+    r"(?:,? (?:and|or|&)|,|(?P<to> ?[-‑–—] ?| (?:to|through|thru) ))"
+    r" ?(?:§§? ?)?(?P<section>\d[\w.\-‑–]*\w|\d)(?![\w/])"
+)
+_DASHES = re.compile(r"[-‑–—]")
+_PLURAL = re.compile(r"§§|&sect;&sect;|\b[Ss]ections\b|\b[Ss]ecs\.")  # several sections: a list or range
 
 
-def _list_members(
-    library: _Library, text: str, first: CitationMention, read_to: int
+def _members(
+    library: _Library, text: str, first: CitationMention, token: str | None
 ) -> list[CitationMention]:
-    """``92.109`` in ``Tex. Prop. Code §§ 92.103 and 92.109``: each a citation of the first's code."""
-    out = []
-    at = first.end
-    while (member := _MEMBER.match(text, at, read_to)) is not None:
+    """``first`` and, after a ``§§``, each later member of its list (``92.109`` in ``Tex. Prop. Code §§
+    92.103 and 92.109``), and the two ends of a range (``§§ 3601-3619``, ``§ 92.051 to 92.0563``), each
+    a citation of the first's code; never one invented section ``3601-3619``.
+
+    The code's grammar decides what a dash is: within the section token a template read (``token``)
+    after a ``§§``, a dash between two numbers of the same shape in ascending order is a range (``§§
+    3601-3619``; not ``§ 2000e-2`` nor ILCS's ``5/9-209``); a dash between two tokens of the template
+    (``Haw. Rev. Stat. § 521-44``) is never one. After the section, "to", "through" or a dash starts
+    the range's second end (a hyphen only after a ``§§``).
+    """
+    out = [first]
+    plural = _PLURAL.search(first.raw) is not None
+    ends = (
+        _range_ends(token) if plural and token and first.section and first.section.endswith(token) else None
+    )
+    if ends is not None and first.section is not None:  # the whole range read as one section: split it
+        low, high = first.section[: -len(token or "")] + ends[0], ends[1]
+        head = first.raw[: first.raw.rfind(first.section)]
+        low_mention = library.continued(first, low, text, first.start, first.start + len(head) + len(low))
+        at = first.start + len(head) + len(first.section) - len(high)
+        high_mention = library.continued(first, high, text, at, at + len(high))
+        if low_mention is None or high_mention is None:
+            return out
+        out = [low_mention, high_mention]
+        first = low_mention
+    at = out[-1].end
+    while (member := _MEMBER.match(text, at)) is not None:
+        separator = member.group("to")
+        if separator is None and not plural:
+            break
+        hyphen_alone = separator is not None and separator.strip() == "-" and not plural
+        if separator is not None and (
+            hyphen_alone or not _ascending(out[-1].section or "", member.group("section"))
+        ):
+            break
         start, end = member.span("section")
-        pin = _PIN.match(text, end, read_to)
+        pin = _PIN.match(text, end)
         end = pin.end() if pin else end
         continued = library.continued(first, member.group("section"), text, start, end)
         if continued is None:
@@ -379,6 +426,35 @@ def _list_members(
         out.append(continued)
         at = end
     return out
+
+
+def _range_ends(section: str) -> tuple[str, str] | None:
+    """The two ends of ``section`` read as a range ("3601-3619", "37-6-1-37-6-30"), or None: it is a
+    range when a dash cuts it into two numbers of the same shape, the second after the first (so
+    "2000e-2", "1320a-7b" and "9-209" stay one section)."""
+    for dash in _DASHES.finditer(section):
+        low, high = section[: dash.start()], section[dash.end() :]
+        if low and high and _shape(low) == _shape(high) and _ascending(low, high):
+            return low, high
+    return None
+
+
+def _shape(section: str) -> str:
+    return re.sub(r"[A-Za-z]+", "a", re.sub(r"\d+", "9", _DASHES.sub("-", section)))
+
+
+def _ascending(low: str, high: str) -> bool:
+    """``high`` comes after ``low``: each number part compared as a decimal fraction after a dot (92.0563
+    after 92.051) and as a whole number otherwise."""
+
+    def parts(section: str) -> list[tuple[int, float | int, str]]:
+        out = []
+        for piece in re.finditer(r"([.\-‑–—/]?)(\d+)([A-Za-z]*)", section):
+            dot, digits, letters = piece.groups()
+            out.append((0, float("0." + digits) if dot == "." else int(digits), letters))
+        return out
+
+    return parts(high) > parts(low) if _shape(low) == _shape(high) else False
 
 
 def _in_order(
@@ -480,7 +556,7 @@ _NAMED_CODE = re.compile(r",?\s+of\s+(?:the\s+)?(?P<name>(?:[A-Z][\w.'’-]*\s+)
 def _short_cites(text: str, stop: int | None = None) -> Iterator[re.Match[str]]:
     """The short cites in ``text`` (before ``stop``), without the programme names and document parts
     that look like them: those are no citation, and never count toward :data:`MAX_CITATIONS`."""
-    for match in _SHORT.finditer(text, 0, len(text) if stop is None else stop):
+    for match in _SHORT_AT.finditer(text, 0, len(text) if stop is None else stop):
         if _short_cite_kind(text, match) != "no citation":
             yield match
 
@@ -678,7 +754,14 @@ def _labelled(text: str, found: list[CitationMention]) -> list[CitationMention]:
 
 
 class _Library:
-    """citeurl's templates (with the six states' additions), built on first use and dispatched by name."""
+    """citeurl's templates and ours, loaded once, each built (and validated) the first time a sentence
+    holds one of its factors, and found by name.
+
+    citeurl's ``state law`` file names two templates ``Washington Constitution`` (the second is West
+    Virginia's); YAML keeps the last of two equal keys, so West Virginia's constitution was read as
+    Washington's. Here the first is kept and every dropped duplicate is listed in ``duplicates``; ours
+    defines ``West Virginia Constitution`` (``citation_templates.yaml``).
+    """
 
     def __init__(self) -> None:
         import citeurl
@@ -686,50 +769,24 @@ class _Library:
 
         folder = Path(citeurl.__file__).parent / "templates"
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        self._raw: dict[str, Any] = {}  # citeurl's templates as data, built only when a window needs one
+        self._raw: dict[str, Any] = {}  # citeurl's templates as data, built only when a sentence needs one
         self._federal: set[str] = set()
+        self.duplicates: list[str] = []
         for name in _CITEURL_FILES:
-            data = yaml.load((folder / f"{name}.yaml").read_text(encoding="utf-8"), Loader=loader)
+            data, duplicates = _first_keys((folder / f"{name}.yaml").read_text(encoding="utf-8"), loader)
             self._raw.update(data)
+            self.duplicates += duplicates
             if "federal" in name:
                 self._federal |= set(data)
         self._ours: dict[str, Any] = yaml.load(_TEMPLATES.read_text(encoding="utf-8"), Loader=loader)
         self._built: dict[str, Any] = {}  # citeurl's, by name
-        self._built_ours: dict[str, Any] = {}
-        self._state = {name: _template_state(name) for name in self._raw}
-        # Dispatch: one pass over a window names the jurisdictions whose code names appear in it, and
-        # only their templates are built and run there. A template without a name pattern, and each
-        # of ours (their short forms, "R.C.", "ORS", name no state), runs in every window.
-        groups: dict[str, list[str]] = {}
-        names: dict[str, list[str]] = {}
-        always = list(self._ours)
-        for name in self._raw:
-            pattern = self._meta(name).get("name regex")
-            if name in self._ours:
-                continue
-            if not pattern:
-                always.append(name)
-                continue
-            group = "US" if name in self._federal else (self._state[name] or name)
-            groups.setdefault(group, []).append(name)
-            names.setdefault(group, []).append(f"(?:{pattern})")
-        self._groups = list(groups.values())
-        # Where any code name starts; then which jurisdictions' names start there (two share a name:
-        # citeurl gives its Washington Constitution West Virginia's "W. Va."): each jurisdiction's names
-        # in a look-ahead group of its own, tried in one call (not one call per jurisdiction).
-        self._dispatch = re.compile(r"(?<!\w)(?:" + "|".join("|".join(p) for p in names.values()) + ")")
-        self._which = re.compile(
-            "".join(f"(?:(?=(?P<g{n}>{'|'.join(p)}))|)" for n, p in enumerate(names.values()))
-        )
-        self._always = always
+        self._checked: dict[str, Any] = {}  # every template built and checked, by name
+        self.rejected: dict[str, str] = {}  # a template that fails its checks: why, and it is not used
+        self._state = {name: _template_state(name) for name in self.names()}
 
-    def _meta(self, name: str) -> dict[str, Any]:
-        """A citeurl template's metadata as citeurl resolves it: its own, else its parent's."""
-        data = self._raw[name]
-        if data.get("meta"):
-            return dict(data["meta"])
-        parent = data.get("inherit")
-        return self._meta(parent) if parent in self._raw and parent != name else {}
+    def names(self) -> list[str]:
+        """Every template the pack loads: citeurl's (ours replacing those of the same name) and ours."""
+        return [*self._raw, *(name for name in self._ours if name not in self._raw)]
 
     def _citeurl_template(self, name: str) -> Any:
         built = self._built.get(name)
@@ -742,45 +799,72 @@ class _Library:
             built = self._built[name] = Template.from_dict(name, self._raw[name], inheritables=self._built)
         return built
 
-    def template(self, name: str) -> Any:
-        """The template ``name``: ours where we have one (built over citeurl's), else citeurl's."""
-        if name not in self._ours:
-            return self._citeurl_template(name)
-        built = self._built_ours.get(name)
-        if built is None:
-            from citeurl import Template
+    def template(self, name: str) -> Any | None:
+        """The template ``name`` (ours where we have one, built over citeurl's, else citeurl's), or None
+        when it cannot be built or fails its checks (the reason is in ``rejected``)."""
+        if name in self.rejected:
+            return None
+        checked = self._checked.get(name)
+        if checked is not None:
+            return checked
+        try:
+            if name not in self._ours:
+                built = self._citeurl_template(name)
+            else:
+                from citeurl import Template
 
-            parent = self._ours[name].get("inherit")
-            inheritables = {parent: self._citeurl_template(parent)} if parent else {}
-            built = self._built_ours[name] = Template.from_dict(
-                name, self._ours[name], inheritables=inheritables
-            )
-        return built
+                parent = self._ours[name].get("inherit")
+                inheritables = {parent: self._citeurl_template(parent)} if parent else {}
+                built = Template.from_dict(name, self._ours[name], inheritables=inheritables)
+            checked = self._checked[name] = _checked(built)
+            return checked
+        except Exception as error:  # a template that cannot be built or fails its checks is not used
+            self.rejected[name] = f"{type(error).__name__}: {error}"[:200]
+            return None
 
-    def templates_for(self, text: str, lo: int, hi: int) -> list[Any]:
-        """The templates that can match in ``text[lo:hi]``: ours and the unnamed ones, and those of
-        every jurisdiction whose code name starts somewhere in it."""
-        named: set[str] = set()
-        for start in {m.start() for m in self._dispatch.finditer(text, lo, hi)}:
-            which = self._which.match(text, start)
-            if which is not None:
-                named |= {g for g, v in which.groupdict().items() if v is not None}
-        chosen = [self.template(name) for name in self._always]
-        for group in sorted(named, key=lambda g: int(g[1:])):
-            chosen += [self.template(name) for name in self._groups[int(group[1:])]]
-        return chosen
+    def all_factors(self) -> tuple[dict[str, list[str]], list[str], dict[str, str], list[str]]:
+        """Every template's factors (built and checked, about 2 s), those a match of which can hold no
+        digit, the templates rejected, and the abbreviations the templates write (their names, name
+        builders and lookup tables: ``Prac.``)."""
+        out: dict[str, list[str]] = {}
+        digitless: list[str] = []
+        for name in self.names():
+            template = self.template(name)
+            if template is None:
+                continue
+            strings: set[str] = set()
+            for regex in template.regexes:
+                found = factors(regex.pattern, regex.flags)
+                strings |= found if found is not None else set("0123456789")  # (none: every digit)
+            out[name] = sorted(strings)
+            if not all(needs_digit(regex.pattern, regex.flags) for regex in template.regexes):
+                digitless.append(name)
+        words: set[str] = set()
+        for data in (self._raw, self._ours):
+            for value in _literals(data):
+                words |= set(re.findall(r"(?<![\w.])[A-Z][\w'&]*\.", value))
+        return out, digitless, dict(self.rejected), sorted(words)
+
+    def section_token(self, match: re.Match[str], template: Any) -> str | None:
+        """The text of the last section token ``match`` holds (``3601-3619`` of ``§§ 3601-3619``)."""
+        groups = match.re.groupindex
+        for name in reversed(list(template.tokens)):
+            if not template.tokens[name].severable and name in groups and match.group(name) is not None:
+                return str(match.group(name))
+        return None
 
     def mention(self, match: re.Match[str], template: Any) -> CitationMention | None:
         """The citation ``match`` of ``template`` reads, or None when a token's edits reject it.
 
         The tokens are normalized as citeurl's ``Citation`` does (``TokenType.normalize``), without
-        building the short-form patterns a ``Citation`` compiles for its own driver.
+        building the short-form patterns a ``Citation`` compiles for its own driver. A token the regex
+        does not hold takes its default (the Delaware General Corporation Law's title 8).
         """
-        raw_tokens = match.groupdict()
+        groups = match.re.groupindex
         tokens: dict[str, Any] = {}
         try:
             for name, token_type in template.tokens.items():
-                tokens[name] = token_type.normalize(raw_tokens.get(name))
+                tokens[name] = token_type.normalize(match.group(name) if name in groups else None)
         except SyntaxError:  # a token its template's edits reject (an unknown Texas code)
             return None
         severable = {k for k, t in template.tokens.items() if t.severable}
@@ -791,25 +875,29 @@ class _Library:
             url = template.URL_builder(section) if template.URL_builder else None
         except Exception:  # a URL citeurl cannot build: no page, not a failure
             url = None
-        kind = "regulation" if _is_regulation(template.name) else "statute"
-        jurisdiction = "US" if template.name in self._federal else self._state.get(template.name)
         raw = match.group(0)
-        written = _section_text(raw)
-        at = match.start() + raw.rfind(written)
+        written, offset = _section_span(raw)
+        lo, hi = match.start() + offset, match.start() + offset + len(written)
         code = tuple(
             str(tokens[k]) for k in section
-            if tokens[k] is not None and match.group(k) is not None and match.start(k) < at
+            if tokens[k] is not None and k in groups and match.group(k) is not None
+            and not lo <= match.start(k) < hi
         )  # fmt: skip
         return CitationMention(
-            raw, match.start(), match.end(), kind, jurisdiction, name, (template.name, *values),
-            url.replace(" ", "%20") if url else None, (template.name, *code), written,
+            raw, match.start(), match.end(), _kind(template.name), self._jurisdiction(template.name), name,
+            (template.name, *values), url.replace(" ", "%20") if url else None, (template.name, *code), written,
         )  # fmt: skip
+
+    def _jurisdiction(self, name: str) -> str | None:
+        return "US" if name in self._federal else self._state.get(name)
 
     def exact(self, text: str) -> list[tuple[re.Match[str], Any]]:
         """Every template reading the whole of ``text`` as one citation, with its match."""
         out = []
-        for template in self.templates_for(text, 0, len(text)):
-            for regex in template.regexes:
+        names = {n for _, selected in _scanner().scan(text, 4 * MAX_PLACES).statutes for n in selected}
+        for name in sorted(names):
+            template = self.template(name)
+            for regex in template.regexes if template is not None else ():
                 match = regex.fullmatch(text)
                 if match is not None:
                     out.append((match, template))
@@ -825,24 +913,83 @@ class _Library:
         template = self.template(base.key[0]) if base.key else None
         if template is None or not base.section:
             return None
-        head, _, _ = base.raw.rpartition(base.section)
-        for regex in template.regexes:
-            match = regex.fullmatch(f"{head}{section}")
-            mention = self.mention(match, template) if match is not None else None
-            if mention is not None:
-                return replace(mention, raw=text[start:end], start=start, end=end, code=base.code)
+        # The base as written with the new section (a reversed form keeps its code name after it); a
+        # base that is itself a list member or a range's end ("92.109") is written from its normal form.
+        head, _, tail = base.raw.rpartition(base.section)
+        tail = "" if not tail.strip() or _PIN.fullmatch(tail) else tail
+        written = [f"{head}{section}{tail}"]
+        if base.normalized:
+            number, at = _section_span(base.normalized)
+            written.append(f"{base.normalized[:at]}{section}{base.normalized[at + len(number) :]}")
+        for candidate in written:
+            for regex in template.regexes:
+                match = regex.fullmatch(candidate)
+                mention = self.mention(match, template) if match is not None else None
+                if mention is not None:
+                    return replace(mention, raw=text[start:end], start=start, end=end, code=base.code)
         return None
 
 
-def _section_text(raw: str) -> str:
-    """The section as written at the end of a citation (before a pin subsection)."""
-    raw = re.sub(r"(\s*(?:sub\w*\.?\s*)?(\((?:[A-Za-z]{1,5}|\d{1,3})\))+)$", "", raw)
-    match = re.search(r"\d[\w.\-‑–]*$", raw)
-    return match.group(0) if match else raw
+def _literals(data: Any, literal: bool = False) -> Iterable[str]:
+    """The literal strings of templates' data: lookup values, names, abbreviations, name-builder parts."""
+    if isinstance(data, dict):
+        for key, value in data.items():  # (a lookup's keys are regexes: only its values are read)
+            yield from _literals(value, literal or key in ("lookup", "abbreviation", "name", "parts"))
+    elif isinstance(data, list):
+        for value in data:
+            yield from _literals(value, literal)
+    elif literal and isinstance(data, str):
+        yield data
 
 
-def _is_regulation(template_name: str) -> bool:
-    return bool(re.search(r"Regulations|Register|Admin|Rules", template_name))
+def _first_keys(text: str, loader: Any) -> tuple[dict[str, Any], list[str]]:
+    """A YAML file's mapping keeping the first of equal top-level keys, and the keys dropped."""
+    import yaml
+
+    reader = loader(text)
+    try:
+        root = reader.get_single_node()
+        dropped = []
+        if isinstance(root, yaml.MappingNode):
+            seen: set[Any] = set()
+            pairs = []
+            for key, value in root.value:
+                if isinstance(key, yaml.ScalarNode) and key.value in seen:
+                    dropped.append(key.value)
+                    continue
+                seen.add(key.value)
+                pairs.append((key, value))
+            root.value = pairs
+        data = reader.construct_document(root) if root is not None else {}
+    finally:
+        reader.dispose()
+    return dict(data), dropped
+
+
+def _checked(template: Any) -> Any:
+    """``template``, once it holds a regex and each regex reads a section token of its own."""
+    tokens = [k for k, t in template.tokens.items() if not t.severable]
+    if not template.regexes or not tokens:
+        raise ValueError("a template without a pattern or a section token")
+    for regex in template.regexes:
+        if not set(tokens) & set(regex.groupindex):
+            raise ValueError(f"a pattern that reads no token: {regex.pattern[:80]}")
+    return template
+
+
+def _section_span(raw: str) -> tuple[str, int]:
+    """The section as written in a citation (before a pin subsection; in a reversed form, "Section
+    92.056 of the Texas Property Code", the number after the signal), and where it starts in ``raw``."""
+    bare = re.sub(r"(\s*(?:sub\w*\.?\s*)?(\((?:[A-Za-z]{1,5}|\d{1,3})\))+)$", "", raw)
+    match = re.search(r"\d[\w.\-‑–]*$", bare) or re.search(r"\d[\w.\-‑–]*\w|\d", bare)
+    return (match.group(0), match.start()) if match else (raw, 0)
+
+
+def _kind(template_name: str) -> str:
+    """``rule`` for court rules, ``regulation`` for regulations and registers, else ``statute``."""
+    if re.search(r"Regulations|Register|Admin", template_name):
+        return "regulation"
+    return "rule" if re.search(r"\bRules\b", template_name) else "statute"
 
 
 def _template_state(name: str) -> str | None:
@@ -859,29 +1006,143 @@ def _library() -> _Library:
     return _Library()
 
 
-def _cases(text: str, slice_lo: int, lo: int, hi: int, read_to: int) -> list[CitationMention]:
-    """The case citations eyecite reads in ``text[slice_lo:read_to]`` that start in ``[lo, hi)``."""
-    from eyecite import get_citations
-    from eyecite.models import FullCaseCitation
+@cache
+def _scanner() -> Scanner:
+    """The pre-scan's automata, from the libraries' data (cached on disk, see :mod:`.citation_scan`)."""
+    return Scanner(library_data(lambda: _library().all_factors()))
 
+
+def _cases(
+    text: str, lo: int, hi: int, places: list[tuple[int, tuple[int, ...]]], statutes: list[CitationMention]
+) -> list[CitationMention]:
+    """The case, law and journal citations eyecite reads in the sentence ``text[lo:hi]``; a law citation
+    a template already read is left to it (citeurl's reading has the pack's normalized form).
+
+    eyecite runs only when one of the extractors the places select matches in the sentence (their own
+    regexes, from the cached data): a full citation is always one such match, so a sentence where none
+    matches ("34 U.S.C. § 12491": the ``U.S.`` reporter needs a page after it) is spared eyecite's
+    import and time, and a law match a template already read is not one.
+    """
+    scanner = _scanner()
+    sentence = text[lo:hi]
+    if not _eyecite_needed(scanner, sentence, lo, places, statutes):
+        return []
+    try:
+        from eyecite import get_citations
+
+        cites: list[Any] = get_citations(sentence, tokenizer=_tokenizer())  # (no annotations in eyecite)
+    except Exception as error:  # eyecite fails on this sentence: its places are listed, not read
+        at = places[0][0]
+        return [_unread(text, at, min(hi, at + 40), error)]
     out: list[CitationMention] = []
-    cites: list[Any] = get_citations(text[slice_lo:read_to])  # (eyecite's models carry no annotations)
-    for found in cites:
-        if not isinstance(found, FullCaseCitation):
+    for cite in cites:
+        try:
+            mention = _eyecite_mention(cite, sentence)
+        except Exception as error:
+            start, end = cite.span()
+            mention = _unread(sentence, start, end, error)
+        if mention is None:
             continue
-        cite: Any = found  # (eyecite's methods carry no annotations)
-        start, end = cite.span()
-        start, end = slice_lo + start, slice_lo + end
-        if not lo <= start < hi:
+        mention = replace(mention, start=mention.start + lo, end=mention.end + lo)
+        if mention.kind != "case" and any(m.start < mention.end and mention.start < m.end for m in statutes):
             continue
-        groups = cite.groups
-        reporter = cite.corrected_reporter()
-        key = ("case", str(reporter), str(groups.get("volume")), str(groups.get("page")))
-        out.append(
-            CitationMention(text[start:end], start, end, "case",
-                            _case_jurisdiction(cite, text, end), str(cite.corrected_citation()), key)
-        )  # fmt: skip
+        out.append(mention)
     return out
+
+
+def _eyecite_needed(
+    scanner: Scanner,
+    sentence: str,
+    lo: int,
+    places: list[tuple[int, tuple[int, ...]]],
+    statutes: list[CitationMention],
+) -> bool:
+    """Whether an extractor selected by ``places`` matches in the sentence: a case or journal match, or
+    a law match no template's citation overlaps."""
+    selected = {index for _, indexes in places for index in indexes}
+    for index in sorted(selected):
+        kind, pattern = scanner.data.extractors[index]
+        for match in _compiled(pattern).finditer(sentence):
+            if kind != "law":
+                return True
+            start, end = match.span(1) if match.re.groups else match.span()
+            if not any(m.start < lo + end and lo + start < m.end for m in statutes):
+                return True
+    return False
+
+
+@cache
+def _tokenizer() -> Any:
+    """eyecite's own tokenizer, selecting the extractors to run exactly as its default one does (the
+    extractors whose strings occur in the text without white space, and those without strings), but
+    gathering them by identity: eyecite's set hashes each extractor through its ``repr``, half of a
+    sentence's reading time."""
+    from eyecite.tokenizers import Tokenizer, _strip_ws, default_tokenizer
+
+    class _Selecting(Tokenizer):
+        def get_extractors(self, text: str) -> list[Any]:
+            stripped = _strip_ws(text)
+            found: dict[int, Any] = {id(e): e for e in default_tokenizer.unfiltered_extractors}
+            groups = {
+                id(group): group
+                for automaton, haystack in (
+                    (default_tokenizer.case_sensitive_filter, stripped),
+                    (default_tokenizer.case_insensitive_filter, stripped.lower()),
+                )
+                for _, group in automaton.iter(haystack)
+            }
+            for group in groups.values():
+                for extractor in group:
+                    found[id(extractor)] = extractor
+            return list(found.values())
+
+    return _Selecting(extractors=[])
+
+
+def _eyecite_mention(found: Any, sentence: str) -> CitationMention | None:
+    """One of eyecite's full citations as a citation of the pack (None: not a full citation)."""
+    from eyecite.models import FullCaseCitation, FullJournalCitation, FullLawCitation
+
+    cite: Any = found  # (eyecite's methods carry no annotations)
+    if not isinstance(found, (FullCaseCitation, FullLawCitation, FullJournalCitation)):
+        return None
+    start, end = cite.span()
+    groups = cite.groups
+    normalized = str(cite.corrected_citation())
+    raw = sentence[start:end]
+    if isinstance(found, FullCaseCitation):
+        key = ("case", str(cite.corrected_reporter()), str(groups.get("volume")), str(groups.get("page")))
+        return CitationMention(
+            raw, start, end, "case", _case_jurisdiction(cite, sentence, end), normalized, key
+        )
+    reporter = cite.all_editions[0].reporter if cite.all_editions else None
+    short_name = reporter.short_name if reporter is not None else str(groups.get("reporter"))
+    if isinstance(found, FullJournalCitation):
+        key = ("journal", short_name, str(groups.get("volume")), str(groups.get("page")))
+        return CitationMention(raw, start, end, "journal", None, normalized, key)
+    kind = "regulation" if reporter is not None and reporter.cite_type.startswith("admin") else "statute"
+    parts = tuple(str(v) for k, v in groups.items() if k != "reporter" and v is not None)
+    return CitationMention(
+        raw, start, end, kind, _law_jurisdiction(short_name), normalized, ("law", short_name, *parts)
+    )
+
+
+@lru_cache(maxsize=2048)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+@lru_cache(maxsize=512)
+def _law_jurisdiction(short_name: str) -> str | None:
+    import reporters_db
+
+    from grounding_eval.states import STATE_NAMES
+
+    by_name = {name: code for code, name in STATE_NAMES.items()}
+    for entry in reporters_db.LAWS.get(short_name, ()):
+        where = str(entry.get("jurisdiction"))
+        return "US" if where == "United States" else by_name.get(where)
+    return None
 
 
 # The parenthetical after a case citation (past a pin page): "(Tex. App.—Dallas 2003, no pet.)".
@@ -911,7 +1172,7 @@ def _case_jurisdiction(cite: Any, text: str, end: int) -> str | None:
         return None
     if reporter.cite_type == "federal":
         return "US"
-    if reporter.cite_type == "state":
+    if reporter.cite_type in ("state", "neutral"):  # (a state's own reporter, or its public-domain form)
         return _reporter_state(reporter.short_name)
     return None
 
@@ -1039,6 +1300,8 @@ def _after_dot(template_name: str) -> frozenset[int]:
     try:
         template = _library().template(template_name)
     except KeyError:  # not a template the pack loads (an index cached by an older version)
+        return frozenset()
+    if template is None:  # a template that failed its checks when built: no section reads after a dot
         return frozenset()
     names = [k for k, t in template.tokens.items() if not t.severable]
     after = {k for regex in template.regexes for k in re.findall(r"\\\.\(\?P<(\w+)>", regex.pattern)}
@@ -1250,6 +1513,8 @@ def _section_name(key: tuple[str, ...]) -> str:
     """A key as its template names it ("Tex. Prop. Code § 92.053"), else its parts."""
     try:
         template = _library().template(key[0])
+        if template is None:
+            return " ".join(key[1:])
         names = [k for k, t in template.tokens.items() if not t.severable]
         if template.name_builder is not None and len(names) == len(key) - 1:
             return str(template.name_builder(dict(zip(names, key[1:], strict=True))))
@@ -1311,6 +1576,8 @@ def _status(
     live: Lookup | None,
     unread: str = "",
 ) -> CitationFinding:
+    if m.error is not None:
+        return CitationFinding(m, CitationStatus.UNCHECKED, f"could not be read ({m.error})")
     if m.key is None:
         return CitationFinding(m, CitationStatus.UNCHECKED, "a short cite whose code is ambiguous")
     if user_state and m.jurisdiction not in (None, "US", user_state):

@@ -72,7 +72,7 @@ class TestGoldenCitations:
         rows = yaml.safe_load(GOLDEN.read_text(encoding="utf-8"))
         assert len(rows) >= 40
         assert any(r["expected"] == [] for r in rows)
-        assert {e["kind"] for r in rows for e in r["expected"]} == {"statute", "regulation", "case"}
+        assert {e["kind"] for r in rows for e in r["expected"]} == {"statute", "regulation", "rule", "case"}
 
 
 def _one(text: str) -> CitationMention:
@@ -123,6 +123,14 @@ class TestStatuses:
         """Texas law for an Illinois user is WRONG_JURISDICTION; federal and Illinois law never are."""
         text = "Tex. Prop. Code § 24.005 does not apply; 42 U.S.C. § 3604 and 735 ILCS 5/9-209 do."
         assert _statuses(text, "IL", None, []) == [S.WRONG_JURISDICTION, S.UNCHECKED, S.UNCHECKED]
+
+    def test_state_name_before_a_code_hides_nothing(self, tmp_path: Path) -> None:
+        """ "Texas … Tex. Prop. Code § N": the citation is read (Texas law for an Ohio user; an invented
+        section under a Texas cover for a Texas user), not left as an ambiguous bare section."""
+        text = "Texas tenants have rights under Tex. Prop. Code § 92.0561."
+        assert _statuses(text, "OH", None, []) == [S.WRONG_JURISDICTION]
+        index = _index(tmp_path, {"covers": ["Tex. Prop. Code"], "citations": ["Tex. Prop. Code § 92.056"]})
+        assert _statuses("Texas law: Tex. Prop. Code § 92.0559", "TX", index, []) == [S.UNKNOWN]
 
     def test_wrong_jurisdiction_before_in_sources(self) -> None:
         """Another state's law stays a leak even when the sources cite it."""
