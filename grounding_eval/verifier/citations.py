@@ -1384,7 +1384,12 @@ def _read_cover(written: str) -> Cover | str:
     if ranged and (ranged.group("head").strip().endswith("§") or " " in ranged.group("head")):
         low = _read_section(ranged.group("head") + ranged.group("low"))
         high = _read_section(ranged.group("head") + ranged.group("high"))
-        if low and high and low[0].key and high[0].key and low[0].key[:-1] == high[0].key[:-1]:
+        # (A range's ends are sections of one citeurl template, whose section grammar orders them: a
+        # law eyecite reads by name, as "W. Va. Code § 37" of the chapter "§ 37-6", has none.)
+        if (
+            low and high and low[0].key and high[0].key and low[0].key[:-1] == high[0].key[:-1]
+            and low[0].key[0] != "law"
+        ):  # fmt: skip
             prefix = low[0].key[:-1]
             return Cover(written, prefix, low[0].key[len(prefix) :], high[0].key[len(prefix) :])
     # A chapter word ("ORS chapter 90", "Tex. Prop. Code ch. 92") names the chapter the code's own
