@@ -506,12 +506,18 @@ class TestQuotesFromOtherArticles:
     def test_other_articles_are_read_only_for_a_quote_the_items_do_not_hold(self, tmp_path: Path) -> None:
         """tiny-oh-01's own article is tiny-repairs; tiny-notice, read only by the look-up, is made to
         resolve outside the dataset: an answer whose quote is the item's own never reads it, one whose
-        quote is not the item's does, and says so in one line (an ERROR, never a verdict)."""
+        quote is not the item's does: the quotation check alone is left undecided with the file's problem
+        on the first line (a check that throws costs its own verdict, never the row's, so no ERROR row
+        hides what the other checks decided)."""
         test = _tiny_oh_with_article_outside(tmp_path, "tiny-notice")
         own = _grade('It says "the landlord must restore heat within a reasonable time".', test, "C0")
         assert [s for s, _ in _quotes(own)] == ["EXACT"]
         looked_up = _grade('It says "every tenant receives a written summons".', test, "C0")
-        assert "resolves outside the dataset folder" in unscored_reason(looked_up)
+        first = looked_up["reason"].splitlines()[0]
+        assert "1 not checked: 1 check (quotation: DataError" in first, first
+        assert "resolves outside the dataset folder" in first, first
+        assert looked_up["metadata"].get("outcome") != "unscored", looked_up["reason"]
+        assert looked_up["metadata"]["verifier"]["undecided"]["kinds"] == {"check": 1}
 
 
 class TestReferenceOutsideTheGenerator:

@@ -139,6 +139,10 @@ class CitationMention:
     contrast: str | None = None
     # Why this place could not be read (a library's exception): listed, UNCHECKED with this reason.
     error: str | None = None
+    # Other states whose law the citation may equally be (reporters-db lists several for some
+    # public-domain forms: "1972 PA 348" is Pennsylvania's form and a Michigan Public Act): a user in
+    # one of them is never told it is another state's law.
+    also: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -1112,9 +1116,14 @@ def _eyecite_mention(found: Any, sentence: str) -> CitationMention | None:
     raw = sentence[start:end]
     if isinstance(found, FullCaseCitation):
         key = ("case", str(cite.corrected_reporter()), str(groups.get("volume")), str(groups.get("page")))
-        return CitationMention(
-            raw, start, end, "case", _case_jurisdiction(cite, sentence, end), normalized, key
+        where = _case_jurisdiction(cite, sentence, end)
+        reporter = cite.all_editions[0].reporter if cite.all_editions else None
+        also = (
+            _reporter_states(reporter.short_name)[1:]
+            if reporter is not None and reporter.cite_type == "neutral" and where is not None
+            else ()
         )
+        return CitationMention(raw, start, end, "case", where, normalized, key, also=also)
     reporter = cite.all_editions[0].reporter if cite.all_editions else None
     short_name = reporter.short_name if reporter is not None else str(groups.get("reporter"))
     if isinstance(found, FullJournalCitation):
@@ -1192,17 +1201,23 @@ def _court_state(court_id: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=512)
 def _reporter_state(short_name: str) -> str | None:
+    states = _reporter_states(short_name)
+    return states[0] if states else None
+
+
+@lru_cache(maxsize=512)
+def _reporter_states(short_name: str) -> tuple[str, ...]:
+    """The states a reporter's reporters-db entries name, in order, each once."""
     import reporters_db
 
-    states = []
+    states: dict[str, None] = {}
     for entry in reporters_db.REPORTERS.get(short_name, ()):
         for place in entry.get("mlz_jurisdiction") or ():
             match = re.match(r"us:([a-z]{2});", place)
             if match:
-                states.append(match.group(1).upper())
-    return states[0] if states else None
+                states[match.group(1).upper()] = None
+    return tuple(states)
 
 
 # -- the citation index -------------------------------------------------------------------------------
@@ -1585,7 +1600,7 @@ def _status(
         return CitationFinding(m, CitationStatus.UNCHECKED, f"could not be read ({m.error})")
     if m.key is None:
         return CitationFinding(m, CitationStatus.UNCHECKED, "a short cite whose code is ambiguous")
-    if user_state and m.jurisdiction not in (None, "US", user_state):
+    if user_state and m.jurisdiction not in (None, "US", user_state) and user_state not in m.also:
         why = f"{m.jurisdiction} law, and the user is in {user_state}"
         if m.contrast:  # still a leak: shown, so a reviewer can overrule it
             why += f"; labelled as a comparison ('{m.contrast}'); still another state's law"
