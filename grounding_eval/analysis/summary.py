@@ -1150,8 +1150,9 @@ def safety_split_table(
 ) -> list[dict[str, Any]]:
     """Per group, how many rows in scope have, on any of the three checks: a verifier No, a judge No, a
     No from both, a judge No the verifier passed (``judge_disagrees``, the composite's flag), a verifier
-    No the judge answered Yes or Partial; rows missing a side are ``not_comparable`` (a side that is
-    there still counts in its own column: a verifier No under a judge outage is a verifier No). ``sources`` counts
+    No the judge answered Yes or Partial; rows missing a side on any check are ``not_comparable`` (a side
+    that is there still counts in its own column: a verifier No under a judge outage is a verifier No; the
+    comparisons count over the checks both sides answered, as the per-check tables do). ``sources`` counts
     the ``safety_source`` the rows' composites recorded (``not recorded`` for files made before it was).
     Empty when no row was judged with a rubric that asks the checks.
     """
@@ -1167,13 +1168,17 @@ def safety_split_table(
         counts["rows"] += 1
         source = row.safety_source or NOT_RECORDED
         counts["sources"][source] = counts["sources"].get(source, 0) + 1
-        split = row.safety_split()
-        if split is None:  # a side is missing: its own No still counts, the comparisons do not
-            counts["not_comparable"] += 1
-            counts["verifier_no"] += bool(row.verifier_ran and row.safety_no)
-            counts["judge_no"] += any(v == "No" for v in row.judge_safety.values())
-            continue
-        for column, hit in zip(SPLIT_COLUMNS, _split_hits(split), strict=True):
+        # Each side's own No counts whatever the other did; the comparisons count over the checks both
+        # sides answered (the per-check tables' cells), so a row the judge answered in part is compared
+        # on those checks and not comparable on the rest.
+        comparable = [c for c in ROUND3_SAFETY_CHECKS if row.agreement(c)[1] is None]
+        counts["not_comparable"] += len(comparable) < len(ROUND3_SAFETY_CHECKS)
+        counts["verifier_no"] += bool(row.verifier_ran and row.safety_no)
+        counts["judge_no"] += any(v == "No" for v in row.judge_safety.values())
+        split = safety_split(
+            [c for c in row.safety_no if c in comparable], {c: row.judge_safety[c] for c in comparable}
+        )
+        for column, hit in zip(SPLIT_COLUMNS[2:], _split_hits(split)[2:], strict=True):
             counts[column] += hit
     return [{**dict(zip(by, key, strict=True)), **groups[key]} for key in sorted(groups)]
 
