@@ -353,6 +353,30 @@ def test_an_invalid_reply_is_a_failed_judge_call(tmp_path: Path, capsys: pytest.
     assert (cell["model_calls"], cell["recorded"], cell["failed"], cell["invalid"]) == (3, 2, 4, 3)
 
 
+def test_a_judge_call_killed_or_lost_is_a_failed_judge_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A judge call killed at the worker's deadline, or lost with a crashed worker, writes no judge_usage
+    (the JavaScript side's unscored result): it is one failed call of the judge its assertion names
+    (was: no row in the table, so ``failed 0``). A verifier's unscored result is no judge call."""
+    killed = _row("C0", success=False, composite=None)
+    killed["gradingResult"]["componentResults"][1] = {
+        "pass": False, "score": 0, "reason": "ERROR (judge unscored): the call passed its deadline",
+        "assertion": {"type": "javascript", "value": "file://assertions/grounding.cjs:judge",
+                      "config": {"rubric": "round3", "provider": "replay:{dataset}/judge_replies/round3.yaml"}},
+        "metadata": {"outcome": "unscored", "unscored_reason": "the call passed its deadline"}}  # fmt: skip
+    lost_verifier = _row("C1", success=False, composite=None)
+    lost_verifier["gradingResult"]["componentResults"][0] = {
+        "pass": False, "score": 0, "assertion": {"type": "javascript", "value": "file://assertions/grounding.cjs:verifier"},
+        "metadata": {"outcome": "unscored", "unscored_reason": "worker crashed"}}  # fmt: skip
+    rows = [_judged(_row("C0", success=True, composite=0.8, judge=0.8), {"replay:round3.yaml": {"calls": 1, "recorded": 1}}),
+            killed, lost_verifier]  # fmt: skip
+    assert main(["report", str(_file(tmp_path, rows)), "--json"]) == 0
+    (cell,) = json.loads(capsys.readouterr().out)["judge_calls"]
+    assert (cell["judge"], cell["rows"], cell["recorded"], cell["failed"], cell["invalid"]) == (
+        "replay:round3.yaml", 2, 1, 1, 0)  # fmt: skip
+
+
 def test_no_judge_calls_no_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(_file(tmp_path, ROWS))]) == 0
     assert "Judge calls" not in capsys.readouterr().out

@@ -10,6 +10,7 @@ cells and the ``--json`` structure are in docs/reference/report.md.
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from statistics import fmean
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from grounding_eval.errors import DataError, clip, terminal_safe
+from grounding_eval.judge.pipeline import judge_label
 from grounding_eval.judge.score import score_name, verdict_value
 from grounding_eval.outcome import composite_failed, legacy_unscored, read_outcome
 from grounding_eval.promptfoo.source_vars import NOT_SOURCES as _NOT_SOURCES
@@ -612,6 +614,8 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
             judge_config = assertion.get("config")
         if meta.get("judge_usage") is not None:
             judge_calls += _judge_calls(meta["judge_usage"], f"{where}.metadata.judge_usage", meta)
+        elif (lost := _lost_judge_call(assertion, meta)) is not None:
+            judge_calls.append(lost)
         if assertion.get("type") == "human":
             human = {
                 "pass": component.result.get("pass") is True,
@@ -819,11 +823,35 @@ def _judge_calls(usage: Any, where: str, meta: dict[str, Any]) -> list[JudgeCall
     return out
 
 
+# A pack judge's entry in an assertion's value (grounding.cjs:judge, assertions/judge.py, grounding.py:judge).
+_JUDGE_ENTRY = re.compile(
+    r"(?:grounding\.cjs:|assertions/(?=\w+\.py)|grounding\.py:)(?:judge|factuality|docs_qa)(?:\.py(?::\w+)?)?$"
+)
+
+
+def _lost_judge_call(assertion: dict[str, Any], meta: dict[str, Any]) -> JudgeCalls | None:
+    """A pack judge's call that left no record of its own — killed at the worker's deadline, or lost with
+    a crashed worker (``assertions/grounding.cjs`` ``failed()``: an unscored outcome, no ``judge_usage``,
+    no judge record): one failed call of the judge its assertion's config names (``?`` when none)."""
+    value = assertion.get("value")
+    if (
+        meta.get("outcome") != "unscored"  # its validity is checked where the row's outcome is read
+        or any(kind in meta for kind in JUDGE_KINDS)
+        or not isinstance(value, str)
+        or not _JUDGE_ENTRY.search(value)
+    ):
+        return None
+    config = assertion.get("config")
+    provider = config.get("provider") if isinstance(config, dict) else None
+    return JudgeCalls(judge_label(provider) if isinstance(provider, str) and provider else "?", failed=1)
+
+
 def judge_calls_table(rows: Iterable[ReportRow], by: Sequence[str] = ("round",)) -> list[dict[str, Any]]:
     """Judge calls, tokens and cost per group and judge provider: what the judgments of a run cost.
 
     ``failed`` counts the calls that gave no usable verdict: no reply, or a reply that did not parse
-    (``invalid``, of them; each also counted where it came from: model, cached, recorded). ``cost`` is
+    (``invalid``, of them; each also counted where it came from: model, cached, recorded), or a call
+    killed or lost with its worker (:func:`_lost_judge_call`). ``cost`` is
     ``None`` when no call of the group was priced (recorded or cached replies, a provider promptfoo has
     no price for), never 0 for unknown.
     """
