@@ -446,6 +446,28 @@ def test_undecided_findings_and_citations_per_condition(
     assert "URL 1, other 1, statute 1" in findings and "KNOWN 1, UNCHECKED 1" in findings
 
 
+def test_a_group_lists_its_top_kinds_and_counts_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hostile or huge file's many kinds: the 20 most frequent are listed, the rest counted as
+    "N other kinds" (the total count is every kind's); rows each adding kinds to one group."""
+    rows = [_verified(_row("C0", success=True, composite=0.8),
+                      undecided={"count": 3 + i, "kinds": {"URL": 2, f"k{i:02}": 1 + i}}) for i in range(30)]  # fmt: skip
+    path = _file(tmp_path, rows)
+    assert main(["report", str(path), "--json", "--by", "condition"]) == 0
+    (group,) = json.loads(capsys.readouterr().out)["findings"]
+    undecided = group["undecided"]
+    assert undecided["count"] == sum(3 + i for i in range(30))
+    assert undecided["kinds"] == {"URL": 60, **{f"k{i:02}": 1 + i for i in range(11, 30)}}
+    assert undecided["other_kinds"] == 11
+    assert main(["report", str(path), "--by", "condition"]) == 0
+    (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("C0") and "URL 60" in ln]
+    assert "k29 30, 11 other kinds" in line and "k10" not in line
+    page = tmp_path / "report.html"
+    assert main(["report", str(path), "--html", str(page)]) == 0
+    assert "k29 30, 11 other kinds" in page.read_text(encoding="utf-8")
+
+
 def test_no_verifier_no_findings_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The verifier ran on no row: no table (and no zeros); a group where it did not run says so."""
     row = _row("C0", success=False, composite=None, failure=2)

@@ -39,9 +39,9 @@ from grounding_eval.analysis.summary import (
     PassRate,
     ReportRow,
     Results,
-    counts_text,
     findings_table,
     format_rate,
+    listed_text,
     outage_note,
     safety_agreement,
     safety_split_table,
@@ -450,8 +450,8 @@ def _undecided_table(rows: Sequence[ReportRow]) -> str:
         else:
             derived += u["derived_rows"]
             mark = " *" if u["derived_rows"] else ""
-            cells = [f"{u['rows_with']}{mark}", f"{u['count']}{mark}", counts_text(u["kinds"])]
-        cells += ["not recorded"] * 2 if c is None else [c["count"], counts_text(c["statuses"])]
+            cells = [f"{u['rows_with']}{mark}", f"{u['count']}{mark}", listed_text(u, "kinds")]
+        cells += ["not recorded"] * 2 if c is None else [c["count"], listed_text(c, "statuses")]
         body.append([g["round"], g["condition"], g["provider"], g["rows"], g["verifier_rows"], *cells])
     note = (
         '<p class="note">Undecided: what the verifier could not decide — URLs it could not check offline, '

@@ -1255,6 +1255,8 @@ def findings_table(
     out = []
     for key in sorted(groups):
         group = groups[key]
+        _list_top(group["undecided"], "kinds")
+        _list_top(group["citations"], "statuses")
         if not group["verifier_rows"]:
             group["undecided"] = None
         if not group["citations"]["recorded_rows"]:
@@ -1267,15 +1269,35 @@ def _tally(**counts: int) -> dict[str, Any]:
     return {**counts, "rows_with": 0, "count": 0}
 
 
+LISTED_KINDS = 20  # a group lists its 20 most frequent kinds (or statuses); the rest are counted
+
+
 def _add(tally: dict[str, Any], field_name: str, found: Mapping[str, int]) -> None:
-    """One row's counts by kind (or status) added to a group's ``tally``, its ``field_name`` kept sorted."""
+    """One row's counts by kind (or status) added in place to a group's ``tally`` (linear in the row's
+    kinds: :func:`_list_top` sorts once per group)."""
     n = sum(found.values())
     tally["rows_with"] += n > 0
     tally["count"] += n
-    merged = dict(tally.get(field_name) or {})
+    merged = tally.setdefault(field_name, {})
     for name, value in found.items():
         merged[name] = merged.get(name, 0) + value
-    tally[field_name] = dict(sorted(merged.items()))
+
+
+def _list_top(tally: dict[str, Any], field_name: str) -> None:
+    """A group's counts by kind: the :data:`LISTED_KINDS` most frequent (ties by name), listed by name;
+    how many kinds were left off in ``other_<field_name>`` (only when some were)."""
+    merged = tally.get(field_name) or {}
+    top = sorted(merged.items(), key=lambda kv: (-kv[1], kv[0]))[:LISTED_KINDS]
+    tally[field_name] = dict(sorted(top))
+    if len(merged) > len(top):
+        tally[f"other_{field_name}"] = len(merged) - len(top)
+
+
+def listed_text(tally: Mapping[str, Any], field_name: str) -> str:
+    """:func:`counts_text` of a group's listed kinds (or statuses), then ``N other kinds`` left off."""
+    text = counts_text(tally[field_name])
+    left_off = tally.get(f"other_{field_name}", 0)
+    return f"{text}, {left_off} other {field_name}" if left_off else text
 
 
 def findings_lines(table: list[dict[str, Any]], by: Sequence[str]) -> list[str]:
@@ -1291,8 +1313,8 @@ def findings_lines(table: list[dict[str, Any]], by: Sequence[str]) -> list[str]:
         else:
             derived += u["derived_rows"]
             mark = "*" if u["derived_rows"] else ""
-            cells = [f"{u['rows_with']}{mark}", f"{u['count']}{mark}", counts_text(u["kinds"])]
-        cells += ["not recorded"] * 2 if c is None else [str(c["count"]), counts_text(c["statuses"])]
+            cells = [f"{u['rows_with']}{mark}", f"{u['count']}{mark}", listed_text(u, "kinds")]
+        cells += ["not recorded"] * 2 if c is None else [str(c["count"]), listed_text(c, "statuses")]
         body.append([*(g[k] for k in by), str(g["rows"]), str(g["verifier_rows"]), *cells])
     note = (
         "Undecided: what the verifier could not decide (offline URLs, citations nothing covers, quotes with no "
