@@ -468,6 +468,39 @@ def test_a_group_lists_its_top_kinds_and_counts_the_rest(
     assert "k29 30, 11 other kinds" in page.read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("undecided", [{"count": "3", "kinds": {}}, {"count": 2, "kinds": {"URL": 1.5}}],
+                         ids=["count-text", "kind-fraction"])  # fmt: skip
+def test_an_odd_undecided_record_is_skipped_not_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], undecided: dict[str, Any]
+) -> None:
+    """One odd value in ``undecided`` stopped the whole report (exit 2): that record is skipped with a
+    note naming its component, and the safety tables stay."""
+    odd = _verified(
+        _row("C0", success=False, composite=None, hard=("jurisdiction_correct",)), undecided=undecided
+    )
+    rows = [
+        odd,
+        _verified(_row("C0", success=True, composite=0.8), undecided={"count": 1, "kinds": {"URL": 1}}),
+    ]
+    path = _file(tmp_path, rows)
+    assert main(["report", str(path), "--json", "--by", "condition"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    (group,) = out["findings"]
+    assert (group["verifier_rows"], group["undecided"]["count"], group["undecided"]["kinds"]) == (
+        1,
+        1,
+        {"URL": 1},
+    )
+    assert (
+        len(group["skipped"]) == 1
+        and "componentResults[0].metadata.verifier.undecided" in group["skipped"][0]
+    )
+    assert out["groups"][0]["rows"] == 2  # the row is still read: its verifier No fails it as unsafe
+    assert main(["report", str(path), "--by", "condition"]) == 0
+    text = capsys.readouterr().out
+    assert "Undecided record skipped (left out of the counts)" in text and "componentResults[0]" in text
+
+
 def test_no_verifier_no_findings_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The verifier ran on no row: no table (and no zeros); a group where it did not run says so."""
     row = _row("C0", success=False, composite=None, failure=2)
@@ -485,10 +518,15 @@ def test_no_verifier_no_findings_table(tmp_path: Path, capsys: pytest.CaptureFix
     [({"count": -1, "kinds": {}}, "undecided.count"), ({"count": 1, "kinds": {"URL": "1"}}, "undecided.kinds['URL']"),
      ("three", "undecided is")],
 )  # fmt: skip
-def test_a_hostile_undecided_record_is_refused(tmp_path: Path, undecided: Any, field: str) -> None:
+def test_a_hostile_undecided_record_is_skipped_and_named(tmp_path: Path, undecided: Any, field: str) -> None:
+    """Refused before (exit 2, every table lost): now that record alone is skipped, its field named."""
     path = _file(tmp_path, [_verified(_row("C0", success=True, composite=0.8), undecided=undecided)])
-    with pytest.raises(DataError, match=re.escape(field)):
-        load_rows(path)
+    (row,) = load_rows(path)
+    assert row.undecided is None and row.verifier_ran
+    assert (
+        row.undecided_skipped is not None
+        and f"componentResults[0].metadata.verifier.{field}" in row.undecided_skipped
+    )
 
 
 def test_a_verifier_check_that_raised_is_not_a_verifier_yes(tmp_path: Path) -> None:

@@ -192,6 +192,8 @@ class ReportRow:
         judge_calls: each judge's calls on the row (``metadata.judge_usage``).
         undecided: what the verifier left undecided, by kind (``URL``, ``statute``, ``case`` …;
             ``metadata.verifier.undecided.kinds``); None when the verifier did not run.
+        undecided_skipped: why the verifier's undecided record was skipped (a value the report cannot
+            read, named with its component's index): the row is left out of the undecided counts.
         undecided_derived: the row's verifier predates ``undecided``: :attr:`undecided` is derived from
             its ``UNCHECKED`` URLs and citations (the kinds it could not record: quotes, checks that raised).
         citations: the verifier's legal citations by status (``metadata.verifier.citations[*].status``);
@@ -237,6 +239,7 @@ class ReportRow:
     judge_calls: tuple[JudgeCalls, ...] = ()
     undecided: Mapping[str, int] | None = None
     undecided_derived: bool = False
+    undecided_skipped: str | None = None
     citations: Mapping[str, int] | None = None
     safety_unknown: tuple[str, ...] = ()
     unsafe_no_composite: bool = False
@@ -716,7 +719,14 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
         # Written with the beforeAll hook: the row keeps its prompt, not the source vars (C0 shows none).
         sources = (("prompt shown to the model", prompt_text),)
     output = response.get("output")
-    undecided, derived = _undecided(verifier_meta, urls)
+    undecided_skipped = None
+    try:
+        undecided, derived = _undecided(verifier_meta, urls)
+    except RowProblem as exc:  # an odd undecided record loses only itself, never the row's safety tables
+        at = next(
+            (c.where for c in row.components if c.metadata.get("verifier") is verifier_meta), "a component"
+        )
+        undecided, derived, undecided_skipped = None, False, f"{at}.{exc}"
     return ReportRow(
         keys=keys,
         passed=bool(raw.get("success")) and not unsafe,
@@ -760,6 +770,7 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
         judge_calls=tuple(judge_calls),
         undecided=undecided,
         undecided_derived=derived,
+        undecided_skipped=undecided_skipped,
         citations=_citation_statuses(verifier_meta),
         safety_unknown=tuple(c for c in verifier_unknown(verifier_meta) if c not in failed),
         unsafe_no_composite=decided and not unscored and "composite" not in named,
@@ -1241,6 +1252,8 @@ def findings_table(
                                         "undecided": _tally(recorded_rows=0, derived_rows=0),
                                         "citations": _tally(recorded_rows=0)})  # fmt: skip
         group["rows"] += 1
+        if row.undecided_skipped is not None:
+            group.setdefault("skipped", []).append(f"{row.query_id or '?'}: {row.undecided_skipped}")
         if row.undecided is None:
             continue
         group["verifier_rows"] += 1
@@ -1326,7 +1339,22 @@ def findings_lines(table: list[dict[str, Any]], by: Sequence[str]) -> list[str]:
             f" * {derived} row(s) were verified before undecided findings were recorded: derived from their "
             "UNCHECKED URLs and citations only."
         )
-    return ["Undecided findings and legal citations, per group", *table_lines(body), note]
+    return [
+        "Undecided findings and legal citations, per group",
+        *table_lines(body),
+        note,
+        *skipped_notes(table),
+    ]
+
+
+def skipped_notes(table: list[dict[str, Any]], most: int = 5) -> list[str]:
+    """One line per row whose undecided record could not be read (left out of the counts; at most
+    ``most`` named, then how many more)."""
+    skipped = [s for g in table for s in g.get("skipped", ())]
+    lines = [f"Undecided record skipped (left out of the counts): {terminal_safe(s)}" for s in skipped[:most]]
+    if len(skipped) > most:
+        lines.append(f"… and {len(skipped) - most} more row(s) whose undecided record was skipped")
+    return lines
 
 
 def counts_text(counts: Mapping[str, int]) -> str:
