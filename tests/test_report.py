@@ -501,6 +501,17 @@ def test_an_odd_undecided_record_is_skipped_not_the_report(
     assert "Undecided record skipped (left out of the counts)" in text and "componentResults[0]" in text
 
 
+def test_control_characters_in_kind_names_are_escaped_in_html(tmp_path: Path) -> None:
+    """A kind or status name holding ESC or BEL reached the HTML page raw; now escaped as in the text."""
+    rows = [_verified(_row("C0", success=True, composite=0.8), undecided={"count": 1, "kinds": {"U\x1b[2JRL": 1}},
+                      citations=[{"status": "K\x07NOWN", "kind": "statute"}])]  # fmt: skip
+    page = tmp_path / "report.html"
+    assert main(["report", str(_file(tmp_path, rows)), "--html", str(page)]) == 0
+    text = page.read_text(encoding="utf-8")
+    assert "\x1b" not in text and "\x07" not in text
+    assert "U\\x1b[2JRL 1" in text and "K\\x07NOWN 1" in text
+
+
 def test_no_verifier_no_findings_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The verifier ran on no row: no table (and no zeros); a group where it did not run says so."""
     row = _row("C0", success=False, composite=None, failure=2)

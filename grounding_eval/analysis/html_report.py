@@ -47,7 +47,7 @@ from grounding_eval.analysis.summary import (
     safety_split_table,
 )
 from grounding_eval.encodable import utf8_encodable
-from grounding_eval.errors import DataError
+from grounding_eval.errors import DataError, terminal_safe
 from grounding_eval.files import write_text_atomic
 
 __all__ = ["MAX_CHARTED", "MAX_PAIRS", "render_html", "write_html"]
@@ -125,7 +125,9 @@ def render_html(
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    """``value`` escaped for HTML, its control and invisible characters shown as escapes (``\\x1b``), as
+    the text output shows them (a kind or status name from a results file is not ours)."""
+    return html.escape(terminal_safe(value, lines=True), quote=True)
 
 
 class _Html(str):
