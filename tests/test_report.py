@@ -353,6 +353,30 @@ def test_an_invalid_reply_is_a_failed_judge_call(tmp_path: Path, capsys: pytest.
     assert (cell["model_calls"], cell["recorded"], cell["failed"], cell["invalid"]) == (3, 2, 4, 3)
 
 
+def test_a_judge_call_killed_or_lost_is_a_failed_judge_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A judge call killed at the worker's deadline, or lost with a crashed worker, writes no judge_usage
+    (the JavaScript side's unscored result): it is one failed call of the judge its assertion names
+    (was: no row in the table, so ``failed 0``). A verifier's unscored result is no judge call."""
+    killed = _row("C0", success=False, composite=None)
+    killed["gradingResult"]["componentResults"][1] = {
+        "pass": False, "score": 0, "reason": "ERROR (judge unscored): the call passed its deadline",
+        "assertion": {"type": "javascript", "value": "file://assertions/grounding.cjs:judge",
+                      "config": {"rubric": "round3", "provider": "replay:{dataset}/judge_replies/round3.yaml"}},
+        "metadata": {"outcome": "unscored", "unscored_reason": "the call passed its deadline"}}  # fmt: skip
+    lost_verifier = _row("C1", success=False, composite=None)
+    lost_verifier["gradingResult"]["componentResults"][0] = {
+        "pass": False, "score": 0, "assertion": {"type": "javascript", "value": "file://assertions/grounding.cjs:verifier"},
+        "metadata": {"outcome": "unscored", "unscored_reason": "worker crashed"}}  # fmt: skip
+    rows = [_judged(_row("C0", success=True, composite=0.8, judge=0.8), {"replay:round3.yaml": {"calls": 1, "recorded": 1}}),
+            killed, lost_verifier]  # fmt: skip
+    assert main(["report", str(_file(tmp_path, rows)), "--json"]) == 0
+    (cell,) = json.loads(capsys.readouterr().out)["judge_calls"]
+    assert (cell["judge"], cell["rows"], cell["recorded"], cell["failed"], cell["invalid"]) == (
+        "replay:round3.yaml", 2, 1, 1, 0)  # fmt: skip
+
+
 def test_no_judge_calls_no_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(_file(tmp_path, ROWS))]) == 0
     assert "Judge calls" not in capsys.readouterr().out
@@ -422,6 +446,72 @@ def test_undecided_findings_and_citations_per_condition(
     assert "URL 1, other 1, statute 1" in findings and "KNOWN 1, UNCHECKED 1" in findings
 
 
+def test_a_group_lists_its_top_kinds_and_counts_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hostile or huge file's many kinds: the 20 most frequent are listed, the rest counted as
+    "N other kinds" (the total count is every kind's); rows each adding kinds to one group."""
+    rows = [_verified(_row("C0", success=True, composite=0.8),
+                      undecided={"count": 3 + i, "kinds": {"URL": 2, f"k{i:02}": 1 + i}}) for i in range(30)]  # fmt: skip
+    path = _file(tmp_path, rows)
+    assert main(["report", str(path), "--json", "--by", "condition"]) == 0
+    (group,) = json.loads(capsys.readouterr().out)["findings"]
+    undecided = group["undecided"]
+    assert undecided["count"] == sum(3 + i for i in range(30))
+    assert undecided["kinds"] == {"URL": 60, **{f"k{i:02}": 1 + i for i in range(11, 30)}}
+    assert undecided["other_kinds"] == 11
+    assert main(["report", str(path), "--by", "condition"]) == 0
+    (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("C0") and "URL 60" in ln]
+    assert "k29 30, 11 other kinds" in line and "k10" not in line
+    page = tmp_path / "report.html"
+    assert main(["report", str(path), "--html", str(page)]) == 0
+    assert "k29 30, 11 other kinds" in page.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("undecided", [{"count": "3", "kinds": {}}, {"count": 2, "kinds": {"URL": 1.5}}],
+                         ids=["count-text", "kind-fraction"])  # fmt: skip
+def test_an_odd_undecided_record_is_skipped_not_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], undecided: dict[str, Any]
+) -> None:
+    """One odd value in ``undecided`` stopped the whole report (exit 2): that record is skipped with a
+    note naming its component, and the safety tables stay."""
+    odd = _verified(
+        _row("C0", success=False, composite=None, hard=("jurisdiction_correct",)), undecided=undecided
+    )
+    rows = [
+        odd,
+        _verified(_row("C0", success=True, composite=0.8), undecided={"count": 1, "kinds": {"URL": 1}}),
+    ]
+    path = _file(tmp_path, rows)
+    assert main(["report", str(path), "--json", "--by", "condition"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    (group,) = out["findings"]
+    assert (group["verifier_rows"], group["undecided"]["count"], group["undecided"]["kinds"]) == (
+        1,
+        1,
+        {"URL": 1},
+    )
+    assert (
+        len(group["skipped"]) == 1
+        and "componentResults[0].metadata.verifier.undecided" in group["skipped"][0]
+    )
+    assert out["groups"][0]["rows"] == 2  # the row is still read: its verifier No fails it as unsafe
+    assert main(["report", str(path), "--by", "condition"]) == 0
+    text = capsys.readouterr().out
+    assert "Undecided record skipped (left out of the counts)" in text and "componentResults[0]" in text
+
+
+def test_control_characters_in_kind_names_are_escaped_in_html(tmp_path: Path) -> None:
+    """A kind or status name holding ESC or BEL reached the HTML page raw; now escaped as in the text."""
+    rows = [_verified(_row("C0", success=True, composite=0.8), undecided={"count": 1, "kinds": {"U\x1b[2JRL": 1}},
+                      citations=[{"status": "K\x07NOWN", "kind": "statute"}])]  # fmt: skip
+    page = tmp_path / "report.html"
+    assert main(["report", str(_file(tmp_path, rows)), "--html", str(page)]) == 0
+    text = page.read_text(encoding="utf-8")
+    assert "\x1b" not in text and "\x07" not in text
+    assert "U\\x1b[2JRL 1" in text and "K\\x07NOWN 1" in text
+
+
 def test_no_verifier_no_findings_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The verifier ran on no row: no table (and no zeros); a group where it did not run says so."""
     row = _row("C0", success=False, composite=None, failure=2)
@@ -439,10 +529,15 @@ def test_no_verifier_no_findings_table(tmp_path: Path, capsys: pytest.CaptureFix
     [({"count": -1, "kinds": {}}, "undecided.count"), ({"count": 1, "kinds": {"URL": "1"}}, "undecided.kinds['URL']"),
      ("three", "undecided is")],
 )  # fmt: skip
-def test_a_hostile_undecided_record_is_refused(tmp_path: Path, undecided: Any, field: str) -> None:
+def test_a_hostile_undecided_record_is_skipped_and_named(tmp_path: Path, undecided: Any, field: str) -> None:
+    """Refused before (exit 2, every table lost): now that record alone is skipped, its field named."""
     path = _file(tmp_path, [_verified(_row("C0", success=True, composite=0.8), undecided=undecided)])
-    with pytest.raises(DataError, match=re.escape(field)):
-        load_rows(path)
+    (row,) = load_rows(path)
+    assert row.undecided is None and row.verifier_ran
+    assert (
+        row.undecided_skipped is not None
+        and f"componentResults[0].metadata.verifier.{field}" in row.undecided_skipped
+    )
 
 
 def test_a_verifier_check_that_raised_is_not_a_verifier_yes(tmp_path: Path) -> None:

@@ -193,6 +193,39 @@ class TestSplit:
         total = sum(g["judge_disagrees"] for g in safety_split_table(rows, ["condition"]))
         assert total == 5
 
+    def test_a_judge_answering_two_of_three_checks_is_compared_on_those_two(self) -> None:
+        """The judge answered two checks (No on one the verifier also found No): the row is both.No, as the
+        per-check table says, and not comparable for the third only (reviewer's partial file: both.No 0)."""
+        first, second, _ = ROUND3_SAFETY_CHECKS
+        row = ReportRow(
+            keys={"round": "3", "condition": "C1", "provider": "p"}, passed=False, unscored=False,
+            composite=None, judge=None, verifier=None, safety_no=(first,), query_id="q", verifier_ran=True,
+            judge_safety={first: "No", second: "Yes"}, safety_scope=True,
+        )  # fmt: skip
+        assert [row.agreement(c)[0] for c in ROUND3_SAFETY_CHECKS] == [
+            "both_no",
+            "both_yes",
+            "not_comparable",
+        ]
+        (group,) = safety_split_table([row], ["condition"])
+        keys = ("verifier_no", "judge_no", "both_no", "judge_disagrees", "verifier_only_no", "not_comparable")
+        assert tuple(group[k] for k in keys) == (1, 1, 1, 0, 0, 1)
+
+    @pytest.mark.parametrize("path", [HAND_MADE, REAL], ids=["hand-made", "real"])
+    def test_the_split_counts_what_the_per_check_tables_count(self, path: Path) -> None:
+        """A row is both.No / judge.disagrees / verifier.No.only in the split exactly when some check of it
+        is in that cell of the per-check tables (verifier.No.only: the judge answered Yes or Partial)."""
+        rows = [r for r in load_rows(path) if r.safety_scope]
+        cells = {"both_no": {"both_no"}, "judge_disagrees": {"judge_only_no"},
+                 "verifier_only_no": {"verifier_only_no", "judge_partial_verifier_no"}}  # fmt: skip
+        for column, cell in cells.items():
+            expected: dict[str, int] = {}
+            for row in rows:
+                if any(row.agreement(c)[0] in cell for c in ROUND3_SAFETY_CHECKS):
+                    expected[row.keys["condition"]] = expected.get(row.keys["condition"], 0) + 1
+            got = {g["condition"]: g[column] for g in safety_split_table(rows, ["condition"]) if g[column]}
+            assert got == expected, column
+
     def test_recorded_source_is_read(self, tmp_path: Path) -> None:
         data = json.loads(HAND_MADE.read_text(encoding="utf-8"))
         rows = data["results"]["results"]

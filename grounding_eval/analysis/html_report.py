@@ -39,15 +39,15 @@ from grounding_eval.analysis.summary import (
     PassRate,
     ReportRow,
     Results,
-    counts_text,
     findings_table,
     format_rate,
+    listed_text,
     outage_note,
     safety_agreement,
     safety_split_table,
 )
 from grounding_eval.encodable import utf8_encodable
-from grounding_eval.errors import DataError
+from grounding_eval.errors import DataError, terminal_safe
 from grounding_eval.files import write_text_atomic
 
 __all__ = ["MAX_CHARTED", "MAX_PAIRS", "render_html", "write_html"]
@@ -125,7 +125,9 @@ def render_html(
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    """``value`` escaped for HTML, its control and invisible characters shown as escapes (``\\x1b``), as
+    the text output shows them (a kind or status name from a results file is not ours)."""
+    return html.escape(terminal_safe(value, lines=True), quote=True)
 
 
 class _Html(str):
@@ -450,8 +452,8 @@ def _undecided_table(rows: Sequence[ReportRow]) -> str:
         else:
             derived += u["derived_rows"]
             mark = " *" if u["derived_rows"] else ""
-            cells = [f"{u['rows_with']}{mark}", f"{u['count']}{mark}", counts_text(u["kinds"])]
-        cells += ["not recorded"] * 2 if c is None else [c["count"], counts_text(c["statuses"])]
+            cells = [f"{u['rows_with']}{mark}", f"{u['count']}{mark}", listed_text(u, "kinds")]
+        cells += ["not recorded"] * 2 if c is None else [c["count"], listed_text(c, "statuses")]
         body.append([g["round"], g["condition"], g["provider"], g["rows"], g["verifier_rows"], *cells])
     note = (
         '<p class="note">Undecided: what the verifier could not decide — URLs it could not check offline, '

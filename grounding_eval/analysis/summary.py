@@ -10,6 +10,7 @@ cells and the ``--json`` structure are in docs/reference/report.md.
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from statistics import fmean
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from grounding_eval.errors import DataError, clip, terminal_safe
+from grounding_eval.judge.pipeline import judge_label
 from grounding_eval.judge.score import score_name, verdict_value
 from grounding_eval.outcome import composite_failed, legacy_unscored, read_outcome
 from grounding_eval.promptfoo.source_vars import NOT_SOURCES as _NOT_SOURCES
@@ -190,6 +192,8 @@ class ReportRow:
         judge_calls: each judge's calls on the row (``metadata.judge_usage``).
         undecided: what the verifier left undecided, by kind (``URL``, ``statute``, ``case`` …;
             ``metadata.verifier.undecided.kinds``); None when the verifier did not run.
+        undecided_skipped: why the verifier's undecided record was skipped (a value the report cannot
+            read, named with its component's index): the row is left out of the undecided counts.
         undecided_derived: the row's verifier predates ``undecided``: :attr:`undecided` is derived from
             its ``UNCHECKED`` URLs and citations (the kinds it could not record: quotes, checks that raised).
         citations: the verifier's legal citations by status (``metadata.verifier.citations[*].status``);
@@ -235,6 +239,7 @@ class ReportRow:
     judge_calls: tuple[JudgeCalls, ...] = ()
     undecided: Mapping[str, int] | None = None
     undecided_derived: bool = False
+    undecided_skipped: str | None = None
     citations: Mapping[str, int] | None = None
     safety_unknown: tuple[str, ...] = ()
     unsafe_no_composite: bool = False
@@ -612,6 +617,8 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
             judge_config = assertion.get("config")
         if meta.get("judge_usage") is not None:
             judge_calls += _judge_calls(meta["judge_usage"], f"{where}.metadata.judge_usage", meta)
+        elif (lost := _lost_judge_call(assertion, meta)) is not None:
+            judge_calls.append(lost)
         if assertion.get("type") == "human":
             human = {
                 "pass": component.result.get("pass") is True,
@@ -712,7 +719,14 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
         # Written with the beforeAll hook: the row keeps its prompt, not the source vars (C0 shows none).
         sources = (("prompt shown to the model", prompt_text),)
     output = response.get("output")
-    undecided, derived = _undecided(verifier_meta, urls)
+    undecided_skipped = None
+    try:
+        undecided, derived = _undecided(verifier_meta, urls)
+    except RowProblem as exc:  # an odd undecided record loses only itself, never the row's safety tables
+        at = next(
+            (c.where for c in row.components if c.metadata.get("verifier") is verifier_meta), "a component"
+        )
+        undecided, derived, undecided_skipped = None, False, f"{at}.{exc}"
     return ReportRow(
         keys=keys,
         passed=bool(raw.get("success")) and not unsafe,
@@ -756,6 +770,7 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
         judge_calls=tuple(judge_calls),
         undecided=undecided,
         undecided_derived=derived,
+        undecided_skipped=undecided_skipped,
         citations=_citation_statuses(verifier_meta),
         safety_unknown=tuple(c for c in verifier_unknown(verifier_meta) if c not in failed),
         unsafe_no_composite=decided and not unscored and "composite" not in named,
@@ -819,11 +834,35 @@ def _judge_calls(usage: Any, where: str, meta: dict[str, Any]) -> list[JudgeCall
     return out
 
 
+# A pack judge's entry in an assertion's value (grounding.cjs:judge, assertions/judge.py, grounding.py:judge).
+_JUDGE_ENTRY = re.compile(
+    r"(?:grounding\.cjs:|assertions/(?=\w+\.py)|grounding\.py:)(?:judge|factuality|docs_qa)(?:\.py(?::\w+)?)?$"
+)
+
+
+def _lost_judge_call(assertion: dict[str, Any], meta: dict[str, Any]) -> JudgeCalls | None:
+    """A pack judge's call that left no record of its own — killed at the worker's deadline, or lost with
+    a crashed worker (``assertions/grounding.cjs`` ``failed()``: an unscored outcome, no ``judge_usage``,
+    no judge record): one failed call of the judge its assertion's config names (``?`` when none)."""
+    value = assertion.get("value")
+    if (
+        meta.get("outcome") != "unscored"  # its validity is checked where the row's outcome is read
+        or any(kind in meta for kind in JUDGE_KINDS)
+        or not isinstance(value, str)
+        or not _JUDGE_ENTRY.search(value)
+    ):
+        return None
+    config = assertion.get("config")
+    provider = config.get("provider") if isinstance(config, dict) else None
+    return JudgeCalls(judge_label(provider) if isinstance(provider, str) and provider else "?", failed=1)
+
+
 def judge_calls_table(rows: Iterable[ReportRow], by: Sequence[str] = ("round",)) -> list[dict[str, Any]]:
     """Judge calls, tokens and cost per group and judge provider: what the judgments of a run cost.
 
     ``failed`` counts the calls that gave no usable verdict: no reply, or a reply that did not parse
-    (``invalid``, of them; each also counted where it came from: model, cached, recorded). ``cost`` is
+    (``invalid``, of them; each also counted where it came from: model, cached, recorded), or a call
+    killed or lost with its worker (:func:`_lost_judge_call`). ``cost`` is
     ``None`` when no call of the group was priced (recorded or cached replies, a provider promptfoo has
     no price for), never 0 for unknown.
     """
@@ -1150,8 +1189,9 @@ def safety_split_table(
 ) -> list[dict[str, Any]]:
     """Per group, how many rows in scope have, on any of the three checks: a verifier No, a judge No, a
     No from both, a judge No the verifier passed (``judge_disagrees``, the composite's flag), a verifier
-    No the judge answered Yes or Partial; rows missing a side are ``not_comparable`` (a side that is
-    there still counts in its own column: a verifier No under a judge outage is a verifier No). ``sources`` counts
+    No the judge answered Yes or Partial; rows missing a side on any check are ``not_comparable`` (a side
+    that is there still counts in its own column: a verifier No under a judge outage is a verifier No; the
+    comparisons count over the checks both sides answered, as the per-check tables do). ``sources`` counts
     the ``safety_source`` the rows' composites recorded (``not recorded`` for files made before it was).
     Empty when no row was judged with a rubric that asks the checks.
     """
@@ -1167,13 +1207,17 @@ def safety_split_table(
         counts["rows"] += 1
         source = row.safety_source or NOT_RECORDED
         counts["sources"][source] = counts["sources"].get(source, 0) + 1
-        split = row.safety_split()
-        if split is None:  # a side is missing: its own No still counts, the comparisons do not
-            counts["not_comparable"] += 1
-            counts["verifier_no"] += bool(row.verifier_ran and row.safety_no)
-            counts["judge_no"] += any(v == "No" for v in row.judge_safety.values())
-            continue
-        for column, hit in zip(SPLIT_COLUMNS, _split_hits(split), strict=True):
+        # Each side's own No counts whatever the other did; the comparisons count over the checks both
+        # sides answered (the per-check tables' cells), so a row the judge answered in part is compared
+        # on those checks and not comparable on the rest.
+        comparable = [c for c in ROUND3_SAFETY_CHECKS if row.agreement(c)[1] is None]
+        counts["not_comparable"] += len(comparable) < len(ROUND3_SAFETY_CHECKS)
+        counts["verifier_no"] += bool(row.verifier_ran and row.safety_no)
+        counts["judge_no"] += any(v == "No" for v in row.judge_safety.values())
+        split = safety_split(
+            [c for c in row.safety_no if c in comparable], {c: row.judge_safety[c] for c in comparable}
+        )
+        for column, hit in zip(SPLIT_COLUMNS[2:], _split_hits(split)[2:], strict=True):
             counts[column] += hit
     return [{**dict(zip(by, key, strict=True)), **groups[key]} for key in sorted(groups)]
 
@@ -1208,6 +1252,8 @@ def findings_table(
                                         "undecided": _tally(recorded_rows=0, derived_rows=0),
                                         "citations": _tally(recorded_rows=0)})  # fmt: skip
         group["rows"] += 1
+        if row.undecided_skipped is not None:
+            group.setdefault("skipped", []).append(f"{row.query_id or '?'}: {row.undecided_skipped}")
         if row.undecided is None:
             continue
         group["verifier_rows"] += 1
@@ -1222,6 +1268,8 @@ def findings_table(
     out = []
     for key in sorted(groups):
         group = groups[key]
+        _list_top(group["undecided"], "kinds")
+        _list_top(group["citations"], "statuses")
         if not group["verifier_rows"]:
             group["undecided"] = None
         if not group["citations"]["recorded_rows"]:
@@ -1234,15 +1282,35 @@ def _tally(**counts: int) -> dict[str, Any]:
     return {**counts, "rows_with": 0, "count": 0}
 
 
+LISTED_KINDS = 20  # a group lists its 20 most frequent kinds (or statuses); the rest are counted
+
+
 def _add(tally: dict[str, Any], field_name: str, found: Mapping[str, int]) -> None:
-    """One row's counts by kind (or status) added to a group's ``tally``, its ``field_name`` kept sorted."""
+    """One row's counts by kind (or status) added in place to a group's ``tally`` (linear in the row's
+    kinds: :func:`_list_top` sorts once per group)."""
     n = sum(found.values())
     tally["rows_with"] += n > 0
     tally["count"] += n
-    merged = dict(tally.get(field_name) or {})
+    merged = tally.setdefault(field_name, {})
     for name, value in found.items():
         merged[name] = merged.get(name, 0) + value
-    tally[field_name] = dict(sorted(merged.items()))
+
+
+def _list_top(tally: dict[str, Any], field_name: str) -> None:
+    """A group's counts by kind: the :data:`LISTED_KINDS` most frequent (ties by name), listed by name;
+    how many kinds were left off in ``other_<field_name>`` (only when some were)."""
+    merged = tally.get(field_name) or {}
+    top = sorted(merged.items(), key=lambda kv: (-kv[1], kv[0]))[:LISTED_KINDS]
+    tally[field_name] = dict(sorted(top))
+    if len(merged) > len(top):
+        tally[f"other_{field_name}"] = len(merged) - len(top)
+
+
+def listed_text(tally: Mapping[str, Any], field_name: str) -> str:
+    """:func:`counts_text` of a group's listed kinds (or statuses), then ``N other kinds`` left off."""
+    text = counts_text(tally[field_name])
+    left_off = tally.get(f"other_{field_name}", 0)
+    return f"{text}, {left_off} other {field_name}" if left_off else text
 
 
 def findings_lines(table: list[dict[str, Any]], by: Sequence[str]) -> list[str]:
@@ -1258,8 +1326,8 @@ def findings_lines(table: list[dict[str, Any]], by: Sequence[str]) -> list[str]:
         else:
             derived += u["derived_rows"]
             mark = "*" if u["derived_rows"] else ""
-            cells = [f"{u['rows_with']}{mark}", f"{u['count']}{mark}", counts_text(u["kinds"])]
-        cells += ["not recorded"] * 2 if c is None else [str(c["count"]), counts_text(c["statuses"])]
+            cells = [f"{u['rows_with']}{mark}", f"{u['count']}{mark}", listed_text(u, "kinds")]
+        cells += ["not recorded"] * 2 if c is None else [str(c["count"]), listed_text(c, "statuses")]
         body.append([*(g[k] for k in by), str(g["rows"]), str(g["verifier_rows"]), *cells])
     note = (
         "Undecided: what the verifier could not decide (offline URLs, citations nothing covers, quotes with no "
@@ -1271,7 +1339,22 @@ def findings_lines(table: list[dict[str, Any]], by: Sequence[str]) -> list[str]:
             f" * {derived} row(s) were verified before undecided findings were recorded: derived from their "
             "UNCHECKED URLs and citations only."
         )
-    return ["Undecided findings and legal citations, per group", *table_lines(body), note]
+    return [
+        "Undecided findings and legal citations, per group",
+        *table_lines(body),
+        note,
+        *skipped_notes(table),
+    ]
+
+
+def skipped_notes(table: list[dict[str, Any]], most: int = 5) -> list[str]:
+    """One line per row whose undecided record could not be read (left out of the counts; at most
+    ``most`` named, then how many more)."""
+    skipped = [s for g in table for s in g.get("skipped", ())]
+    lines = [f"Undecided record skipped (left out of the counts): {terminal_safe(s)}" for s in skipped[:most]]
+    if len(skipped) > most:
+        lines.append(f"… and {len(skipped) - most} more row(s) whose undecided record was skipped")
+    return lines
 
 
 def counts_text(counts: Mapping[str, int]) -> str:

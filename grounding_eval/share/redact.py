@@ -66,6 +66,22 @@ def _findings(verifier: Any, fields: list[str]) -> dict[str, Any]:
     return out
 
 
+def _undecided(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The verifier's undecided record: its count, and its kinds whose names are the verifier's words
+    (a kind dropped here is counted by the report as ``other``); never its items (they quote the answer)."""
+    fields = [str(f) for f in policy()["redact"]["undecided_fields"]]
+    out: dict[str, Any] = {}
+    if (
+        "count" in fields
+        and isinstance(record.get("count"), int | float)
+        and not isinstance(record["count"], bool)
+    ):
+        out["count"] = record["count"]
+    if "kinds" in fields and isinstance(record.get("kinds"), Mapping):
+        out["kinds"] = {k: v for k, v in _numbers(record["kinds"]).items() if _ID.fullmatch(k)}
+    return out
+
+
 def _judge(judge: Any) -> dict[str, Any]:
     if not isinstance(judge, Mapping):
         return {}
@@ -109,6 +125,10 @@ def _component(component: Any, fields: list[str]) -> dict[str, Any]:
             kept["verifier"] = _findings(meta["verifier"], fields)
             if isinstance(meta["verifier"], Mapping) and isinstance(meta["verifier"].get("scores"), Mapping):
                 kept["verifier"]["scores"] = _numbers(meta["verifier"]["scores"])
+            if isinstance(meta["verifier"], Mapping) and isinstance(
+                meta["verifier"].get("undecided"), Mapping
+            ):
+                kept["verifier"]["undecided"] = _undecided(meta["verifier"]["undecided"])
         if "judge" in meta:
             kept["judge"] = _judge(meta["judge"])
         if isinstance(meta.get("provenance"), Mapping):

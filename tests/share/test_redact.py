@@ -39,7 +39,9 @@ def _row(query_id: str, risk_tier: str | None) -> dict[str, Any]:
                  "metadata": {"verifier": {"passed": False, "score": 0.5,
                                            "hard_failures": [{"check": "jurisdiction", "safety_check": "jurisdiction_correct",
                                                               "detail": SECRET}],
-                                           "urls": [{"url": "https://example.org/x", "status": "UNCHECKED", "context": SECRET}]},
+                                           "urls": [{"url": "https://example.org/x", "status": "UNCHECKED", "context": SECRET}],
+                                           "undecided": {"count": 3, "kinds": {"URL": 1, "statute": 2},
+                                                         "items": [{"kind": "statute", "what": SECRET, "why": SECRET}]}},
                               "verifier_inputs": {"allowlist": {"path": "a"}},
                               "provenance": {"grounding_eval": "0.1.0", "dataset": "sample"}}},
                 {"pass": True, "score": 0.7, "reason": SECRET,
@@ -153,6 +155,20 @@ def test_a_redacted_row_reads_as_the_same_scores_and_verdicts(shared_eval: Calla
         assert len([k for k in before.scores if k.startswith("round3.")]) >= 27 + 5  # criteria, dimensions
         assert (after.scores, after.verdicts) == (before.scores, before.verdicts)
         assert whole["response"]["output"][:40] not in json.dumps(kept)
+
+
+def test_a_redacted_row_gives_the_same_undecided_counts() -> None:
+    """The verifier's undecided record keeps its count and kinds (the report's per-condition counts) and
+    never its items, which quote the answer."""
+    results = _results()
+    redacted, _ = redact_results(copy.deepcopy(results))
+    for whole, kept in zip(results["results"]["results"], redacted["results"]["results"], strict=True):
+        before, after = report_row(whole), report_row(kept)
+        assert before.undecided == {"URL": 1, "statute": 2}
+        assert (after.undecided, after.undecided_derived) == (before.undecided, before.undecided_derived)
+    record = redacted["results"]["results"][0]["gradingResult"]["componentResults"][0]["metadata"]["verifier"]
+    assert record["undecided"] == {"count": 3, "kinds": {"URL": 1, "statute": 2}}
+    assert SECRET not in json.dumps(redacted["results"]["results"][0])
 
 
 def test_only_a_judge_components_own_name_is_kept() -> None:
