@@ -36,11 +36,11 @@ import importlib
 import json
 import os
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import accumulate, count, islice, pairwise
+from itertools import count, islice, pairwise
 from pathlib import Path
 from typing import Any
 
@@ -335,7 +335,7 @@ def _write(entry: Path, stored: dict[str, Any]) -> None:
 
 # -- the scan ------------------------------------------------------------------------------------------
 
-_SHORT_TRIGGERS = ("§", "&sect;", "Id.", "id.")  # (Ibid. holds id.)
+_ID = re.compile(r"(?<!\w)[Ii](?:bi)?d\.")  # "Id.", "Ibid." (the short cites' own form)
 _SEC = re.compile(r"(?<!\w)[Ss]ec(?:tions?|t?s?)(?:\.| ?\d)")  # "Sec. 3", "section 90.360" (not "security")
 _NEAR = 10  # characters (white space removed) within which an eyecite citation's number lies
 _AFTER = 80  # characters after a factor of an extractor without strings ("Cal. … Code § 1") to its number
@@ -399,7 +399,7 @@ class Scanner:
         places kept end."""
         statutes: list[tuple[int, tuple[str, ...]]] = []
         cases: list[tuple[int, tuple[int, ...]]] = []
-        short = any(signal in text for signal in _SHORT_TRIGGERS) or _has_section_word(text)
+        short = "§" in text or "&sect;" in text or _has_id(text) or _has_section_word(text)
         stops: list[int] = []
         found = self.text_automaton.iter(text)
         for end, (length, names, flag, indexes) in islice(found, limit):
@@ -438,6 +438,18 @@ class Scanner:
         return {self.data.extractors[i][0] for i in indexes}
 
 
+def _has_id(text: str) -> bool:
+    """Whether "Id." or "Ibid." stands as a word (each "id."/"Id." found with str.find, then matched where
+    it or its "Ibid." starts: "paid." is no short cite, and a pass of the pattern costs a whole scan)."""
+    for literal in ("id.", "Id."):
+        at = text.find(literal)
+        while at >= 0:
+            if _ID.match(text, at) or (at >= 2 and _ID.match(text, at - 2)):
+                return True
+            at = text.find(literal, at + 3)
+    return False
+
+
 def _has_section_word(text: str) -> bool:
     """Whether "Sec. 3", "section 90.360" or the like occurs (each "Sec"/"sec" found with str.find, then
     matched: a pass of the pattern itself costs as much as the rest of the scan)."""
@@ -461,11 +473,16 @@ def _unstripped(text: str, hits: list[tuple[int, int, tuple[int, ...]]]) -> list
     where it stands as a word of its own in ``text``, as eyecite's extractors require (their regexes are
     wrapped in non-alphanumeric boundaries): "Mich" in "Michigan" is no reporter."""
     where: dict[tuple[str, int], int] = {}
-    if text.isprintable():  # (only " " is white space: the part holding a character is its spaces before)
-        lengths = list(accumulate(map(len, text.split(" "))))
-        for n, (start, end, _) in enumerate(hits):
-            where[("start", n)] = start + bisect_right(lengths, start)
-            where[("end", n)] = end + bisect_right(lengths, end)
+    if text.isprintable():  # (only " " is white space: a character's place is its own plus the spaces before)
+        for name, order in (("start", sorted((h[0], n) for n, h in enumerate(hits))),
+                            ("end", sorted((h[1], n) for n, h in enumerate(hits)))):  # fmt: skip
+            at = kept = 0  # kept: characters of text[:at] that are not spaces
+            for k, n in order:
+                while kept <= k:  # (each step reads the spaces of the stretch it skips: linear in all)
+                    step = k - kept + 1
+                    kept += step - text.count(" ", at, at + step)
+                    at += step
+                where[(name, n)] = at - 1
     ends = sorted((end, n) for n, (_, end, _) in enumerate(hits))
     starts = sorted((start, n) for n, (start, _, _) in enumerate(hits))
     for name, order in (("start", starts), ("end", ends)) if not where else ():
