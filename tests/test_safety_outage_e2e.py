@@ -97,9 +97,13 @@ def test_every_verifier_unsafe_row_fails_as_unsafe(outage: tuple[list[dict[str, 
         assert row["success"] is False and row["score"] == 0
         assert grading["metadata"]["outcome"] == "fail"
         assert grading["metadata"]["composite"]["safety_from"] == ["verifier"]
-        assert grading["reason"] == f"UNSAFE ({checks[0]}): {failures[0]['detail']}" + (
+        deciding = f"UNSAFE ({checks[0]}): {failures[0]['detail']}" + (
             f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
         )
+        # (then, where there is any, what the verifier left undecided)
+        assert grading["reason"] == deciding or grading["reason"].startswith(f"{deciding} — "), grading[
+            "reason"
+        ]
         assert "composite" not in row["namedScores"]  # no composite: left out of the mean composite
         assert [row["namedScores"][f"safety.{c}"] for c in ROUND3_SAFETY_CHECKS] == [
             0.0 if c in checks else 1.0 for c in ROUND3_SAFETY_CHECKS

@@ -123,7 +123,32 @@ def _for_reviewer(scoring: _Scoring) -> _Scoring:
 
 
 def _headline(result: Mapping[str, Any], context: Any) -> str:
-    """The verdict's first line — on a failing row what failed it — then the composite's reason."""
+    """The verdict's first line — on a failing row what failed it — then the composite's reason; the
+    first line also says what the verifier left undecided (a row never reads as fully verified over it)."""
+    decided = _decided_line(result, context)
+    note = _undecided_note(_find(context, "verifier") or {})
+    if not note:
+        return decided
+    line, newline, rest = decided.partition("\n")
+    return f"{line} — {note}{newline}{rest}"
+
+
+def _undecided_note(verifier: Mapping[str, Any]) -> str:
+    """``2 not checked by the verifier: 1 statute, 1 URL`` from the verifier's ``undecided`` record, or
+    "" (none recorded, or an unreadable one: the report says so)."""
+    undecided = verifier.get("undecided")
+    if not isinstance(undecided, Mapping):
+        return ""
+    count, kinds = undecided.get("count"), undecided.get("kinds")
+    if not isinstance(count, int) or isinstance(count, bool) or count <= 0 or not isinstance(kinds, Mapping):
+        return ""
+    listed = ", ".join(
+        f"{n} {kind}" for kind, n in kinds.items() if isinstance(n, int) and not isinstance(n, bool) and n > 0
+    )
+    return f"{count} not checked by the verifier" + (f": {listed}" if listed else "")
+
+
+def _decided_line(result: Mapping[str, Any], context: Any) -> str:
     reason = str(result.get("reason") or "")
     metadata = result.get("metadata") or {}
     if metadata.get("outcome") == "unscored":
