@@ -209,8 +209,7 @@ class Worker {
         continue;
       }
       if (message.model !== undefined) {
-        const asking = this.pending.get(message.id);
-        answerModelCall(message.model, asking && asking.hosted, (reply) => {
+        answerModelCall(message.model, (reply) => {
           if (!this.gone) this.child.stdin.write(`${stringify(reply)}\n`);
         });
         continue;
@@ -258,14 +257,14 @@ class Worker {
   }
 
   // Busy from the moment a call is taken, so that waiting for the ready line keeps Node alive too.
-  async call(id, line, seconds, hosted) {
+  async call(id, line, seconds) {
     this.busy += 1;
     this.busyHandles();
     try {
       await this.ready;
       if (this.gone) throw this.gone;
       return await new Promise((resolve, reject) => {
-        this.pending.set(id, { resolve, reject, seconds, hosted });
+        this.pending.set(id, { resolve, reject, seconds });
         this.order.push(id);
         this.child.stdin.write(line);
         if (this.order.length === 1) this.arm();
@@ -297,7 +296,7 @@ function pickWorker(state) {
   return alive.reduce((a, b) => (b.busy < a.busy ? b : a));
 }
 
-function once(line, seconds, hosted) {
+function once(line, seconds) {
   return new Promise((resolve, reject) => {
     const child = spawn(python(), ['-m', 'grounding_eval.promptfoo.worker', '--once'], {
       cwd: process.cwd(),
@@ -326,7 +325,7 @@ function once(line, seconds, hosted) {
           message = undefined;
         }
         if (message && message.model !== undefined) {
-          answerModelCall(message.model, hosted, (reply) => child.stdin.write(`${stringify(reply)}\n`));
+          answerModelCall(message.model, (reply) => child.stdin.write(`${stringify(reply)}\n`));
         } else {
           out += `${text}\n`;
           child.stdin.end();
@@ -357,206 +356,16 @@ function once(line, seconds, hosted) {
   });
 }
 
-// --- judge model calls through promptfoo's providers ------------------------------------------------
+// --- judge model calls: resolved and made by assertions/judges.cjs ---------------------------------------
+
+const judges = require('./judges.cjs');
 
 const JUDGE_CALLS = new Set(['judge', 'factuality', 'docs_qa']);
-const MODEL_CALL_DEFAULT_S = 720; // one judge call's bound: (max_retries + 1) × timeout + max_retries × backoff_max
-
-let promptfooLibrary;
-
-// The pinned promptfoo as a library (the study's, else the pack's), loaded once, its cache off: the
-// pack keeps its own reply cache, and the library's copy is not the CLI's (DESIGN.md).
-function promptfoo() {
-  if (!promptfooLibrary) {
-    promptfooLibrary = (async () => {
-      let where;
-      try {
-        where = require.resolve('promptfoo', { paths: [process.cwd(), __dirname] });
-      } catch (_err) {
-        throw new Error('the promptfoo package is not installed beside this config or the pack (npm install)');
-      }
-      const { pathToFileURL } = require('node:url');
-      const library = await import(pathToFileURL(where).href.replace(/index\.cjs$/, 'index.js'));
-      const api = library.loadApiProvider ? library : library.default;
-      if (api.cache && typeof api.cache.disableCache === 'function') api.cache.disableCache();
-      return api;
-    })();
-  }
-  return promptfooLibrary;
-}
-
-function isLoadedProvider(value) {
-  return Boolean(value) && typeof value === 'object' && typeof value.callApi === 'function';
-}
-
-function providerIdOf(value) {
-  if (typeof value === 'string') return value;
-  if (!value || typeof value !== 'object') return undefined;
-  if (typeof value.id === 'function') return value.id();
-  if (typeof value.id === 'string') return value.id;
-  return undefined;
-}
-
-// A grader setting as promptfoo takes it: an id, {id, config, label}, a loaded provider, or a map by
-// kind ({text: …}, the judges use text). Returns the one to use, or undefined.
-function graderOf(value) {
-  if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value === 'string' || isLoadedProvider(value)) return value;
-  if (typeof value === 'object') {
-    if (typeof value.id === 'string' || typeof value.id === 'function') return value;
-    if (value.text !== undefined) return graderOf(value.text);
-  }
-  return value; // malformed: Python names it
-}
-
-// What Python is told about a grader: plain data, never the provider object (or its keys).
-function describe(value) {
-  if (value === undefined) return undefined;
-  const id = providerIdOf(value);
-  if (id === undefined) return { malformed: true, type: Array.isArray(value) ? 'array' : typeof value };
-  const out = { id };
-  if (isLoadedProvider(value)) out.loaded = true;
-  if (value && typeof value === 'object' && typeof value.label === 'string') out.label = value.label;
-  if (value && typeof value === 'object') out.config = endpointOf(value.config);
-  return out;
-}
-
-// The settings that say where a model is served (judge_provider.py compares them): no keys.
-function endpointOf(config) {
-  const out = {};
-  if (!config || typeof config !== 'object') return out;
-  for (const k of ['apiBaseUrl', 'apiHost', 'baseUrl', 'url', 'region', 'projectId']) {
-    if (typeof config[k] === 'string') out[k] = config[k];
-  }
-  return out;
-}
-
-// The `provider` field of this very assertion: promptfoo does not pass it to a javascript assertion, so
-// it is found in the test's assertions by value and config. Two matches that disagree are an error.
-function ownAssertionProvider(call, context) {
-  const found = [];
-  const config = stringify((context && context.config) || {});
-  const visit = (list) => {
-    for (const a of Array.isArray(list) ? list : []) {
-      if (!a || typeof a !== 'object') continue;
-      if (a.type === 'assert-set') visit(a.assert);
-      else if (
-        a.type === 'javascript' &&
-        typeof a.value === 'string' &&
-        a.value.endsWith(`grounding.cjs:${call}`) &&
-        stringify(a.config || {}) === config &&
-        a.provider !== undefined
-      ) {
-        found.push(a.provider);
-      }
-    }
-  };
-  visit(context && context.test && context.test.assert);
-  const distinct = [...new Set(found.map((p) => stringify(describe(graderOf(p)) || null)))];
-  if (distinct.length > 1) return new Error('two assertions with the same config name different providers');
-  return found.length ? graderOf(found[0]) : undefined;
-}
-
-// The graders a judge row may use, held here for its model calls, and described in the context sent
-// to Python, which decides between them (grounding_eval/promptfoo/judge_provider.py).
-function hostGraders(call, context) {
-  const test = (context && context.test) || {};
-  const own = ownAssertionProvider(call, context);
-  const options = graderOf(test.options && test.options.provider);
-  const underTest = context && context.provider;
-  const hosted = { assertion: own instanceof Error ? undefined : own, options };
-  const info = {
-    protocol: 1,
-    assertion_provider: own instanceof Error ? { error: own.message } : describe(own),
-    grader: describe(options),
-    under_test: underTest ? { id: providerIdOf(underTest), config: endpointOf(underTest.config) } : undefined,
-    grader_is_under_test: Boolean(underTest) && (own === underTest || options === underTest),
-  };
-  let forwarded = context;
-  if (test.options && test.options.provider !== undefined) {
-    forwarded = { ...context, test: { ...test, options: { ...test.options, provider: info.grader } } };
-  }
-  return { hosted, context: { ...forwarded, grounding_eval_host: info }, };
-}
-
-function loadedProviders() {
-  const state = pool();
-  if (!state.providers) state.providers = new Map();
-  return state.providers;
-}
-
-// The provider a model call names: the assertion's or the test's grader promptfoo holds for the row, or
-// the id / {id, config} the worker sent.
-function heldProvider(use, spec, hosted) {
-  if (use === 'assertion') return hosted && hosted.assertion;
-  if (use === 'grader') return hosted && hosted.options;
-  return spec;
-}
-
-async function providerFor(ask, hosted) {
-  const held = heldProvider(ask.use, ask.spec, hosted);
-  if (held === undefined) throw new Error(`no ${ask.use} provider was given for this row`);
-  if (isLoadedProvider(held)) return held;
-  const key = stringify(held);
-  const cache = loadedProviders();
-  if (!cache.has(key)) {
-    cache.set(key, (async () => {
-      const { loadApiProvider } = await promptfoo();
-      const options = typeof held === 'string' ? {} : { ...held };
-      const id = typeof held === 'string' ? held : held.id;
-      return loadApiProvider(id, { options, basePath: process.cwd() });
-    })());
-    cache.get(key).catch(() => cache.delete(key)); // a failed load is not remembered
-  }
-  return cache.get(key);
-}
-
-function chatPrompt(ask) {
-  // promptfoo's chat providers read a JSON list of messages (as its own llm-rubric sends them).
-  if (!ask.system) return String(ask.prompt);
-  return JSON.stringify([
-    { role: 'system', content: String(ask.system) },
-    { role: 'user', content: String(ask.prompt) },
-  ]);
-}
-
-function modelDeadlineS(ask) {
-  const s = Number(ask.deadline_s);
-  return Number.isFinite(s) && s > 0 ? Math.min(s, MAX_DEADLINE_S) : MODEL_CALL_DEFAULT_S;
-}
 
 // Answer one model call a worker asked for; `write` sends the reply on that worker's pipe. Never throws.
-async function answerModelCall(ask, hosted, write) {
+function answerModelCall(ask, write) {
   const seq = ask && ask.seq;
-  const seconds = modelDeadlineS(ask || {});
-  const abort = new AbortController();
-  let timer;
-  try {
-    const provider = await providerFor(ask || {}, hosted);
-    const late = new Promise((_resolve, reject) => {
-      timer = setTimeout(() => {
-        abort.abort();
-        reject(new Error(`the judge provider did not answer within ${seconds} s`));
-      }, seconds * 1000);
-    });
-    const prompt = chatPrompt(ask);
-    const context = { prompt: { raw: prompt, label: 'grounding-eval judge' }, vars: {} };
-    const response = await Promise.race([provider.callApi(prompt, context, { abortSignal: abort.signal }), late]);
-    if (!response || typeof response !== 'object') throw new Error('the provider returned no response');
-    if (response.error) throw new Error(String(response.error));
-    const output = response.output;
-    if (output === undefined || output === null) throw new Error('the provider returned no output');
-    write({
-      model_reply: seq,
-      output: typeof output === 'string' ? output : JSON.stringify(output),
-      token_usage: response.tokenUsage || null,
-      cost: typeof response.cost === 'number' && Number.isFinite(response.cost) ? response.cost : null,
-    });
-  } catch (err) {
-    write({ model_reply: seq, error: String((err && err.message) || err).split('\n')[0] || 'the model call failed' });
-  } finally {
-    clearTimeout(timer);
-  }
+  judges.modelCall(ask).then((reply) => write({ model_reply: seq, ...reply }));
 }
 
 const FAILED = {
@@ -597,22 +406,27 @@ async function grade(call, value, context) {
   } catch (err) {
     return failed(call, `the test's source vars could not be restored: ${err.message}`);
   }
-  let hosted;
-  if (JUDGE_CALLS.has(call)) ({ hosted, context } = hostGraders(call, context));
+  if (JUDGE_CALLS.has(call)) {
+    try {
+      context = judges.forwarded(context, await judges.resolveJudges(call, context));
+    } catch (err) {
+      return failed(call, `the judge could not be resolved: ${err.message}`);
+    }
+  }
   const line = `${stringify({ id, call, args: [value, context], pack_root: root })}\n`;
   let workerError;
   // A worker can end between two calls (its idle limit); a second worker gets one more try. A call
   // past its deadline gets none: asked again, it could hold the eval as long again.
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
-      return await pickWorker(state).call(id, line, seconds, hosted);
+      return await pickWorker(state).call(id, line, seconds);
     } catch (err) {
       if (err instanceof CallTimeout) return failed(call, err.message);
       workerError = err;
     }
   }
   try {
-    const result = await once(line, seconds, hosted);
+    const result = await once(line, seconds);
     const note = `(graded in a one-off Python process: the grounding-eval worker failed: ${workerError.message})`;
     return { ...result, reason: `${result.reason}\n${note}` };
   } catch (err) {
@@ -669,29 +483,16 @@ function checks(suite) {
     for (const { call, python: pythonEntry, assertion } of packAssertions(test.assert, [])) {
       for (const provider of providers) {
         const context = { prompt: shown, vars: test.vars, test, provider, ...(assertion.config ? { config: assertion.config } : {}) };
-        const key = stringify([call, context.config, test.vars, test.metadata, describe(graderOf(test.options.provider)),
-          describe(graderOf(assertion.provider)), providerIdOf(provider)]);
+        const key = stringify([call, pythonEntry, context.config, test.vars, test.metadata,
+          judges.describe(judges.graderOf(test.options.provider)), judges.describe(judges.graderOf(assertion.provider)),
+          judges.providerIdOf(provider)]);
         if (seen.has(key)) continue;
         seen.add(key);
-        out.push({ call, pythonEntry, context, where: test.description || (test.vars && test.vars.query_id) || 'defaultTest' });
+        out.push({ call, pythonEntry, assertion, context, where: test.description || (test.vars && test.vars.query_id) || 'defaultTest' });
       }
     }
   }
   return out;
-}
-
-async function checkJudge(judge, hosted) {
-  if (judge.use === 'replay') return undefined;
-  try {
-    const provider = await providerFor({ use: judge.use, spec: judge.spec }, hosted);
-    if (typeof provider.requiresApiKey === 'function' && provider.requiresApiKey()
-        && typeof provider.getApiKey === 'function' && !provider.getApiKey()) {
-      return `judge provider ${judge.id} (${judge.where}): its API key is not set`;
-    }
-  } catch (err) {
-    return `judge provider ${judge.id} (${judge.where}): ${String((err && err.message) || err).split('\n')[0]}`;
-  }
-  return undefined;
 }
 
 // --- Source vars: in the prompt and the assertions, not in the viewer's columns ------------------------
@@ -848,7 +649,7 @@ async function restoreSourceVars(suite, root, seconds) {
   const line = `${stringify({ id: 0, call: 'source_vars', args: [entries, null], pack_root: root })}\n`;
   let answers;
   try {
-    answers = (await once(line, seconds, undefined)).source_vars;
+    answers = (await once(line, seconds)).source_vars;
     if (!Array.isArray(answers) || answers.length !== missing.length) throw new Error('no answer for every test');
   } catch (err) {
     return [`source vars (${missing.length} test(s) without them): could not be rebuilt: ${err.message}`];
@@ -896,45 +697,47 @@ async function beforeAll(context) {
   if (restoring.length) {
     throw new Error(`grounding-eval: the configuration has ${restoring.length} problem(s); no model was called:\n${restoring.slice(0, MAX_PROBLEMS_SHOWN).map((p) => `  - ${p}`).join('\n')}`);
   }
-  const judged = new Map(); // each judge is loaded once, whatever number of rows name it
-  const judgeOnce = (judge, hosted) => {
-    const held = heldProvider(judge.use, judge.spec, hosted);
-    const key = stringify([judge.use, judge.use === 'spec' ? held : describe(graderOf(held))]);
-    if (!judged.has(key)) judged.set(key, checkJudge(judge, hosted));
-    return judged.get(key);
-  };
-  const items = checks(suite).map(({ call, pythonEntry, context: rowContext, where }) => {
-    // A `type: python` entry runs in promptfoo's own Python, with the pack's direct judge client: checked so.
-    const { hosted, context: forwarded } = JUDGE_CALLS.has(call) && !pythonEntry ? hostGraders(call, rowContext) : { hosted: undefined, context: rowContext };
-    return { call, where, hosted, entry: { call, entry: pythonEntry ? 'python' : 'javascript', context: forwarded } };
-  });
-  if (items.length === 0) {
+  // Each judge row's judges, resolved as the row will resolve them (assertions/judges.cjs), the
+  // assertion's own provider known here; a `type: python` entry asks judges.cjs the same at run time.
+  const items = await Promise.all(checks(suite).map(async ({ call, pythonEntry, assertion, context: rowContext, where }) => {
+    if (!JUDGE_CALLS.has(call)) return { call, where, entry: { call, entry: pythonEntry ? 'python' : 'javascript', context: rowContext } };
+    const resolved = await judges.resolveJudges(call, rowContext, { assertionProvider: judges.graderOf(assertion.provider) });
+    const forwarded = judges.forwarded(rowContext, resolved);
+    return { call, where, resolved, entry: { call, entry: pythonEntry ? 'python' : 'javascript', context: forwarded } };
+  }));
+  // Before any model is called: every host that will receive an API key, judge and generation, one line each.
+  const ready = async () => {
+    const live = items.flatMap((i) => (i.resolved ? [i.resolved.judge, i.resolved.cheap] : [])).filter((j) => j && j.use === 'live');
+    for (const keyLine of await judges.keyLines(suite, live)) process.stderr.write(`${keyLine}\n`);
     liftSourceVars(suite);
     return context;
-  }
+  };
+  if (items.length === 0) return ready();
   // One Python process for the whole check, apart from the eval's worker pool (which starts with the rows).
   const fromEnv = envDeadlineS();
   const seconds = typeof fromEnv === 'number' ? Math.min(fromEnv, CHECK_DEADLINE_S) : CHECK_DEADLINE_S;
   const line = `${stringify({ id: 0, call: 'check', args: [items.map((i) => i.entry), null], pack_root: root })}\n`;
   let answers;
   try {
-    answers = (await once(line, seconds, undefined)).checks;
+    answers = (await once(line, seconds)).checks;
     if (!Array.isArray(answers) || answers.length !== items.length) throw new Error('the checker gave no answer for every assertion');
   } catch (err) {
     // Not a configuration error: the check itself could not run. Said, and the eval goes on (each row says
     // what is wrong with it, under its own deadline).
     process.stderr.write(`grounding-eval: the configuration could not be checked before the eval (${err.message}); each row will say what is wrong\n`);
-    liftSourceVars(suite);
-    return context;
+    return ready();
   }
-  await Promise.all(items.map(async ({ call, where, hosted }, i) => {
+  const live = new Map(); // each live judge once (by its reference), whatever number of rows name it
+  await Promise.all(items.map(async ({ call, where, resolved }, i) => {
     const answer = answers[i];
     if (!answer || answer.ok !== true) {
       problems.add(`${call} (${where}): ${(answer && answer.error) || 'no answer'}`);
       return;
     }
-    for (const judge of answer.judges || []) {
-      const problem = await judgeOnce(judge, hosted);
+    for (const judge of resolved ? [resolved.judge, resolved.cheap] : []) {
+      if (!judge || judge.use !== 'live') continue;
+      if (!live.has(judge.ref)) live.set(judge.ref, { judge, problem: judges.checkJudge(judge) });
+      const problem = await live.get(judge.ref).problem;
       if (problem) problems.add(`${call}: ${problem}`);
     }
   }));
@@ -944,8 +747,7 @@ async function beforeAll(context) {
     const more = list.length > MAX_PROBLEMS_SHOWN ? `\n  … and ${list.length - MAX_PROBLEMS_SHOWN} more` : '';
     throw new Error(`grounding-eval: the configuration has ${list.length} problem(s); no model was called:\n${shown}${more}`);
   }
-  liftSourceVars(suite);
-  return context;
+  return ready();
 }
 
 module.exports = {

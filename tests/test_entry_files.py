@@ -41,11 +41,11 @@ ALIASES = [
 
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    judge_provider._built_client.cache_clear()
+    judge_provider.forget_clients()
     monkeypatch.delenv("GROUNDING_EVAL_JUDGE_PROVIDER", raising=False)
     monkeypatch.chdir(tmp_path)  # caches, audit log and review queues land here
     yield
-    judge_provider._built_client.cache_clear()
+    judge_provider.forget_clients()
 
 
 def _args(call: str, tmp_path: Path) -> list[Any]:

@@ -283,8 +283,9 @@ BROKEN = [
     pytest.param({}, "self", "is the model under test", id="self-grading"),
     pytest.param({}, "rubric", "rubric", id="malformed-rubric"),
     pytest.param({}, "directory", "organizations", id="unreadable-directory"),
-    # promptfoo's own Python runs a `type: python` entry: the pack's direct client, which knows no ollama.
-    pytest.param({"GROUNDING_EVAL_JUDGE_PROVIDER": "ollama:chat:m"}, "python-entry", "unknown judge provider 'ollama:chat:m'", id="python-entry"),
+    # promptfoo's own Python runs a `type: python` entry: its judge is resolved by the same rules
+    # (assertions/judges.cjs), which refuse a config's endpoint while the switch decides the judge.
+    pytest.param({"GROUNDING_EVAL_JUDGE_PROVIDER": "ollama:chat:m"}, "python-entry", "config.base_url names a judge endpoint", id="python-entry"),
 ]  # fmt: skip
 
 
@@ -310,6 +311,7 @@ def test_a_configuration_error_stops_the_eval_before_any_generation_call(
             verifier["config"]["orgs"] = str(tmp_path / "no_such_organizations.yaml")
         if breakage == "python-entry":
             judge["type"], judge["value"] = "python", f"file://{REPO / 'assertions' / 'judge.py'}:get_assert"
+            judge["config"]["base_url"] = "http://127.0.0.1:9/v1"
 
     with generation.running():
         env = _env(tmp_path, OPENAI_API_KEY="sk-test-standin-0000000000000000", **env_extra)

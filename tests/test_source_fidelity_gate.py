@@ -70,9 +70,9 @@ def openai_judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tu
         monkeypatch.setenv(name, value)
     monkeypatch.delenv(judge_module.JUDGE_PROVIDER_ENV, raising=False)
     monkeypatch.chdir(tmp_path)
-    judge_provider._built_client.cache_clear()
+    judge_provider.forget_clients()
     yield server, case
-    judge_provider._built_client.cache_clear()
+    judge_provider.forget_clients()
     server.stop()
 
 

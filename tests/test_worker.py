@@ -393,18 +393,16 @@ class TestModelCallsThroughThePipe:
     def _judge_request(rid: int, cache: Path) -> bytes:
         context = {**CONTEXT, "config": {"rubric": "v3", "provider": "ollama:chat:standin", "cache_dir": str(cache),
                                          "audit_dir": str(cache / "audit"), "review_queue": str(cache / "q.jsonl")},
-                   "grounding_eval_host": {"protocol": 1}}  # fmt: skip
+                   "grounding_eval_judges": {"protocol": 2, "cheap": None, "judge": {
+                       "id": "ollama:chat:standin", "use": "live", "ref": "r1", "host": "127.0.0.1:11434",
+                       "digest": "d1", "where": "config.provider"}}}  # fmt: skip
         return _request(rid, "judge", [ANSWER, context])
 
     def test_a_request_that_arrives_meanwhile_waits_its_turn(self, tmp_path: Path) -> None:
         proc = _ready(self._judge_request(1, tmp_path), _request(2, "verifier", [ANSWER, CONTEXT]))
         assert proc.stdin is not None
         asked = _read(proc)
-        assert (
-            asked["id"] == 1
-            and asked["model"]["use"] == "spec"
-            and asked["model"]["spec"] == "ollama:chat:standin"
-        )
+        assert asked["id"] == 1 and asked["model"]["ref"] == "r1" and "spec" not in asked["model"]
         assert "Who can help me?" in asked["model"]["prompt"] and asked["model"]["system"]
         usage = {"prompt": 1200, "completion": 300, "total": 1500}
         reply = {

@@ -1,53 +1,81 @@
-"""A judge model reached through promptfoo's own providers, from inside an eval.
+"""Judge model calls through promptfoo's own providers, and the judges they are made for.
 
-Inside ``promptfoo eval`` the pack's Python workers are children of promptfoo's Node process
-(``assertions/grounding.cjs``). A judge there does not speak any wire format itself: it asks that
-process for a model call over the worker's pipe, and promptfoo's provider loader
-(``loadApiProvider``) makes it — so any provider id or ``{id, config}`` promptfoo accepts
-(``bedrock:``, ``vertex:``, ``azure:``, ``ollama:``, ``openrouter:``, ``http:``, ``file://…``) grades,
-with promptfoo's keys, retries and cost table, and the tokens it reports come back with the reply.
+Which model judges a row — its provider, its endpoint, its secrets — is decided in one place,
+``assertions/judges.cjs``, in Node, where promptfoo's providers live (docs/how-to/judge-provider.md). The
+Python side never sees a provider's configuration: it gets a :class:`Judge` — a label (the provider id
+without a URL's userinfo or query), the endpoint host, a digest for the reply cache and a reference — and
+asks for model calls by that reference. Replies and errors come back already scrubbed of every secret the
+provider holds.
 
-:class:`HostJudgeClient` is that judge, behind the same :class:`~grounding_eval.judge.client.JudgeClient`
-protocol as the direct client, so the judge loop (:mod:`grounding_eval.judge.pipeline`) does not know
-which one it has. promptfoo's own cache is bypassed (the library copy the pack loads is not the CLI's,
-and ``--no-cache`` does not reach it); the pack's reply cache (:mod:`grounding_eval.judge.cache`) keeps
-replies that parse, keyed by the provider, a digest of its config, the system text and the prompt. A
-cached reply reports 0 new tokens and its original count as cached, as promptfoo ≥ 0.122 does.
+Two ways to reach ``judges.cjs``, behind one :class:`HostChannel`:
 
-The worker opens the channel for the call it is grading (:func:`hosting`); outside it (the
-``grounding-eval`` CLI) there is none, and the direct client is used instead.
+* inside ``promptfoo eval``, the pack's Python workers are children of promptfoo's Node process
+  (``assertions/grounding.cjs``), which resolves each judge row's judges before forwarding it
+  (``context["grounding_eval_judges"]``) and answers its model calls over the worker's pipe
+  (:func:`hosting` makes that pipe the current channel while a row is graded);
+* everywhere else — the ``grounding-eval`` command line, ``rescore``, promptfoo's ``type: python``
+  entries — a host process, ``node assertions/judges.cjs --serve``, is started on first use
+  (:func:`node_host`) and answers the same requests, resolution included.
+
+:class:`HostJudgeClient` is the judge behind the :class:`~grounding_eval.judge.client.JudgeClient`
+protocol, so the judges' loop (:mod:`grounding_eval.judge.pipeline`) does not know which way it goes.
+promptfoo's own cache is bypassed (the library copy is not the CLI's, and ``--no-cache`` does not reach
+it); the pack's reply cache (:mod:`grounding_eval.judge.cache`) keeps replies that parse, keyed by the
+judge's label, its digest, the system text and the prompt. A cached reply reports 0 new tokens and its
+original count as cached, as promptfoo ≥ 0.122 does.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
-import hashlib
 import json
 import math
 import os
+import select
+import shutil
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Literal, Protocol
 
-from grounding_eval.judge._redact import MIN_SECRET_CHARS, SECRET_NAME, redact, secret_pattern
 from grounding_eval.judge.cache import ReplyCache
 from grounding_eval.judge.client import JudgeError, JudgeReply, Usage
 
-__all__ = ["HostChannel", "HostJudgeClient", "current_host", "hosting"]
+__all__ = [
+    "HostChannel",
+    "HostJudgeClient",
+    "Judge",
+    "Judges",
+    "NodeHost",
+    "current_host",
+    "hosting",
+    "node_host",
+    "resolve_judges",
+    "worst_case_seconds",
+]
+
+NODE_ENV: Final = "GROUNDING_EVAL_NODE"
+"""Which ``node`` runs the host process (default: the study's or the pack's ``node_modules``, else PATH)."""
+
+_READY_TIMEOUT_S: Final = 60.0
+_RESOLVE_TIMEOUT_S: Final = 300.0  # a resolution loads the provider (promptfoo's library: seconds)
+_MARGIN_S: Final = 30.0
 
 
 class HostChannel(Protocol):
-    """The worker's pipe to promptfoo's Node process: one model call out, its reply back."""
+    """A way to promptfoo's providers: one model call out, its reply back."""
 
     def ask(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
-        """Send ``request`` (``use``, ``spec``, ``prompt``, ``system``, ``deadline_s``) and return the
-        reply (``output``, ``token_usage``, ``cost``, or ``error``).
+        """Send ``request`` (``ref``, ``prompt``, ``system``, ``deadline_s``) and return the reply
+        (``output``, ``token_usage``, ``cost``, ``host``; or ``error``).
 
         Raises:
-            OSError: The pipe closed (promptfoo has gone).
+            OSError: The channel closed (promptfoo, or the host process, has gone).
         """
         ...
 
@@ -58,8 +86,8 @@ _host: HostChannel | None = None
 
 @contextlib.contextmanager
 def hosting(channel: HostChannel | None) -> Iterator[None]:
-    """Make ``channel`` the judges' way to promptfoo while one call is graded (``None``: no way, as in
-    promptfoo's own Python)."""
+    """Make ``channel`` (the worker's pipe to promptfoo's Node process) the judges' way while one call is
+    graded: the judges it resolved are then read from the call's context."""
     global _host
     with _host_lock:
         previous, _host = _host, channel
@@ -71,48 +99,292 @@ def hosting(channel: HostChannel | None) -> Iterator[None]:
 
 
 def current_host() -> HostChannel | None:
-    """The channel of the call being graded, or ``None`` outside an eval's worker."""
+    """The channel of the call being graded inside an eval's worker, or ``None``."""
     return _host
 
 
-class HostJudgeClient:
-    """A judge model promptfoo calls for us (see the module docstring).
+def worst_case_seconds(*, timeout: float, max_retries: int, backoff_max: float = 30.0) -> float:
+    """The longest one model call may take: ``max_retries + 1`` attempts of ``timeout`` seconds and the
+    waits between them (``assertions/grounding.cjs`` derives its call deadline from the same bound)."""
+    return (max_retries + 1) * timeout + max_retries * backoff_max
+
+
+# --- the judges of a call ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Judge:
+    """A judge as ``assertions/judges.cjs`` resolved it: never its configuration or its keys.
+
+    Attributes:
+        id: The provider id as rows and reports name it (a URL's userinfo and query dropped).
+        use: ``replay`` (recorded replies, read here) or ``live`` (a model promptfoo calls).
+        where: Where it was set, for messages (``$GROUNDING_EVAL_JUDGE_PROVIDER``, ``config.provider``, …).
+        path: A recording's file.
+        dataset: The dataset folder a recording named with ``{dataset}`` must lie in.
+        ref: A live judge's reference in the process that resolved it.
+        host: The endpoint host a live judge sends its requests (and its key) to, when known.
+        digest: A live judge's provider and settings, secrets replaced, hashed (the reply cache's key).
+    """
+
+    id: str
+    use: Literal["replay", "live"]
+    where: str
+    path: str | None = None
+    dataset: str | None = None
+    ref: str | None = None
+    host: str | None = None
+    digest: str | None = None
+
+
+@dataclass(frozen=True)
+class Judges:
+    """The judges of one call: the judge (the factual-accuracy judge's capable one) and its cheap first
+    stage, if any."""
+
+    judge: Judge
+    cheap: Judge | None = None
+
+
+def resolve_judges(
+    call: str,
+    context: Mapping[str, Any],
+    *,
+    override: Mapping[str, Any] | None = None,
+) -> Judges:
+    """The judges of ``call`` (``judge``, ``factuality``, ``docs_qa``) for a row with ``context``.
+
+    Inside an eval's worker, what ``assertions/grounding.cjs`` resolved for the row; elsewhere, asked of
+    the host process (:func:`node_host`).
 
     Args:
-        provider_id: The provider's id, as the row's evidence names it.
-        use: Which provider the Node side uses: ``"spec"`` (load ``spec``), or ``"assertion"`` /
-            ``"grader"``, the assertion's ``provider`` or the test's ``options.provider`` promptfoo
-            already holds for the row (``--grader`` loads one).
-        spec: The provider id or ``{id, config, …}`` to load when ``use`` is ``"spec"``; the row's
-            description otherwise (only its digest is kept).
+        call: The pack call.
+        context: promptfoo's assertion context (``config``, ``test``, ``provider``).
+        override: The command line's own judge (``provider``, ``base_url``, ``cheap_provider``,
+            ``cheap_base_url``), which comes first.
+
+    Raises:
+        ValueError: No judge, a setting that cannot be used, a judge that is the model under test, or an
+            endpoint refused while ``$GROUNDING_EVAL_JUDGE_PROVIDER`` is set (one line).
+        JudgeError: The host process could not be started or asked.
+    """
+    given = context.get("grounding_eval_judges")
+    if current_host() is not None and isinstance(given, Mapping) and override is None:
+        answer: Mapping[str, Any] = given
+    else:
+        answer = node_host().resolve(call, context, override)
+    if isinstance(answer.get("error"), str):
+        raise ValueError(answer["error"])
+    judge = _judge(answer.get("judge"))
+    if judge is None:
+        raise ValueError("the judge could not be resolved (no answer from assertions/judges.cjs)")
+    return Judges(judge, _judge(answer.get("cheap")))
+
+
+def _judge(value: object) -> Judge | None:
+    if not isinstance(value, Mapping) or value.get("use") not in ("replay", "live"):
+        return None
+    text = {k: str(value[k]) for k in ("path", "dataset", "ref", "host", "digest") if value.get(k)}
+    return Judge(str(value.get("id") or ""), value["use"], str(value.get("where") or "the judge"), **text)
+
+
+# --- the host process ------------------------------------------------------------------------------------
+
+
+class NodeHost:
+    """``node assertions/judges.cjs --serve``: JSON lines over its stdin and stdout, one request at a time.
+
+    Started on first use by :func:`node_host`; it ends when this process closes its stdin (at exit).
+    """
+
+    def __init__(self, node: str, script: Path) -> None:
+        self.environment = dict(os.environ)  # what it was started with: its keys and switches
+        self.cwd = os.getcwd()  # where a provider's relative paths are read from
+        self._lock = threading.Lock()
+        self._next = 1
+        self._buffer = b""
+        try:
+            self._process = subprocess.Popen(
+                [node, str(script), "--serve"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                cwd=os.getcwd(),
+            )
+        except OSError as exc:
+            raise _host_error(f"cannot start {node} {script}: {exc}") from None
+        try:
+            ready = self._read(None, _READY_TIMEOUT_S)
+        except OSError as exc:
+            self.close()
+            raise _host_error(f"{script} did not start: {exc}") from None
+        if not isinstance(ready, dict) or not ready.get("ready"):
+            self.close()
+            raise _host_error(f"{script} did not start (no ready line)")
+
+    def resolve(
+        self, call: str, context: Mapping[str, Any], override: Mapping[str, Any] | None
+    ) -> Mapping[str, Any]:
+        """The judges of ``call`` for ``context`` as ``judges.cjs`` resolves them (``{judge, cheap}`` or
+        ``{error}``).
+
+        Raises:
+            JudgeError: The host process failed or did not answer.
+        """
+        request = {"call": call, "context": _plain(context), "override": dict(override) if override else None}
+        try:
+            reply = self._request({"resolve": request}, _RESOLVE_TIMEOUT_S)
+        except OSError as exc:
+            raise _host_error(f"the judge could not be resolved: {exc}") from None
+        if "judges" not in reply:
+            raise _host_error(f"the judge could not be resolved: {reply.get('error') or 'no answer'}")
+        judges: Mapping[str, Any] = reply["judges"]
+        return judges
+
+    def ask(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        """One model call (:class:`HostChannel`); the reply's own deadline plus a margin bounds the wait."""
+        deadline = request.get("deadline_s")
+        seconds = float(deadline) if isinstance(deadline, int | float) and deadline > 0 else 720.0
+        return self._request({"model": dict(request)}, seconds + _MARGIN_S)
+
+    def close(self) -> None:
+        """End the host process (its stdin closes; killed if it does not leave)."""
+        with contextlib.suppress(OSError):
+            if self._process.stdin:
+                self._process.stdin.close()
+        try:
+            self._process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+    def _request(self, body: Mapping[str, Any], seconds: float) -> Mapping[str, Any]:
+        with self._lock:
+            rid = self._next
+            self._next += 1
+            line = json.dumps({"id": rid, **body}, ensure_ascii=False, default=str) + "\n"
+            stdin = self._process.stdin
+            if stdin is None or self._process.poll() is not None:
+                raise OSError("the judges host process has ended")
+            stdin.write(line.encode("utf-8", "surrogatepass"))
+            stdin.flush()
+            reply = self._read(rid, seconds)
+            return reply
+
+    def _read(self, rid: int | None, seconds: float) -> dict[str, Any]:
+        """The next line answering ``rid`` (``None``: the ready line), within ``seconds``."""
+        stdout = self._process.stdout
+        assert stdout is not None
+        fd = stdout.fileno()
+        ends = time.monotonic() + seconds
+        while True:
+            while b"\n" in self._buffer:
+                line, self._buffer = self._buffer.split(b"\n", 1)
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(message, dict) and (rid is None or message.get("id") == rid):
+                    return message
+            left = ends - time.monotonic()
+            if left <= 0:
+                self._process.kill()
+                raise OSError(f"no answer within {seconds:.0f} s (the host process was stopped)")
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise OSError(f"the host process ended (status {self._process.poll()})")
+            self._buffer += chunk
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON would carry it (promptfoo's context can hold what JSON cannot)."""
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def _host_error(message: str) -> JudgeError:
+    return JudgeError(message, provider="promptfoo", model="assertions/judges.cjs", status=None, attempts=0)
+
+
+_node_lock = threading.Lock()
+_node_host: tuple[int, NodeHost] | None = None
+
+
+def node_host() -> NodeHost:
+    """This process's host process, started on first use (a forked child starts its own, and a changed
+    environment — another key or switch — or working directory a new one).
+
+    Raises:
+        JudgeError: No ``node`` found, or the host process did not start.
+    """
+    global _node_host
+    with _node_lock:
+        if _node_host is not None and _node_host[0] == os.getpid():
+            if _node_host[1].environment == os.environ and _node_host[1].cwd == os.getcwd():
+                return _node_host[1]
+            _node_host[1].close()
+        from grounding_eval.resources import pack_root
+
+        script = pack_root() / "assertions" / "judges.cjs"
+        host = NodeHost(_node(), script)
+        _node_host = (os.getpid(), host)
+        atexit.register(_close_if_mine, os.getpid(), host)
+        return host
+
+
+def _close_if_mine(pid: int, host: NodeHost) -> None:
+    if os.getpid() == pid:
+        host.close()
+
+
+def _node() -> str:
+    """The ``node`` to run: ``$GROUNDING_EVAL_NODE``, else the study's or the pack's pinned one
+    (``node_modules/node``, as ``npx promptfoo`` runs it), else ``node`` on PATH."""
+    given = os.environ.get(NODE_ENV, "").strip()
+    if given:
+        return given
+    from grounding_eval.resources import pack_root
+
+    for base in (Path.cwd(), pack_root(), pack_root().parent):
+        for candidate in (
+            base / "node_modules" / "node" / "bin" / "node",
+            base / "node_modules" / ".bin" / "node",
+        ):
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return str(candidate)
+    found = shutil.which("node")
+    if found is None:
+        raise _host_error(
+            f"no Node.js to reach promptfoo's providers: npm install in the study (or set {NODE_ENV})"
+        )
+    return found
+
+
+# --- the judge client ----------------------------------------------------------------------------------
+
+
+class HostJudgeClient:
+    """A live judge promptfoo calls for us (see the module docstring).
+
+    Args:
+        judge: The judge, as resolved.
         cache_dir: Where parsed replies are cached; ``None`` for no cache.
         deadline_s: The most one model call may take, the provider's own retries included.
     """
 
-    def __init__(
-        self,
-        provider_id: str,
-        *,
-        use: str,
-        spec: str | Mapping[str, Any],
-        cache_dir: Path | None,
-        deadline_s: float,
-    ) -> None:
-        self.provider_id = provider_id
-        self.model = provider_id
-        self._use = use
-        self._spec = spec if isinstance(spec, str) else dict(spec)
-        self._config_sha256 = hashlib.sha256(
-            json.dumps(self._spec, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "replace")
-        ).hexdigest()
+    def __init__(self, judge: Judge, *, cache_dir: Path | None, deadline_s: float) -> None:
+        self.judge = judge
+        self.provider_id = judge.id
+        self.model = judge.id
+        self.host = judge.host
         self._deadline = float(deadline_s)
         self._cache = ReplyCache(cache_dir) if cache_dir is not None else None
         if cache_dir is not None:
             cache_dir.mkdir(parents=True, exist_ok=True)
-        self._secrets = [p for p in map(secret_pattern, _secrets(self._spec)) if p is not None]
 
     def __repr__(self) -> str:
-        return f"HostJudgeClient({self.provider_id!r}, use={self._use!r})"
+        return f"HostJudgeClient({self.provider_id!r}, host={self.host!r})"
 
     def complete(
         self,
@@ -125,13 +397,13 @@ class HostJudgeClient:
         """Return the model's reply, from the pack's cache if this exact request was answered and kept.
 
         Raises:
-            JudgeError: No promptfoo to ask (outside an eval), the pipe closed, or the provider failed
-                (its error, scrubbed of keys, in one line).
+            JudgeError: The host could not be asked, or the provider failed (its error, scrubbed, in
+                one line).
         """
         del fixture_key  # a live model needs none
         started = time.perf_counter()
         system = system or None
-        fields = {"transport": "promptfoo", "provider": self.provider_id, "config_sha256": self._config_sha256,
+        fields = {"transport": "promptfoo", "provider": self.provider_id, "config_sha256": self.judge.digest,
                   "system": system, "prompt": prompt}  # fmt: skip
         if self._cache is not None:
             hit = self._cache.get(fields)
@@ -141,18 +413,15 @@ class HostJudgeClient:
                     cached = usage.as_cached() if usage is not None else None  # counts unknown: None
                     return self._reply(hit.text, started, cached=True, usage=cached)
                 self._cache.discard(fields)
-        host = current_host()
-        if host is None:
-            raise self._error("promptfoo's providers are reached only inside promptfoo eval")
-        request = {"use": self._use, "spec": self._spec if self._use == "spec" else None, "prompt": prompt,
-                   "system": system, "deadline_s": self._deadline}  # fmt: skip
+        request = {"ref": self.judge.ref, "prompt": prompt, "system": system, "deadline_s": self._deadline}
         try:
-            answer = host.ask(request)
+            channel = current_host() or node_host()
+            answer = channel.ask(request)
         except OSError as exc:
             raise self._error(f"promptfoo could not be asked: {exc}") from None
         if "error" in answer or not isinstance(answer.get("output"), str):
             raise self._error(str(answer.get("error") or "the provider returned no text"))
-        text = self._scrub(answer["output"])
+        text = answer["output"]
         usage = Usage.from_promptfoo(answer.get("token_usage"))
         cost = answer.get("cost")
         cost = float(cost) if isinstance(cost, int | float) and math.isfinite(cost) and cost >= 0 else None
@@ -178,32 +447,5 @@ class HostJudgeClient:
             cost=cost,
         )
 
-    def _scrub(self, text: str) -> str:
-        for pattern in self._secrets:
-            text = redact(text, pattern)
-        return text
-
     def _error(self, message: str) -> JudgeError:
-        return JudgeError(
-            self._scrub(message), provider=self.provider_id, model=self.model, status=None, attempts=1
-        )
-
-
-def _secrets(spec: object) -> list[str]:
-    """Values that must never come back in a reply or an error: the keys in the provider's config and
-    the process's key-like variables (promptfoo's providers read their keys from there)."""
-    found: list[str] = []
-
-    def visit(value: object, name: str = "") -> None:
-        if isinstance(value, Mapping):
-            for k, v in value.items():
-                visit(v, str(k))
-        elif isinstance(value, list):
-            for v in value:
-                visit(v, name)
-        elif isinstance(value, str) and SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS:
-            found.append(value)
-
-    visit(spec)
-    found += [v for k, v in os.environ.items() if SECRET_NAME.search(k) and len(v) >= MIN_SECRET_CHARS]
-    return sorted(set(found))
+        return JudgeError(message, provider=self.provider_id, model=self.model, status=None, attempts=1)

@@ -96,9 +96,9 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
                 f"question {question.id}: source section(s) not in {docs.root}: {', '.join(unknown)}"
             )
         sources = [(sid, docs.section(sid).text) for sid in question.source_sections]
-        choice = _provider(config, context, metadata)
+        choice = _provider(context)
         provider = choice.id
-    except (DataError, ValueError, KeyError) as exc:
+    except (DataError, JudgeError, ValueError, KeyError) as exc:
         return _error(exc.one_line() if isinstance(exc, DataError) else str(exc))
     except OSError as exc:  # the rubric file named by config.rubric cannot be read
         return _error(f"{type(exc).__name__}: {exc}")
@@ -313,11 +313,11 @@ def _load_rubric(path: str, size: int, mtime: int) -> DocsQaRubric:
     return load_docs_qa_rubric(path)
 
 
-def _provider(config: dict[str, Any], context: dict[str, Any], metadata: dict[str, Any]) -> Any:
-    """The grader, chosen as every judge's (:func:`grounding_eval.promptfoo.judge_provider.choose_judge`)."""
-    from grounding_eval.promptfoo.judge_provider import choose_judge
+def _provider(context: dict[str, Any]) -> Any:
+    """The grader, resolved as every judge's (:func:`grounding_eval.promptfoo.judge_provider.judges_for`)."""
+    from grounding_eval.promptfoo.judge_provider import judges_for
 
-    return choose_judge(config, context, metadata)
+    return judges_for("docs_qa", context).judge
 
 
 def _client(choice: Any, config: dict[str, Any]) -> Any:
@@ -328,7 +328,6 @@ def _client(choice: Any, config: dict[str, Any]) -> Any:
     return judge_client(
         choice,
         str(config.get("cache_dir") or ".cache/grounding-eval/judge"),
-        str(config["base_url"]) if config.get("base_url") else None,
         float(config.get("timeout", 120.0)),
         int(config.get("max_retries", 4)),
     )

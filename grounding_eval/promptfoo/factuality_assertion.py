@@ -8,8 +8,8 @@ in ``config.evidence_vars`` (one document per var, id = the var's name); otherwi
 generated from a dataset, the C1.5 articles the model was shown (``metadata.full_content_ids`` read from
 ``<metadata.dataset>/articles``) — only when the prompt really contains them. No evidence is an ERROR.
 
-Judge: ``$GROUNDING_EVAL_JUDGE_PROVIDER`` beats ``config.provider`` (``{dataset}`` = the test's dataset
-folder), exactly as for the rubric judge. Two-stage: ``config.cheap_provider`` (or
+Judge: resolved as every judge's (``assertions/judges.cjs``): ``$GROUNDING_EVAL_JUDGE_PROVIDER`` beats
+``config.provider`` (``{dataset}`` = the test's dataset folder). Two-stage: ``config.cheap_provider`` (or
 ``$GROUNDING_EVAL_FACTUALITY_CHEAP_PROVIDER``); when a live judge is set through the environment and the
 cheap one is not, the cheap stage is off, so one switch makes the whole judgment live.
 
@@ -30,16 +30,14 @@ claim counts as Unverifiable or keeps its 1: no setting lets an ungrounded verdi
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from grounding_eval.outcome import Outcome, unscored_result
+from grounding_eval.promptfoo.judge_provider import CHEAP_PROVIDER_ENV
 from grounding_eval.promptfoo.source_vars import with_source_vars_in
 
 __all__ = ["CHEAP_PROVIDER_ENV", "factuality_assertion"]
-
-CHEAP_PROVIDER_ENV = "GROUNDING_EVAL_FACTUALITY_CHEAP_PROVIDER"
 _DEFAULT_QUEUE = "results/factuality_review_queue.jsonl"
 _DEFAULT_HUMAN_QUEUE = "results/factuality_human_verification.jsonl"
 _DEFAULT_CACHE = ".cache/grounding-eval/judge"
@@ -62,9 +60,9 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
     from grounding_eval.factuality.judge import decide, judge_factuality
     from grounding_eval.factuality.rubric import load_rubric
     from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
-    from grounding_eval.judge.client import JudgeConfigError
+    from grounding_eval.judge.client import JudgeConfigError, JudgeError
     from grounding_eval.promptfoo.judge_assertion import answer_recording, condition_of
-    from grounding_eval.promptfoo.judge_provider import JUDGE_PROVIDER_ENV, choose_judge, judge_client
+    from grounding_eval.promptfoo.judge_provider import judge_client, judges_for
 
     config = context.get("config") or {}
     vars_ = context.get("vars") or {}
@@ -88,28 +86,20 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
         risk = rubric.risk_level(
             vars_.get("risk_level") or config.get("risk_level"), tier=metadata.get("risk_tier")
         )
-        capable_id = choose_judge(config, context, metadata)
-        assert capable_id is not None  # required
-        cheap_id = _cheap_provider(
-            config, context, metadata, live_judge=bool(os.environ.get(JUDGE_PROVIDER_ENV))
-        )
+        judges = judges_for("factuality", context)  # the cheap stage too (assertions/judges.cjs)
         cache_dir = str(config.get("cache_dir") or _DEFAULT_CACHE)
         timeout = float(config.get("timeout", 120.0))
         retries = int(config.get("max_retries", 4))
         # Built once per process, as the other judges' (a recording restarted for every row).
-        capable = judge_client(capable_id, cache_dir, _opt(config, "base_url"), timeout, retries)
-        cheap = (
-            judge_client(cheap_id, cache_dir, _opt(config, "cheap_base_url"), timeout, retries)
-            if cheap_id
-            else None
-        )
+        capable = judge_client(judges.judge, cache_dir, timeout, retries)
+        cheap = judge_client(judges.cheap, cache_dir, timeout, retries) if judges.cheap else None
         constraints = config.get("domain_constraints") or []
         constraints = [constraints] if isinstance(constraints, str) else [str(c) for c in constraints]
         threshold = float(config.get("pass_threshold", rubric.pass_threshold))
         downgrade = config.get("downgrade_ungrounded")
         if downgrade is not None and not isinstance(downgrade, bool):
             raise ValueError("config.downgrade_ungrounded must be true or false")
-    except (DataError, JudgeConfigError, ValueError, KeyError) as exc:
+    except (DataError, JudgeConfigError, JudgeError, ValueError, KeyError) as exc:
         return _error(str(exc))
     query_id = str(vars_.get("query_id") or metadata.get("query_id") or test.get("description") or "")
     item = {"query_id": query_id, "condition": condition, "description": test.get("description"),
@@ -200,24 +190,6 @@ def _short(text: str | None, limit: int = 240) -> str:
 
 def _slug(name: str) -> str:
     return "_".join(name.lower().split())
-
-
-def _opt(config: dict[str, Any], key: str) -> str | None:
-    return str(config[key]) if config.get(key) else None
-
-
-def _cheap_provider(
-    config: dict[str, Any], context: dict[str, Any], metadata: dict[str, Any], *, live_judge: bool
-) -> Any:
-    """The cheap first-stage judge: ``$GROUNDING_EVAL_FACTUALITY_CHEAP_PROVIDER``, else
-    ``config.cheap_provider`` (not with a live capable judge from the environment: a recorded cheap
-    stage would then decide rows the live judge never saw); ``None`` for none."""
-    from grounding_eval.promptfoo.judge_provider import choose_judge
-
-    chosen = os.environ.get(CHEAP_PROVIDER_ENV) or (None if live_judge else config.get("cheap_provider"))
-    if not chosen:
-        return None
-    return choose_judge({**config, "cheap_provider": chosen}, context, metadata, key="cheap_provider")
 
 
 def _partial(context: dict[str, Any]) -> str | None:

@@ -27,14 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grounding_eval.outcome import unscored_result, with_outcome
-from grounding_eval.promptfoo.judge_provider import (
-    _LIVE_JUDGE_EXAMPLE,
-    JUDGE_PROVIDER_ENV,
-    with_dataset,
-)
+from grounding_eval.promptfoo.judge_provider import _LIVE_JUDGE_EXAMPLE, JUDGE_PROVIDER_ENV
 from grounding_eval.promptfoo.source_vars import GROUNDING_VARS, with_source_vars_in
 
-# _built_client: the process's judge clients (tests clear it to start a new process's state)
+# judge_provider.forget_clients(): the process's judge clients (tests clear them to start a new process's state)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -50,7 +46,6 @@ __all__ = [
     "judge_assertion",
     "judged",
     "not_run_advice",
-    "with_dataset",
 ]
 
 # Fullest first: a C1.5 prompt may hold the directory's text too, so its condition is the first found.
@@ -102,7 +97,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     )
     from grounding_eval.judge.render import render_judge_prompt
     from grounding_eval.judge.score import judge_scores, score_name
-    from grounding_eval.promptfoo.judge_provider import choose_judge, judge_client
+    from grounding_eval.promptfoo.judge_provider import judge_client, judges_for
 
     config = context.get("config") or {}
     vars_ = context.get("vars") or {}
@@ -113,17 +108,15 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     try:
         rubric_file = _rubric_path(config.get("rubric") or metadata.get("rubric"), pack_root)
         rubric = _rubric(rubric_file)
-        choice = choose_judge(config, context, metadata)
-        assert choice is not None  # required
+        choice = judges_for("judge", context).judge
         provider = choice.id
         client = judge_client(
             choice,
             str(config.get("cache_dir") or ".cache/grounding-eval/judge"),
-            str(config["base_url"]) if config.get("base_url") else None,
             float(config.get("timeout", 120.0)),
             int(config.get("max_retries", 4)),
         )
-    except (DataError, JudgeConfigError, ValueError) as exc:
+    except (DataError, JudgeConfigError, JudgeError, ValueError) as exc:
         return _error(str(exc))
     prompt_text = str(context.get("prompt") or "")
     condition = condition_of(prompt_text, vars_)

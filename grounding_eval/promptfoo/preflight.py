@@ -3,65 +3,52 @@
 An unknown judge provider, a malformed rubric, an unreadable directory or allowlist, a missing recorded
 judge file: each is the same for every row, and found only when the first row is graded — after every
 generation call has been made and paid for. promptfoo's ``beforeAll`` extension hook runs before any;
-``assertions/grounding.cjs`` sends each pack assertion of the suite here, as its rows would call it.
+``assertions/grounding.cjs`` resolves each pack assertion's judges (``assertions/judges.cjs``, which also
+loads each live judge and checks its key) and sends the assertion here, as its rows would call it.
 
 :func:`preflight` runs the assertion's own adapter on a placeholder answer, with the same config, vars
 and test, up to the point where it would ask a model (or, for the verifier, verify): everything read
 and decided before that point is what a row would read and decide. Stopping is
 :class:`~grounding_eval.judge.checkpoint.Checked`, raised by
 :func:`~grounding_eval.judge.checkpoint.checkpoint` in the judges' one loop, the replay check and the
-verifier; the judges the row would use are noted on the way (:func:`note_judge`) so the Node side can
-load them and check their keys.
-An adapter that returns before the checkpoint has refused the configuration: its unscored reason is the
-error. What depends on the real answer (a recorded answer or reply that does not match it) is not
-checked here and stays a per-row result.
+verifier. An adapter that returns before the checkpoint has refused the configuration: its unscored
+reason is the error. What depends on the real answer (a recorded answer or reply that does not match it)
+is not checked here and stays a per-row result.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from grounding_eval.judge.checkpoint import Checked, checking, note
+from grounding_eval.judge.checkpoint import Checked, checking
 
-__all__ = ["note_judge", "preflight"]
+__all__ = ["preflight"]
 
 PLACEHOLDER: Final = "grounding-eval configuration check (no model was asked)"
 
 
-def note_judge(choice: Any) -> None:
-    """Remember, while checking, a judge a row would use (its id, and what promptfoo must load)."""
-    note({"id": choice.id, "use": choice.use, "spec": choice.spec, "where": choice.where})
-
-
 def preflight(call: str, context: Any, pack_root: Path, *, python_entry: bool = False) -> dict[str, Any]:
-    """Check one assertion as its rows would run it: a ``type: python`` entry (``python_entry``) as
-    promptfoo's own Python runs it, with the pack's direct judge client, not promptfoo's providers.
+    """Check one assertion as its rows would run it (a ``type: python`` entry, ``python_entry``, resolves
+    its judges as the JavaScript entries do, so it is checked the same way).
 
     Returns:
-        ``{"ok": True, "judges": [...]}`` — the judges it would use (``replay:`` ones included); or
-        ``{"ok": False, "error": reason}``.
+        ``{"ok": True}``; or ``{"ok": False, "error": reason}``.
     """
+    del python_entry
     adapter = _ADAPTERS.get(call)
     if adapter is None:
         return {"ok": False, "error": f"unknown grounding-eval call {call!r}"}
-    from grounding_eval.judge.host import hosting
-
-    with checking() as noted:
+    with checking():
         try:
-            with hosting(None) if python_entry else contextlib.nullcontext():
-                result = adapter()(
-                    PLACEHOLDER, context if isinstance(context, dict) else {}, pack_root=pack_root
-                )
+            result = adapter()(PLACEHOLDER, context if isinstance(context, dict) else {}, pack_root=pack_root)
         except Checked:
-            # A python entry's judges are the direct client's, built and checked already: nothing to load.
-            return {"ok": True, "judges": [] if python_entry else noted}
+            return {"ok": True}
     metadata = result.get("metadata") if isinstance(result, dict) else None
     if isinstance(metadata, dict) and metadata.get("outcome") == "unscored":
         return {"ok": False, "error": str(metadata.get("unscored_reason") or result.get("reason"))}
-    return {"ok": True, "judges": noted}
+    return {"ok": True}
 
 
 def _judge() -> Callable[..., dict[str, Any]]:

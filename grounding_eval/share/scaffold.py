@@ -28,6 +28,7 @@ __all__ = ["STUDIES", "Study", "describe", "grounding_eval_command", "scaffold"]
 _TEMPLATES: Final = Path(__file__).with_name("templates")
 _ENTRY_FILES: Final = (
     "assertions/grounding.cjs",
+    "assertions/judges.cjs",
     "assertions/grounding.py",
     "assertions/verifier.py",
     "assertions/judge.py",

@@ -13,6 +13,6 @@ def _fresh_clients() -> Iterator[None]:
     environment holds then; tests change the environment and rewrite recordings."""
     from grounding_eval.promptfoo import judge_provider
 
-    judge_provider._built_client.cache_clear()
+    judge_provider.forget_clients()
     yield
-    judge_provider._built_client.cache_clear()
+    judge_provider.forget_clients()

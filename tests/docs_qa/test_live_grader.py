@@ -39,6 +39,8 @@ def test_live_grader_retries_once_then_scores_and_caches(
 ) -> None:
     monkeypatch.setenv("GROUNDING_EVAL_JUDGE_PROVIDER", "openai:chat:grader-test")
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEYS["openai"])
+    # The switch decides the endpoint too: promptfoo's own setting for it (a config's base_url is refused).
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     monkeypatch.chdir(tmp_path)
     test = next(
         t for t in generate_tests({"dataset": str(TINY)}, pack_root=REPO) if t["vars"]["query_id"] == "T01"
@@ -47,8 +49,8 @@ def test_live_grader_retries_once_then_scores_and_caches(
     context = {
         "vars": test["vars"],
         "test": {"metadata": test["metadata"]},
-        "config": {"provider": "replay:{dataset}/grader_replies.yaml", "base_url": server.url,
-                   "cache_dir": str(tmp_path / "cache"), "max_retries": 0},
+        "config": {"provider": "replay:{dataset}/grader_replies.yaml", "cache_dir": str(tmp_path / "cache"),
+                   "max_retries": 0},
     }  # fmt: skip
     server.script(Scripted(body=_openai_ok(VALID)))
     first = get_assert(answer, context)

@@ -78,6 +78,6 @@ def _fresh_clients() -> Iterator[None]:
     with the API key and base URL the environment holds then; tests change the environment)."""
     from grounding_eval.promptfoo import judge_provider
 
-    judge_provider._built_client.cache_clear()
+    judge_provider.forget_clients()
     yield
-    judge_provider._built_client.cache_clear()
+    judge_provider.forget_clients()

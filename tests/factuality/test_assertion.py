@@ -253,7 +253,7 @@ class TestNeverRaises:
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
         result = get_assert(ANSWER, _context("openai:chat:gpt-4o"))
         why = unscored_reason(result)  # the deciding finding: which variable, for which provider
-        assert "OPENAI_API_KEY is not set" in why and "openai:chat:gpt-4o" in why
+        assert "API key is not set" in why and "openai:chat:gpt-4o" in why
 
     @pytest.mark.parametrize("response", [{"isPartial": True}, {"finishReason": "length"}])
     def test_partial_output_is_refused(self, response: dict[str, Any], tmp_path: Path) -> None:
@@ -281,13 +281,18 @@ class TestLiveSwitch:
         for name, value in case.env.items():
             monkeypatch.setenv(name, value)
         monkeypatch.setenv(JUDGE_PROVIDER_ENV, case.provider_id)
+        # The switch decides the endpoint too: promptfoo's own setting for it, never the config's base_url.
+        monkeypatch.setenv("OPENAI_BASE_URL", case.base_url)
         judge_server.script(Scripted(body=case.ok(reply(SUPPORTED))))
         cheap = _record(tmp_path / "cheap.json", "factual_accuracy/q1/C0", ANSWER, reply(SUPPORTED))
-        # The live judge's server is its own setting, config.base_url: no *_BASE_URL variable is read.
-        config = {"cheap_provider": cheap, "base_url": case.base_url, "max_retries": 0}
+        config = {"cheap_provider": cheap, "max_retries": 0}
         result = get_assert(ANSWER, _context("replay:unused", **config))
         meta = result["metadata"]["factuality"]
-        assert (meta["stage"], meta["model_id"], meta["cheap_model_id"]) == ("capable", case.model, None)
+        assert (meta["stage"], meta["model_id"], meta["cheap_model_id"]) == (
+            "capable",
+            case.provider_id,
+            None,
+        )
         assert judge_server.count == 1 and result["pass"] is True
 
 

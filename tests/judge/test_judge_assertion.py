@@ -44,11 +44,11 @@ def reply(rubric: Any, **verdicts: str) -> str:
 
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    judge_provider._built_client.cache_clear()
+    judge_provider.forget_clients()
     monkeypatch.delenv(judge_module.JUDGE_PROVIDER_ENV, raising=False)
     monkeypatch.chdir(tmp_path)  # the default cache and review queue land here
     yield
-    judge_provider._built_client.cache_clear()
+    judge_provider.forget_clients()
 
 
 def _record(path: Path, key: str, answer: str | None, *replies: str) -> str:
@@ -101,7 +101,9 @@ class TestWireFormats:
         )
         assert "hallucinations: Partial — " in "\n".join(lines)  # each criterion once, with its verdict
         meta = result["metadata"]["judge"]
-        assert meta["rubric_id"] == "v3" and meta["model"] == wire_case.model and meta["condition"] == "C1"
+        assert (
+            meta["rubric_id"] == "v3" and meta["model"] == wire_case.provider_id and meta["condition"] == "C1"
+        )
         assert meta["prompt_version"] == V3.prompt_version and meta["timestamp"].endswith("+00:00")
         assert meta["source_document_ids"] == ["il-org-legalaidchicago"]
         assert "rendered_prompt" not in meta and "raw_replies" not in meta  # the bulk is in the audit log
@@ -169,7 +171,7 @@ class TestWireFormats:
         _use(wire_case, monkeypatch)
         judge_server.script(Scripted(body=wire_case.ok(reply(V3))))
         first = judge(ANSWER, _live(wire_case))
-        judge_provider._built_client.cache_clear()  # a new process, as promptfoo starts for every call
+        judge_provider.forget_clients()  # a new process, as promptfoo starts for every call
         second = judge(ANSWER, _live(wire_case))
         assert judge_server.count == 1
         assert first["namedScores"] == second["namedScores"] and second["metadata"]["judge"]["cached"] is True
@@ -181,7 +183,7 @@ class TestWireFormats:
         _use(wire_case, monkeypatch)
         judge_server.script(Scripted(body=wire_case.ok(reply(V3))))
         first = judge(ANSWER, _live(wire_case))
-        judge_provider._built_client.cache_clear()  # a new process: only the disk cache is shared
+        judge_provider.forget_clients()  # a new process: only the disk cache is shared
         second = judge(ANSWER, _live(wire_case))
         prompt, completion, total = wire_case.tokens
         assert first["tokensUsed"] == {
@@ -205,12 +207,12 @@ class TestRerunAfterInvalidReplies:
         first = judge(ANSWER, _live(wire_case, review_queue=str(tmp_path / "q.jsonl")))
         assert unscored_reason(first).startswith("the v3 judge reply was invalid twice")
         assert first["metadata"]["judge"]["cached"] is False
-        judge_provider._built_client.cache_clear()  # a new process, as promptfoo starts for every call
+        judge_provider.forget_clients()  # a new process, as promptfoo starts for every call
         judge_server.script(Scripted(body=wire_case.ok(reply(V3))))
         second = judge(ANSWER, _live(wire_case, review_queue=str(tmp_path / "q.jsonl")))
         assert judge_server.count == 3
         assert second["reason"].startswith("PASS v3 judge") and second["metadata"]["judge"]["cached"] is False
-        judge_provider._built_client.cache_clear()
+        judge_provider.forget_clients()
         third = judge(ANSWER, _live(wire_case))  # the valid reply is cached
         assert judge_server.count == 3 and third["metadata"]["judge"]["cached"] is True
 
@@ -223,7 +225,7 @@ class TestRerunAfterInvalidReplies:
         replies = [Scripted(body=wire_case.ok("no")), Scripted(body=wire_case.ok("still no"))]
         judge_server.script(*replies)
         first = judge(ANSWER, _live(wire_case, review_queue=str(queue)))
-        judge_provider._built_client.cache_clear()
+        judge_provider.forget_clients()
         judge_server.script(*replies)
         second = judge(ANSWER, _live(wire_case, review_queue=str(queue)))
         assert judge_server.count == 4
@@ -246,7 +248,7 @@ class TestRerunAfterInvalidReplies:
         queue = tmp_path / "queue.jsonl"
         judge_server.script(*[Scripted(body=wire_case.ok("no"))] * 2)
         judge(ANSWER, _live(wire_case, review_queue=str(queue)))
-        judge_provider._built_client.cache_clear()
+        judge_provider.forget_clients()
         judge_server.script(*[Scripted(body=wire_case.ok("other"))] * 2)
         judge(ANSWER, _live(wire_case, review_queue=str(queue)))
         records = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
@@ -257,7 +259,7 @@ class TestRerunAfterInvalidReplies:
         provider = _record(tmp_path / "replies.json", "v3/q1/C1", ANSWER, "bad", "worse")
         queue = tmp_path / "queue.jsonl"
         for _ in range(2):
-            judge_provider._built_client.cache_clear()  # a fresh replay client: its replies start over
+            judge_provider.forget_clients()  # a fresh replay client: its replies start over
             result = judge(ANSWER, _context(provider, review_queue=str(queue)))
             assert unscored_reason(result).startswith("the v3 judge reply was invalid twice")
         assert len(queue.read_text(encoding="utf-8").splitlines()) == 1
@@ -333,7 +335,8 @@ class TestExplicitErrors:
     def test_missing_key(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
         result = judge(ANSWER, _context("anthropic:messages:claude-sonnet-4-5-20250929"))
-        assert unscored_reason(result).startswith("ANTHROPIC_API_KEY is not set")
+        # promptfoo's provider says what is missing, through the pack's one path to every judge
+        assert "API key is not set" in unscored_reason(result), unscored_reason(result)
         assert result["namedScores"] == {}
 
     def test_no_provider(self) -> None:

@@ -1,8 +1,8 @@
-"""Which model judges a row: promptfoo's precedence, the one switch, and the self-grading refusal.
+"""Which model judges a row, decided once in assertions/judges.cjs: promptfoo's precedence, the one switch
+(which decides the endpoint too), the self-grading refusal.
 
-The context is promptfoo's assertion context as ``assertions/grounding.cjs`` forwards it: the test's
-``options.provider`` (``defaultTest.options.provider`` / ``--grader``) described as plain data, and
-``grounding_eval_host`` with the assertion's own ``provider`` and the model under test.
+Asked as the Python side asks it outside an eval (a ``type: python`` entry, the command line, ``rescore``):
+through the real ``node assertions/judges.cjs --serve`` host process, with promptfoo's own context.
 """
 
 from __future__ import annotations
@@ -13,53 +13,69 @@ from typing import Any
 
 import pytest
 
-from grounding_eval.judge.host import HostJudgeClient, hosting
+from grounding_eval.judge.host import Judges, resolve_judges
 from grounding_eval.promptfoo import judge_provider
-from grounding_eval.promptfoo.judge_provider import JUDGE_PROVIDER_ENV, choose_judge, judge_client
+from grounding_eval.promptfoo.judge_provider import CHEAP_PROVIDER_ENV, JUDGE_PROVIDER_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 UNDER_TEST = {"id": "openai:chat:gpt-4o-mini", "config": {"apiBaseUrl": "https://gen.example/v1"}}
+JS_ENTRY = "file://assertions/grounding.cjs:judge"
+PY_ENTRY = "file://assertions/grounding.py:judge"
 
 
 @pytest.fixture(autouse=True)
 def _no_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(JUDGE_PROVIDER_ENV, raising=False)
-    judge_provider._built_client.cache_clear()
+    monkeypatch.delenv(CHEAP_PROVIDER_ENV, raising=False)
+    judge_provider.forget_clients()
 
 
 def _context(
+    config: dict[str, Any] | None = None,
     *,
     grader: Any = None,
     assertion: Any = None,
+    entry: str = JS_ENTRY,
     under_test: Any = UNDER_TEST,
-    same_object: bool = False,
-    hosted: bool = True,
+    metadata: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    context: dict[str, Any] = {"test": {"options": {"provider": grader} if grader is not None else {}}}
-    if hosted:
-        context["grounding_eval_host"] = {"protocol": 1, "assertion_provider": assertion, "grader": grader,
-                                          "under_test": under_test, "grader_is_under_test": same_object}  # fmt: skip
-    return context
+    """promptfoo's context for a judge assertion: its config, and its test (with the assertion itself)."""
+    config = config or {}
+    own: dict[str, Any] = {"type": "python" if entry.endswith(".py:judge") else "javascript", "value": entry}
+    if config:
+        own["config"] = config
+    if assertion is not None:
+        own["provider"] = assertion
+    test: dict[str, Any] = {"assert": [own], "options": {"provider": grader} if grader is not None else {},
+                            "metadata": metadata or {}}  # fmt: skip
+    return {"config": config, "test": test, "provider": under_test}
+
+
+def _resolve(context: dict[str, Any], call: str = "judge", **kw: Any) -> Judges:
+    return resolve_judges(call, context, **kw)
 
 
 # (case id, env switch, config, context kwargs, expected (id, use, where))
 PRECEDENCE = [
     ("switch-beats-everything", "ollama:chat:live", {"provider": "replay:r.yaml"},
-     {"grader": {"id": "vertex:gemini"}, "assertion": {"id": "bedrock:claude"}},
-     ("ollama:chat:live", "spec", "$GROUNDING_EVAL_JUDGE_PROVIDER")),
+     {"grader": "vertex:gemini", "assertion": "bedrock:claude"},
+     ("ollama:chat:live", "live", "$GROUNDING_EVAL_JUDGE_PROVIDER")),
     ("switch-to-a-recording", "replay:r.yaml", {}, {}, ("replay:r.yaml", "replay", "$GROUNDING_EVAL_JUDGE_PROVIDER")),
-    ("assertion-field-beats-grader", None, {}, {"grader": {"id": "vertex:gemini"}, "assertion": {"id": "bedrock:claude"}},
-     ("bedrock:claude", "assertion", "the assertion's provider")),
-    ("config-provider-beats-grader", None, {"provider": "azure:chat:dep"}, {"grader": {"id": "vertex:gemini"}},
-     ("azure:chat:dep", "spec", "config.provider")),
-    ("config-provider-object", None, {"provider": {"id": "openrouter:m", "config": {"temperature": 0}}}, {},
-     ("openrouter:m", "spec", "config.provider")),
-    ("same-judge-twice-is-fine", None, {"provider": "bedrock:claude"}, {"assertion": {"id": "bedrock:claude"}},
-     ("bedrock:claude", "assertion", "the assertion's provider")),
-    ("grader-held-by-promptfoo", None, {}, {"grader": {"id": "vertex:gemini", "loaded": True}},
-     ("vertex:gemini", "grader", "options.provider")),
-    ("grader-outside-promptfoos-node", None, {}, {"grader": "openai:chat:judge", "hosted": False},
-     ("openai:chat:judge", "spec", "options.provider")),
+    ("assertion-field-beats-grader", None, {}, {"grader": "replay:g.yaml", "assertion": "replay:a.yaml"},
+     ("replay:a.yaml", "replay", "the assertion's provider")),
+    ("python-entry-field-beats-grader", None, {},
+     {"grader": "replay:g.yaml", "assertion": "replay:a.yaml", "entry": PY_ENTRY},
+     ("replay:a.yaml", "replay", "the assertion's provider")),
+    ("python-alias-field-beats-grader", None, {},
+     {"grader": "replay:g.yaml", "assertion": "replay:a.yaml", "entry": "file://assertions/judge.py:get_assert"},
+     ("replay:a.yaml", "replay", "the assertion's provider")),
+    ("config-provider-beats-grader", None, {"provider": "replay:c.yaml"}, {"grader": "replay:g.yaml"},
+     ("replay:c.yaml", "replay", "config.provider")),
+    ("config-provider-object", None, {"provider": {"id": "ollama:chat:m", "config": {"temperature": 0}}}, {},
+     ("ollama:chat:m", "live", "config.provider")),
+    ("same-judge-twice-is-fine", None, {"provider": "replay:a.yaml"}, {"assertion": "replay:a.yaml"},
+     ("replay:a.yaml", "replay", "the assertion's provider")),
+    ("the-grader", None, {}, {"grader": "ollama:chat:g"}, ("ollama:chat:g", "live", "options.provider")),
     ("replay-named-by-the-grader", None, {}, {"grader": {"id": "replay:r.yaml"}}, ("replay:r.yaml", "replay", "options.provider")),
 ]  # fmt: skip
 
@@ -71,21 +87,18 @@ def test_precedence(monkeypatch: pytest.MonkeyPatch, env: str | None, config: di
                     kwargs: dict[str, Any], expected: tuple[str, str, str]) -> None:  # fmt: skip
     if env:
         monkeypatch.setenv(JUDGE_PROVIDER_ENV, env)
-    choice = choose_judge(config, _context(**kwargs), {})
-    assert choice is not None
-    assert (choice.id, choice.use, choice.where) == expected
+    judge = _resolve(_context(config, **kwargs)).judge
+    assert (judge.id, judge.use, judge.where) == expected
 
 
 @pytest.mark.parametrize(
     ("config", "kwargs", "said"),
     [
         ({}, {}, "no judge provider: set $GROUNDING_EVAL_JUDGE_PROVIDER"),
-        ({"provider": "azure:chat:a"}, {"assertion": {"id": "bedrock:b"}}, "names two judges"),
+        ({"provider": "replay:c.yaml"}, {"assertion": "replay:a.yaml"}, "names two judges"),
         ({"provider": 7}, {}, "config.provider must be a provider id or {id, config}, got a int"),
         ({"provider": {"config": {}}}, {}, "config.provider must be a provider id"),
-        ({}, {"assertion": {"malformed": True, "type": "array"}}, "the assertion's provider must be a provider id"),
-        ({}, {"assertion": {"error": "two assertions with the same config name different providers"}},
-         "two assertions with the same config"),
+        ({}, {"assertion": ["a", "b"]}, "the assertion's provider must be a provider id"),
         ({"provider": {"id": "replay:r.yaml", "config": {"x": 1}}}, {}, "a replay: judge takes no config"),
     ],
 )  # fmt: skip
@@ -93,8 +106,15 @@ def test_a_setting_that_cannot_be_used_is_one_line(
     config: dict[str, Any], kwargs: dict[str, Any], said: str
 ) -> None:
     with pytest.raises(ValueError) as caught:
-        choose_judge(config, _context(**kwargs), {})
+        _resolve(_context(config, **kwargs))
     assert said in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_two_assertions_with_one_config_and_two_providers_are_refused() -> None:
+    context = _context({"rubric": "v3"}, assertion="replay:a.yaml")
+    context["test"]["assert"].append({**context["test"]["assert"][0], "provider": "replay:b.yaml"})
+    with pytest.raises(ValueError, match="two assertions with the same config name different providers"):
+        _resolve(context)
 
 
 def test_default_test_provider_is_named_as_the_gotcha() -> None:
@@ -102,94 +122,121 @@ def test_default_test_provider_is_named_as_the_gotcha() -> None:
     context = _context()
     context["test"]["provider"] = "openai:chat:gpt-4o"
     with pytest.raises(ValueError, match=re.escape("defaultTest.provider sets the model under test")):
-        choose_judge({}, context, {})
+        _resolve(context)
 
 
 class TestSelfGrading:
     def test_the_model_under_test_at_its_endpoint_is_refused(self) -> None:
         judge = {"id": UNDER_TEST["id"], "config": {"apiBaseUrl": "https://gen.example/v1"}}
         with pytest.raises(ValueError, match=r"is the model under test.*#10581"):
-            choose_judge({"provider": judge}, _context(), {})
-
-    def test_the_same_provider_object_is_refused(self) -> None:
-        with pytest.raises(ValueError, match="is the model under test"):
-            choose_judge({}, _context(grader={"id": "vertex:gemini", "loaded": True}, same_object=True), {})
+            _resolve(_context({"provider": judge}))
 
     def test_the_same_id_at_another_endpoint_is_another_model(self) -> None:
         judge = {"id": UNDER_TEST["id"], "config": {"apiBaseUrl": "https://judge.example/v1"}}
-        choice = choose_judge({"provider": judge}, _context(), {})
-        assert choice is not None and choice.id == UNDER_TEST["id"]
+        assert _resolve(_context({"provider": judge})).judge.id == UNDER_TEST["id"]
 
     def test_allowed_when_the_assertion_says_so(self) -> None:
-        choice = choose_judge({"provider": UNDER_TEST["id"], "allow_self_grading": True},
-                              _context(under_test={"id": UNDER_TEST["id"], "config": {}}), {})  # fmt: skip
-        assert choice is not None and choice.id == UNDER_TEST["id"]
+        config = {"provider": UNDER_TEST["id"], "allow_self_grading": True}
+        judge = _resolve(_context(config, under_test={"id": UNDER_TEST["id"], "config": {}})).judge
+        assert judge.id == UNDER_TEST["id"]
 
     def test_a_recording_is_never_the_model_under_test(self) -> None:
         under = {"id": "replay:r.yaml", "config": {}}
-        choice = choose_judge({"provider": "replay:r.yaml"}, _context(under_test=under), {})
-        assert choice is not None and choice.use == "replay"
+        assert _resolve(_context({"provider": "replay:r.yaml"}, under_test=under)).judge.use == "replay"
 
 
 def test_dataset_folder_fills_in_and_must_be_given() -> None:
-    choice = choose_judge(
-        {"provider": {"id": "replay:{dataset}/j.yaml"}}, _context(), {"dataset": "datasets/x"}
-    )
-    assert choice is not None and (choice.id, choice.spec) == (
+    judge = _resolve(
+        _context({"provider": {"id": "replay:{dataset}/j.yaml"}}, metadata={"dataset": "datasets/x"})
+    ).judge
+    assert (judge.id, judge.path, judge.dataset) == (
         "replay:datasets/x/j.yaml",
-        "replay:datasets/x/j.yaml",
+        "datasets/x/j.yaml",
+        "datasets/x",
     )
     with pytest.raises(ValueError, match=re.escape("names {dataset}, but the test has no metadata.dataset")):
-        choose_judge({"provider": "replay:{dataset}/j.yaml"}, _context(), {})
+        _resolve(_context({"provider": "replay:{dataset}/j.yaml"}))
 
 
-class _Channel:
-    def ask(self, request: Any) -> Any:
-        return {"output": "{}", "token_usage": {"total": 3}}
+class TestTheSwitchDecidesTheEndpoint:
+    """While $GROUNDING_EVAL_JUDGE_PROVIDER is set, a judge endpoint the config names is refused, never merged
+    (issue 39: one added line, base_url, took the partner's key)."""
+
+    @pytest.mark.parametrize(
+        ("config", "kwargs", "named"),
+        [
+            ({"base_url": "http://127.0.0.1:9/v1"}, {}, "config.base_url"),
+            ({"cheap_base_url": "http://127.0.0.1:9/v1"}, {}, "config.cheap_base_url"),
+            ({"provider": {"id": "openai:chat:x", "config": {"apiBaseUrl": "http://127.0.0.1:9/v1"}}}, {},
+             "config.provider.config.apiBaseUrl"),
+            ({"provider": "https://127.0.0.1:9/judge"}, {}, "config.provider (a URL)"),
+            ({}, {"assertion": {"id": "http", "config": {"url": "http://127.0.0.1:9/judge"}}},
+             "the assertion's provider.config.url"),
+            ({}, {"assertion": {"id": "openai:chat:x", "config": {"apiBaseUrl": "http://127.0.0.1:9/v1"}},
+                  "entry": PY_ENTRY}, "the assertion's provider.config.apiBaseUrl"),
+        ],
+    )  # fmt: skip
+    def test_a_named_endpoint_is_refused_in_one_line(
+        self, monkeypatch: pytest.MonkeyPatch, config: dict[str, Any], kwargs: dict[str, Any], named: str
+    ) -> None:
+        monkeypatch.setenv(JUDGE_PROVIDER_ENV, "openai:chat:gpt-4o-mini")
+        for call in ("judge", "factuality", "docs_qa"):
+            entry = kwargs.get("entry", JS_ENTRY).replace(":judge", f":{call}")
+            with pytest.raises(ValueError) as caught:
+                _resolve(_context(config, **{**kwargs, "entry": entry}), call)
+            said = str(caught.value)
+            assert said.startswith(f"{named} names a judge endpoint (") and "refused, not merged" in said
+            assert "\n" not in said
+
+    def test_without_the_switch_base_url_is_the_judges_own_endpoint(self) -> None:
+        judge = _resolve(_context({"provider": "openai:chat:m", "base_url": "http://127.0.0.1:9/v1"})).judge
+        assert (judge.use, judge.host) == ("live", "127.0.0.1:9")
+
+    def test_the_switchs_own_endpoint_is_recorded(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv(JUDGE_PROVIDER_ENV, "openai:chat:gpt-4o-mini")
+        assert _resolve(_context()).judge.host == "api.openai.com"
+
+    def test_the_command_lines_judge_takes_its_base_url(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv(JUDGE_PROVIDER_ENV, "openai:chat:gpt-4o-mini")
+        override = {"provider": "openai:chat:m", "base_url": "http://127.0.0.1:9/v1"}
+        assert _resolve({}, override=override).judge.host == "127.0.0.1:9"
+        with pytest.raises(ValueError, match="--base-url needs --judge"):
+            monkeypatch.delenv(JUDGE_PROVIDER_ENV)
+            _resolve({}, override={"base_url": "http://127.0.0.1:9/v1"})
 
 
-class TestClientFor:
-    def test_inside_an_eval_any_id_goes_through_promptfoo(self, tmp_path: Path) -> None:
-        choice = choose_judge({"provider": "bedrock:anthropic.claude-x"}, _context(), {})
-        assert choice is not None
-        with hosting(_Channel()):
-            client = judge_client(choice, str(tmp_path), None, 120.0, 4)
-        assert isinstance(client, HostJudgeClient) and client.provider_id == "bedrock:anthropic.claude-x"
+class TestTheCheapStage:
+    def test_named_by_the_config(self) -> None:
+        judges = _resolve(
+            _context({"provider": "replay:c.yaml", "cheap_provider": "replay:k.yaml"}), "factuality"
+        )
+        assert judges.cheap is not None and (judges.cheap.id, judges.cheap.where) == (
+            "replay:k.yaml",
+            "config.cheap_provider",
+        )
 
-    def test_outside_an_eval_the_direct_client_names_what_it_serves(self, tmp_path: Path) -> None:
-        from grounding_eval.judge.client import JudgeConfigError
+    def test_off_when_the_switch_names_the_judge(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv(JUDGE_PROVIDER_ENV, "replay:live.yaml")
+        judges = _resolve(_context({"cheap_provider": "replay:k.yaml"}), "factuality")
+        assert judges.judge.id == "replay:live.yaml" and judges.cheap is None
 
-        choice = choose_judge({"provider": "bedrock:anthropic.claude-x"}, _context(hosted=False), {})
-        assert choice is not None
-        with pytest.raises(
-            JudgeConfigError,
-            match=re.escape("unknown judge provider 'bedrock:anthropic.claude-x'; supported"),
-        ):
-            judge_client(choice, str(tmp_path), None, 120.0, 4)
+    def test_its_own_switch(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv(CHEAP_PROVIDER_ENV, "replay:cheap.yaml")
+        judges = _resolve(
+            _context({"provider": "replay:c.yaml", "cheap_provider": "replay:k.yaml"}), "factuality"
+        )
+        assert judges.cheap is not None and judges.cheap.id == "replay:cheap.yaml"
 
-    def test_the_grader_promptfoo_loaded_needs_promptfoos_node(self, tmp_path: Path) -> None:
-        from grounding_eval.judge.client import JudgeConfigError
+    def test_only_the_factual_accuracy_judge_has_one(self) -> None:
+        assert (
+            _resolve(_context({"provider": "replay:c.yaml", "cheap_provider": "replay:k.yaml"})).cheap is None
+        )
 
-        choice = choose_judge({}, _context(grader={"id": "vertex:g", "loaded": True}), {})
-        assert choice is not None and choice.use == "grader"
-        with pytest.raises(
-            JudgeConfigError, match=re.escape("reached only through file://assertions/grounding.cjs")
-        ):
-            judge_client(choice, str(tmp_path), None, 120.0, 4)
 
-    def test_base_url_becomes_the_providers_api_base_url(self, tmp_path: Path) -> None:
-        seen: list[Any] = []
-
-        class Recording:
-            def ask(self, request: Any) -> Any:
-                seen.append(request)
-                return {"output": "ok"}
-
-        choice = choose_judge({"provider": "openai:chat:m"}, _context(), {})
-        assert choice is not None
-        with hosting(Recording()):
-            judge_client(choice, str(tmp_path), "http://127.0.0.1:1234/v1", 120.0, 4).complete("p")
-        assert seen[0]["spec"] == {
-            "id": "openai:chat:m",
-            "config": {"apiBaseUrl": "http://127.0.0.1:1234/v1"},
-        }
+def test_a_label_keeps_no_userinfo_or_query() -> None:
+    url = "https://user:pw-123456@127.0.0.1:9/judge?key=abcdef123456"
+    judge = _resolve(_context({"provider": {"id": url, "config": {"body": {"p": "{{prompt}}"}}}})).judge
+    assert (judge.id, judge.host) == ("https://127.0.0.1:9/judge", "127.0.0.1:9")
+    with pytest.raises(ValueError) as caught:  # promptfoo's own message quotes the URL: scrubbed too
+        _resolve(_context({"provider": {"id": url, "config": {}}}))
+    assert "pw-123456" not in str(caught.value) and "abcdef123456" not in str(caught.value)

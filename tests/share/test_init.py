@@ -53,6 +53,7 @@ def test_every_study_scaffolds(tmp_path: Path, capsys: pytest.CaptureFixture[str
         assert (target / ref.removeprefix("file://").split(":")[0]).is_file(), ref
     for entry in (
         "assertions/grounding.cjs",
+        "assertions/judges.cjs",
         "assertions/grounding.py",
         "assertions/verifier.py",
         "providers/replay.py",

@@ -1,0 +1,880 @@
+// The one place that decides every judge model call: which provider, at which endpoint, with which
+// secrets — in promptfoo's Node process, where promptfoo's providers live.
+//
+// Used three ways, always with the same rules:
+//   - by assertions/grounding.cjs, inside `promptfoo eval`: each judge row's providers are resolved here
+//     before the row is forwarded to a Python worker, and the worker's model calls come back here;
+//   - as a host process (`node assertions/judges.cjs --serve`), started by the Python side where there is
+//     no promptfoo eval around it: the `grounding-eval` command line (`factuality`, `rescore`) and the
+//     `type: python` entries (assertions/grounding.py). Requests and replies are JSON lines on
+//     stdin/stdout (grounding_eval/judge/host.py);
+//   - by beforeAll (grounding.cjs), which loads every judge, checks its key and prints where keys go.
+//
+// Which judge (promptfoo's precedence): $GROUNDING_EVAL_JUDGE_PROVIDER (the one switch, a recorded
+// `replay:` judge included); else the assertion's own `provider` (or its config.provider, the pack's
+// older spelling; two different ones are an error); else the test's options.provider (defaultTest /
+// --grader). The factual-accuracy judge's cheap first stage: $GROUNDING_EVAL_FACTUALITY_CHEAP_PROVIDER,
+// else config.cheap_provider unless the switch named the capable judge.
+// While the switch is set it decides the endpoint too: a judge endpoint the config names (base_url,
+// cheap_base_url, a provider's apiBaseUrl / baseUrl / apiHost / url, a URL as a provider id) is refused
+// in one line naming it, before any call — never merged into the switch's provider.
+//
+// Secrets never leave this process: Python gets a reference to the provider (`ref`), a label (the id
+// without a URL's userinfo or query), the endpoint host and a digest for its reply cache. Every model
+// reply and error is scrubbed here of every secret value the provider holds — its config's key-like
+// values and headers, values taken from environment variables whatever their names, its API key, a URL's
+// userinfo and query values — in each form a server echoes them (URL-, JSON-, HTML-entity-, hex- and
+// base64-encoded, shortened, in another case, without a vendor prefix).
+'use strict';
+
+const crypto = require('node:crypto');
+const path = require('node:path');
+
+const JUDGE_PROVIDER_ENV = 'GROUNDING_EVAL_JUDGE_PROVIDER';
+const CHEAP_PROVIDER_ENV = 'GROUNDING_EVAL_FACTUALITY_CHEAP_PROVIDER';
+const LIVE_JUDGE_EXAMPLE = 'anthropic:messages:claude-sonnet-4-5-20250929';
+const MAX_DEADLINE_S = Math.floor((2 ** 31 - 1) / 1000); // setTimeout's limit
+const MODEL_CALL_DEFAULT_S = 720;
+
+// promptfoo's own serialization: drop only true cycles (functions vanish in JSON).
+function stringify(value) {
+  const ancestors = [];
+  return JSON.stringify(value, function replacer(_key, val) {
+    if (typeof val === 'bigint') return val.toString();
+    if (typeof val === 'object' && val !== null) {
+      while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop();
+      if (ancestors.includes(val)) return undefined;
+      ancestors.push(val);
+    }
+    return val;
+  });
+}
+
+// The same value with every object's keys sorted: a digest that does not depend on key order.
+function canonical(value, seen = new Set()) {
+  if (Array.isArray(value)) return value.map((v) => canonical(v, seen));
+  if (!value || typeof value !== 'object' || seen.has(value)) return typeof value === 'function' ? undefined : value;
+  seen.add(value);
+  const out = {};
+  for (const k of Object.keys(value).sort()) out[k] = canonical(value[k], seen);
+  seen.delete(value);
+  return out;
+}
+
+function sha256(text) {
+  return crypto.createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+function oneLine(message) {
+  return String(message).split('\n').map((s) => s.trim()).filter(Boolean).join(' ') || 'unknown error';
+}
+
+// --- providers as promptfoo takes them ------------------------------------------------------------------
+
+function isLoadedProvider(value) {
+  return Boolean(value) && typeof value === 'object' && typeof value.callApi === 'function';
+}
+
+function providerIdOf(value) {
+  if (typeof value === 'string') return value;
+  if (!value || typeof value !== 'object') return undefined;
+  try {
+    if (typeof value.id === 'function') return value.id();
+  } catch (_err) {
+    return undefined;
+  }
+  if (typeof value.id === 'string') return value.id;
+  return undefined;
+}
+
+// A grader setting as promptfoo takes it: an id, {id, config, label}, a loaded provider, or a map by kind
+// ({text: …}, the judges use text). Returns the one to use (undefined for none; a malformed value as is).
+function graderOf(value) {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value === 'string' || isLoadedProvider(value)) return value;
+  if (typeof value === 'object' && !Array.isArray(value)) {
+    if (typeof value.id === 'string' || typeof value.id === 'function') return value;
+    if (value.text !== undefined) return graderOf(value.text);
+  }
+  return value;
+}
+
+// A provider id as people read it and files keep it: a URL's userinfo, query and fragment dropped.
+function label(id) {
+  return String(id)
+    .replace(/([a-z][a-z0-9+.-]*:\/\/)[^/?#@\s]*@/gi, '$1')
+    .replace(/(:\/\/[^\s?#]*)[?#]\S*/g, '$1');
+}
+
+function shape(value) {
+  if (value === undefined || value === null || value === '') return 'an empty value';
+  return `a ${Array.isArray(value) ? 'list' : typeof value === 'number' ? (Number.isInteger(value) ? 'int' : 'float') : typeof value}`;
+}
+
+// --- which judge: promptfoo's precedence ----------------------------------------------------------------
+
+class Refused extends Error {}
+
+// The settings that name where a judge is served, in a provider's config.
+const ENDPOINT_KEYS = ['apiBaseUrl', 'baseUrl', 'apiHost', 'url', 'endpoint', 'host', 'basePath'];
+// A model is its id at an endpoint: the same id on another server is another model (self-grading check).
+const SAME_MODEL_KEYS = ['apiBaseUrl', 'apiHost', 'baseUrl', 'url', 'region', 'projectId'];
+
+function endpointSettings(config) {
+  const out = {};
+  if (!config || typeof config !== 'object') return out;
+  for (const k of SAME_MODEL_KEYS) if (typeof config[k] === 'string') out[k] = config[k];
+  return out;
+}
+
+// A judge named by an id or {id, config, …} in a config, the environment or the command line.
+function fromSetting(value, where) {
+  if (typeof value === 'string' && value.trim()) {
+    const id = value.trim();
+    return { id, held: id, where, replay: id.startsWith('replay:') };
+  }
+  if (value && typeof value === 'object' && !Array.isArray(value) && !isLoadedProvider(value)
+      && typeof value.id === 'string' && value.id.trim()) {
+    const id = value.id.trim();
+    if (id.startsWith('replay:')) {
+      if (Object.keys(value).some((k) => k !== 'id' && k !== 'label')) throw new Refused(`${where}: a replay: judge takes no config`);
+      return { id, held: id, where, replay: true };
+    }
+    const held = { id };
+    for (const k of ['label', 'config', 'env', 'transform']) if (value[k] !== undefined) held[k] = value[k];
+    return { id, held, where, replay: false };
+  }
+  if (isLoadedProvider(value)) {
+    const id = providerIdOf(value);
+    if (id) return { id, held: value, where, replay: id.startsWith('replay:') };
+  }
+  throw new Refused(`${where} must be a provider id or {id, config}, got ${shape(value)}`);
+}
+
+// Where a spec (id or {id, config}) names its endpoint: [setting, value] pairs.
+function namedEndpoints(spec, where) {
+  const out = [];
+  if (spec === undefined || spec === null) return out;
+  const id = providerIdOf(spec);
+  if (typeof id === 'string' && /^https?:\/\//i.test(id)) out.push([`${where} (a URL)`, id]);
+  const config = spec && typeof spec === 'object' ? spec.config : undefined;
+  if (config && typeof config === 'object') {
+    for (const k of ENDPOINT_KEYS) if (config[k] !== undefined && config[k] !== '') out.push([`${where}.config.${k}`, config[k]]);
+  }
+  return out;
+}
+
+// The assertion's own `provider`: promptfoo passes the assertion's config but not its provider, so it is
+// found among the test's assertions by entry (any of the pack's entry files for this call, JavaScript or
+// Python) and config. Two that disagree are an error.
+function ownAssertionProvider(call, context) {
+  const found = [];
+  const config = stringify((context && context.config) || {});
+  const entry = new RegExp(`(?:grounding\\.cjs:${call}|assertions/(?:grounding\\.py:${call}|${call}\\.py(?::get_assert)?))$`);
+  const visit = (list) => {
+    for (const a of Array.isArray(list) ? list : []) {
+      if (!a || typeof a !== 'object') continue;
+      if (a.type === 'assert-set') visit(a.assert);
+      else if ((a.type === 'javascript' || a.type === 'python') && typeof a.value === 'string' && entry.test(a.value)
+        && stringify(a.config || {}) === config && a.provider !== undefined) {
+        found.push(a.provider);
+      }
+    }
+  };
+  visit(context && context.test && context.test.assert);
+  const distinct = new Set(found.map((p) => stringify(describe(graderOf(p)) || null)));
+  if (distinct.size > 1) return new Refused("the assertion's provider: two assertions with the same config name different providers");
+  return found.length ? graderOf(found[0]) : undefined;
+}
+
+// What may be said about a provider outside this process: its id and endpoint settings, never its keys.
+function describe(value) {
+  if (value === undefined) return undefined;
+  const id = providerIdOf(value);
+  if (id === undefined) return { malformed: true, type: Array.isArray(value) ? 'array' : typeof value };
+  const out = { id: label(id) };
+  if (value && typeof value === 'object' && typeof value.label === 'string') out.label = label(value.label);
+  return out;
+}
+
+function withDataset(choice, metadata, what) {
+  if (!choice.id.includes('{dataset}')) return choice;
+  const dataset = String((metadata && metadata.dataset) || '');
+  if (!dataset) throw new Refused(`${what} ${JSON.stringify(choice.id)} names {dataset}, but the test has no metadata.dataset`);
+  const id = choice.id.split('{dataset}').join(dataset);
+  const held = typeof choice.held === 'string' ? id : isLoadedProvider(choice.held) ? choice.held : { ...choice.held, id };
+  return { ...choice, id, held, dataset };
+}
+
+function refuseSelfGrading(choice, context, config) {
+  if (choice.replay || (config && config.allow_self_grading)) return;
+  const underTest = context && context.provider;
+  if (!underTest) return;
+  const sameObject = isLoadedProvider(choice.held) && choice.held === underTest;
+  const underId = providerIdOf(underTest);
+  const ownConfig = choice.held && typeof choice.held === 'object' ? choice.held.config : undefined;
+  const sameModel = underId !== undefined && underId === choice.id
+    && stringify(endpointSettings(ownConfig)) === stringify(endpointSettings(underTest.config));
+  if (sameObject || sameModel) {
+    throw new Refused(
+      `the judge ${JSON.stringify(label(choice.id))} (${choice.where}) is the model under test, which would grade its own `
+      + 'answers (promptfoo #10581: defaultTest.provider sets the model under test, defaultTest.options.provider the '
+      + 'grader); name another judge, or set allow_self_grading: true',
+    );
+  }
+}
+
+// The judges a pack call uses, as settings (not loaded): {judge, cheap} or a Refused error thrown.
+//   call: judge | factuality | docs_qa; context: promptfoo's assertion context (test, config, provider);
+//   options.assertionProvider: the assertion's provider when the caller knows it (beforeAll);
+//   options.override: the command line's own choice ({provider, base_url, cheap_provider, cheap_base_url}).
+function chooseJudges(call, context, options = {}) {
+  const config = context && context.config && typeof context.config === 'object' ? context.config : {};
+  const test = context && context.test && typeof context.test === 'object' ? context.test : {};
+  const metadata = test.metadata && typeof test.metadata === 'object' ? test.metadata : {};
+  const override = options.override || {};
+  const env = String(process.env[JUDGE_PROVIDER_ENV] || '').trim();
+  const cheapEnv = String(process.env[CHEAP_PROVIDER_ENV] || '').trim();
+  let judge;
+  let judgeFromSwitch = false;
+  if (override.provider) {
+    judge = fromSetting(override.provider, '--judge');
+    if (override.base_url) judge = withBaseUrl(judge, override.base_url, '--base-url');
+  } else if (env) {
+    judge = fromSetting(env, `$${JUDGE_PROVIDER_ENV}`);
+    judgeFromSwitch = true;
+    refuseEndpoints(call, config, context, options, override);
+  } else {
+    if (override.base_url) throw new Refused('--base-url needs --judge (the judge it is the endpoint of)');
+    const own = 'assertionProvider' in options ? options.assertionProvider : ownAssertionProvider(call, context);
+    if (own instanceof Error) throw own;
+    const fromAssertion = own !== undefined ? fromSetting(own, "the assertion's provider") : undefined;
+    const fromConfig = config.provider ? fromSetting(config.provider, 'config.provider') : undefined;
+    if (fromAssertion && fromConfig && fromAssertion.id !== fromConfig.id) {
+      throw new Refused(`the assertion names two judges: provider ${JSON.stringify(label(fromAssertion.id))} and config.provider ${JSON.stringify(label(fromConfig.id))}; keep one`);
+    }
+    judge = fromAssertion || fromConfig;
+    if (!judge) {
+      const grader = graderOf(test.options && typeof test.options === 'object' ? test.options.provider : undefined);
+      if (grader !== undefined) judge = fromSetting(grader, 'options.provider');
+    }
+    if (judge && config.base_url) judge = withBaseUrl(judge, config.base_url, 'config.base_url');
+  }
+  if (!judge) {
+    const hint = test.provider
+      ? ' (defaultTest.provider sets the model under test, not the grader: use defaultTest.options.provider)'
+      : '';
+    throw new Refused(`no judge provider: set $${JUDGE_PROVIDER_ENV}, the assertion's provider, or defaultTest.options.provider / --grader (e.g. ${LIVE_JUDGE_EXAMPLE})${hint}`);
+  }
+  judge = withDataset(judge, metadata, 'judge provider');
+  refuseSelfGrading(judge, context, config);
+  let cheap;
+  if (call === 'factuality') {
+    let setting;
+    let where;
+    if (override.cheap_provider) [setting, where] = [override.cheap_provider, '--cheap-judge'];
+    else if (cheapEnv) [setting, where] = [cheapEnv, `$${CHEAP_PROVIDER_ENV}`];
+    else if (!judgeFromSwitch && !override.provider && config.cheap_provider) [setting, where] = [config.cheap_provider, 'config.cheap_provider'];
+    if (setting !== undefined) {
+      cheap = fromSetting(setting, where);
+      const base = override.cheap_provider ? override.cheap_base_url : cheapEnv ? undefined : config.cheap_base_url;
+      if (base) cheap = withBaseUrl(cheap, base, override.cheap_provider ? '--cheap-base-url' : 'config.cheap_base_url');
+      cheap = withDataset(cheap, metadata, 'judge provider');
+      refuseSelfGrading(cheap, context, config);
+    }
+  }
+  return { judge, cheap };
+}
+
+// While the switch decides the judge, an endpoint the config names for a judge is refused, never merged.
+function refuseEndpoints(call, config, context, options, override) {
+  const named = [];
+  if (config.base_url) named.push(['config.base_url', config.base_url]);
+  if (config.cheap_base_url) named.push(['config.cheap_base_url', config.cheap_base_url]);
+  if (override.cheap_base_url && !override.cheap_provider) named.push(['--cheap-base-url', override.cheap_base_url]);
+  if (config.provider) named.push(...namedEndpoints(graderOf(config.provider), 'config.provider'));
+  if (config.cheap_provider) named.push(...namedEndpoints(graderOf(config.cheap_provider), 'config.cheap_provider'));
+  const own = 'assertionProvider' in options ? options.assertionProvider : ownAssertionProvider(call, context);
+  if (own !== undefined && !(own instanceof Error) && !isLoadedProvider(own)) named.push(...namedEndpoints(own, "the assertion's provider"));
+  if (named.length) {
+    const [where, value] = named[0];
+    throw new Refused(
+      `${where} names a judge endpoint (${label(typeof value === 'string' ? value : stringify(value))}) while $${JUDGE_PROVIDER_ENV} `
+      + 'decides the judge and its endpoint; it is refused, not merged: remove it, or unset the switch to use the '
+      + 'judge the config names',
+    );
+  }
+}
+
+// The pack's older setting: the provider's own apiBaseUrl, unless its config names one.
+function withBaseUrl(choice, url, where) {
+  if (choice.replay) throw new Refused(`${where} does not apply to a replay: judge (${label(choice.id)})`);
+  if (isLoadedProvider(choice.held)) {
+    throw new Refused(`${where} cannot change the provider promptfoo loaded (${label(choice.id)}); give the provider as {id, config: {apiBaseUrl}}`);
+  }
+  const held = typeof choice.held === 'string' ? { id: choice.held } : { ...choice.held };
+  held.config = { apiBaseUrl: String(url), ...(held.config || {}) };
+  return { ...choice, held };
+}
+
+// --- endpoints and secrets of a loaded provider -----------------------------------------------------------
+
+function callMethod(provider, name) {
+  try {
+    return typeof provider[name] === 'function' ? provider[name]() : undefined;
+  } catch (_err) {
+    return undefined;
+  }
+}
+
+const DEFAULT_ENDPOINTS = [
+  [/^anthropic:/, () => process.env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com'],
+  [/^openai:/, () => 'https://api.openai.com'],
+  [/^ollama:/, () => process.env.OLLAMA_BASE_URL || 'http://localhost:11434'],
+  [/^bedrock:/, (p) => `https://bedrock-runtime.${(p.config && p.config.region) || process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION || 'us-east-1'}.amazonaws.com`],
+  [/^vertex:/, (p) => `https://${(p.config && p.config.region) || process.env.VERTEX_REGION || 'us-central1'}-aiplatform.googleapis.com`],
+  [/^(google|gemini):/, () => 'https://generativelanguage.googleapis.com'],
+];
+
+// The URL the provider sends its requests to, as far as it says (methods first, then its settings).
+function endpointUrl(provider) {
+  const config = (provider && provider.config) || {};
+  const candidates = [callMethod(provider, 'getApiUrl'), callMethod(provider, 'getApiBaseUrl'), provider && provider.url,
+    config.apiBaseUrl, config.baseUrl, config.url, config.apiHost, config.endpoint];
+  for (const c of candidates) if (typeof c === 'string' && c.trim()) return c.trim();
+  const id = providerIdOf(provider) || '';
+  for (const [pattern, url] of DEFAULT_ENDPOINTS) if (pattern.test(id)) return url(provider);
+  if (/^https?:\/\//i.test(id)) return id;
+  return undefined;
+}
+
+// The endpoint's host (and port), never its userinfo; undefined when the provider does not say.
+function endpointHost(provider) {
+  const url = endpointUrl(provider);
+  if (!url) return undefined;
+  try {
+    return new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? url : `https://${url}`).host || undefined;
+  } catch (_err) {
+    return undefined;
+  }
+}
+
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SIGNATURE/i;
+const MIN_SECRET_CHARS = 8; // a value known only to come from somewhere secret-ish: shorter would match prose
+const MIN_KEY_CHARS = 4; // a value the provider holds as a key
+// Settings of the pack, promptfoo and the system whose values are never secrets (not scanned for).
+const NOT_SECRET_ENV = /^(?:GROUNDING_EVAL_|PROMPTFOO_|npm_|NODE_|PYTHON|VIRTUAL_ENV$|PATH$|PWD$|OLDPWD$|HOME$|USER$|LOGNAME$|SHELL$|LANG$|LC_|TERM|TMPDIR$|TMP$|TEMP$|HOSTNAME$|SHLVL$|_$|INIT_CWD$|EDITOR$|PAGER$)/;
+const ENV_REF = /(?:\benv\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*['"]([^'"]+)['"]\s*\])|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|process\.env\.([A-Za-z_][A-Za-z0-9_]*))/g;
+
+// Every secret value a provider holds (see the file's header): the values to scrub from what it returns.
+// `ambient`: also the environment's values found in its settings and the process's key-like variables.
+function secretsOf(provider, spec, { ambient = true } = {}) {
+  const found = new Set();
+  const add = (value, min = MIN_SECRET_CHARS) => {
+    if (typeof value !== 'string') return;
+    const v = value.trim();
+    if (v.length >= min) found.add(v);
+    // "Bearer <token>", "Basic <creds>": each word of a secret value is one too.
+    for (const word of v.split(/\s+/)) if (word.length >= MIN_SECRET_CHARS && word !== v) found.add(word);
+  };
+  const fromUrl = (value) => {
+    if (typeof value !== 'string' || !/:\/\//.test(value)) return;
+    let url;
+    try {
+      url = new URL(value);
+    } catch (_err) {
+      return;
+    }
+    for (const part of [url.username, url.password]) {
+      if (part) {
+        add(part, MIN_KEY_CHARS);
+        add(safeDecode(part), MIN_KEY_CHARS);
+      }
+    }
+    for (const [name, v] of url.searchParams) add(v, SECRET_NAME.test(name) ? MIN_KEY_CHARS : MIN_SECRET_CHARS);
+  };
+  const envValues = Object.entries(process.env).filter(([name, v]) => typeof v === 'string'
+    && v.trim().length >= MIN_SECRET_CHARS && !NOT_SECRET_ENV.test(name));
+  const strings = [];
+  const visit = (value, name, inHeaders, depth) => {
+    if (depth > 12 || value === null || value === undefined) return;
+    if (typeof value === 'string') {
+      if (name !== 'id') strings.push([name, value]);
+      if (inHeaders || SECRET_NAME.test(name)) add(value, MIN_KEY_CHARS);
+      fromUrl(value);
+      for (const m of value.matchAll(ENV_REF)) add(process.env[m[1] || m[2] || m[3] || m[4]], MIN_KEY_CHARS);
+      return;
+    }
+    if (typeof value !== 'object' || typeof value === 'function') return;
+    if (Array.isArray(value)) {
+      for (const v of value) visit(v, name, inHeaders, depth + 1);
+      return;
+    }
+    for (const [k, v] of Object.entries(value)) {
+      if (k === 'basePath') continue; // where the config sits on this machine, added by promptfoo
+      visit(v, k, inHeaders || /^headers$/i.test(k), depth + 1);
+    }
+  };
+  visit(spec, '', false, 0);
+  if (provider && typeof provider === 'object') {
+    visit(provider.config, '', false, 0);
+    visit(provider.env, 'env', false, 0);
+    for (const k of ['apiKey', 'token', 'url', 'apiHost', 'apiBaseUrl']) if (typeof provider[k] === 'string') visit(provider[k], k, false, 0);
+    add(callMethod(provider, 'getApiKey'), MIN_KEY_CHARS);
+    fromUrl(callMethod(provider, 'getApiUrl'));
+    fromUrl(callMethod(provider, 'getApiBaseUrl'));
+    fromUrl(providerIdOf(provider));
+    const config = provider.config || {};
+    if (typeof config.apiKeyEnvar === 'string') add(process.env[config.apiKeyEnvar], MIN_KEY_CHARS);
+  }
+  fromUrl(providerIdOf(spec));
+  // A value taken from an environment variable, whatever its name, is a secret where the provider holds it.
+  if (ambient) {
+    for (const [, value] of strings) {
+      for (const [, v] of envValues) if (value.includes(v.trim())) add(v, MIN_SECRET_CHARS);
+    }
+  }
+  // And the process's key-like variables: promptfoo's providers read their keys from there.
+  if (ambient) for (const [name, v] of envValues) if (SECRET_NAME.test(name)) add(v, MIN_SECRET_CHARS);
+  return [...found].sort((a, b) => b.length - a.length);
+}
+
+function safeDecode(text) {
+  try {
+    return decodeURIComponent(text);
+  } catch (_err) {
+    return text;
+  }
+}
+
+// --- the scrubber: a secret in every form a server echoes it (ported from grounding_eval/judge/_redact.py) --
+
+const REDACTED = '[REDACTED]';
+const MIN_FORM_CHARS = 12; // shortest secret whose base64, hex and shortened forms are looked for
+const ELLIPSIS = '(?:…|\\\\u2026|\\.{2,}|\\*{2,})';
+const UNRESERVED = /^[A-Za-z0-9_.~-]$/;
+const PREFIX_SEGMENT = /^[A-Za-z0-9]+[-_]/;
+const NAMED_ENTITIES = { '&': ['amp;'], '<': ['lt;'], '>': ['gt;'], '"': ['quot;'], "'": ['apos;'], '/': ['sol;'],
+  _: ['lowbar;', 'UnderBar;'], '.': ['period;'], '-': ['hyphen;', 'dash;'], '+': ['plus;'], '=': ['equals;'],
+  ':': ['colon;'], '#': ['num;'], '!': ['excl;'], '?': ['quest;'], '%': ['percnt;'], '@': ['commat;'], '$': ['dollar;'],
+  '*': ['ast;', 'midast;'], ',': ['comma;'], ';': ['semi;'], '(': ['lpar;'], ')': ['rpar;'], '[': ['lsqb;', 'lbrack;'],
+  ']': ['rsqb;', 'rbrack;'], '{': ['lcub;', 'lbrace;'], '}': ['rcub;', 'rbrace;'], '|': ['vert;', 'verbar;'],
+  '\\': ['bsol;'], '^': ['Hat;'], '`': ['grave;'], '~': [] };
+
+function esc(text) {
+  return String(text).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}
+
+function entities(ch) {
+  const code = ch.codePointAt(0);
+  return [`&#0*${code};`, `&#x0*${code.toString(16)};`, ...(NAMED_ENTITIES[ch] || []).map((n) => `&${esc(n)}`)];
+}
+
+function charEncoded(secret) {
+  const parts = [];
+  for (const ch of Array.from(secret)) {
+    const alternatives = new Set([esc(ch)]);
+    for (const same of new Set([ch, ch.toLowerCase(), ch.toUpperCase()].filter((c) => Array.from(c).length === 1))) {
+      for (const e of entities(same)) alternatives.add(e);
+      if (UNRESERVED.test(same)) continue;
+      alternatives.add([...Buffer.from(same, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join(''));
+      if (same === ' ') alternatives.add('\\+');
+      if ('/"\\'.includes(same)) alternatives.add(esc(`\\${same}`));
+      else if (same.charCodeAt(0) > 0x7e || same.charCodeAt(0) < 0x20) {
+        const units = [];
+        for (let i = 0; i < same.length; i += 1) units.push(`\\u${same.charCodeAt(i).toString(16).padStart(4, '0')}`);
+        alternatives.add(esc(units.join('')));
+      }
+    }
+    parts.push(`(?:${[...alternatives].join('|')})`);
+  }
+  return parts.join('');
+}
+
+function hexForms(secret) {
+  const octets = [...Buffer.from(secret, 'utf8')].map((b) => b.toString(16).padStart(2, '0'));
+  const escaped = octets.map((o) => `\\\\x${o}`).join('');
+  const split = [':', '-', ' '].map((sep) => octets.join(esc(sep))).join('|');
+  return `(?:${escaped}|${octets.join('')}|${split})`;
+}
+
+function b64Class(text) {
+  return text.replace(/[+/]/g, (c) => (c === '+' ? '[+-]' : '[/_]'));
+}
+
+function base64Forms(bytes) {
+  const alone = bytes.toString('base64').replace(/=+$/, '');
+  const forms = [`${b64Class(alone)}={0,2}`];
+  for (let offset = 0; offset < 3; offset += 1) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
+    const first = Math.floor((4 * offset + 2) / 3);
+    const last = Math.floor((8 * (offset + bytes.length)) / 6);
+    forms.push(b64Class(encoded.slice(first, last)));
+  }
+  return forms;
+}
+
+function prefixes(secret, minimum) {
+  const chars = Array.from(secret);
+  let tail = '';
+  for (const ch of chars.slice(minimum, -1).reverse()) tail = `(?:${esc(ch)}${tail})?`;
+  return esc(chars.slice(0, minimum).join('')) + tail;
+}
+
+function suffixes(secret, minimum) {
+  const chars = Array.from(secret);
+  const alts = [];
+  for (let i = 1; i <= chars.length - minimum; i += 1) alts.push(esc(chars.slice(i).join('')));
+  return `(?:${alts.join('|') || esc(secret)})`;
+}
+
+function variants(secret) {
+  const out = [secret];
+  let rest = secret;
+  let m;
+  while ((m = rest.match(PREFIX_SEGMENT)) && rest.length - m[0].length >= MIN_FORM_CHARS) {
+    rest = rest.slice(m[0].length);
+    out.push(rest);
+  }
+  return out;
+}
+
+// One function that replaces every form of every secret in a string (or in the strings of a value).
+function scrubber(secrets) {
+  const caseless = [];
+  const exact = [];
+  for (const secret of secrets) {
+    for (const variant of variants(secret)) {
+      caseless.push(charEncoded(variant));
+      if (Array.from(variant).length >= MIN_FORM_CHARS) {
+        exact.push(...base64Forms(Buffer.from(variant, 'utf8')));
+        caseless.push(hexForms(variant));
+        caseless.push(`${prefixes(variant, 3)}${ELLIPSIS}${suffixes(variant, 3)}`, `${prefixes(variant, 8)}${ELLIPSIS}`);
+      }
+    }
+  }
+  const patterns = [];
+  if (caseless.length) patterns.push(new RegExp(caseless.join('|'), 'gi'));
+  if (exact.length) patterns.push(new RegExp(exact.join('|'), 'g'));
+  const scrub = (value) => {
+    if (typeof value === 'string') return patterns.reduce((text, p) => text.replace(p, REDACTED), value);
+    if (Array.isArray(value)) return value.map(scrub);
+    if (value && typeof value === 'object') {
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [scrub(k), scrub(v)]));
+    }
+    return value;
+  };
+  return scrub;
+}
+
+// --- the judges this process holds: a reference each, their providers loaded once --------------------------
+
+let promptfooLibrary;
+
+// The pinned promptfoo as a library (the study's, else the pack's), loaded once, its cache off: the pack
+// keeps its own reply cache, and the library's copy is not the CLI's (DESIGN.md).
+function promptfoo() {
+  if (!promptfooLibrary) {
+    promptfooLibrary = (async () => {
+      let where;
+      try {
+        where = require.resolve('promptfoo', { paths: [process.cwd(), __dirname] });
+      } catch (_err) {
+        throw new Error('the promptfoo package is not installed beside this config or the pack (npm install)');
+      }
+      const { pathToFileURL } = require('node:url');
+      const library = await import(pathToFileURL(where).href.replace(/index\.cjs$/, 'index.js'));
+      const api = library.loadApiProvider ? library : library.default;
+      if (api.cache && typeof api.cache.disableCache === 'function') api.cache.disableCache();
+      return api;
+    })();
+    promptfooLibrary.catch(() => { promptfooLibrary = undefined; });
+  }
+  return promptfooLibrary;
+}
+
+const REGISTRY_KEY = Symbol.for('grounding-eval.judges');
+
+function registry() {
+  if (!globalThis[REGISTRY_KEY]) globalThis[REGISTRY_KEY] = { byRef: new Map(), byObject: new WeakMap(), next: 1 };
+  return globalThis[REGISTRY_KEY];
+}
+
+// A reference for a judge: one per provider object promptfoo holds, one per distinct spec otherwise.
+function register(choice) {
+  const reg = registry();
+  let ref;
+  if (isLoadedProvider(choice.held)) {
+    ref = reg.byObject.get(choice.held);
+    if (!ref) {
+      ref = `p${reg.next++}`;
+      reg.byObject.set(choice.held, ref);
+    }
+  } else {
+    ref = `s${sha256(stringify(canonical(choice.held))).slice(0, 24)}`;
+  }
+  if (!reg.byRef.has(ref)) reg.byRef.set(ref, { held: choice.held, id: choice.id, loading: undefined });
+  return ref;
+}
+
+// The judge's provider, loaded (once), with its endpoint host, scrubber and cache digest.
+function loaded(ref) {
+  const entry = registry().byRef.get(ref);
+  if (!entry) return Promise.reject(new Error(`no judge provider is known by the reference ${JSON.stringify(ref)}`));
+  if (!entry.loading) {
+    entry.loading = (async () => {
+      let provider = entry.held;
+      if (!isLoadedProvider(provider)) {
+        const { loadApiProvider } = await promptfoo();
+        const options = typeof provider === 'string' ? {} : { ...provider };
+        const id = typeof provider === 'string' ? provider : provider.id;
+        try {
+          provider = await loadApiProvider(id, { options, basePath: process.cwd() });
+        } catch (err) {
+          // promptfoo's message may quote the provider's settings: scrubbed as its replies are
+          throw new Error(scrubber(secretsOf(undefined, entry.held))(oneLine((err && err.message) || err)));
+        }
+      }
+      const secrets = secretsOf(provider, entry.held);
+      const scrub = scrubber(secrets);
+      const spec = isLoadedProvider(entry.held)
+        ? { id: providerIdOf(entry.held), config: entry.held.config }
+        : entry.held;
+      // The reply cache's key: the provider with every secret replaced (another key, the same judge).
+      const digest = sha256(stringify(canonical(scrub(JSON.parse(stringify(spec) || 'null')))));
+      return { provider, scrub, host: endpointHost(provider) || null, digest, hasKey: secrets.length > 0 };
+    })();
+    entry.loading.catch(() => { entry.loading = undefined; }); // a failed load is not remembered
+  }
+  return entry.loading;
+}
+
+// What Python is told about a judge: a reference, a label, the endpoint host, a digest — no secret.
+async function described(choice) {
+  if (choice.replay) {
+    const out = { id: choice.id, use: 'replay', path: choice.id.slice('replay:'.length), where: choice.where };
+    if (choice.dataset) out.dataset = choice.dataset;
+    return out;
+  }
+  const ref = register(choice);
+  let held;
+  try {
+    held = await loaded(ref);
+  } catch (err) {
+    throw new Refused(`judge provider ${label(choice.id)} (${choice.where}): ${oneLine((err && err.message) || err)}`);
+  }
+  return { id: label(choice.id), use: 'live', ref, host: held.host, digest: held.digest, where: choice.where };
+}
+
+// The judges of a pack call, as Python receives them: {judge, cheap} or {error} (one line).
+async function resolveJudges(call, context, options = {}) {
+  try {
+    const { judge, cheap } = chooseJudges(call, context, options);
+    return { protocol: 2, judge: await described(judge), cheap: cheap ? await described(cheap) : null };
+  } catch (err) {
+    if (!(err instanceof Refused)) throw err;
+    return { protocol: 2, error: err.message };
+  }
+}
+
+// The context a judge call is forwarded to Python with: its judges resolved, and no provider object or
+// setting that could hold a key (the test's grader, the assertions' providers, the model under test).
+function forwarded(context, judges) {
+  const test = context && context.test && typeof context.test === 'object' ? context.test : undefined;
+  const out = { ...context, grounding_eval_judges: judges };
+  if (context && context.provider !== undefined) out.provider = describe(context.provider);
+  if (context && context.config && typeof context.config === 'object') {
+    const config = { ...context.config };
+    for (const k of ['provider', 'cheap_provider']) if (config[k] !== undefined) config[k] = describe(graderOf(config[k]));
+    out.config = config;
+  }
+  if (test) {
+    const copy = { ...test };
+    if (test.options && typeof test.options === 'object' && test.options.provider !== undefined) {
+      copy.options = { ...test.options, provider: describe(graderOf(test.options.provider)) };
+    }
+    if (test.provider !== undefined) copy.provider = describe(graderOf(test.provider));
+    const strip = (list) => (Array.isArray(list) ? list.map((a) => {
+      if (!a || typeof a !== 'object') return a;
+      const b = { ...a };
+      if (b.provider !== undefined) b.provider = describe(graderOf(b.provider));
+      if (b.type === 'assert-set') b.assert = strip(b.assert);
+      return b;
+    }) : list);
+    copy.assert = strip(test.assert);
+    out.test = copy;
+  }
+  return out;
+}
+
+function chatPrompt(ask) {
+  // promptfoo's chat providers read a JSON list of messages (as its own llm-rubric sends them).
+  if (!ask.system) return String(ask.prompt);
+  return JSON.stringify([
+    { role: 'system', content: String(ask.system) },
+    { role: 'user', content: String(ask.prompt) },
+  ]);
+}
+
+function modelDeadlineS(ask) {
+  const s = Number(ask.deadline_s);
+  return Number.isFinite(s) && s > 0 ? Math.min(s, MAX_DEADLINE_S) : MODEL_CALL_DEFAULT_S;
+}
+
+// One model call a Python judge asked for: the reply scrubbed, or {error} (scrubbed, one line). Never throws.
+async function modelCall(ask) {
+  const request = ask && typeof ask === 'object' ? ask : {};
+  const seconds = modelDeadlineS(request);
+  const abort = new AbortController();
+  let timer;
+  let scrub = (text) => text;
+  try {
+    const held = await loaded(String(request.ref));
+    scrub = held.scrub;
+    const late = new Promise((_resolve, reject) => {
+      timer = setTimeout(() => {
+        abort.abort();
+        reject(new Error(`the judge provider did not answer within ${seconds} s`));
+      }, seconds * 1000);
+    });
+    const prompt = chatPrompt(request);
+    const context = { prompt: { raw: prompt, label: 'grounding-eval judge' }, vars: {} };
+    const response = await Promise.race([held.provider.callApi(prompt, context, { abortSignal: abort.signal }), late]);
+    if (!response || typeof response !== 'object') throw new Error('the provider returned no response');
+    if (response.error) throw new Error(String(response.error));
+    const output = response.output;
+    if (output === undefined || output === null) throw new Error('the provider returned no output');
+    return {
+      output: scrub(typeof output === 'string' ? output : JSON.stringify(output)),
+      token_usage: response.tokenUsage || null,
+      cost: typeof response.cost === 'number' && Number.isFinite(response.cost) ? response.cost : null,
+      host: held.host,
+    };
+  } catch (err) {
+    return { error: scrub(oneLine((err && err.message) || err)) || 'the model call failed' };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// beforeAll's look at a resolved live judge: loaded, and its key set. A problem as one line, else undefined.
+async function checkJudge(described) {
+  if (!described || described.use !== 'live') return undefined;
+  try {
+    const { provider } = await loaded(described.ref);
+    if (callMethod(provider, 'requiresApiKey') && !callMethod(provider, 'getApiKey')) {
+      return `judge provider ${described.id} (${described.where}): its API key is not set`;
+    }
+  } catch (err) {
+    return `judge provider ${described.id} (${described.where}): ${oneLine((err && err.message) || err)}`;
+  }
+  return undefined;
+}
+
+// Where a provider sends a key, if it holds one: its host, else undefined.
+function keyHost(provider) {
+  if (!isLoadedProvider(provider)) return undefined;
+  const holds = Boolean(callMethod(provider, 'getApiKey')) || secretsOf(provider, undefined, { ambient: false }).length > 0;
+  return holds ? endpointHost(provider) || 'an endpoint the provider does not name' : undefined;
+}
+
+// The lines beforeAll prints before any model is called: one per provider that will receive a key.
+async function keyLines(suite, judges) {
+  const lines = new Set();
+  for (const p of Array.isArray(suite && suite.providers) ? suite.providers : []) {
+    const host = keyHost(p);
+    if (host) lines.add(`grounding-eval: API key sent to ${host} (generation: ${label(providerIdOf(p) || 'provider')})`);
+  }
+  for (const j of judges) {
+    if (!j || j.use !== 'live') continue;
+    try {
+      const { provider } = await loaded(j.ref);
+      const host = keyHost(provider);
+      if (host) lines.add(`grounding-eval: API key sent to ${host} (judge: ${j.id})`);
+    } catch (_err) {
+      // named by checkJudge
+    }
+  }
+  return [...lines];
+}
+
+// --- the host process: JSON lines on stdin/stdout --------------------------------------------------------
+
+function serve() {
+  const fs = require('node:fs');
+  const send = (message) => fs.writeSync(1, `${stringify(message)}\n`);
+  // Only protocol lines on the real stdout: whatever promptfoo's library logs goes to stderr.
+  process.stdout.write = process.stderr.write.bind(process.stderr);
+  for (const name of ['log', 'info', 'debug']) console[name] = console.error; // eslint-disable-line no-console
+  let buffer = '';
+  let pending = 0;
+  let ended = false;
+  const finish = () => { if (ended && pending === 0) process.exit(0); };
+  const answer = async (line) => {
+    let request;
+    try {
+      request = JSON.parse(line);
+    } catch (err) {
+      send({ id: null, error: `not JSON: ${err.message}` });
+      return;
+    }
+    const id = request && request.id;
+    try {
+      if (request.resolve) {
+        const r = request.resolve;
+        const judges = await resolveJudges(String(r.call), r.context || {}, r.override ? { override: r.override } : {});
+        send({ id, judges });
+      } else if (request.model) {
+        send({ id, ...(await modelCall(request.model)) });
+      } else {
+        send({ id, error: 'unknown request' });
+      }
+    } catch (err) {
+      send({ id, error: oneLine((err && err.message) || err) });
+    }
+  };
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (chunk) => {
+    buffer += chunk;
+    let cut;
+    while ((cut = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 1);
+      if (!line.trim()) continue;
+      pending += 1;
+      answer(line).finally(() => { pending -= 1; finish(); });
+    }
+  });
+  process.stdin.on('end', () => { ended = true; finish(); });
+  send({ ready: 2, pid: process.pid, node: process.version });
+}
+
+module.exports = {
+  JUDGE_PROVIDER_ENV,
+  CHEAP_PROVIDER_ENV,
+  stringify,
+  label,
+  isLoadedProvider,
+  providerIdOf,
+  graderOf,
+  describe,
+  ownAssertionProvider,
+  chooseJudges,
+  resolveJudges,
+  forwarded,
+  modelCall,
+  checkJudge,
+  keyLines,
+  endpointHost,
+  secretsOf,
+  scrubber,
+  promptfoo,
+};
+
+if (require.main === module) {
+  if (process.argv.includes('--serve')) serve();
+  else {
+    process.stderr.write(`usage: node ${path.basename(__filename)} --serve (JSON lines on stdin/stdout; see grounding_eval/judge/host.py)\n`);
+    process.exit(2);
+  }
+}

@@ -1,0 +1,317 @@
+"""A study someone else wrote cannot take the partner's key or leave it in what the pack writes (issue 39).
+
+Real promptfoo runs, real ``grounding-eval`` commands, and stand-in model APIs on 127.0.0.1 that record
+every request (:class:`Endpoint`):
+
+* **A received config's endpoint gets no request.** With ``OPENAI_API_KEY`` and
+  ``$GROUNDING_EVAL_JUDGE_PROVIDER`` set, a config that adds ``base_url`` to a judge assertion (the rubric
+  judge's JavaScript and Python entries, the factual-accuracy and docs-QA judges) or a results file
+  re-graded with ``rescore`` is refused before any call: the config's host sees nothing.
+* **A type: python entry honours the assertion's own provider**, as the JavaScript entries do.
+* **A promptfoo-held judge's key is in no file the pack writes.** The key inline in ``options.provider``,
+  in an ``http`` provider's headers, in an environment variable whose name does not look like a key, in
+  the provider URL's query: an endpoint that quotes what it was sent in its reply leaves no copy in the
+  rows' reasons and metadata, the audit files, the reply cache or the review queue.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlsplit
+
+import pytest
+import yaml
+
+from grounding_eval.judge.rubric import load_rubric
+from tests.promptfoo_runs import REPO, offline_env
+from tests.test_judge_providers_e2e import _config, _eval
+
+PARTNER_KEY = "sk-partner-PARTNERKEY0123456789abcdef"
+V3 = load_rubric(REPO / "rubrics" / "v3.yaml")
+
+
+@dataclass(frozen=True)
+class Request:
+    path: str  # with its query
+    headers: dict[str, str]
+    body: str
+
+
+class Endpoint:
+    """A model API on 127.0.0.1 (OpenAI's ``/v1/chat/completions`` and a plain ``/judge`` for promptfoo's
+    ``http`` provider) that records every request and answers ``respond(prompt, request)``."""
+
+    def __init__(self, respond: Callable[[str, Request], str]) -> None:
+        self.requests: list[Request] = []
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8", "replace")
+                seen = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, raw)
+                endpoint.requests.append(seen)
+                body = json.loads(raw or "{}")
+                messages = body.get("messages")
+                if messages is None:
+                    try:
+                        messages = json.loads(body.get("prompt") or "")
+                    except (TypeError, ValueError):
+                        messages = [{"content": body.get("prompt")}]
+                prompt = "\n\n".join(str(m.get("content") or "") for m in messages if isinstance(m, dict))
+                text = respond(prompt, seen)
+                if self.path.split("?")[0].endswith("/chat/completions"):
+                    out: dict[str, Any] = {"id": "x", "object": "chat.completion", "model": body.get("model"),
+                                           "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                                        "finish_reason": "stop"}],
+                                           "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}  # fmt: skip
+                else:
+                    out = {"text": text}
+                data = json.dumps(out).encode("utf-8")
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.host = f"127.0.0.1:{self._server.server_address[1]}"
+
+    def carrying(self, secret: str) -> list[Request]:
+        """The requests that carried ``secret`` anywhere (headers, URL, body)."""
+        return [r for r in self.requests if secret in json.dumps([r.path, r.headers, r.body])]
+
+    @contextmanager
+    def running(self) -> Iterator[Endpoint]:
+        thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self._server.shutdown()
+            self._server.server_close()
+
+
+def _never(prompt: str, request: Request) -> str:
+    return "this endpoint was never to be asked"
+
+
+def _env(tmp: Path, **extra: str) -> dict[str, str]:
+    # promptfoo reads .env's relative PROMPTFOO_PYTHON against the config's folder, here a temporary one
+    env = offline_env(tmp, {"PROMPTFOO_PYTHON": str(REPO / ".venv" / "bin" / "python"), **extra})
+    for name in (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+    ):
+        if name not in extra:
+            env.pop(name, None)
+    return env
+
+
+def _partner_env(tmp: Path, own: Endpoint) -> dict[str, str]:
+    """The partner's machine: their key, the one switch, and their own judge endpoint."""
+    return _env(tmp, OPENAI_API_KEY=PARTNER_KEY, GROUNDING_EVAL_JUDGE_PROVIDER="openai:chat:gpt-4o-mini",
+                OPENAI_BASE_URL=f"{own.url}/v1")  # fmt: skip
+
+
+def _judge_assertions(config: dict[str, Any]) -> list[dict[str, Any]]:
+    return [a for a in config["defaultTest"]["assert"]
+            if str(a.get("value", "")).endswith(("grounding.cjs:judge", "grounding.cjs:factuality",
+                                                  "grounding.cjs:docs_qa", "grounding.py:judge"))]  # fmt: skip
+
+
+# --- a received config's endpoint ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("src", "python_entry"),
+    [("promptfooconfig.yaml", False), ("promptfooconfig.yaml", True),
+     ("configs/factual_accuracy.yaml", False), ("configs/docs_qa.yaml", False)],
+    ids=["rubric-judge-javascript", "rubric-judge-python", "factual-accuracy", "docs-qa"],
+)  # fmt: skip
+def test_a_received_configs_base_url_never_gets_the_partners_key(
+    tmp_path: Path, src: str, python_entry: bool
+) -> None:
+    received, own = Endpoint(_never), Endpoint(_never)
+
+    def edit(config: dict[str, Any]) -> None:
+        for assertion in _judge_assertions(config):
+            assertion["config"]["base_url"] = f"{received.url}/v1"  # the one line a received study adds
+            if python_entry:
+                assertion["type"] = "python"
+                assertion["value"] = assertion["value"].replace("grounding.cjs:", "grounding.py:")
+
+    with received.running(), own.running():
+        result = _eval(_config(src, tmp_path, edit), tmp_path / "out.json", _partner_env(tmp_path, own),
+                       "--filter-first-n", "2")  # fmt: skip
+    assert received.requests == [], f"{len(received.carrying(PARTNER_KEY))} request(s) carried the key"
+    said = result.stdout + result.stderr
+    assert "config.base_url names a judge endpoint" in said and "refused, not merged" in said, said[-3000:]
+    assert result.returncode not in (0, 100)  # stopped in beforeAll: no model was called
+    assert own.requests == []
+
+
+def test_rescore_of_a_received_results_file_never_sends_the_key_to_its_base_url(
+    tmp_path: Path, shared_eval: Callable[[str], Any]
+) -> None:
+    run = shared_eval("promptfooconfig.yaml")
+    data = json.loads(run.out.read_text(encoding="utf-8"))
+    received, own = Endpoint(_never), Endpoint(_never)
+    for row in data["results"]["results"]:
+        for assertion in row["testCase"]["assert"]:
+            if str(assertion.get("value", "")).endswith("grounding.cjs:judge"):
+                assertion["config"]["base_url"] = f"{received.url}/v1"
+    given = tmp_path / "received.json"
+    given.write_text(json.dumps(data), encoding="utf-8")
+    with received.running(), own.running():
+        done = subprocess.run(
+            [sys.executable, "-m", "grounding_eval", "rescore", str(given), "-o", str(tmp_path / "new.json"), "-j", "2"],
+            cwd=REPO, env=_partner_env(tmp_path, own), capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+    assert received.requests == [], f"{len(received.carrying(PARTNER_KEY))} request(s) carried the key"
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = json.loads((tmp_path / "new.json").read_text(encoding="utf-8"))["results"]["results"]
+    reasons = [
+        c["reason"] for r in rows for c in r["gradingResult"]["componentResults"] if "judge" in c["reason"]
+    ]
+    assert reasons and all(
+        "config.base_url names a judge endpoint" in r for r in reasons if "judge unscored" in r
+    )
+    assert sum("config.base_url names a judge endpoint" in r for r in reasons) == len(rows)
+
+
+# --- the assertion's own provider, on a type: python entry ---------------------------------------------------
+
+
+def test_a_python_entry_grades_with_the_assertions_own_provider(tmp_path: Path) -> None:
+    """promptfoo's precedence on both entries: the assertion's provider replaces the test's grader."""
+    from grounding_eval.judge.client import answer_sha256
+
+    answer = "Call Legal Aid Chicago at (312) 341-1070."
+    recordings = {}
+    for name in ("own", "grader"):  # two recorded judges, each saying in its reasons which it is
+        reply = json.dumps({"criteria": {c: {"verdict": "Yes" if not V3.criterion(c).negative else "No",
+                                             "reasoning": f"{name} judged {c}."} for c in V3.ids}})  # fmt: skip
+        entries = [{"key": f"v3/q-{kind}/C0", "answer_sha256": answer_sha256(f"{answer} ({kind})"),
+                    "replies": [reply]} for kind in ("javascript", "python")]  # fmt: skip
+        recordings[name] = tmp_path / f"{name}.yaml"
+        recordings[name].write_text(yaml.safe_dump(entries), encoding="utf-8")
+    entries = {"javascript": "file://" + str(REPO / "assertions" / "grounding.cjs") + ":judge",
+               "python": "file://" + str(REPO / "assertions" / "grounding.py") + ":judge"}  # fmt: skip
+    config = {
+        "prompts": ["{{question}}"],
+        "providers": [{"id": "echo"}],
+        "defaultTest": {"options": {"provider": f"replay:{recordings['grader']}"}},
+        "tests": [{"vars": {"question": f"{answer} ({kind})", "query_id": f"q-{kind}", "jurisdiction": "IL"},
+                   "assert": [{"type": kind, "value": value, "provider": f"replay:{recordings['own']}",
+                               "config": {"rubric": "v3", "audit_dir": str(tmp_path / "audit"),
+                                          "review_queue": str(tmp_path / "queue.jsonl")}}]}
+                  for kind, value in entries.items()],
+    }  # fmt: skip
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    result = _eval(path, tmp_path / "out.json", _env(tmp_path))
+    rows = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["results"]["results"]
+    assert len(rows) == 2, result.stdout[-2000:] + result.stderr[-2000:]
+    graded_by = {
+        r["testCase"]["vars"]["query_id"]: ("own judged" in json.dumps(r["gradingResult"]),
+                                            "grader judged" in json.dumps(r["gradingResult"]))
+        for r in rows
+    }  # fmt: skip
+    assert graded_by == {"q-javascript": (True, False), "q-python": (True, False)}
+
+
+# --- a promptfoo-held judge's secrets ---------------------------------------------------------------------------
+
+INLINE, HEADER, RENAMED, QUERY = (
+    "sk-inline-INLINEKEY0123456789abcdef",
+    "hdr-HEADERSECRET-0123456789abcdef",
+    "renamed-RENAMEDSECRET-0123456789",
+    "qry-QUERYSECRET-0123456789abcdef",
+)
+SECRETS = {"inline": INLINE, "header": HEADER, "renamed": RENAMED, "query": QUERY}
+
+
+def _echoing(prompt: str, request: Request) -> str:
+    """A normal judge reply whose reasoning quotes what the request carried: its headers and URL query."""
+    said = [v for k, v in request.headers.items() if k in ("authorization", "x-api-key", "x-partner")]
+    said += [v for _, v in parse_qsl(urlsplit(request.path).query)]
+    quoted = " ".join(said) + " " + " ".join(quote(s, safe="") for s in said)
+    criteria = {c: {"verdict": "Yes" if not V3.criterion(c).negative else "No",
+                    "reasoning": f"Judged {c}; you sent me {quoted}"} for c in V3.ids}  # fmt: skip
+    return json.dumps({"criteria": criteria, "summary": f"credentials seen: {quoted}"})
+
+
+def test_a_promptfoo_held_judges_secrets_are_in_no_file_the_pack_writes(tmp_path: Path) -> None:
+    echo = Endpoint(_echoing)
+    http = {"method": "POST", "body": {"prompt": "{{prompt}}"}, "transformResponse": "json.text"}
+    held = {
+        "inline": {"id": "openai:chat:gpt-4o-mini", "config": {"apiKey": INLINE, "apiBaseUrl": f"{echo.url}/v1"}},
+        "header": {"id": "http", "config": {**http, "url": f"{echo.url}/judge", "headers": {"x-partner": HEADER}}},
+        "renamed": {"id": "openai:chat:gpt-4o-mini",
+                    "config": {"apiKeyEnvar": "PARTNER_SETTING", "apiBaseUrl": f"{echo.url}/v1"}},
+        "query": {"id": "http", "config": {**http, "url": f"{echo.url}/judge?access={QUERY}"}},
+    }  # fmt: skip
+    out_dir = tmp_path / "written"
+    judge_config = {"rubric": "v3", "cache_dir": str(out_dir / "cache"), "audit_dir": str(out_dir / "audit"),
+                    "review_queue": str(out_dir / "queue.jsonl")}  # fmt: skip
+    entries = [{"type": "javascript", "value": "file://" + str(REPO / "assertions" / "grounding.cjs") + ":judge",
+                "config": judge_config},
+               {"type": "python", "value": "file://" + str(REPO / "assertions" / "grounding.py") + ":judge",
+                "config": {**judge_config, "timeout": 60}}]  # fmt: skip
+    config = {
+        "prompts": ["{{question}}"],
+        "providers": [{"id": "echo"}],
+        "defaultTest": {"assert": entries},
+        "tests": [{"vars": {"question": f"Who helps with evictions? ({name})", "query_id": name, "jurisdiction": "IL"},
+                   "options": {"provider": provider}} for name, provider in held.items()],
+    }  # fmt: skip
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    with echo.running():
+        result = _eval(path, tmp_path / "out.json", _env(tmp_path, PARTNER_SETTING=RENAMED))
+    rows = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["results"]["results"]
+    assert len(rows) == 4, result.stdout[-2000:] + result.stderr[-2000:]
+    for name, secret in SECRETS.items():  # each endpoint really was sent its secret, and quoted it
+        assert echo.carrying(secret), name
+    written = {
+        f"row {r['testCase']['vars']['query_id']}": json.dumps(
+            [r["gradingResult"], r.get("error"), r.get("namedScores")], ensure_ascii=False
+        )
+        for r in rows
+    }
+    for file in sorted(p for p in out_dir.rglob("*") if p.is_file()):
+        written[str(file.relative_to(out_dir))] = file.read_text(encoding="utf-8", errors="replace")
+    leaks = [(where, name) for where, text in written.items() for name, secret in SECRETS.items()
+             if secret in text or quote(secret, safe="") in text]  # fmt: skip
+    assert leaks == []
+    judged = [
+        c
+        for r in rows
+        for c in r["gradingResult"]["componentResults"]
+        if "judge" in (c.get("metadata") or {})
+    ]
+    assert len(judged) == 8 and all(c["metadata"]["judge"]["status"] == "scored" for c in judged), [
+        c["reason"] for c in judged
+    ]
+    assert any(k.startswith("cache") for k in written) and any(k.startswith("audit") for k in written)
+    assert "[REDACTED]" in "".join(written.values())  # the quotes were there, and scrubbed
+    shutil.rmtree(out_dir)
