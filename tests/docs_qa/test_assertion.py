@@ -213,9 +213,7 @@ class TestExplicitErrors:
         monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
         result = get_assert("x", _context(_tests(TINY)["T01"], TINY))
         why = unscored_reason(result)  # the deciding finding: which variable, for which provider
-        assert (
-            "API key is not set" in why and "anthropic:messages:claude-sonnet-4-5-20250929" in why
-        )
+        assert "API key is not set" in why and "anthropic:messages:claude-sonnet-4-5-20250929" in why
 
     def test_test_without_docs_qa_metadata(self) -> None:
         result = get_assert("x", {"test": {"metadata": {}}, "config": {"provider": "replay:x.yaml"}})
