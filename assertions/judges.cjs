@@ -200,7 +200,7 @@ function describe(value) {
 function withDataset(choice, metadata, what) {
   if (!choice.id.includes('{dataset}')) return choice;
   const dataset = String((metadata && metadata.dataset) || '');
-  if (!dataset) throw new Refused(`${what} ${JSON.stringify(choice.id)} names {dataset}, but the test has no metadata.dataset`);
+  if (!dataset) throw new Refused(`${what} ${JSON.stringify(label(choice.id))} names {dataset}, but the test has no metadata.dataset`);
   const id = choice.id.split('{dataset}').join(dataset);
   const held = typeof choice.held === 'string' ? id : isLoadedProvider(choice.held) ? choice.held : { ...choice.held, id };
   return { ...choice, id, held, dataset };

@@ -3,7 +3,7 @@
 promptfoo's ``beforeAll`` hook checks each pack assertion by running it on a placeholder answer
 (:mod:`grounding_eval.promptfoo.preflight`). The judges' one loop and the replay check call
 :func:`checkpoint`: inside :func:`checking` it raises :class:`Checked`, so nothing past it runs;
-outside, it does nothing. What the run chose on the way (its judges) is noted with :func:`note`.
+outside, it does nothing.
 """
 
 from __future__ import annotations
@@ -11,39 +11,29 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterator
-from typing import Any
 
-__all__ = ["Checked", "checking", "checkpoint", "note"]
+__all__ = ["Checked", "checking", "checkpoint"]
 
 
 class Checked(BaseException):  # not an Exception: the adapters catch every Exception
     """The check reached the first model call (or verdict): nothing was wrong up to there."""
 
 
-_notes: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
-    "grounding_eval_checking", default=None
-)
+_checking: contextvars.ContextVar[bool] = contextvars.ContextVar("grounding_eval_checking", default=False)
 
 
 @contextlib.contextmanager
-def checking() -> Iterator[list[dict[str, Any]]]:
-    """A configuration check of the code run inside; yields what it notes."""
-    notes: list[dict[str, Any]] = []
-    token = _notes.set(notes)
+def checking() -> Iterator[None]:
+    """A configuration check of the code run inside."""
+    token = _checking.set(True)
     try:
-        yield notes
+        yield
     finally:
-        _notes.reset(token)
+        _checking.reset(token)
 
 
 def checkpoint() -> None:
     """Stop here when checking a configuration (a model is about to be asked); otherwise nothing."""
-    if _notes.get() is not None:
+    if _checking.get():
         raise Checked
 
-
-def note(entry: dict[str, Any]) -> None:
-    """Remember ``entry`` while checking; otherwise nothing."""
-    notes = _notes.get()
-    if notes is not None:
-        notes.append(entry)
