@@ -36,4 +36,3 @@ def checkpoint() -> None:
     """Stop here when checking a configuration (a model is about to be asked); otherwise nothing."""
     if _checking.get():
         raise Checked
-
