@@ -275,6 +275,12 @@ def test_openai_chat_judge_with_its_own_api_base_url_while_generation_uses_anoth
     stats = _stats(tmp_path / "out.json")["tokenUsage"]
     assert stats["total"] == generation.tokens_served()["total"]
     assert stats["assertions"]["total"] == grading.tokens_served()["total"]
+    # Before any call, beforeAll said where the key goes: one line per host, generation and judge.
+    hosts = [ln for ln in result.stderr.splitlines() if ln.startswith("grounding-eval: API key sent to")]
+    assert hosts == [
+        f"grounding-eval: API key sent to {generation.url.removeprefix('http://')} (generation: openai:chat:standin-answerer)",
+        f"grounding-eval: API key sent to {grading.url.removeprefix('http://')} (judge: openai:chat:standin-judge)",
+    ]  # fmt: skip
 
 
 BROKEN = [

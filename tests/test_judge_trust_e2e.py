@@ -280,6 +280,7 @@ def test_a_promptfoo_held_judges_secrets_are_in_no_file_the_pack_writes(tmp_path
     config = {
         "prompts": ["{{question}}"],
         "providers": [{"id": "echo"}],
+        "extensions": ["file://" + str(REPO / "assertions" / "grounding.cjs") + ":beforeAll"],
         "defaultTest": {"assert": entries},
         "tests": [{"vars": {"question": f"Who helps with evictions? ({name})", "query_id": name, "jurisdiction": "IL"},
                    "options": {"provider": provider}} for name, provider in held.items()],
@@ -314,4 +315,12 @@ def test_a_promptfoo_held_judges_secrets_are_in_no_file_the_pack_writes(tmp_path
     ]
     assert any(k.startswith("cache") for k in written) and any(k.startswith("audit") for k in written)
     assert "[REDACTED]" in "".join(written.values())  # the quotes were there, and scrubbed
+    # Every judged row records where its judge was asked: the host alone, no credentials.
+    for c in judged:
+        meta = c["metadata"]
+        assert meta["judge"]["endpoint_host"] == echo.host, meta["judge"]
+        assert [u.get("host") for u in meta["judge_usage"]["providers"].values()] == [echo.host]
+        assert meta["provenance"]["judge_endpoints"] == [echo.host]
+    # beforeAll said, before any call, where the judges' keys would go.
+    assert f"grounding-eval: API key sent to {echo.host} (judge: openai:chat:gpt-4o-mini)" in result.stderr
     shutil.rmtree(out_dir)

@@ -314,8 +314,11 @@ def test_judge_calls_tokens_and_cost_per_round_and_judge(
 ) -> None:
     """What the judgments cost: summed per round and judge; unknown cost stays unknown, never 0."""
     rows = [
-        _judged(_row("C0", success=True, composite=0.8, judge=0.8), {"bedrock:claude": {"calls": 2, "model": 2, "tokens": 9000, "cost": 0.03}}),
-        _judged(_row("C1", success=False, composite=0.2, judge=0.2), {"bedrock:claude": {"calls": 1, "cache": 1}}),
+        _judged(_row("C0", success=True, composite=0.8, judge=0.8),
+                {"bedrock:claude": {"calls": 2, "model": 2, "tokens": 9000, "cost": 0.03,
+                                    "host": "bedrock-runtime.us-east-1.amazonaws.com"}}),
+        _judged(_row("C1", success=False, composite=0.2, judge=0.2),
+                {"bedrock:claude": {"calls": 1, "cache": 1, "host": "bedrock-runtime.us-east-1.amazonaws.com"}}),
         _judged(_row("C1", success=True, composite=0.9, judge=0.9), {"replay:r.yaml": {"calls": 1, "recorded": 1}}),
         _row("C0", success=True, composite=0.7, judge=0.7),  # an older file: no judge_usage
     ]  # fmt: skip
@@ -323,16 +326,17 @@ def test_judge_calls_tokens_and_cost_per_round_and_judge(
     assert main(["report", str(path), "--json"]) == 0
     table = json.loads(capsys.readouterr().out)["judge_calls"]
     assert table == [
-        {"round": "3", "judge": "bedrock:claude", "rows": 2, "model_calls": 2, "cached": 1, "recorded": 0,
-         "failed": 0, "invalid": 0, "tokens": 9000, "cost": 0.03},
-        {"round": "3", "judge": "replay:r.yaml", "rows": 1, "model_calls": 0, "cached": 0, "recorded": 1,
-         "failed": 0, "invalid": 0, "tokens": 0, "cost": None},
+        {"round": "3", "judge": "bedrock:claude", "endpoint": "bedrock-runtime.us-east-1.amazonaws.com", "rows": 2,
+         "model_calls": 2, "cached": 1, "recorded": 0, "failed": 0, "invalid": 0, "tokens": 9000, "cost": 0.03},
+        {"round": "3", "judge": "replay:r.yaml", "endpoint": None, "rows": 1, "model_calls": 0, "cached": 0,
+         "recorded": 1, "failed": 0, "invalid": 0, "tokens": 0, "cost": None},
     ]  # fmt: skip
     assert main(["report", str(path)]) == 0
     text = capsys.readouterr().out
     assert "Judge calls, tokens and cost, per round and judge" in text
     (line,) = [ln for ln in text.splitlines() if ln.startswith("3") and "bedrock:claude" in ln]
-    assert line.split() == ["3", "bedrock:claude", "2", "2", "1", "0", "0", "0", "9,000", "0.0300"]
+    assert line.split() == ["3", "bedrock:claude", "bedrock-runtime.us-east-1.amazonaws.com", "2", "2", "1", "0",
+                            "0", "0", "9,000", "0.0300"]  # fmt: skip
 
 
 def test_an_invalid_reply_is_a_failed_judge_call(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -669,8 +669,9 @@ def _provenance_section(loaded: Sequence[Results]) -> str:
         for row in results.rows:
             if row.rubric:
                 rubrics[(row.rubric, row.prompt_version or "-")] += 1
-                for calls in row.judge_calls:
-                    judges[(row.rubric, row.prompt_version or "-")].setdefault(calls.provider)
+                for calls in row.judge_calls:  # and where a live one was asked (no credentials)
+                    judged_at = f"{calls.provider} at {calls.host}" if calls.host else calls.provider
+                    judges[(row.rubric, row.prompt_version or "-")].setdefault(judged_at)
             datasets[row.dataset].add(row.query_id)
             dataset_rows[row.dataset] += 1
     rubric_rows = []

@@ -126,7 +126,8 @@ class Finding:
 class JudgeCalls:
     """One judge's calls on one row (``metadata.judge_usage``, :class:`grounding_eval.judge.pipeline.Meter`):
     model calls made, replies from the pack's cache, recorded replies, failed calls (no reply), invalid
-    replies (a reply that did not parse; also counted by its source), new tokens, cost."""
+    replies (a reply that did not parse; also counted by its source), new tokens, cost, and the endpoint
+    host a live judge was asked at (``None``: a recording, or a file written before hosts were kept)."""
 
     provider: str
     model: int = 0
@@ -136,6 +137,7 @@ class JudgeCalls:
     tokens: int = 0
     cost: float | None = None
     invalid: int = 0
+    host: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -829,8 +831,9 @@ def _judge_calls(usage: Any, where: str, meta: dict[str, Any]) -> list[JudgeCall
             return _count_of(c.get(name), f"{at}.{name}")
 
         cost = _num(c.get("cost"), f"{at}.cost")
+        host = _label(c.get("host"), f"{at}.host", "") or None
         out.append(JudgeCalls(_label(provider, at, "?"), count("model"), count("cache"), count("recorded"),
-                              count("failed"), count("tokens"), cost, count("invalid") or older))  # fmt: skip
+                              count("failed"), count("tokens"), cost, count("invalid") or older, host))  # fmt: skip
     return out
 
 
@@ -864,14 +867,16 @@ def judge_calls_table(rows: Iterable[ReportRow], by: Sequence[str] = ("round",))
     (``invalid``, of them; each also counted where it came from: model, cached, recorded), or a call
     killed or lost with its worker (:func:`_lost_judge_call`). ``cost`` is
     ``None`` when no call of the group was priced (recorded or cached replies, a provider promptfoo has
-    no price for), never 0 for unknown.
+    no price for), never 0 for unknown. ``endpoint`` is the host a live judge was asked at (``None`` for a
+    recording): a judge asked at two hosts is two lines.
     """
     _check_by(by)
     table: dict[tuple[str, ...], dict[str, Any]] = {}
     for row in rows:
         for calls in row.judge_calls:
-            key = (*(row.keys[k] for k in by), calls.provider)
-            cell = table.setdefault(key, {**dict(zip(by, key, strict=False)), "judge": calls.provider, "rows": 0,
+            key = (*(row.keys[k] for k in by), calls.provider, calls.host or "")
+            cell = table.setdefault(key, {**dict(zip(by, key, strict=False)), "judge": calls.provider,
+                                          "endpoint": calls.host, "rows": 0,
                                           "model_calls": 0, "cached": 0, "recorded": 0, "failed": 0,
                                           "invalid": 0, "tokens": 0, "cost": None})  # fmt: skip
             cell["rows"] += 1
@@ -890,6 +895,7 @@ def _judge_calls_text(table: list[dict[str, Any]], by: Sequence[str]) -> list[st
     head = [
         *by,
         "judge",
+        "endpoint",
         "rows",
         "model calls",
         "cached",
@@ -902,7 +908,8 @@ def _judge_calls_text(table: list[dict[str, Any]], by: Sequence[str]) -> list[st
     lines = [head]
     for cell in table:
         cost = "–" if cell["cost"] is None else f"{cell['cost']:.4f}"
-        lines.append([*(str(cell[k]) for k in by), cell["judge"], str(cell["rows"]), str(cell["model_calls"]),
+        lines.append([*(str(cell[k]) for k in by), cell["judge"], cell["endpoint"] or "–", str(cell["rows"]),
+                      str(cell["model_calls"]),
                       str(cell["cached"]), str(cell["recorded"]), str(cell["failed"]), str(cell["invalid"]),
                       f"{cell['tokens']:,}", cost])  # fmt: skip
     return [
@@ -910,7 +917,7 @@ def _judge_calls_text(table: list[dict[str, Any]], by: Sequence[str]) -> list[st
         *table_lines(lines),
         "failed: calls that gave no usable verdict, no reply or a reply that did not parse (invalid, of "
         "them); tokens are new tokens (a cached or recorded reply costs none); cost as promptfoo priced the "
-        "calls (– when none was priced).",
+        "calls (– when none was priced); endpoint: the host a live judge was asked at (– for a recording).",
     ]
 
 

@@ -81,6 +81,8 @@ class FactualityResult:
     model_id: str | None = None
     provider: str | None = None
     cheap_model_id: str | None = None
+    endpoint_host: str | None = None  # where a live capable judge sent its requests (no credentials)
+    cheap_endpoint_host: str | None = None
     score: float | None = None
     judge_reported_score: float | None = None
     assessment: Assessment | None = None
@@ -151,6 +153,8 @@ class FactualityResult:
             "stage": self.stage,
             "attempts": self.attempts,
             "cheap_model_id": self.cheap_model_id,
+            **({"endpoint_host": self.endpoint_host} if self.endpoint_host else {}),
+            **({"cheap_endpoint_host": self.cheap_endpoint_host} if self.cheap_endpoint_host else {}),
             "provider": self.provider,
             "rubric_version": self.rubric_version,
             "risk_level": self.risk_level,
@@ -216,6 +220,8 @@ def judge_factuality(
         model_id=capable.model,
         provider=capable.provider_id,
         cheap_model_id=cheap.model if cheap is not None else None,
+        endpoint_host=getattr(capable, "host", None),
+        cheap_endpoint_host=getattr(cheap, "host", None) if cheap is not None else None,
     )
     run = _Run(rubric, rendered, documents, target_text, fixture_key, answer_is_recorded, domain_constraints)
     replies: list[str] = []  # every reply of the judgment, the cheap stage's included

@@ -203,6 +203,8 @@ class Call:
         usage: Tokens, when the provider said (a cached reply: 0 new, the original count as cached).
         cost: US dollars, when promptfoo priced it.
         invalid: the reply did not parse (a call that gave nothing usable, counted as failed).
+        host: The endpoint host a live judge sends its requests to (no credentials); ``None`` for a
+            recording or when the provider does not say.
     """
 
     provider: str
@@ -210,15 +212,18 @@ class Call:
     usage: Usage | None = None
     cost: float | None = None
     invalid: bool = False
+    host: str | None = None
 
     @classmethod
-    def of(cls, provider: str, reply: JudgeReply | None, *, invalid: bool = False) -> Call:
+    def of(
+        cls, provider: str, reply: JudgeReply | None, *, invalid: bool = False, host: str | None = None
+    ) -> Call:
         """The call that gave ``reply`` (``None``: the call failed); ``invalid``: the reply did not parse."""
         if reply is None:
-            return cls(provider, "failed")
+            return cls(provider, "failed", host=host)
         if reply.provider == "replay":
             return cls(provider, "recorded", invalid=invalid)
-        return cls(provider, "cache" if reply.cached else "model", reply.usage, reply.cost, invalid)
+        return cls(provider, "cache" if reply.cached else "model", reply.usage, reply.cost, invalid, host)
 
     def as_dict(self) -> dict[str, Any]:
         """As the audit record lists it."""
@@ -226,7 +231,8 @@ class Call:
         tokens = None if usage is None else {"prompt": usage.prompt, "completion": usage.completion,
                                              "total": usage.total, "cached": usage.cached}  # fmt: skip
         return {"provider": self.provider, "source": self.source, "tokens": tokens, "cost": self.cost,
-                **({"invalid": True} if self.invalid else {})}  # fmt: skip
+                **({"invalid": True} if self.invalid else {}),
+                **({"host": self.host} if self.host else {})}  # fmt: skip
 
 
 @dataclass
@@ -257,11 +263,14 @@ class Meter:
         """``metadata.judge_usage``: per provider, its ``calls``, and of them the ``model``, ``cache``,
         ``recorded`` and ``failed`` ones (no reply), the ``invalid`` replies (a reply that did not parse,
         also counted by its source), new ``tokens`` and ``cost`` — each only when not zero (cost: when
-        priced), to keep the row small; the row's tokens are its ``tokensUsed``."""
+        priced), to keep the row small; the row's tokens are its ``tokensUsed``; and the endpoint ``host``
+        a live judge sent its requests to."""
         by: dict[str, dict[str, Any]] = {}
         for call in self.calls:
             row = by.setdefault(judge_label(call.provider), {"calls": 0})
             row["calls"] += 1
+            if call.host:
+                row["host"] = call.host
             row[call.source] = row.get(call.source, 0) + 1
             if call.invalid:
                 row["invalid"] = row.get("invalid", 0) + 1
@@ -307,12 +316,16 @@ def metered() -> Iterator[Meter]:
 
 def with_usage(result: dict[str, Any], meter: Meter) -> dict[str, Any]:
     """``result`` (a GradingResult) with the row's judge calls: ``tokensUsed`` and, when a judge was
-    asked, ``metadata.judge_usage``."""
+    asked, ``metadata.judge_usage``, and the endpoint hosts live judges were asked at in its provenance
+    (``metadata.provenance.judge_endpoints``)."""
     result["tokensUsed"] = meter.tokens_used()
     if meter.calls:
         metadata = result.get("metadata")
         if isinstance(metadata, dict):
             metadata["judge_usage"] = meter.summary()
+            hosts = sorted({call.host for call in meter.calls if call.host})
+            if hosts and isinstance(metadata.get("provenance"), dict):
+                metadata["provenance"]["judge_endpoints"] = hosts
     return result
 
 
@@ -325,7 +338,7 @@ def row_calls(own: list[Call] | None = None) -> list[Call]:
 def _count(
     client: JudgeClient, reply: JudgeReply | None, calls: list[Call], *, invalid: bool = False
 ) -> None:
-    call = Call.of(client.provider_id, reply, invalid=invalid)
+    call = Call.of(client.provider_id, reply, invalid=invalid, host=getattr(client, "host", None))
     calls.append(call)
     meter = _meter.get()
     if meter is not None:

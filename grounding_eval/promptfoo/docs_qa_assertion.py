@@ -124,6 +124,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         "prompt_version": rubric.prompt_version,
         "provider": provider,
         "model": client.model,
+        **({"endpoint_host": choice.host} if choice.host else {}),  # where a live grader was asked
         "fixture_key": key,
         "answer_sha256": answer_hash,
         "prompt_sha256": prompt_hash,

@@ -154,6 +154,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         "prompt_version": rendered.prompt_version,
         "provider": provider,
         "model": client.model,
+        **({"endpoint_host": choice.host} if choice.host else {}),  # where a live judge was asked
         "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "condition": condition,
         "fixture_key": key,

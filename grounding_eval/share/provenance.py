@@ -120,6 +120,10 @@ class ProvenanceCount:
                 seen["rubrics"].add(f"{rubric.get('id')}@{rubric.get('version')} sha256:{digest}")
             if entry.get("prompt_version") is not None:
                 seen["prompt_versions"].add(str(entry["prompt_version"]))
+        for entry in row.provenance():
+            hosts = entry.get("judge_endpoints")
+            if isinstance(hosts, list):
+                seen["judge_endpoints"].update(str(h) for h in hosts)
         sample = row.sample()
         if sample is not None:
             seen["samples"].add(sample_label(sample))
@@ -136,7 +140,7 @@ class ProvenanceCount:
         }
 
 
-_COUNTED = ("grounding_eval", "rubrics", "prompt_versions", "datasets", "samples")
+_COUNTED = ("grounding_eval", "rubrics", "prompt_versions", "datasets", "samples", "judge_endpoints")
 
 
 def results_provenance(results: Mapping[str, Any]) -> dict[str, Any]:
@@ -144,7 +148,8 @@ def results_provenance(results: Mapping[str, Any]) -> dict[str, Any]:
     :func:`~grounding_eval.results_file.read_results` returns it).
 
     Returns ``{"rows", "rows_with_provenance", "grounding_eval": {version: rows}, "rubrics":
-    {"id@version sha256:…": rows}, "prompt_versions": {…}, "datasets": {…}, "samples": {…}}``. A row
+    {"id@version sha256:…": rows}, "prompt_versions": {…}, "datasets": {…}, "samples": {…},
+    "judge_endpoints": {host: rows}}``. A row
     counts once per distinct value it names; ``samples`` counts every row of a sampled round, ERROR rows
     included (:func:`sample_label`), and is empty when no row was sampled.
 
@@ -178,4 +183,8 @@ def format_provenance(summary: Mapping[str, Any]) -> list[str]:
     ]
     if summary.get("samples"):  # only for sampled rounds: an unsampled report reads as before
         lines.append(f"samples: {counted(summary['samples'])}")
+    if summary.get("judge_endpoints"):  # only where a live judge was asked (a recorded one asks none)
+        lines.append(
+            f"judge endpoints (hosts the live judges were asked at): {counted(summary['judge_endpoints'])}"
+        )
     return lines
