@@ -59,7 +59,7 @@ const DEFAULT_WORKERS = 4;
 
 // The slowest legitimate call is a factual-accuracy judgment: up to 3 model calls (cheap judge, capable
 // judge, its repair retry; the rubric judge makes 2), each bounded by the judge client's own deadline,
-// (max_retries + 1) × timeout + max_retries × backoff_max (grounding_eval.judge.client.worst_case_seconds),
+// (max_retries + 1) × timeout + max_retries × backoff_max (grounding_eval.judge.host.worst_case_seconds),
 // with the assertion's timeout / max_retries (defaults 120 s and 4, backoff_max 30 s): 3 × 720 + 60 s of
 // margin = 2220 s. A verifier or composite call is far below it.
 const JUDGE_TIMEOUT_S = 120;

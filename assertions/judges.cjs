@@ -291,6 +291,7 @@ function refuseEndpoints(call, config, context, options, override) {
   const named = [];
   if (config.base_url) named.push(['config.base_url', config.base_url]);
   if (config.cheap_base_url) named.push(['config.cheap_base_url', config.cheap_base_url]);
+  if (override.base_url) named.push(['--base-url', override.base_url]);
   if (override.cheap_base_url && !override.cheap_provider) named.push(['--cheap-base-url', override.cheap_base_url]);
   if (config.provider) named.push(...namedEndpoints(graderOf(config.provider), 'config.provider'));
   if (config.cheap_provider) named.push(...namedEndpoints(graderOf(config.cheap_provider), 'config.cheap_provider'));
@@ -823,6 +824,14 @@ function serve() {
       if (request.resolve) {
         const r = request.resolve;
         const judges = await resolveJudges(String(r.call), r.context || {}, r.override ? { override: r.override } : {});
+        // The command line checks its judges' keys before any call, as beforeAll does for an eval.
+        for (const j of r.check && !judges.error ? [judges.judge, judges.cheap] : []) {
+          const problem = await checkJudge(j);
+          if (problem) {
+            send({ id, judges: { protocol: 2, error: problem } });
+            return;
+          }
+        }
         send({ id, judges });
       } else if (request.model) {
         send({ id, ...(await modelCall(request.model)) });

@@ -250,7 +250,7 @@ def _validate_docs_qa(root: Path) -> int:
     from grounding_eval.docs_qa.reply import parse_grading
     from grounding_eval.docs_qa.rubric import load_docs_qa_rubric
     from grounding_eval.docs_qa.testset import DOCS_DIR, find_questions, load_questions, type_mix
-    from grounding_eval.judge.client import load_replay_fixtures
+    from grounding_eval.judge.calls import load_replay_fixtures
     from grounding_eval.judge.extract import ParseFailure
 
     docs = load_docs_set(root / DOCS_DIR)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from grounding_eval.judge.client import load_replay_fixtures
+from grounding_eval.judge.calls import load_replay_fixtures
 from grounding_eval.judge.parse import ParseFailure, parse_reply
 from grounding_eval.judge.rubric import load_rubric
 

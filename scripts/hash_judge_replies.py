@@ -1,7 +1,7 @@
 """Fill or check the ``answer_sha256`` of a dataset's recorded judge replies from its recorded answers.
 
 A recorded judge reply is a verdict on one answer text, and the judge replays it only for an answer with
-the same SHA-256 (:func:`grounding_eval.judge.client.answer_sha256`). The reply under key
+the same SHA-256 (:func:`grounding_eval.judge.calls.answer_sha256`). The reply under key
 ``<rubric>/<item id>/<condition>`` in ``<dataset>/judge_replies/*.yaml`` judged the recorded answer for
 (item id, condition) in ``<dataset>/recorded_answers.yaml``; this script writes that answer's hash into
 the entry, or checks that it is there.
@@ -33,7 +33,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from grounding_eval.data.recorded_answers import RecordedAnswer, load_recorded_answers
 from grounding_eval.errors import DataError
-from grounding_eval.judge.client import answer_sha256, load_replay_fixtures
+from grounding_eval.judge.calls import answer_sha256, load_replay_fixtures
 
 _FIELD = "answer_sha256"
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from grounding_eval.judge.client import answer_sha256
+from grounding_eval.judge.calls import answer_sha256
 from grounding_eval.judge.rubric import load_rubric
 from grounding_eval.promptfoo import judge_provider
 from tests.entry_points import load_entry_point

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from grounding_eval.data.recorded_answers import load_recorded_answers
-from grounding_eval.judge.client import answer_sha256, load_replay_fixtures
+from grounding_eval.judge.calls import answer_sha256, load_replay_fixtures
 from tests.entry_points import load_file
 
 REPO = Path(__file__).resolve().parents[1]

@@ -203,7 +203,7 @@ def test_rescore_of_a_received_results_file_never_sends_the_key_to_its_base_url(
 
 def test_a_python_entry_grades_with_the_assertions_own_provider(tmp_path: Path) -> None:
     """promptfoo's precedence on both entries: the assertion's provider replaces the test's grader."""
-    from grounding_eval.judge.client import answer_sha256
+    from grounding_eval.judge.calls import answer_sha256
 
     answer = "Call Legal Aid Chicago at (312) 341-1070."
     recordings = {}

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from grounding_eval.judge.client import answer_sha256, load_replay_fixtures
+from grounding_eval.judge.calls import answer_sha256, load_replay_fixtures
 from tests.outcomes import unscored_reason
 
 REPO = Path(__file__).resolve().parents[1]

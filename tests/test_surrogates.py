@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from grounding_eval.cli import main
 from grounding_eval.encodable import utf8_encodable
 from grounding_eval.judge.audit import read_audit
-from grounding_eval.judge.client import answer_sha256
+from grounding_eval.judge.calls import answer_sha256
 from grounding_eval.promptfoo.verifier_assertion import verifier_assertion
 from grounding_eval.verifier.quotes import check_quotes
 from tests.analysis.rows import row as result_row

@@ -260,7 +260,7 @@ def check_replies(
     from grounding_eval.data.models import RecordedReplyEntry, validate
     from grounding_eval.errors import DataError, clip
     from grounding_eval.files import read_text, read_yaml
-    from grounding_eval.judge.client import answer_sha256
+    from grounding_eval.judge.calls import answer_sha256
 
     rubric = rubric or path.stem
     data = read_yaml(path)

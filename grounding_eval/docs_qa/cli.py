@@ -59,7 +59,7 @@ def _prompt(args: argparse.Namespace) -> int:
     from grounding_eval.docs_qa.testset import DOCS_DIR, find_questions, load_questions
     from grounding_eval.errors import DataError
     from grounding_eval.files import read_text
-    from grounding_eval.judge.client import answer_sha256
+    from grounding_eval.judge.calls import answer_sha256
 
     docs = load_docs_set(args.dataset / DOCS_DIR)
     path = find_questions(args.dataset)

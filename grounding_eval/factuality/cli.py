@@ -44,10 +44,12 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--judge",
         metavar="PROVIDER_ID",
-        help="openai:chat:MODEL, anthropic:messages:MODEL, google:MODEL or replay:FILE "
-        "(default $GROUNDING_EVAL_JUDGE_PROVIDER)",
+        help="any provider id promptfoo knows (openai:chat:MODEL, anthropic:messages:MODEL, ollama:chat:MODEL, "
+        "…) or replay:FILE (default $GROUNDING_EVAL_JUDGE_PROVIDER)",
     )
-    p.add_argument("--base-url", metavar="URL", help="base URL of an OpenAI-compatible (or other) server")
+    p.add_argument(
+        "--base-url", metavar="URL", help="the --judge provider's apiBaseUrl (an OpenAI-compatible server)"
+    )
     p.add_argument("--cheap-judge", metavar="PROVIDER_ID", help="two-stage: a cheaper judge asked first")
     p.add_argument("--cheap-base-url", metavar="URL", help="base URL for the cheap judge")
     p.add_argument("--risk-level", choices=["standard", "high"], default="standard")
@@ -83,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     from grounding_eval.factuality.rubric import DEFAULT_RUBRIC, format_rubric, load_rubric
     from grounding_eval.files import read_text
     from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
-    from grounding_eval.judge.client import JudgeConfigError, make_client
+    from grounding_eval.judge.calls import JudgeConfigError, JudgeError
+    from grounding_eval.promptfoo.judge_provider import judge_client, judges_for
 
     if args.command != "factuality":
         raise AssertionError(f"not a {__name__} command: {args.command}")
@@ -102,15 +105,16 @@ def run(args: argparse.Namespace) -> int:
     judge = args.judge or os.environ.get("GROUNDING_EVAL_JUDGE_PROVIDER")
     if not judge:
         raise DataError("--judge", "no judge: give --judge PROVIDER_ID or set GROUNDING_EVAL_JUDGE_PROVIDER")
-    cache = None if args.no_cache else args.cache_dir
+    cache = None if args.no_cache else str(args.cache_dir)
+    # The judges are resolved as every judge's (assertions/judges.cjs, through promptfoo's providers):
+    # --judge first, else the switch, which then decides the endpoint too (--base-url is --judge's own).
+    override = {"provider": args.judge, "base_url": args.base_url, "cheap_provider": args.cheap_judge,
+                "cheap_base_url": args.cheap_base_url}  # fmt: skip
     try:
-        capable = make_client(judge, cache_dir=cache, base_url=args.base_url)
-        cheap = (
-            make_client(args.cheap_judge, cache_dir=cache, base_url=args.cheap_base_url)
-            if args.cheap_judge
-            else None
-        )
-    except JudgeConfigError as exc:
+        judges = judges_for("factuality", {}, override={k: v for k, v in override.items() if v}, check=True)
+        capable = judge_client(judges.judge, cache, timeout=120.0, max_retries=4)
+        cheap = judge_client(judges.cheap, cache, timeout=120.0, max_retries=4) if judges.cheap else None
+    except (JudgeConfigError, JudgeError, ValueError) as exc:
         raise DataError("--judge", str(exc)) from None
     result = judge_factuality(
         target,

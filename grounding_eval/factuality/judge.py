@@ -20,7 +20,7 @@ The flow (the seed's integration paragraphs; our decisions are in ``rubrics/fact
    the rationale.
 
 A recorded judge (``replay:``) grades only the target text it was recorded for (the rubric judge's
-``answer_sha256`` rule, :meth:`~grounding_eval.judge.client.ReplayJudgeClient.check_answer`).
+``answer_sha256`` rule, :meth:`~grounding_eval.judge.calls.ReplayJudgeClient.check_answer`).
 
 Queues are JSONL files appended under a lock and never given the same entry twice (the rubric judge's
 ``enqueue_review``). Every result carries the audit fields the seed lists: prompt version, model ids,
@@ -42,7 +42,7 @@ from grounding_eval.factuality.parse import ParseFailure, Scorecard, parse_score
 from grounding_eval.factuality.render import RenderedFactualityPrompt, render_factuality_prompt
 from grounding_eval.factuality.rubric import FactualityRubric
 from grounding_eval.factuality.score import Assessment, Status, assess
-from grounding_eval.judge.client import JudgeClient, JudgeError, answer_sha256
+from grounding_eval.judge.calls import JudgeClient, JudgeError, answer_sha256
 from grounding_eval.judge.pipeline import (
     Audit,
     Prompt,

@@ -2,7 +2,7 @@
 
 What is worth keeping is the caller's decision: the client stores a successful reply only if the caller
 accepts it (the rubric judge: only replies that parse against the rubric), so a reply that failed the
-schema is asked for again on a re-run, never served from here (see ``HttpJudgeClient.complete``).
+schema is asked for again on a re-run, never served from here (see ``HostJudgeClient.complete``).
 
 A judgment at temperature 0 is as close to a pure function of (provider, model, base URL, parameters,
 rendered prompt) as an API allows, and a re-run of an evaluation should neither pay for nor wait on the

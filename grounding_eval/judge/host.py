@@ -17,7 +17,7 @@ Two ways to reach ``judges.cjs``, behind one :class:`HostChannel`:
   entries — a host process, ``node assertions/judges.cjs --serve``, is started on first use
   (:func:`node_host`) and answers the same requests, resolution included.
 
-:class:`HostJudgeClient` is the judge behind the :class:`~grounding_eval.judge.client.JudgeClient`
+:class:`HostJudgeClient` is the judge behind the :class:`~grounding_eval.judge.calls.JudgeClient`
 protocol, so the judges' loop (:mod:`grounding_eval.judge.pipeline`) does not know which way it goes.
 promptfoo's own cache is bypassed (the library copy is not the CLI's, and ``--no-cache`` does not reach
 it); the pack's reply cache (:mod:`grounding_eval.judge.cache`) keeps replies that parse, keyed by the
@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
 from grounding_eval.judge.cache import ReplyCache
-from grounding_eval.judge.client import JudgeError, JudgeReply, Usage
+from grounding_eval.judge.calls import JudgeError, JudgeReply, Usage
 
 __all__ = [
     "HostChannel",
@@ -151,6 +151,7 @@ def resolve_judges(
     context: Mapping[str, Any],
     *,
     override: Mapping[str, Any] | None = None,
+    check: bool = False,
 ) -> Judges:
     """The judges of ``call`` (``judge``, ``factuality``, ``docs_qa``) for a row with ``context``.
 
@@ -162,6 +163,7 @@ def resolve_judges(
         context: promptfoo's assertion context (``config``, ``test``, ``provider``).
         override: The command line's own judge (``provider``, ``base_url``, ``cheap_provider``,
             ``cheap_base_url``), which comes first.
+        check: Also load each live judge and check its key is set (the command line, before any call).
 
     Raises:
         ValueError: No judge, a setting that cannot be used, a judge that is the model under test, or an
@@ -172,7 +174,7 @@ def resolve_judges(
     if current_host() is not None and isinstance(given, Mapping) and override is None:
         answer: Mapping[str, Any] = given
     else:
-        answer = node_host().resolve(call, context, override)
+        answer = node_host().resolve(call, context, override, check=check)
     if isinstance(answer.get("error"), str):
         raise ValueError(answer["error"])
     judge = _judge(answer.get("judge"))
@@ -222,7 +224,12 @@ class NodeHost:
             raise _host_error(f"{script} did not start (no ready line)")
 
     def resolve(
-        self, call: str, context: Mapping[str, Any], override: Mapping[str, Any] | None
+        self,
+        call: str,
+        context: Mapping[str, Any],
+        override: Mapping[str, Any] | None,
+        *,
+        check: bool = False,
     ) -> Mapping[str, Any]:
         """The judges of ``call`` for ``context`` as ``judges.cjs`` resolves them (``{judge, cheap}`` or
         ``{error}``).
@@ -230,7 +237,8 @@ class NodeHost:
         Raises:
             JudgeError: The host process failed or did not answer.
         """
-        request = {"call": call, "context": _plain(context), "override": dict(override) if override else None}
+        request = {"call": call, "context": _plain(context), "override": dict(override) if override else None,
+                   "check": check}  # fmt: skip
         try:
             reply = self._request({"resolve": request}, _RESOLVE_TIMEOUT_S)
         except OSError as exc:

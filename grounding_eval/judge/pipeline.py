@@ -11,7 +11,7 @@ outcome, :class:`Scored` or :class:`Unscored`, that the promptfoo adapters map t
    and each reply text is parsed once).
 2. A reply that does not parse is sent back once: the validation error appended to the user prompt, or
    the judge's own ``retry`` rendering (the factual-accuracy judge puts it in its constraints section).
-3. A call that fails for good (:class:`~grounding_eval.judge.client.JudgeError`, or a
+3. A call that fails for good (:class:`~grounding_eval.judge.calls.JudgeError`, or a
    :class:`~grounding_eval.errors.DataError` from a recording) ends the loop: unscored, ``call_failed``.
 4. Every outcome is written to the judges' audit log (the record is the judge's: :class:`Audit`), a
    failed call included, so the prompt that was sent and any reply received are kept.
@@ -39,8 +39,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from grounding_eval.errors import DataError
 from grounding_eval.judge.audit import write_audit
-from grounding_eval.judge.checkpoint import checkpoint
-from grounding_eval.judge.client import (
+from grounding_eval.judge.calls import (
     AnswerCheck,
     JudgeClient,
     JudgeError,
@@ -48,6 +47,7 @@ from grounding_eval.judge.client import (
     ReplayJudgeClient,
     Usage,
 )
+from grounding_eval.judge.checkpoint import checkpoint
 from grounding_eval.judge.extract import ParseFailure
 from grounding_eval.judge.review_queue import enqueue_review, review_entry_id
 

@@ -64,7 +64,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     from grounding_eval.docs_qa.scoring import disagreements, score_answer
     from grounding_eval.errors import DataError
     from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
-    from grounding_eval.judge.client import JudgeConfigError, JudgeError, answer_sha256
+    from grounding_eval.judge.calls import JudgeConfigError, JudgeError, answer_sha256
     from grounding_eval.judge.pipeline import (
         Audit,
         Prompt,

@@ -60,7 +60,7 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
     from grounding_eval.factuality.judge import decide, judge_factuality
     from grounding_eval.factuality.rubric import load_rubric
     from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
-    from grounding_eval.judge.client import JudgeConfigError, JudgeError
+    from grounding_eval.judge.calls import JudgeConfigError, JudgeError
     from grounding_eval.promptfoo.judge_assertion import answer_recording, condition_of
     from grounding_eval.promptfoo.judge_provider import judge_client, judges_for
 

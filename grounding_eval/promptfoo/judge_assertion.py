@@ -35,7 +35,7 @@ from grounding_eval.promptfoo.source_vars import GROUNDING_VARS, with_source_var
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from grounding_eval.judge.client import AnswerCheck
+    from grounding_eval.judge.calls import AnswerCheck
     from grounding_eval.judge.pipeline import Recorded, Scored
 
 __all__ = [
@@ -84,7 +84,7 @@ def judged(grade: Callable[[], dict[str, Any]], error: Callable[[str], dict[str,
 def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, Any]:
     from grounding_eval.errors import DataError
     from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
-    from grounding_eval.judge.client import JudgeConfigError, JudgeError, answer_sha256
+    from grounding_eval.judge.calls import JudgeConfigError, JudgeError, answer_sha256
     from grounding_eval.judge.parse import parse_reply
     from grounding_eval.judge.pipeline import (
         Audit,

@@ -34,14 +34,16 @@ CHEAP_PROVIDER_ENV: Final = "GROUNDING_EVAL_FACTUALITY_CHEAP_PROVIDER"
 _LIVE_JUDGE_EXAMPLE: Final = "anthropic:messages:claude-sonnet-4-5-20250929"
 
 
-def judges_for(call: str, context: Mapping[str, Any], *, override: Mapping[str, Any] | None = None) -> Judges:
+def judges_for(
+    call: str, context: Mapping[str, Any], *, override: Mapping[str, Any] | None = None, check: bool = False
+) -> Judges:
     """The judges of ``call`` for this row (:func:`grounding_eval.judge.host.resolve_judges`).
 
     Raises:
         ValueError: The judge cannot be used (one line naming the setting).
         JudgeError: Node could not be reached.
     """
-    return resolve_judges(call, context, override=override)
+    return resolve_judges(call, context, override=override, check=check)
 
 
 def judge_client(judge: Judge, cache_dir: str | None, timeout: float, max_retries: int) -> Any:
@@ -52,7 +54,7 @@ def judge_client(judge: Judge, cache_dir: str | None, timeout: float, max_retrie
         JudgeConfigError: A bad option.
         DataError: A recording is missing, malformed, or outside the dataset folder it was named in.
     """
-    from grounding_eval.judge.client import JudgeConfigError, ReplayJudgeClient
+    from grounding_eval.judge.calls import JudgeConfigError, ReplayJudgeClient
     from grounding_eval.judge.host import worst_case_seconds
 
     if judge.use == "replay":
@@ -67,7 +69,7 @@ def judge_client(judge: Judge, cache_dir: str | None, timeout: float, max_retrie
 
 @cache
 def _replay_client(provider_id: str, path: str, dataset: str | None) -> Any:
-    from grounding_eval.judge.client import JudgeConfigError, ReplayJudgeClient, load_replay_fixtures
+    from grounding_eval.judge.calls import JudgeConfigError, ReplayJudgeClient, load_replay_fixtures
 
     if not path.strip():
         raise JudgeConfigError(f"judge provider {provider_id!r}: replay needs a fixture file path")

@@ -12,7 +12,7 @@ import yaml
 
 from grounding_eval.data.recorded_answers import load_recorded_answers
 from grounding_eval.judge.audit import read_audit
-from grounding_eval.judge.client import load_replay_fixtures
+from grounding_eval.judge.calls import load_replay_fixtures
 from grounding_eval.promptfoo.docs_qa_tests import generate_tests
 from tests.entry_points import load_entry_point
 from tests.outcomes import unscored_reason

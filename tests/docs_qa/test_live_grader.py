@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from grounding_eval.judge.audit import read_audit
-from grounding_eval.judge.client import answer_sha256
+from grounding_eval.judge.calls import answer_sha256
 from grounding_eval.promptfoo.docs_qa_tests import generate_tests
 from tests.entry_points import load_entry_point
 from tests.judge.conftest import FAKE_KEYS, JudgeServer, Scripted, _openai_ok

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from grounding_eval.judge.client import answer_sha256
+from grounding_eval.judge.calls import answer_sha256
 from grounding_eval.promptfoo.factuality_assertion import CHEAP_PROVIDER_ENV
 from grounding_eval.promptfoo.judge_assertion import JUDGE_PROVIDER_ENV
 from tests.entry_points import load_entry_point

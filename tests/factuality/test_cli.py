@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from grounding_eval.cli import main
-from grounding_eval.judge.client import answer_sha256
+from grounding_eval.judge.calls import answer_sha256
 from grounding_eval.promptfoo.judge_assertion import JUDGE_PROVIDER_ENV
 
 from .conftest import CONTRADICTED, EVIDENCE_FILES, SUPPORTED, JudgeServer, Scripted, reply, wire_cases
@@ -168,7 +168,7 @@ class TestOpenAICompatibleServer:
         code = main(["factuality", str(target), *EVIDENCE, "--judge", "openai:chat:local-model",
                      "--base-url", f"{judge_server.url}/v1", "--no-cache", "--json"])  # fmt: skip
         assert code == 0
-        assert json.loads(capsys.readouterr().out)["model_id"] == "local-model"
+        assert json.loads(capsys.readouterr().out)["model_id"] == "openai:chat:local-model"
         assert judge_server.requests[0].path == "/v1/chat/completions"
 
 
@@ -182,10 +182,13 @@ class TestBadInput:
             (["answer.txt", "--judge", "replay:r.json"], "--evidence FILE is required"),
             (["answer.txt", "--evidence", "nope.txt", "--judge", "replay:r.json"], "nope.txt"),
             (["answer.txt", "--evidence", "e.txt"], "no judge: give --judge"),
-            (["answer.txt", "--evidence", "e.txt", "--judge", "bard:x"], "unknown judge provider 'bard:x'"),
+            (
+                ["answer.txt", "--evidence", "e.txt", "--judge", "bard:x"],
+                "Could not identify provider: bard:x",
+            ),
             (
                 ["answer.txt", "--evidence", "e.txt", "--judge", "openai:chat:gpt-4o"],
-                "OPENAI_API_KEY is not set",
+                "judge provider openai:chat:gpt-4o (--judge): its API key is not set",
             ),
             (["empty.txt", "--evidence", "e.txt", "--judge", "replay:r.json"], "the target text is empty"),
             (

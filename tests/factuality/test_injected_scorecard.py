@@ -18,7 +18,7 @@ from grounding_eval.factuality.evidence import Document
 from grounding_eval.factuality.judge import FactualityResult, decide, judge_factuality
 from grounding_eval.factuality.parse import Scorecard, copied_claims, parse_scorecard
 from grounding_eval.factuality.rubric import FactualityRubric
-from grounding_eval.judge.client import answer_sha256, make_client
+from grounding_eval.judge.calls import answer_sha256, replay_client
 from tests.entry_points import load_entry_point
 from tests.outcomes import unscored_reason
 
@@ -43,7 +43,7 @@ def _judge(
     def client(name: str, texts: list[str]) -> Any:
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps([{"key": "k", "answer_sha256": answer_sha256(target), "replies": texts}]))
-        return make_client(f"replay:{path}")
+        return replay_client(path)
 
     result = judge_factuality(
         target, documents, rubric, capable=client("capable", list(replies)), fixture_key="k",

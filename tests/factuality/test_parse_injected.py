@@ -13,7 +13,7 @@ from grounding_eval.factuality.evidence import Document
 from grounding_eval.factuality.judge import FactualityResult, judge_factuality
 from grounding_eval.factuality.parse import ParseFailure, Scorecard, parse_scorecard, refuse_copied
 from grounding_eval.factuality.rubric import FactualityRubric
-from grounding_eval.judge.client import answer_sha256, make_client
+from grounding_eval.judge.calls import answer_sha256, replay_client
 
 from .conftest import CONTRADICTED, SUPPORTED, reply
 
@@ -30,7 +30,7 @@ def _judge(
         json.dumps([{"key": "k", "answer_sha256": answer_sha256(TARGET), "replies": list(replies)}])
     )
     return judge_factuality(
-        TARGET, documents, rubric, capable=make_client(f"replay:{path}"), fixture_key="k",
+        TARGET, documents, rubric, capable=replay_client(path), fixture_key="k",
         review_queue=tmp_path / "review.jsonl",
     )  # fmt: skip
 

@@ -17,7 +17,7 @@ import yaml
 from grounding_eval.factuality.evidence import Document, locate_quotes
 from grounding_eval.factuality.judge import decide, judge_factuality
 from grounding_eval.factuality.rubric import FactualityRubric
-from grounding_eval.judge.client import answer_sha256, make_client
+from grounding_eval.judge.calls import answer_sha256, replay_client
 
 from .conftest import reply
 
@@ -51,9 +51,7 @@ def test_a_supported_verdict_on_the_quote(
     recording.write_text(
         json.dumps([{"key": "k", "answer_sha256": answer_sha256(TARGET), "replies": [reply(*claims)]}])
     )
-    result = judge_factuality(
-        TARGET, documents, rubric, capable=make_client(f"replay:{recording}"), fixture_key="k"
-    )
+    result = judge_factuality(TARGET, documents, rubric, capable=replay_client(recording), fixture_key="k")
     passed, reason = decide(result, pass_threshold=rubric.pass_threshold, no_claims_pass=False)
     assert result.assessment is not None
     c2 = result.assessment.claims[1]
@@ -78,7 +76,7 @@ def test_an_elided_contradiction_keeps_its_zero(
     recording.write_text(
         json.dumps([{"key": "k", "answer_sha256": answer_sha256(TARGET), "replies": [reply(*claims)]}])
     )
-    result = judge_factuality(TARGET, documents, rubric, capable=make_client(f"replay:{recording}"), fixture_key="k",
+    result = judge_factuality(TARGET, documents, rubric, capable=replay_client(recording), fixture_key="k",
                               risk_level="high")  # fmt: skip
     assert result.assessment is not None
     assert [c.score for c in result.assessment.claims] == [1.0, 0.0]

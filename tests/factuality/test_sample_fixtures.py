@@ -12,7 +12,7 @@ from grounding_eval.factuality.evidence import Document, load_evidence_files
 from grounding_eval.factuality.judge import judge_factuality
 from grounding_eval.factuality.parse import Scorecard, parse_scorecard
 from grounding_eval.factuality.rubric import FactualityRubric
-from grounding_eval.judge.client import answer_sha256, load_replay_fixtures, make_client
+from grounding_eval.judge.calls import answer_sha256, load_replay_fixtures, replay_client
 
 from .conftest import SUPPORTED, reply
 
@@ -55,7 +55,7 @@ def test_recorded_cheap_reply_for_another_text_escalates(
         json.dumps([{"key": "k", "answer_sha256": answer_sha256("the text"), "replies": [reply(SUPPORTED)]}])
     )
     result = judge_factuality(
-        "the text", documents, rubric, capable=make_client(f"replay:{capable}"), cheap=make_client(f"replay:{cheap}"),
+        "the text", documents, rubric, capable=replay_client(capable), cheap=replay_client(cheap),
         fixture_key="k",
     )  # fmt: skip
     assert result.stage == "capable" and result.status == "scored"

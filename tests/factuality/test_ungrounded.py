@@ -21,7 +21,7 @@ from grounding_eval.factuality.judge import FactualityResult, decide, judge_fact
 from grounding_eval.factuality.parse import ClaimVerdict, Scorecard
 from grounding_eval.factuality.rubric import FactualityRubric
 from grounding_eval.factuality.score import assess
-from grounding_eval.judge.client import answer_sha256, make_client
+from grounding_eval.judge.calls import answer_sha256, replay_client
 
 TABLE = yaml.safe_load((Path(__file__).parent / "golden_ungrounded.yaml").read_text(encoding="utf-8"))
 ROWS = TABLE["rows"]
@@ -76,7 +76,7 @@ def test_golden_ungrounded(
     )
     human_queue = tmp_path / "human.jsonl"
     result = judge_factuality(
-        TARGET, documents, rubric, capable=make_client(f"replay:{recording}"), fixture_key="k",
+        TARGET, documents, rubric, capable=replay_client(recording), fixture_key="k",
         risk_level=row.get("risk", "standard"), downgrade_ungrounded=row.get("downgrade", True),
         human_queue=human_queue,
     )  # fmt: skip

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from grounding_eval.judge.client import JudgeError, Usage
+from grounding_eval.judge.calls import JudgeError, Usage
 from grounding_eval.judge.extract import ParseFailure, failure
 from grounding_eval.judge.host import HostJudgeClient, Judge, current_host, hosting
 from grounding_eval.judge.pipeline import Prompt, metered, run_judge

@@ -14,7 +14,7 @@ import pytest
 
 from grounding_eval.judge import review_queue
 from grounding_eval.judge.audit import read_audit
-from grounding_eval.judge.client import answer_sha256
+from grounding_eval.judge.calls import answer_sha256
 from grounding_eval.judge.rubric import load_rubric
 from grounding_eval.promptfoo import composite_scoring, judge_provider
 from grounding_eval.promptfoo import judge_assertion as judge_module
@@ -179,7 +179,7 @@ class TestWireFormats:
     def test_tokens_the_judge_spent_reach_tokens_used(
         self, wire_case: WireCase, judge_server: JudgeServer, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """The direct client's counts become the row's tokensUsed; served from the cache, they are cached."""
+        """promptfoo's counts become the row's tokensUsed; served from the cache, they are cached."""
         _use(wire_case, monkeypatch)
         judge_server.script(Scripted(body=wire_case.ok(reply(V3))))
         first = judge(ANSWER, _live(wire_case))

@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from grounding_eval.judge.audit import read_audit
-from grounding_eval.judge.client import answer_sha256, make_client
+from grounding_eval.judge.calls import answer_sha256, replay_client
 from grounding_eval.judge.extract import ParseFailure, failure
+from grounding_eval.judge.host import HostJudgeClient, resolve_judges
 from grounding_eval.judge.pipeline import (
     Audit,
     Prompt,
@@ -25,7 +26,6 @@ from grounding_eval.judge.pipeline import (
 )
 from tests.judge.conftest import JudgeServer, Scripted, WireCase, wire_cases
 
-FAST = {"backoff_base": 0.001, "backoff_max": 0.01, "max_retries": 0}
 PROMPT = Prompt("You grade answers.", "Grade: <answer>Call the hotline.</answer>")
 GOOD = '{"verdict": "pass"}'
 BAD = "I think it passes."
@@ -48,7 +48,13 @@ def openai(judge_server: JudgeServer) -> WireCase:
 
 
 def _client(case: WireCase, cache_dir: Path | None = None) -> Any:
-    return make_client(case.provider_id, env=case.env, base_url=case.base_url, cache_dir=cache_dir, **FAST)
+    """The live judge at the test server, through promptfoo's own provider (assertions/judges.cjs)."""
+    spec = {
+        "id": case.provider_id,
+        "config": {"apiBaseUrl": case.base_url, "apiKey": case.key, "maxRetries": 0},
+    }
+    judge = resolve_judges("judge", {"config": {"provider": spec}}).judge
+    return HostJudgeClient(judge, cache_dir=cache_dir, deadline_s=30.0)
 
 
 def _users(server: JudgeServer) -> list[str]:
@@ -236,7 +242,7 @@ class TestReplay:
             entry["answer_sha256"] = answer_sha256(answer)
         path = tmp_path / "replies.yaml"
         path.write_text(yaml.safe_dump([entry]), encoding="utf-8")
-        return make_client(f"replay:{path}")
+        return replay_client(path)
 
     def test_recorded_invalid_then_valid(self, tmp_path: Path) -> None:
         """The invalid first reply is a call the row's meter counts as invalid (the report's failed calls)."""

@@ -166,17 +166,19 @@ class TestEchoingServer:
         self, key: str, echoed: str, expect: str, judge_server: JudgeServer, tmp_path: Path
     ) -> None:
         from grounding_eval.judge.audit import write_audit
-        from grounding_eval.judge.client import make_client
+        from grounding_eval.judge.host import HostJudgeClient, resolve_judges
         from grounding_eval.judge.review_queue import enqueue_review
 
         case = wire_cases(judge_server.url)["openai"]
         judge_server.script(Scripted(body=case.ok(f"you sent: {echoed} (thanks)")))
-        env = {**case.env, "OPENAI_API_KEY": key}
         cache = tmp_path / "cache"
-        client = make_client(
-            case.provider_id, env=env, base_url=case.base_url, cache_dir=cache, backoff_base=0.001
-        )
-        reply = client.complete("Grade.")
+        # promptfoo's own provider, its key inline; scrubbed in Node (assertions/judges.cjs)
+        spec = {
+            "id": case.provider_id,
+            "config": {"apiBaseUrl": case.base_url, "apiKey": key, "maxRetries": 0},
+        }
+        judge = resolve_judges("judge", {"config": {"provider": spec}}).judge
+        reply = HostJudgeClient(judge, cache_dir=cache, deadline_s=30.0).complete("Grade.")
         assert judge_server.requests[0].headers["authorization"] == f"Bearer {key}"  # the key went out
         record = {"entry_id": "e1", "reply": reply.text, "raw": reply.raw}
         write_audit(tmp_path / "audit", record)
