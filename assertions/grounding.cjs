@@ -406,12 +406,12 @@ async function grade(call, value, context) {
   } catch (err) {
     return failed(call, `the test's source vars could not be restored: ${err.message}`);
   }
-  if (JUDGE_CALLS.has(call)) {
-    try {
-      context = judges.forwarded(context, await judges.resolveJudges(call, context));
-    } catch (err) {
-      return failed(call, `the judge could not be resolved: ${err.message}`);
-    }
+  // No provider object crosses to Python (the model under test's, the graders'): a judge row gets its
+  // judges resolved instead, every row the providers' labels.
+  try {
+    context = judges.forwarded(context, JUDGE_CALLS.has(call) ? await judges.resolveJudges(call, context) : undefined);
+  } catch (err) {
+    return failed(call, `the judge could not be resolved: ${err.message}`);
   }
   const line = `${stringify({ id, call, args: [value, context], pack_root: root })}\n`;
   let workerError;

@@ -681,8 +681,10 @@ async function resolveJudges(call, context, options = {}) {
 // The context a judge call is forwarded to Python with: its judges resolved, and no provider object or
 // setting that could hold a key (the test's grader, the assertions' providers, the model under test).
 function forwarded(context, judges) {
-  const test = context && context.test && typeof context.test === 'object' ? context.test : undefined;
-  const out = { ...context, grounding_eval_judges: judges };
+  if (!context || typeof context !== 'object') return context;
+  const test = context.test && typeof context.test === 'object' ? context.test : undefined;
+  const out = { ...context };
+  if (judges !== undefined) out.grounding_eval_judges = judges;
   if (context && context.provider !== undefined) out.provider = describe(context.provider);
   if (context && context.config && typeof context.config === 'object') {
     const config = { ...context.config };

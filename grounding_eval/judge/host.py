@@ -211,6 +211,7 @@ class NodeHost:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 cwd=os.getcwd(),
+                env={**os.environ, "NODE_NO_WARNINGS": "1"},  # Node's own notices are not the user's business
             )
         except OSError as exc:
             raise _host_error(f"cannot start {node} {script}: {exc}") from None
