@@ -493,6 +493,24 @@ function heldProvider(use, spec, hosted) {
   return spec;
 }
 
+// Loading a provider runs its module (a `file://` provider's own code): one that never settles must not
+// hold beforeAll or a row. The bound: PROVIDER_LOAD_DEADLINE_S, or GROUNDING_EVAL_CALL_TIMEOUT when lower.
+const PROVIDER_LOAD_DEADLINE_S = 30;
+
+function providerLoadDeadlineS() {
+  const fromEnv = envDeadlineS();
+  return typeof fromEnv === 'number' ? Math.min(fromEnv, PROVIDER_LOAD_DEADLINE_S) : PROVIDER_LOAD_DEADLINE_S;
+}
+
+// `promise`, or a rejection with `message` once `seconds` have passed (the timer never outlives it).
+function withinDeadline(promise, seconds, message) {
+  let timer;
+  const late = new Promise((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), seconds * 1000);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 async function providerFor(ask, hosted) {
   const held = heldProvider(ask.use, ask.spec, hosted);
   if (held === undefined) throw new Error(`no ${ask.use} provider was given for this row`);
@@ -500,12 +518,13 @@ async function providerFor(ask, hosted) {
   const key = stringify(held);
   const cache = loadedProviders();
   if (!cache.has(key)) {
-    cache.set(key, (async () => {
+    const id = typeof held === 'string' ? held : held.id;
+    const seconds = providerLoadDeadlineS();
+    cache.set(key, withinDeadline((async () => {
       const { loadApiProvider } = await promptfoo();
       const options = typeof held === 'string' ? {} : { ...held };
-      const id = typeof held === 'string' ? held : held.id;
       return loadApiProvider(id, { options, basePath: process.cwd() });
-    })());
+    })(), seconds, `the provider did not load within ${seconds} s`));
     cache.get(key).catch(() => cache.delete(key)); // a failed load is not remembered
   }
   return cache.get(key);

@@ -303,3 +303,53 @@ def test_a_stopped_worker_never_hangs_the_eval(
         k: v for k, v in expected.items() if k not in held_keys
     }
     assert took < 200
+
+
+# --- loading a judge provider has a deadline too --------------------------------------------------------
+
+# A judge provider module whose loading never settles; the first line keeps Node busy meanwhile (as a
+# connection that never answers would), or not.
+NEVER_LOADS = """{busy}await new Promise(() => {{}});
+export default class Never {{ id() {{ return 'never'; }} async callApi() {{ return {{ output: '' }}; }} }}
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    "busy", ["setInterval(() => {}, 1000);\n", ""], ids=["node-kept-busy", "node-left-idle"]
+)
+def test_a_provider_that_never_loads_stops_the_eval_naming_it(tmp_path: Path, busy: str) -> None:
+    """beforeAll loads each live judge before any model is called: a module that never settles stops the
+    eval within the load deadline (here GROUNDING_EVAL_CALL_TIMEOUT, 3 s), with one line naming it."""
+    provider = tmp_path / "never.mjs"
+    provider.write_text(NEVER_LOADS.format(busy=busy), encoding="utf-8")
+    entry = f"file://{ENTRY}"
+    judge = {
+        "type": "javascript",
+        "value": f"{entry}:judge",
+        "provider": f"file://{provider}",
+        "config": {"rubric": "v3"},
+    }
+    test = {"vars": {"question": "Who can help me?", "query_id": "t-1", "jurisdiction": "IL"},
+            "metadata": {"dataset": str(REPO / "datasets" / "sample")}, "assert": [judge]}  # fmt: skip
+    suite = {
+        "prompts": ["{{ question }}"],
+        "providers": ["echo"],
+        "extensions": [f"{entry}:beforeAll"],
+        "tests": [test],
+    }
+    config = tmp_path / "never.yaml"
+    config.write_text(json.dumps(suite), encoding="utf-8")
+    env = {**_without_deadline(), "GROUNDING_EVAL_CALL_TIMEOUT": "3", "PROMPTFOO_PYTHON": sys.executable}
+    proc = _promptfoo(["-c", str(config)], tmp_path, env=env, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("the eval still ran 90 s after it started: the provider's loading held it")
+    said = (
+        f"judge provider file://{provider} (the assertion's provider): the provider did not load within 3 s"
+    )
+    assert proc.returncode == 1, (out + err)[-3000:]
+    assert f"  - judge: {said}\n" in err, err[-3000:]
