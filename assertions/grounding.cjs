@@ -19,6 +19,12 @@
 // $GROUNDING_EVAL_CALL_TIMEOUT seconds is killed (SIGKILL: a stopped process ignores SIGTERM) and
 // replaced, and that row gets an explicit ERROR / UNSCORED result saying so; calls on other workers go
 // on, and the eval always finishes. Default: the slowest legitimate call, see defaultDeadlineS().
+// Signs of life: that deadline is far too long to wait on a worker that has stopped (SIGSTOP, a C call
+// holding its interpreter, a machine swapping it out). A worker writes a heartbeat line every
+// HEARTBEAT_S from a thread of its own (`--heartbeat`); one that has a call and writes nothing for
+// $GROUNDING_EVAL_WORKER_STALL seconds (default 15) is killed and replaced whatever the call, the call it
+// was on is unscored as a worker failure (metadata.worker_failure), the calls queued behind it go to
+// another worker. A worker still stopped when promptfoo exits is killed then.
 'use strict';
 
 const { execFileSync, spawn } = require('node:child_process');
@@ -111,7 +117,73 @@ class CallTimeout extends Error {
   constructor(who, seconds) {
     super(`${who} did not answer within ${seconds} s; it was killed (GROUNDING_EVAL_CALL_TIMEOUT)`);
     this.name = 'CallTimeout';
+    this.failure = 'deadline';
   }
+}
+
+// A process that stopped making progress while it held a call: the same, without waiting for the deadline.
+class WorkerStalled extends Error {
+  constructor(who, seconds) {
+    super(`${who} showed no sign of life for ${seconds} s (stopped, stuck or swapped out); it was killed (GROUNDING_EVAL_WORKER_STALL)`);
+    this.name = 'WorkerStalled';
+    this.failure = 'stalled';
+  }
+}
+
+const HEARTBEAT_S = 1; // a worker's heartbeat period (the Python side's --heartbeat)
+const DEFAULT_STALL_S = 15;
+const MIN_STALL_S = 2 * HEARTBEAT_S;
+const WATCH_TICK_MS = 500;
+
+// $GROUNDING_EVAL_WORKER_STALL in seconds (default 15), or an Error naming it.
+function stallSeconds() {
+  const raw = process.env.GROUNDING_EVAL_WORKER_STALL;
+  if (raw === undefined || raw.trim() === '') return DEFAULT_STALL_S;
+  const seconds = Number(raw.trim());
+  if (!Number.isFinite(seconds) || seconds < MIN_STALL_S || seconds > MAX_DEADLINE_S) {
+    return new Error(
+      `GROUNDING_EVAL_WORKER_STALL must be a number of seconds from ${MIN_STALL_S} to ${MAX_DEADLINE_S}, got ${JSON.stringify(raw)}`,
+    );
+  }
+  return seconds;
+}
+
+let stallWarned = false;
+
+// The stall limit for a row's call, or an Error (said once on standard error, and on every row).
+function callStallS() {
+  const stall = stallSeconds();
+  if (stall instanceof Error && !stallWarned) {
+    stallWarned = true;
+    process.stderr.write(`grounding-eval: ${stall.message}; every grounding-eval assertion is unscored\n`);
+  }
+  return stall;
+}
+
+// Watches a process's output while it holds a call: `onStall()` once nothing has come for `stallS`
+// seconds. Counted only while this Node process runs: after a pause of its own (a long synchronous step
+// in promptfoo) what the process wrote meanwhile is still unread, so the count starts again.
+function watchdog(stallS, onStall) {
+  let heard = Date.now();
+  let tick = heard;
+  const timer = setInterval(() => {
+    const now = Date.now();
+    if (now - tick > 4 * WATCH_TICK_MS) heard = now;
+    tick = now;
+    if (now - heard >= stallS * 1000) {
+      clearInterval(timer);
+      onStall();
+    }
+  }, WATCH_TICK_MS);
+  timer.unref(); // the call itself keeps Node alive; the watch never does
+  return {
+    heard() {
+      heard = Date.now();
+    },
+    stop() {
+      clearInterval(timer);
+    },
+  };
 }
 
 function poolSize() {
@@ -149,8 +221,10 @@ class Worker {
     this.busy = 0;
     this.buffer = '';
     this.gone = null;
+    this.watch = null; // the watchdog, while the worker has a call (busy > 0)
     const idle = process.env.GROUNDING_EVAL_WORKER_IDLE || '120';
-    this.child = spawn(python(), ['-m', 'grounding_eval.promptfoo.worker', '--idle', idle], {
+    const args = ['-m', 'grounding_eval.promptfoo.worker', '--idle', idle, '--heartbeat', String(HEARTBEAT_S)];
+    this.child = spawn(python(), args, {
       cwd: process.cwd(),
       env: workerEnv(),
       stdio: ['pipe', 'pipe', 'inherit'],
@@ -172,7 +246,10 @@ class Worker {
     });
     this.child.stdin.on('error', (err) => this.fail(err));
     this.child.stdout.setEncoding('utf8');
-    this.child.stdout.on('data', (chunk) => this.read(chunk));
+    this.child.stdout.on('data', (chunk) => {
+      if (this.watch) this.watch.heard();
+      this.read(chunk);
+    });
     this.idleHandles();
   }
 
@@ -208,6 +285,7 @@ class Worker {
         this.markReady();
         continue;
       }
+      if (message.beat !== undefined) continue; // a sign of life, already counted
       if (message.model !== undefined) {
         answerModelCall(message.model, (reply) => {
           if (!this.gone) this.child.stdin.write(`${stringify(reply)}\n`);
@@ -245,11 +323,24 @@ class Worker {
     if (waiting) waiting.reject(new CallTimeout('the grounding-eval worker', seconds));
   }
 
+  // No sign of life while it held a call: the call it is on fails for good (a worker failure), the worker
+  // is killed, the calls queued behind it go to another worker.
+  stalled(seconds) {
+    const id = this.order[0];
+    const waiting = id === undefined ? undefined : this.pending.get(id);
+    if (waiting) this.pending.delete(id);
+    this.fail(new Error(`worker killed: it showed no sign of life for ${seconds} s`));
+    this.child.kill('SIGKILL');
+    if (waiting) waiting.reject(new WorkerStalled('the grounding-eval worker', seconds));
+  }
+
   fail(err) {
     if (this.gone) return;
     this.gone = err;
     clearTimeout(this.timer);
     this.timer = null;
+    if (this.watch) this.watch.stop();
+    this.watch = null;
     this.failReady(err);
     for (const waiting of this.pending.values()) waiting.reject(err);
     this.pending.clear();
@@ -257,9 +348,10 @@ class Worker {
   }
 
   // Busy from the moment a call is taken, so that waiting for the ready line keeps Node alive too.
-  async call(id, line, seconds) {
+  async call(id, line, seconds, stallS) {
     this.busy += 1;
     this.busyHandles();
+    if (!this.watch && !this.gone) this.watch = watchdog(stallS, () => this.stalled(stallS));
     try {
       await this.ready;
       if (this.gone) throw this.gone;
@@ -271,13 +363,24 @@ class Worker {
       });
     } finally {
       this.busy -= 1;
+      if (this.busy === 0 && this.watch) {
+        this.watch.stop();
+        this.watch = null;
+      }
       this.idleHandles();
     }
   }
 }
 
 function pool() {
-  if (!globalThis[STATE_KEY]) globalThis[STATE_KEY] = { workers: [], nextId: 1, queue: [] };
+  if (!globalThis[STATE_KEY]) {
+    const state = { workers: [], nextId: 1, queue: [] };
+    globalThis[STATE_KEY] = state;
+    // A worker exits when its pipe closes, unless it is stopped (and never picked again): not left behind.
+    process.once('exit', () => {
+      for (const w of state.workers) if (!w.gone) w.child.kill('SIGKILL');
+    });
+  }
   return globalThis[STATE_KEY];
 }
 
@@ -296,23 +399,31 @@ function pickWorker(state) {
   return alive.reduce((a, b) => (b.busy < a.busy ? b : a));
 }
 
-function once(line, seconds) {
+// `stallS`: the stall limit, or undefined for none (the deadline alone).
+function once(line, seconds, stallS) {
   return new Promise((resolve, reject) => {
-    const child = spawn(python(), ['-m', 'grounding_eval.promptfoo.worker', '--once'], {
+    const args = ['-m', 'grounding_eval.promptfoo.worker', '--once', '--heartbeat', String(HEARTBEAT_S)];
+    const child = spawn(python(), args, {
       cwd: process.cwd(),
       env: workerEnv(),
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     let out = '';
     let late = false;
+    let stalled = false;
     const timer = setTimeout(() => {
       late = true;
       child.kill('SIGKILL');
     }, seconds * 1000);
+    const watch = stallS === undefined ? undefined : watchdog(stallS, () => {
+      stalled = true;
+      child.kill('SIGKILL');
+    });
     child.stdout.setEncoding('utf8');
     let pendingLine = '';
     child.stdout.on('data', (chunk) => {
-      // Model calls are asked for on the way; everything else is the reply.
+      if (watch) watch.heard();
+      // Model calls are asked for on the way, heartbeats come meanwhile; everything else is the reply.
       pendingLine += chunk;
       let cut;
       while ((cut = pendingLine.indexOf('\n')) >= 0) {
@@ -324,6 +435,7 @@ function once(line, seconds) {
         } catch (_err) {
           message = undefined;
         }
+        if (message && message.beat !== undefined) continue;
         if (message && message.model !== undefined) {
           answerModelCall(message.model, (reply) => child.stdin.write(`${stringify(reply)}\n`));
         } else {
@@ -335,12 +447,18 @@ function once(line, seconds) {
     child.stdin.on('error', () => {});
     child.on('error', (err) => {
       clearTimeout(timer);
+      if (watch) watch.stop();
       reject(err);
     });
     child.on('close', (code) => {
       clearTimeout(timer);
+      if (watch) watch.stop();
       if (late) {
         reject(new CallTimeout('the one-off Python process', seconds));
+        return;
+      }
+      if (stalled) {
+        reject(new WorkerStalled('the one-off Python process', stallS));
         return;
       }
       out += pendingLine;
@@ -383,9 +501,10 @@ const FAILED = {
 // metadata.composite.status, as the Python composite does). The report never reads the reason's text,
 // which another assertion's reason could imitate. No named scores of its own (a composite's result keeps
 // the row's others, and adds no composite score), so promptfoo's averages leave the row out.
-function failed(call, message) {
+function failed(call, message, workerFailure) {
   const why = String(message).trim() || 'no reason given';
   const metadata = { outcome: 'unscored', unscored_reason: why };
+  if (workerFailure) metadata.worker_failure = workerFailure; // 'stalled' or 'deadline': the process, killed
   if (call.startsWith('round')) metadata.composite = { status: 'unscored' };
   return { pass: false, score: 0, reason: `${FAILED[call]}: ${why}`, metadata };
 }
@@ -401,6 +520,8 @@ async function grade(call, value, context) {
   }
   const seconds = callDeadlineS(context);
   if (seconds instanceof Error) return failed(call, seconds.message);
+  const stallS = callStallS();
+  if (stallS instanceof Error) return failed(call, stallS.message);
   try {
     context = await withSourceVars(context);
   } catch (err) {
@@ -419,14 +540,14 @@ async function grade(call, value, context) {
   // past its deadline gets none: asked again, it could hold the eval as long again.
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
-      return await pickWorker(state).call(id, line, seconds);
+      return await pickWorker(state).call(id, line, seconds, stallS);
     } catch (err) {
-      if (err instanceof CallTimeout) return failed(call, err.message);
+      if (err instanceof CallTimeout || err instanceof WorkerStalled) return failed(call, err.message, err.failure);
       workerError = err;
     }
   }
   try {
-    const result = await once(line, seconds);
+    const result = await once(line, seconds, stallS);
     const note = `(graded in a one-off Python process: the grounding-eval worker failed: ${workerError.message})`;
     return { ...result, reason: `${result.reason}\n${note}` };
   } catch (err) {
@@ -649,7 +770,7 @@ async function restoreSourceVars(suite, root, seconds) {
   const line = `${stringify({ id: 0, call: 'source_vars', args: [entries, null], pack_root: root })}\n`;
   let answers;
   try {
-    answers = (await once(line, seconds)).source_vars;
+    answers = (await once(line, seconds, checkStallS())).source_vars;
     if (!Array.isArray(answers) || answers.length !== missing.length) throw new Error('no answer for every test');
   } catch (err) {
     return [`source vars (${missing.length} test(s) without them): could not be rebuilt: ${err.message}`];
@@ -674,6 +795,12 @@ async function withSourceVars(context) {
     if (vars[name] === undefined) vars[name] = await sourceValue(name, value, '', vars, context.provider);
   }
   return { ...context, vars };
+}
+
+// beforeAll's own Python processes are watched too; a bad GROUNDING_EVAL_WORKER_STALL is said on the rows.
+function checkStallS() {
+  const stall = stallSeconds();
+  return typeof stall === 'number' ? stall : undefined;
 }
 
 // An error whose text is its message alone (promptfoo stores String(error) / its stack as the row's error).
@@ -719,7 +846,7 @@ async function beforeAll(context) {
   const line = `${stringify({ id: 0, call: 'check', args: [items.map((i) => i.entry), null], pack_root: root })}\n`;
   let answers;
   try {
-    answers = (await once(line, seconds)).checks;
+    answers = (await once(line, seconds, checkStallS())).checks;
     if (!Array.isArray(answers) || answers.length !== items.length) throw new Error('the checker gave no answer for every assertion');
   } catch (err) {
     // Not a configuration error: the check itself could not run. Said, and the eval goes on (each row says

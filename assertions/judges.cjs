@@ -618,6 +618,24 @@ function register(choice) {
   return ref;
 }
 
+// Loading a provider runs its module (a `file://` provider's own code): one that never settles must not
+// hold beforeAll or a row. The bound: PROVIDER_LOAD_DEADLINE_S, or GROUNDING_EVAL_CALL_TIMEOUT when lower.
+const PROVIDER_LOAD_DEADLINE_S = 30;
+
+function providerLoadDeadlineS() {
+  const fromEnv = Number(process.env.GROUNDING_EVAL_CALL_TIMEOUT);
+  return Number.isFinite(fromEnv) && fromEnv > 0 ? Math.min(fromEnv, PROVIDER_LOAD_DEADLINE_S) : PROVIDER_LOAD_DEADLINE_S;
+}
+
+// `promise`, or a rejection with `message` once `seconds` have passed (the timer never outlives it).
+function withinDeadline(promise, seconds, message) {
+  let timer;
+  const late = new Promise((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), seconds * 1000);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 // The judge's provider, loaded (once), with its endpoint host, scrubber and cache digest.
 function loaded(ref) {
   const entry = registry().byRef.get(ref);
@@ -629,8 +647,13 @@ function loaded(ref) {
         const { loadApiProvider } = await promptfoo();
         const options = typeof provider === 'string' ? {} : { ...provider };
         const id = typeof provider === 'string' ? provider : provider.id;
+        const seconds = providerLoadDeadlineS();
         try {
-          provider = await loadApiProvider(id, { options, basePath: process.cwd() });
+          provider = await withinDeadline(
+            loadApiProvider(id, { options, basePath: process.cwd() }),
+            seconds,
+            `the provider did not load within ${seconds} s`,
+          );
         } catch (err) {
           // promptfoo's message may quote the provider's settings: scrubbed as its replies are
           throw new Error(scrubber(secretsOf(undefined, entry.held))(oneLine((err && err.message) || err)));

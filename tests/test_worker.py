@@ -140,6 +140,33 @@ class TestProcess:
         assert proc.stdin is not None
         proc.stdin.close()
 
+    def test_a_heartbeat_comes_every_period_between_the_replies(self) -> None:
+        """``--heartbeat S``: ``{"beat": N}`` lines from a thread of its own, counted up, whole lines
+        between the replies (the JavaScript side's sign of life)."""
+        proc = _start("--idle", "30", "--heartbeat", "0.1")
+        assert proc.stdout is not None and proc.stdin is not None
+        started = time.monotonic()
+        lines = [json.loads(proc.stdout.readline()) for _ in range(6)]
+        assert time.monotonic() - started < 5
+        beats = [line["beat"] for line in lines if "beat" in line]
+        assert [line for line in lines if "beat" not in line] == [
+            {"id": None, "ready": worker.PROTOCOL, "pid": proc.pid}
+        ]
+        assert beats == list(range(beats[0], beats[0] + len(beats))) and len(beats) == 5
+        _send(proc, _request(3, "verifier", [ANSWER, CONTEXT]))
+        while "beat" in (reply := json.loads(proc.stdout.readline())):
+            pass
+        assert reply["id"] == 3 and reply["result"]["pass"] is True
+        proc.stdin.close()
+        assert proc.wait(timeout=10) == 0
+
+    @pytest.mark.parametrize("period", ["0", "-1", "nan"])
+    def test_a_heartbeat_period_must_be_positive(self, period: str) -> None:
+        proc = _start("--heartbeat", period)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 2
+        assert b"--heartbeat must be a number of seconds above 0" in err
+
     def test_once_answers_one_request(self) -> None:
         done = subprocess.run(
             [sys.executable, "-m", "grounding_eval.promptfoo.worker", "--once"],

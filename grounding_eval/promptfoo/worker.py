@@ -21,6 +21,12 @@ JavaScript side's deadline (``GROUNDING_EVAL_CALL_TIMEOUT``; by default the judg
 the slowest judgment, plus margin) is killed with SIGKILL and replaced, and that row's result says so:
 nothing here needs to cooperate, so a stopped or deadlocked worker cannot hang the eval.
 
+That deadline is the slowest legitimate call's, far too long to wait on a worker that has stopped
+(SIGSTOP, a C call that holds the interpreter, a machine swapping it out). With ``--heartbeat SECONDS``
+a thread of its own writes ``{"beat": N}`` every SECONDS, whatever the call is doing, and the JavaScript
+side kills and replaces a busy worker that has written nothing for ``GROUNDING_EVAL_WORKER_STALL``
+seconds: the call it was on is unscored as a worker failure, in seconds, not at the call's deadline.
+
 ``python -m grounding_eval.promptfoo.worker --once`` reads a single request line from standard input,
 writes its reply and exits: the JavaScript entry's way to grade when no worker can be kept.
 
@@ -37,6 +43,7 @@ import os
 import select
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -182,9 +189,31 @@ def _failure(prefix: str, message: str) -> dict[str, Any]:
     return result
 
 
+_WRITING = threading.Lock()  # one line at a time on standard output: the heartbeat writes from its own thread
+
+
 def _reply(out: TextIO, reply: Mapping[str, Any]) -> None:
-    out.write(json.dumps(reply, ensure_ascii=False, allow_nan=False, default=str) + "\n")
-    out.flush()
+    line = json.dumps(reply, ensure_ascii=False, allow_nan=False, default=str) + "\n"
+    with _WRITING:
+        out.write(line)
+        out.flush()
+
+
+def _heartbeat(out: TextIO, every: float) -> None:
+    """Write ``{"beat": N}`` every ``every`` seconds from a daemon thread, until the pipe closes: the sign
+    of life the JavaScript side watches while a call is on (a stopped or stuck process writes none)."""
+
+    def beat() -> None:
+        count = 0
+        while True:
+            time.sleep(every)
+            count += 1
+            try:
+                _reply(out, {"beat": count})
+            except (OSError, ValueError):  # the pipe closed: promptfoo has gone, and the worker follows
+                return
+
+    threading.Thread(target=beat, name="grounding-eval-heartbeat", daemon=True).start()
 
 
 class _Reader:
@@ -275,9 +304,16 @@ def main(argv: list[str] | None = None) -> int:
         "--idle", type=float, default=DEFAULT_IDLE_S, help="exit after SECONDS without a request"
     )
     parser.add_argument("--once", action="store_true", help="answer one request from standard input and exit")
+    parser.add_argument(
+        "--heartbeat", type=float, default=None, help='write {"beat": N} every SECONDS (a sign of life)'
+    )
     args = parser.parse_args(argv)
     out = sys.stdout
     sys.stdout = sys.stderr  # replies only on the real standard output
+    if args.heartbeat is not None:
+        if not args.heartbeat > 0:
+            parser.error("--heartbeat must be a number of seconds above 0")
+        _heartbeat(out, args.heartbeat)
     if args.once:
         reader = _Reader(sys.stdin.fileno())
         line = reader.line(None)
