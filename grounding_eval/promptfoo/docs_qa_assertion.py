@@ -323,11 +323,12 @@ def _provider(config: dict[str, Any], context: dict[str, Any], metadata: dict[st
 def _client(choice: Any, config: dict[str, Any]) -> Any:
     """The grader's client, built once per process as the rubric judge's (a recording restarted per row:
     its position in a key's replies, reply 1 then the retry's reply 2, starts over for every row)."""
+    from grounding_eval.judge.cache import default_cache_dir
     from grounding_eval.promptfoo.judge_provider import judge_client
 
     return judge_client(
         choice,
-        str(config.get("cache_dir") or ".cache/grounding-eval/judge"),
+        str(config.get("cache_dir") or default_cache_dir()),
         str(config["base_url"]) if config.get("base_url") else None,
         float(config.get("timeout", 120.0)),
         int(config.get("max_retries", 4)),

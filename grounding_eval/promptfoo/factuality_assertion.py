@@ -42,7 +42,6 @@ __all__ = ["CHEAP_PROVIDER_ENV", "factuality_assertion"]
 CHEAP_PROVIDER_ENV = "GROUNDING_EVAL_FACTUALITY_CHEAP_PROVIDER"
 _DEFAULT_QUEUE = "results/factuality_review_queue.jsonl"
 _DEFAULT_HUMAN_QUEUE = "results/factuality_human_verification.jsonl"
-_DEFAULT_CACHE = ".cache/grounding-eval/judge"
 _CHIPS = frozenset({"factual_accuracy", "factuality.contradicted", "factuality.severity.critical",
                     "factuality.severity.major", "factuality.ungrounded_verdicts"})  # fmt: skip
 
@@ -62,6 +61,7 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
     from grounding_eval.factuality.judge import decide, judge_factuality
     from grounding_eval.factuality.rubric import load_rubric
     from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
+    from grounding_eval.judge.cache import default_cache_dir
     from grounding_eval.judge.client import JudgeConfigError
     from grounding_eval.promptfoo.judge_assertion import answer_recording, condition_of
     from grounding_eval.promptfoo.judge_provider import JUDGE_PROVIDER_ENV, choose_judge, judge_client
@@ -93,7 +93,7 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
         cheap_id = _cheap_provider(
             config, context, metadata, live_judge=bool(os.environ.get(JUDGE_PROVIDER_ENV))
         )
-        cache_dir = str(config.get("cache_dir") or _DEFAULT_CACHE)
+        cache_dir = str(config.get("cache_dir") or default_cache_dir())
         timeout = float(config.get("timeout", 120.0))
         retries = int(config.get("max_retries", 4))
         # Built once per process, as the other judges' (a recording restarted for every row).

@@ -16,6 +16,7 @@ import yaml
 
 from grounding_eval.judge.cache import CacheEntry, ReplyCache, cache_key
 from grounding_eval.judge.client import JudgeError, make_client
+from grounding_eval.user_cache import seal, unseal
 from tests.judge.conftest import FAKE_KEYS, JudgeServer, Scripted, WireCase, wire_cases
 
 FAST = {"backoff_base": 0.001, "backoff_max": 0.01}
@@ -248,8 +249,10 @@ class TestLayout:
         }
         [path] = _files(tmp_path)
         assert path.name == f"{cache_key(fields)}.json"
-        record = json.loads(path.read_text(encoding="utf-8"))
-        assert record["format"] == 1
+        envelope = json.loads(path.read_text(encoding="utf-8"))  # sealed: grounding_eval.user_cache
+        assert (envelope["kind"], envelope["name"]) == ("judge-reply", cache_key(fields))
+        record = unseal("judge-reply", cache_key(fields), path.read_bytes())
+        assert record["format"] == 2
         assert record["key"] == cache_key(fields)
         assert record["request"] == fields
         assert record["reply"] == {"text": "x", "raw": reply.raw, "request_id": reply.request_id}
@@ -335,9 +338,12 @@ class TestDamagedCache:
     ) -> None:
         """A file whose stored request is not this one (copied, renamed) does not answer."""
         path = self._fill(wire_case, judge_server, tmp_path)
-        record = json.loads(path.read_text(encoding="utf-8"))
+        envelope = json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(envelope["body"])
         record["request"]["prompt"] = "something else"
-        path.write_text(json.dumps(record), encoding="utf-8")
+        path.write_text(
+            str(seal(envelope["kind"], envelope["name"], record)), encoding="utf-8"
+        )  # sealed here
         judge_server.script(Scripted(body=wire_case.ok("fresh")))
         assert _client(wire_case, tmp_path).complete(PROMPT).text == "fresh"
 
