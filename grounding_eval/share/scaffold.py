@@ -23,10 +23,18 @@ from grounding_eval.data.rounds import ROUNDS
 from grounding_eval.errors import DataError
 from grounding_eval.resources import pack_file
 
-__all__ = ["STUDIES", "Study", "describe", "grounding_eval_command", "scaffold"]
+__all__ = [
+    "ENTRY_FILES",
+    "STUDIES",
+    "Study",
+    "describe",
+    "generator_sha256s",
+    "grounding_eval_command",
+    "scaffold",
+]
 
 _TEMPLATES: Final = Path(__file__).with_name("templates")
-_ENTRY_FILES: Final = (
+ENTRY_FILES: Final = (
     "assertions/grounding.cjs",
     "assertions/grounding.py",
     "assertions/verifier.py",
@@ -179,6 +187,14 @@ def generate_tests(config: dict[str, Any] | None = None) -> list[dict[str, Any]]
 '''
 
 
+def generator_sha256s() -> frozenset[str]:
+    """The SHA-256 of each test generator ``init`` writes (``generate.py``): ``bundle check`` tells the
+    pack's from one a sender edited."""
+    import hashlib
+
+    return frozenset(hashlib.sha256(_generator(study).encode()).hexdigest() for study in STUDIES.values())
+
+
 def _template(name: str) -> str:
     return (_TEMPLATES / name).read_text(encoding="utf-8")
 
@@ -248,7 +264,7 @@ def scaffold(directory: Path, study_id: str, dataset: Path | None, *, force: boo
     }
     for pack_path, _label in study.prompts:
         files[f"prompts/{Path(pack_path).name}"] = pack_file(*pack_path.split("/")).read_bytes()
-    for entry in _ENTRY_FILES:
+    for entry in ENTRY_FILES:
         files[entry] = pack_file(*entry.split("/")).read_bytes()
     if dataset is None and study.sample == "sample":
         files["liveness_snapshot.fixture.csv"] = pack_file(

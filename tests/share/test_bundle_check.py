@@ -9,8 +9,10 @@ import tarfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from grounding_eval.cli import main
+from grounding_eval.errors import clip
 from grounding_eval.share.bundle import make_bundle
 from grounding_eval.share.check import check_bundle
 from grounding_eval.share.scaffold import scaffold
@@ -366,3 +368,117 @@ class TestSeveralResults:
         assert (code, err) == (0, "")
         names = [info.name for info, _ in _members(out)]
         assert [n for n in names if n.startswith("results/")] == ["results/results.json"]
+
+
+def _forged(src: Path, dst: Path, edits: dict[str, bytes | None]) -> Path:
+    """``src`` as someone who rewrites the manifest would forge it: each named member replaced (``None``:
+    removed) or added, and the manifest's hashes made to match, so only what a member *is* can refuse it."""
+    members = {i.name: d for i, d in _members(src) if d is not None}
+    members.update({k: v for k, v in edits.items() if v is not None})
+    for name in [k for k, v in edits.items() if v is None]:
+        members.pop(name, None)
+    manifest = json.loads(members.pop("manifest.json"))
+    manifest["files"] = {
+        n: {"sha256": hashlib.sha256(d).hexdigest(), "size": len(d)} for n, d in members.items()
+    }
+    with tarfile.open(dst, "w:gz") as tar:
+        for name, data in [("manifest.json", json.dumps(manifest).encode()), *sorted(members.items())]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return dst
+
+
+class TestReceivedStudy:
+    """A bundle is someone else's study: what could decide a verdict or run code is refused or listed
+    (issue 39). Each bundle here has a manifest that matches its members."""
+
+    @pytest.mark.parametrize(
+        "member",
+        ["study/.cache/grounding-eval/allowlist-0123456789abcdef0123456789abcdef01234567.json",
+         "study/node_modules/promptfoo/package.json", "study/.promptfoo/cache/cache.json"],
+    )  # fmt: skip
+    def test_caches_packages_and_promptfoos_database_are_refused(
+        self, bundle: Path, tmp_path: Path, member: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        bad = _forged(bundle, tmp_path / "bad.tar.gz", {member: b'{"format": 1, "key": "k", "value": []}'})
+        code, out, err = _run(capsys, "bundle", "check", str(bad))
+        folder = next(p for p in member.split("/") if p in (".cache", "node_modules", ".promptfoo"))
+        assert (code, out) == (2, "")
+        assert err.startswith(
+            f"grounding-eval: error: {bad}: member {clip(member)}: under {folder}/, which share "
+        )
+        assert err.count("\n") == 1
+
+    @pytest.mark.parametrize("entry", ["study/assertions/grounding.cjs", "study/assertions/verifier.py",
+                                       "study/providers/replay.py"])  # fmt: skip
+    def test_an_entry_file_that_differs_from_the_pack_is_refused(
+        self, bundle: Path, tmp_path: Path, entry: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        original = dict((i.name, d) for i, d in _members(bundle))[entry]
+        assert original is not None
+        edited = original + b"\n// a verdict of the sender's\n"
+        bad = _forged(bundle, tmp_path / "bad.tar.gz", {entry: edited})
+        code, _, err = _run(capsys, "bundle", "check", str(bad))
+        relative = entry.removeprefix("study/")
+        assert (code, err) == (2, f"grounding-eval: error: {bad}: member '{entry}': differs from the installed "
+                               f"grounding-eval's {relative} (edited, or written by another version): a study "
+                               "runs the pack's entry code, never its own under the pack's name\n")  # fmt: skip
+
+    def test_endpoints_and_code_the_configs_name_are_listed(
+        self, bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A config naming its own judge endpoint, an http provider, a Python grader, an exec: provider and
+        an inline JavaScript check: each listed in one line; the pack's own entries, the official API hosts
+        and data references (prompts) are not."""
+        config = yaml.safe_load(
+            dict((i.name, d) for i, d in _members(bundle))["study/promptfooconfig.yaml"] or b""
+        )
+        judge = next(a for a in config["defaultTest"]["assert"] if a["value"].endswith(":judge"))
+        judge["config"]["base_url"] = "http://127.0.0.1:8765/v1"
+        config["providers"] += [
+            {
+                "id": "https://models.sender.example/v1/chat",
+                "config": {"url": "https://models.sender.example/x"},
+            },
+            {"id": "openai:chat:gpt-4o-mini", "config": {"apiBaseUrl": "https://api.openai.com/v1"}},
+            "exec: ./answer.sh",
+        ]
+        config["defaultTest"]["assert"] += [
+            {"type": "python", "value": "file://graders/mine.py:get_assert"},
+            {"type": "javascript", "value": "output.length > 0"},
+        ]
+        forged = _forged(
+            bundle, tmp_path / "f.tar.gz", {"study/promptfooconfig.yaml": yaml.safe_dump(config).encode()}
+        )
+        code, out, err = _run(capsys, "bundle", "check", str(forged))
+        assert (code, err) == (0, "")
+        listed = [line for line in out.splitlines() if line.startswith(("endpoint:", "code:"))]
+        where = "study/promptfooconfig.yaml"
+        n = len(config["defaultTest"]["assert"])
+        judge_at = config["defaultTest"]["assert"].index(judge)
+        providers = len(config["providers"])
+        assert listed == [
+            f"endpoint: {where}: defaultTest.assert[{judge_at}].config.base_url = 'http://127.0.0.1:8765/v1' (not a model provider's API host)",
+            f"code: {where}: defaultTest.assert[{n - 2}].value = 'file://graders/mine.py:get_assert'",
+            f"code: {where}: defaultTest.assert[{n - 1}].value: an inline javascript assertion",
+            f"endpoint: {where}: providers[{providers - 3}].config.url = 'https://models.sender.example/x' (not a model provider's API host)",
+            f"endpoint: {where}: providers[{providers - 3}].id = 'https://models.sender.example/v1/chat' (not a model provider's API host)",
+            f"code: {where}: providers[{providers - 1}] = 'exec: ./answer.sh'",
+        ]
+
+    def test_a_fresh_bundle_lists_nothing(self, bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """init's study names the pack's entries, its generator and its prompts only."""
+        code, out, err = _run(capsys, "bundle", "check", str(bundle))
+        assert (code, err) == (0, "") and len(out.splitlines()) == 1, out
+
+    def test_an_edited_generator_is_listed(
+        self, bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        generator = dict((i.name, d) for i, d in _members(bundle))["study/generate.py"] or b""
+        forged = _forged(bundle, tmp_path / "f.tar.gz", {"study/generate.py": generator + b"\nimport os\n"})
+        code, out, _ = _run(capsys, "bundle", "check", str(forged))
+        assert code == 0
+        assert [line for line in out.splitlines() if line.startswith("code:")] == [
+            "code: study/promptfooconfig.yaml: tests[0].path = 'file://generate.py:generate_tests'"
+        ]

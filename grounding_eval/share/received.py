@@ -1,0 +1,132 @@
+"""What a received study's files can do beyond the pack: its entry code, model endpoints and code references.
+
+``bundle check`` (:mod:`grounding_eval.share.check`) reads a bundle written by someone else. The pack's own
+entry files (``assertions/*``, ``providers/replay.py``) are copied into a study byte for byte by ``init``,
+so a copy that differs is refused (:func:`entry_problem`): it would run the sender's code under the pack's
+name. The rest of what a config can do is listed, not refused — a study may well name its own endpoint or
+grader — so the receiver reads it before running anything (:func:`config_findings`):
+
+* every **model endpoint** a config names (``base_url``, ``cheap_base_url``, ``apiBaseUrl``, ``apiHost``,
+  a provider's ``url``, an ``http(s)://`` provider id) whose host is not a model provider's official API
+  host (``policy.yaml`` ``bundle.official_api_hosts``): it would receive the prompts, and whatever key the
+  provider sends it;
+* every **code reference** outside the pack's entries: ``file://`` to anything but data (prompts, tables,
+  YAML), ``exec:``, ``python:``, ``package:``, and an inline ``javascript`` or ``python`` assertion — code
+  that promptfoo runs with the receiver's environment and keys.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator
+from pathlib import PurePosixPath
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from grounding_eval.errors import clip
+
+__all__ = ["config_findings", "entry_problem", "is_config_member"]
+
+_ENDPOINT_KEYS: Final = frozenset({"base_url", "cheap_base_url", "apiBaseUrl", "apiHost", "baseUrl", "api_base",
+                                   "apiBase", "endpoint", "url"})  # fmt: skip
+_PROVIDER_KEYS: Final = frozenset({"id", "provider", "providers", "cheap_provider"})
+_CODE_PREFIXES: Final = ("exec:", "python:", "package:")
+_DATA_SUFFIXES: Final = frozenset({".txt", ".md", ".j2", ".csv", ".tsv", ".yaml", ".yml", ".json", ".jsonl"})
+_CONFIG_SUFFIXES: Final = (".yaml", ".yml", ".json")
+
+
+def is_config_member(name: str) -> bool:
+    """Whether a bundle member is one of the study's configs (YAML or JSON under ``study/``)."""
+    return name.startswith("study/") and PurePosixPath(name).suffix.lower() in _CONFIG_SUFFIXES
+
+
+def entry_problem(name: str, sha256: str) -> str | None:
+    """Why the study member ``name`` (hashed ``sha256``) must not be run, or ``None``: a copy of one of the
+    pack's entry files that differs from the installed grounding-eval's."""
+    from grounding_eval.resources import pack_file, sha256_file
+    from grounding_eval.share.scaffold import ENTRY_FILES
+
+    relative = name.removeprefix("study/")
+    if relative not in ENTRY_FILES:
+        return None
+    if sha256_file(pack_file(*relative.split("/"))) == sha256:
+        return None
+    return (
+        f"differs from the installed grounding-eval's {relative} (edited, or written by another version): "
+        "a study runs the pack's entry code, never its own under the pack's name"
+    )
+
+
+def config_findings(name: str, document: Any, members: dict[str, str]) -> list[str]:
+    """One line per endpoint and code reference the config ``name`` (parsed: ``document``) makes, as
+    ``bundle check`` prints them; ``members`` maps each study member to its SHA-256 (to tell the pack's
+    generator from one edited)."""
+    folder = posixpath.dirname(name.removeprefix("study/"))
+    out: list[str] = []
+    for where, kind, value in _walk(document, ""):
+        if kind == "endpoint":
+            host = _host(value)
+            if host is not None and not _official(host):
+                out.append(f"endpoint: {name}: {where} = {clip(value, 80)} (not a model provider's API host)")
+        elif kind == "inline":
+            out.append(f"code: {name}: {where}: an inline {value} assertion")
+        elif not _own(value, folder, members):
+            out.append(f"code: {name}: {where} = {clip(value, 80)}")
+    return out
+
+
+def _walk(value: Any, where: str, key: str = "") -> Iterator[tuple[str, str, str]]:
+    """``(where, kind, value)`` for each endpoint (``endpoint``), code reference (``code``) and inline code
+    (``inline``: the language) in a parsed config; a test's ``vars`` are data, never walked."""
+    if isinstance(value, dict):
+        kind, code = value.get("type"), value.get("value")
+        if (
+            kind in ("javascript", "python")
+            and isinstance(code, str)
+            and not code.lstrip().startswith("file://")
+        ):
+            yield f"{where}.value".lstrip("."), "inline", str(kind)
+        for k, v in value.items():
+            if str(k) != "vars":
+                yield from _walk(v, f"{where}.{k}".lstrip("."), str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _walk(v, f"{where}[{i}]", key)
+    elif isinstance(value, str):
+        text = value.strip()
+        if key in _ENDPOINT_KEYS or (key in _PROVIDER_KEYS and text.startswith(("http://", "https://"))):
+            yield where, "endpoint", text
+        elif text.startswith("file://") or text.startswith(_CODE_PREFIXES):
+            yield where, "code", text
+
+
+def _host(value: str) -> str | None:
+    split = urlsplit(value if "://" in value else f"https://{value}")
+    return split.hostname or None
+
+
+def _official(host: str) -> bool:
+    from grounding_eval.share.redact import policy
+
+    for entry in policy()["bundle"]["official_api_hosts"]:
+        entry = str(entry).lower()
+        if host == entry or (entry.startswith(".") and host.endswith(entry)):
+            return True
+    return False
+
+
+def _own(reference: str, folder: str, members: dict[str, str]) -> bool:
+    """Whether a code reference is the pack's own: a data file, a pack entry file (checked byte for byte
+    by :func:`entry_problem`), or the generator ``init`` writes, unedited."""
+    from grounding_eval.share.scaffold import ENTRY_FILES, generator_sha256s
+
+    if not reference.startswith("file://"):
+        return False
+    path = reference.removeprefix("file://")
+    if PurePosixPath(path.split(":", 1)[0]).suffix.lower() in _DATA_SUFFIXES and ":" not in path:
+        return True  # a prompt, a table, a YAML file: data, not code
+    path = path.rsplit(":", 1)[0] if ":" in path else path
+    relative = posixpath.normpath(posixpath.join(folder, path))
+    if relative in ENTRY_FILES:
+        return f"study/{relative}" in members
+    return relative == "generate.py" and members.get("study/generate.py") in generator_sha256s()
