@@ -163,6 +163,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         ),
     )
     evidence["retried"] = outcome.retried
+    evidence.update(outcome.flags())
     audit_note = audit_fields(outcome.recorded, evidence, audit_dir)  # a failed write changes no verdict
     if isinstance(outcome, Unscored):
         why = unscored_reason(outcome, whose="the grader's", caller="grader", provider=provider)

@@ -193,6 +193,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         review=Review(queue, review_record),
     )
     evidence["cached"] = outcome.cached
+    evidence.update(outcome.flags())
     audit_note = audit_fields(outcome.recorded, evidence, audit_dir)
     provenance = _provenance(rubric, rubric_file, metadata, config)
     if isinstance(outcome, Unscored):
