@@ -221,6 +221,7 @@ _COMMAND_MODULES = (
     "grounding_eval.judge.audit_cli",
     "grounding_eval.promptfoo.rescore",
     "grounding_eval.share.cli",
+    "grounding_eval.environment",
 )
 
 
