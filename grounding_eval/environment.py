@@ -7,8 +7,12 @@ that is a namespace package (no ``__init__.py``) wherever it lies on ``sys.path`
 tests.helpers`` breaks in the user's project. No fixed release exists and no other library reads
 citations as these do, so the pack removes those files after installing (``grounding-eval doctor --fix``,
 which ``scripts/install`` runs): only the files each distribution's own ``RECORD`` lists under ``tests/``,
-then the folders left empty. Neither library imports its tests (measured: no ``import tests`` in either,
-the pack's whole suite passes without them); a reinstall of either puts them back, and the check says so.
+then the folders left empty. Only installed wheels are read — a ``.dist-info`` folder with a ``RECORD``,
+inside the environment's own site-packages (``sysconfig`` purelib and platlib) — and only files inside that
+folder are touched: an ``.egg-info`` in the current folder (a user's own project, whose ``SOURCES.txt``
+lists its ``tests/``) is never read, so the fix cannot delete a user's files.
+Neither library imports its tests (measured: no ``import tests`` in either, the pack's whole
+suite passes without them); a reinstall of either puts them back, and the check says so.
 """
 
 from __future__ import annotations
@@ -16,12 +20,21 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import sysconfig
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["COMMANDS", "ForeignPackage", "add_commands", "foreign_packages", "remove_foreign", "run"]
+__all__ = [
+    "COMMANDS",
+    "ForeignPackage",
+    "add_commands",
+    "foreign_packages",
+    "remove_foreign",
+    "run",
+    "site_folders",
+]
 
 COMMANDS = frozenset({"doctor"})
 
@@ -39,17 +52,35 @@ class ForeignPackage:
     files: tuple[Path, ...]  # the files its RECORD lists under the package that are present
 
 
+def site_folders() -> list[str]:
+    """This environment's site-packages (``sysconfig`` purelib and platlib), each once."""
+    paths = sysconfig.get_paths()
+    return list(dict.fromkeys(os.path.realpath(paths[k]) for k in ("purelib", "platlib")))
+
+
 def foreign_packages(
     names: Iterable[str] = ("tests",), path: list[str] | None = None
 ) -> list[ForeignPackage]:
-    """Every installed distribution (but grounding-eval) whose ``RECORD`` lists files under a top-level
-    package in ``names`` that are present, read with :mod:`importlib.metadata` (``path``: where to look;
-    ``sys.path`` by default)."""
+    """Every installed wheel (but grounding-eval) whose ``RECORD`` lists files under a top-level package in
+    ``names`` that are present, read with :mod:`importlib.metadata` (``path``: the site-packages folders
+    to read; this environment's by default, :func:`site_folders`).
+
+    Only a ``.dist-info`` folder with a ``RECORD`` that sits directly in one of those folders counts, and
+    only the listed files that resolve inside that folder: never an ``.egg-info`` (its ``SOURCES.txt``
+    lists a project's own sources) nor anything in the current folder.
+    """
     from importlib import metadata
 
     wanted = set(names)
+    folders = [Path(os.path.realpath(p)) for p in (site_folders() if path is None else path)]
     found: list[ForeignPackage] = []
-    for dist in metadata.distributions() if path is None else metadata.distributions(path=path):
+    for dist in metadata.distributions(path=[str(f) for f in folders]):
+        where = getattr(dist, "_path", None)  # PathDistribution: its metadata folder
+        if where is None or not str(where).endswith(".dist-info") or dist.read_text("RECORD") is None:
+            continue
+        site = Path(os.path.realpath(Path(str(where)).parent))
+        if site not in folders:
+            continue
         name = str(dist.metadata["Name"] or "")
         if name.lower().replace("_", "-") == _OWN:
             continue
@@ -57,12 +88,13 @@ def foreign_packages(
         for file in dist.files or ():
             top = file.parts[0] if file.parts else ""
             if top in wanted:
-                located = Path(str(dist.locate_file(file)))
-                if located.exists():
+                located = Path(os.path.realpath(str(dist.locate_file(file))))
+                if located.is_relative_to(site / top) and located.exists():
                     by_package.setdefault(top, []).append(located)
         for package, files in sorted(by_package.items()):
-            root = Path(str(dist.locate_file(package)))
-            found.append(ForeignPackage(name, str(dist.version), package, root, tuple(sorted(files))))
+            found.append(
+                ForeignPackage(name, str(dist.version), package, site / package, tuple(sorted(files)))
+            )
     return found
 
 

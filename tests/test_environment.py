@@ -55,3 +55,42 @@ def test_doctor_says_what_it_finds() -> None:
     clean = not foreign_packages()
     assert done.returncode == (0 if clean else 1), done.stderr
     assert ("OK: no dependency" in done.stdout) == clean
+
+
+def _user_project(root: Path) -> Path:
+    """A user's own project, as ``pip install -e .`` with setuptools leaves it: ``myproj.egg-info`` whose
+    ``SOURCES.txt`` lists the project's ``tests/`` (the reviewer's reproducer)."""
+    info = root / "myproj.egg-info"
+    info.mkdir(parents=True)
+    (info / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: myproj\nVersion: 0.1\n")
+    (info / "SOURCES.txt").write_text("setup.py\nmyproj/__init__.py\ntests/test_a.py\ntests/helpers.py\n")
+    (root / "tests").mkdir(exist_ok=True)
+    for name in ("test_a.py", "helpers.py"):
+        (root / "tests" / name).write_text("# the user's own test\n")
+    return root
+
+
+def test_the_fix_never_touches_a_project_in_the_current_folder(tmp_path: Path) -> None:
+    """``doctor --fix`` run in a user's project reads this environment's site-packages only: the project's
+    ``.egg-info`` (which lists its ``tests/``) is not a distribution the fix may clean."""
+    project = _user_project(tmp_path / "userproj")
+    done = subprocess.run([sys.executable, "-m", "grounding_eval", "doctor", "--fix"], cwd=project,
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert "myproj" not in done.stdout, done.stdout
+    assert sorted(p.name for p in (project / "tests").iterdir()) == ["helpers.py", "test_a.py"]
+
+
+def test_only_wheels_inside_the_site_folder_count(tmp_path: Path) -> None:
+    """An ``.egg-info`` even in site-packages, and a ``RECORD`` entry that leads out of it, are never acted on."""
+    site = _site(tmp_path)
+    _user_project(site)  # an egg-info beside the wheels, listing tests/ files that exist
+    outside = tmp_path / "elsewhere" / "tests"
+    outside.mkdir(parents=True)
+    (outside / "x.py").write_text("")
+    record = site / "libwithtests-1.0.dist-info" / "RECORD"
+    record.write_text(record.read_text() + "tests/../../elsewhere/tests/x.py,,\n")
+    (found,) = foreign_packages(path=[str(site)])
+    assert found.distribution == "libwithtests" and len(found.files) == 3
+    assert all(f.is_relative_to(site / "tests") for f in found.files)
+    remove_foreign([found])
+    assert (outside / "x.py").exists() and (site / "tests" / "helpers.py").exists()
