@@ -320,6 +320,7 @@ def make_bundle(
     from grounding_eval.files import RESULTS, read_bytes
     from grounding_eval.results_file import read_results
     from grounding_eval.share.content import Kind, classify, dataset_folders
+    from grounding_eval.share.received import entry_problem, name_problem
 
     if not (study / "promptfooconfig.yaml").is_file():
         raise DataError(
@@ -344,6 +345,11 @@ def make_bundle(
                 sharing.add(name, path, data)
             continue  # .env.bak, .env.production, .envrc, a .env in a subfolder: never shared
         data = read_bytes(path, RESULTS)
+        problem = name_problem(name) or entry_problem(name, _sha(data))  # what bundle check would refuse
+        if problem:
+            raise DataError(
+                path, f"{problem}; bundle check refuses such a bundle, so share does not write it"
+            )
         kind = archive_kind(data[:ARCHIVE_HEAD], path.name)
         if kind:
             raise DataError(path, f"an archive ({kind}) inside the study: a bundle never holds another "

@@ -20,7 +20,10 @@ A bundle is someone else's study, so what it could run or decide is checked too
 (:mod:`grounding_eval.share.received`): a member under ``.cache/``, ``node_modules/`` or ``.promptfoo/``
 is refused unread (a planted cache, package or promptfoo database could decide a verdict or run code;
 ``share`` never writes one), and so is a copy of one of the pack's entry files (``study/assertions/*``,
-``study/providers/replay.py``) that differs from the installed grounding-eval's. Every model endpoint the
+``study/providers/replay.py``) or of ``init``'s ``generate.py`` that differs from the installed
+grounding-eval's, any other file in ``study/assertions/`` or ``study/providers/``, and any other code file
+(``.py``, ``.pth``, ``.js``…: Python puts the study folder on ``sys.path``, so an unreferenced ``yaml.py``
+or ``grounding_eval/`` still runs). Every model endpoint the
 study's configs name that is not a model provider's API host, and every code reference outside the pack's
 entries (``file://`` code, ``exec:``, ``python:``, ``package:``, inline code), is listed for the receiver
 to read before running the study.
@@ -132,6 +135,11 @@ class _Reader:
             )
         if info.isdir():
             return
+        from grounding_eval.share.received import name_problem
+
+        problem = name_problem(info.name)
+        if problem:
+            raise self.fail(f"{where}: {problem}")
         if not info.isfile():
             raise self.fail(f"{where}: not a regular file")
         if info.size > self.max_bytes:

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from grounding_eval.errors import clip
 
-__all__ = ["config_findings", "entry_problem", "is_config_member"]
+__all__ = ["config_findings", "entry_problem", "is_config_member", "name_problem"]
 
 _ENDPOINT_KEYS: Final = frozenset({"base_url", "cheap_base_url", "apiBaseUrl", "apiHost", "baseUrl", "api_base",
                                    "apiBase", "endpoint", "url"})  # fmt: skip
@@ -33,6 +33,11 @@ _PROVIDER_KEYS: Final = frozenset({"id", "provider", "providers", "cheap_provide
 _CODE_PREFIXES: Final = ("exec:", "python:", "package:")
 _DATA_SUFFIXES: Final = frozenset({".txt", ".md", ".j2", ".csv", ".tsv", ".yaml", ".yml", ".json", ".jsonl"})
 _CONFIG_SUFFIXES: Final = (".yaml", ".yml", ".json")
+# Files Python or Node would run or import: in a study folder (on sys.path for a `type: python` entry or
+# a generator promptfoo starts there) a `yaml.py` or a `grounding_eval/` shadows a library or the pack.
+_CODE_SUFFIXES: Final = frozenset({".py", ".pyc", ".pyo", ".pyw", ".pyd", ".so", ".pth", ".cjs", ".js", ".mjs",
+                                   ".cts", ".mts", ".ts", ".node"})  # fmt: skip
+_PACK_FOLDERS: Final = ("assertions/", "providers/")  # a study's copies of the pack's entry files, only
 
 
 def is_config_member(name: str) -> bool:
@@ -40,13 +45,46 @@ def is_config_member(name: str) -> bool:
     return name.startswith("study/") and PurePosixPath(name).suffix.lower() in _CONFIG_SUFFIXES
 
 
+def name_problem(name: str) -> str | None:
+    """Why the member ``name`` must not be in a bundle whatever it holds, or ``None``: a code file that is
+    not one of the pack's entry files or the generator ``init`` writes (checked byte for byte once read,
+    :func:`entry_problem`), or any other file in the study's ``assertions/`` or ``providers/``. Names are
+    compared case-folded: on a file system that ignores case ``Assertions/x.py`` is ``assertions/x.py``."""
+    from grounding_eval.share.scaffold import ENTRY_FILES
+
+    folded = name.casefold()
+    relative = folded.removeprefix("study/") if folded.startswith("study/") else None
+    if relative in ENTRY_FILES or relative == "generate.py":
+        return None
+    if relative is not None and relative.startswith(_PACK_FOLDERS):
+        return (
+            f"not one of the pack's entry files, yet in the study's {relative.split('/')[0]}/ (promptfoo puts "
+            "that folder on sys.path, so any file there can stand in for a module the pack imports)"
+        )
+    if PurePosixPath(folded).suffix in _CODE_SUFFIXES:
+        return (
+            "a code file the pack does not write: a study runs the pack's own code only (Python puts the "
+            "study folder on sys.path, so even an unreferenced module can shadow the pack or a library)"
+        )
+    return None
+
+
 def entry_problem(name: str, sha256: str) -> str | None:
     """Why the study member ``name`` (hashed ``sha256``) must not be run, or ``None``: a copy of one of the
     pack's entry files that differs from the installed grounding-eval's."""
     from grounding_eval.resources import pack_file, sha256_file
-    from grounding_eval.share.scaffold import ENTRY_FILES
+    from grounding_eval.share.scaffold import ENTRY_FILES, generator_sha256s
 
-    relative = name.removeprefix("study/")
+    if not name.casefold().startswith("study/"):
+        return None
+    relative = name.casefold().removeprefix("study/")
+    if relative == "generate.py":
+        if sha256 in generator_sha256s():
+            return None
+        return (
+            "differs from every generate.py grounding-eval init writes (edited, or written by another "
+            "version): promptfoo would run it, with the study folder on sys.path"
+        )
     if relative not in ENTRY_FILES:
         return None
     if sha256_file(pack_file(*relative.split("/"))) == sha256:

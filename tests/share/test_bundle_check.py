@@ -131,10 +131,10 @@ class TestCheck:
         assert err == f"grounding-eval: error: {bad}: {problem}\n"
 
     def test_unlisted_member_refused(self, bundle: Path, tmp_path: Path) -> None:
-        info = tarfile.TarInfo("study/extra.py")
+        info = tarfile.TarInfo("study/extra.txt")
         info.size = 1
         bad = _rewrite(bundle, tmp_path / "bad.tar.gz", [(info, b"x")])
-        with pytest.raises(Exception, match=r"member 'study/extra.py': not in the manifest"):
+        with pytest.raises(Exception, match=r"member 'study/extra.txt': not in the manifest"):
             check_bundle(bad)
 
     def test_missing_member_refused(self, bundle: Path, tmp_path: Path) -> None:
@@ -472,13 +472,54 @@ class TestReceivedStudy:
         code, out, err = _run(capsys, "bundle", "check", str(bundle))
         assert (code, err) == (0, "") and len(out.splitlines()) == 1, out
 
-    def test_an_edited_generator_is_listed(
+    def test_an_edited_generator_is_refused(
         self, bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
         generator = dict((i.name, d) for i, d in _members(bundle))["study/generate.py"] or b""
         forged = _forged(bundle, tmp_path / "f.tar.gz", {"study/generate.py": generator + b"\nimport os\n"})
-        code, out, _ = _run(capsys, "bundle", "check", str(forged))
-        assert code == 0
-        assert [line for line in out.splitlines() if line.startswith("code:")] == [
-            "code: study/promptfooconfig.yaml: tests[0].path = 'file://generate.py:generate_tests'"
-        ]
+        code, out, err = _run(capsys, "bundle", "check", str(forged))
+        assert (code, out) == (2, "")
+        assert err == (f"grounding-eval: error: {forged}: member 'study/generate.py': differs from every "
+                       "generate.py grounding-eval init writes (edited, or written by another version): "
+                       "promptfoo would run it, with the study folder on sys.path\n")  # fmt: skip
+
+    @pytest.mark.parametrize(
+        "member",
+        ["study/grounding_eval/__init__.py", "study/yaml.py", "study/sitecustomize.pyc", "study/x.pth",
+         "study/lib/helper.mjs", "study/evil.py", "pack/rubrics/hook.js", "study/Generate.PY.js"],
+    )  # fmt: skip
+    def test_a_code_file_the_pack_does_not_write_is_refused(
+        self, bundle: Path, tmp_path: Path, member: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Unreferenced, it still runs: Python puts the study folder on sys.path for a generator and a
+        ``type: python`` entry, so ``yaml.py`` or ``grounding_eval/`` there replaces the library or the pack."""
+        forged = _forged(bundle, tmp_path / "f.tar.gz", {member: b"import os\n"})
+        code, out, err = _run(capsys, "bundle", "check", str(forged))
+        assert (code, out) == (2, "")
+        assert err.startswith(f"grounding-eval: error: {forged}: member {clip(member)}: a code file the pack "
+                              "does not write: ") and err.count("\n") == 1  # fmt: skip
+
+    @pytest.mark.parametrize("member", ["study/assertions/yaml.py", "study/assertions/notes.txt",
+                                        "study/providers/openai.py", "study/Providers/extra.json"])  # fmt: skip
+    def test_any_other_file_in_assertions_or_providers_is_refused(
+        self, bundle: Path, tmp_path: Path, member: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        forged = _forged(bundle, tmp_path / "f.tar.gz", {member: b"x = 1\n"})
+        code, out, err = _run(capsys, "bundle", "check", str(forged))
+        assert (code, out) == (2, "")
+        assert err.startswith(f"grounding-eval: error: {forged}: member {clip(member)}: not one of the pack's "
+                              "entry files, yet in the study's ") and err.count("\n") == 1  # fmt: skip
+
+    def test_share_refuses_a_study_holding_code_of_its_own(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """What bundle check would refuse, share does not write (the reviewer's planted package)."""
+        study = tmp_path / "study"
+        scaffold(study, "1a", None, force=False)
+        (study / "grounding_eval").mkdir()
+        (study / "grounding_eval" / "__init__.py").write_text("import os\n")
+        code, _, err = _run(capsys, "share", str(study), "-o", str(tmp_path / "b.tar.gz"))
+        assert code == 2 and not (tmp_path / "b.tar.gz").exists()
+        assert err.startswith(
+            f"grounding-eval: error: {study / 'grounding_eval' / '__init__.py'}: a code file "
+        )
