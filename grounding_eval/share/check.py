@@ -127,7 +127,8 @@ class _Reader:
             raise self.fail(f"{where}: {problem}")
         if info.issym() or info.islnk():
             raise self.fail(f"{where}: a link (to {clip(info.linkname)}); bundles hold files only")
-        never = next((p for p in PurePosixPath(info.name).parts if p in _NEVER_SHARED), None)
+        # (case-folded: where the file system ignores case, .Cache/ is .cache/)
+        never = next((p for p in PurePosixPath(info.name.casefold()).parts if p in _NEVER_SHARED), None)
         if never is not None:
             raise self.fail(
                 f"{where}: under {never}/, which share never writes: a cache, installed package or promptfoo "
@@ -283,7 +284,7 @@ class _Reader:
         """The rebuilt ``study/.env``: share's header line, then only shareable ``NAME=value`` lines."""
         from grounding_eval.share.redact import policy
 
-        keep = set(policy()["bundle"]["shareable_env"])
+        keep: dict[str, str] = policy()["bundle"]["shareable_env"]
         for number, line in enumerate(text.splitlines(), 1):
             match = _ENV_LINE.match(line)
             if number == 1 and line.startswith("# Rebuilt by grounding-eval share"):
@@ -292,6 +293,12 @@ class _Reader:
                 raise self.fail(
                     f"member 'study/.env': line {number} is not a shareable NAME=value setting "
                     "(policy.yaml bundle.shareable_env; comments are not shared)"
+                )
+            name, value = line.split("=", 1)
+            if value != keep[name]:
+                raise self.fail(
+                    f"member 'study/.env': line {number} sets {name} to {clip(value)}, not "
+                    f"{keep[name]!r} (init's value, the only one a bundle may carry)"
                 )
 
 

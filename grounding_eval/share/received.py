@@ -48,7 +48,8 @@ def is_config_member(name: str) -> bool:
 def name_problem(name: str) -> str | None:
     """Why the member ``name`` must not be in a bundle whatever it holds, or ``None``: a code file that is
     not one of the pack's entry files or the generator ``init`` writes (checked byte for byte once read,
-    :func:`entry_problem`), or any other file in the study's ``assertions/`` or ``providers/``. Names are
+    :func:`entry_problem`), or any other file in the study's ``assertions/`` or ``providers/`` but a
+    providers YAML or JSON file (``-r file://providers/live.yaml``, data whose endpoints are listed). Names are
     compared case-folded: on a file system that ignores case ``Assertions/x.py`` is ``assertions/x.py``."""
     from grounding_eval.share.scaffold import ENTRY_FILES
 
@@ -56,7 +57,10 @@ def name_problem(name: str) -> str | None:
     relative = folded.removeprefix("study/") if folded.startswith("study/") else None
     if relative in ENTRY_FILES or relative == "generate.py":
         return None
-    if relative is not None and relative.startswith(_PACK_FOLDERS):
+    providers_config = (
+        relative is not None and relative.startswith("providers/") and relative.endswith(_CONFIG_SUFFIXES)
+    )
+    if relative is not None and relative.startswith(_PACK_FOLDERS) and not providers_config:
         return (
             f"not one of the pack's entry files, yet in the study's {relative.split('/')[0]}/ (promptfoo puts "
             "that folder on sys.path, so any file there can stand in for a module the pack imports)"

@@ -396,14 +396,17 @@ class TestReceivedStudy:
     @pytest.mark.parametrize(
         "member",
         ["study/.cache/grounding-eval/allowlist-0123456789abcdef0123456789abcdef01234567.json",
-         "study/node_modules/promptfoo/package.json", "study/.promptfoo/cache/cache.json"],
+         "study/node_modules/promptfoo/package.json", "study/.promptfoo/cache/cache.json",
+         "study/.Cache/grounding-eval/secret", "study/.PROMPTFOO/promptfoo.db", "study/Node_Modules/x.json"],
     )  # fmt: skip
     def test_caches_packages_and_promptfoos_database_are_refused(
         self, bundle: Path, tmp_path: Path, member: str, capsys: pytest.CaptureFixture[str]
     ) -> None:
         bad = _forged(bundle, tmp_path / "bad.tar.gz", {member: b'{"format": 1, "key": "k", "value": []}'})
         code, out, err = _run(capsys, "bundle", "check", str(bad))
-        folder = next(p for p in member.split("/") if p in (".cache", "node_modules", ".promptfoo"))
+        folder = next(
+            p for p in member.casefold().split("/") if p in (".cache", "node_modules", ".promptfoo")
+        )
         assert (code, out) == (2, "")
         assert err.startswith(
             f"grounding-eval: error: {bad}: member {clip(member)}: under {folder}/, which share "
@@ -500,7 +503,7 @@ class TestReceivedStudy:
                               "does not write: ") and err.count("\n") == 1  # fmt: skip
 
     @pytest.mark.parametrize("member", ["study/assertions/yaml.py", "study/assertions/notes.txt",
-                                        "study/providers/openai.py", "study/Providers/extra.json"])  # fmt: skip
+                                        "study/providers/openai.py", "study/Providers/extra.txt"])  # fmt: skip
     def test_any_other_file_in_assertions_or_providers_is_refused(
         self, bundle: Path, tmp_path: Path, member: str, capsys: pytest.CaptureFixture[str]
     ) -> None:
@@ -523,3 +526,37 @@ class TestReceivedStudy:
         assert err.startswith(
             f"grounding-eval: error: {study / 'grounding_eval' / '__init__.py'}: a code file "
         )
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["PROMPTFOO_CACHE_PATH=./planted", "PROMPTFOO_CONFIG_DIR=./results", "PROMPTFOO_DISABLE_TELEMETRY=0",
+     "PROMPTFOO_DISABLE_SHARING=false"],
+)  # fmt: skip
+def test_a_shareable_setting_with_another_value_is_refused(
+    bundle: Path, tmp_path: Path, line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A received .env may only carry init's values: another would point promptfoo's database or response
+    cache at a folder the sender planted, or turn telemetry on."""
+    env = dict((i.name, d) for i, d in _members(bundle))["study/.env"] or b""
+    forged = _forged(bundle, tmp_path / "f.tar.gz", {"study/.env": env + line.encode() + b"\n"})
+    code, out, err = _run(capsys, "bundle", "check", str(forged))
+    name, value = line.split("=")
+    assert (code, out) == (2, "")
+    assert "member 'study/.env': line " in err and f"sets {name} to {clip(value)}, not " in err
+
+
+def test_share_keeps_only_inits_values(tmp_path: Path) -> None:
+    study = tmp_path / "study"
+    scaffold(study, "1a", None, force=False)
+    env = (study / ".env").read_text().replace("./.promptfoo/cache", "./planted")
+    (study / ".env").write_text(env + "PROMPTFOO_DISABLE_TELEMETRY=0\n")
+    (study / ".Cache").mkdir()
+    (study / ".Cache" / "entry.json").write_text("{}")
+    manifest = make_bundle(study, tmp_path / "b.tar.gz", results=[], redact=False)
+    shared = dict((i.name, d) for i, d in _members(tmp_path / "b.tar.gz"))
+    assert b"PROMPTFOO_CACHE_PATH" not in (shared["study/.env"] or b"")
+    assert b"PROMPTFOO_DISABLE_TELEMETRY=1" in (shared["study/.env"] or b"")
+    assert {"PROMPTFOO_CACHE_PATH", "PROMPTFOO_DISABLE_TELEMETRY"} <= set(manifest["env_dropped"])
+    assert not any(n.casefold().startswith("study/.cache/") for n in shared)
+    assert check_bundle(tmp_path / "b.tar.gz").files == len(manifest["files"])
