@@ -33,6 +33,8 @@ _PROVIDER_KEYS: Final = frozenset({"id", "provider", "providers", "cheap_provide
 _CODE_PREFIXES: Final = ("exec:", "python:", "package:")
 _DATA_SUFFIXES: Final = frozenset({".txt", ".md", ".j2", ".csv", ".tsv", ".yaml", ".yml", ".json", ".jsonl"})
 _CONFIG_SUFFIXES: Final = (".yaml", ".yml", ".json")
+# What promptfoo's parseFileUrl and parsePathOrGlob take as code before a ':function' (isJavascriptFile, .py…)
+_RUNNABLE: Final = frozenset({".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".py", ".go", ".rb"})
 # Files Python or Node would run or import: in a study folder (on sys.path for a `type: python` entry or
 # a generator promptfoo starts there) a `yaml.py` or a `grounding_eval/` shadows a library or the pack.
 _CODE_SUFFIXES: Final = frozenset({".py", ".pyc", ".pyo", ".pyw", ".pyd", ".so", ".pth", ".cjs", ".js", ".mjs",
@@ -112,7 +114,7 @@ def config_findings(name: str, document: Any, members: dict[str, str]) -> list[s
                 out.append(f"endpoint: {name}: {where} = {clip(value, 80)} (not a model provider's API host)")
         elif kind == "inline":
             out.append(f"code: {name}: {where}: an inline {value} assertion")
-        elif not _own(value, folder, members):
+        elif not _own(value, folder, members, first_colon=kind == "code-first-colon"):
             out.append(f"code: {name}: {where} = {clip(value, 80)}")
     return out
 
@@ -130,7 +132,9 @@ def _walk(value: Any, where: str, key: str = "") -> Iterator[tuple[str, str, str
             yield f"{where}.value".lstrip("."), "inline", str(kind)
         for k, v in value.items():
             if str(k) != "vars":
-                yield from _walk(v, f"{where}.{k}".lstrip("."), str(k))
+                # An assertion's value is split at its first ':' by promptfoo, every other reference at its last
+                first = str(k) == "value" and isinstance(kind, str)
+                yield from _walk(v, f"{where}.{k}".lstrip("."), "value:first-colon" if first else str(k))
     elif isinstance(value, list):
         for i, v in enumerate(value):
             yield from _walk(v, f"{where}[{i}]", key)
@@ -139,7 +143,7 @@ def _walk(value: Any, where: str, key: str = "") -> Iterator[tuple[str, str, str
         if key in _ENDPOINT_KEYS or (key in _PROVIDER_KEYS and text.startswith(("http://", "https://"))):
             yield where, "endpoint", text
         elif text.startswith("file://") or text.startswith(_CODE_PREFIXES):
-            yield where, "code", text
+            yield where, "code-first-colon" if key == "value:first-colon" else "code", text
 
 
 def _host(value: str) -> str | None:
@@ -157,18 +161,26 @@ def _official(host: str) -> bool:
     return False
 
 
-def _own(reference: str, folder: str, members: dict[str, str]) -> bool:
+def _own(reference: str, folder: str, members: dict[str, str], *, first_colon: bool) -> bool:
     """Whether a code reference is the pack's own: a data file, a pack entry file (checked byte for byte
-    by :func:`entry_problem`), or the generator ``init`` writes, unedited."""
-    from grounding_eval.share.scaffold import ENTRY_FILES, generator_sha256s
+    by :func:`entry_problem`), or the generator ``init`` writes, unedited.
+
+    The file is found as promptfoo 0.123.1 finds it: an assertion's ``file://path:function`` is cut at the
+    *first* ':' (``runAssertion``), every other reference (a provider, a generator, a scoring function) at
+    the last, and only when what precedes it is a code file (``parseFileUrl``, ``parsePathOrGlob``) — so
+    ``file://evil.py:x/../assertions/grounding.cjs:verifier`` is ``evil.py`` in an assertion."""
+    from grounding_eval.share.scaffold import ENTRY_FILES
 
     if not reference.startswith("file://"):
         return False
     path = reference.removeprefix("file://")
-    if PurePosixPath(path.split(":", 1)[0]).suffix.lower() in _DATA_SUFFIXES and ":" not in path:
+    if first_colon:
+        path = path.split(":", 1)[0]
+    elif ":" in path and PurePosixPath(path.rsplit(":", 1)[0]).suffix.lower() in _RUNNABLE:
+        path = path.rsplit(":", 1)[0]
+    if PurePosixPath(path).suffix.lower() in _DATA_SUFFIXES and ":" not in path:
         return True  # a prompt, a table, a YAML file: data, not code
-    path = path.rsplit(":", 1)[0] if ":" in path else path
-    relative = posixpath.normpath(posixpath.join(folder, path))
+    relative = posixpath.normpath(posixpath.join(folder, path)).casefold()
     if relative in ENTRY_FILES:
-        return f"study/{relative}" in members
-    return relative == "generate.py" and members.get("study/generate.py") in generator_sha256s()
+        return f"study/{relative}" in {m.casefold() for m in members}
+    return relative == "generate.py" and any(m.casefold() == "study/generate.py" for m in members)

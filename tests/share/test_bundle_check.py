@@ -560,3 +560,33 @@ def test_share_keeps_only_inits_values(tmp_path: Path) -> None:
     assert {"PROMPTFOO_CACHE_PATH", "PROMPTFOO_DISABLE_TELEMETRY"} <= set(manifest["env_dropped"])
     assert not any(n.casefold().startswith("study/.cache/") for n in shared)
     assert check_bundle(tmp_path / "b.tar.gz").files == len(manifest["files"])
+
+
+@pytest.mark.parametrize(
+    ("where", "reference", "listed"),
+    [
+        ("assert", "file://evil.py:x/../assertions/grounding.cjs:verifier", True),  # promptfoo runs evil.py
+        ("assert", "file://assertions/grounding.cjs:verifier", False),
+        ("scoring", "file://evil.py:x/../assertions/grounding.cjs:round1", False),  # cut at the last ':'
+        ("scoring", "file://assertions/grounding.cjs:round1", False),
+    ],
+)
+def test_a_reference_is_cut_where_promptfoo_cuts_it(
+    bundle: Path, tmp_path: Path, where: str, reference: str, listed: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An assertion's ``file://path:function`` is cut at the first ':' by promptfoo 0.123.1 (runAssertion),
+    a scoring function's at the last (parseFileUrl): the reviewer's ``evil.py:x/../assertions/…`` ran
+    ``evil.py`` in every row while bundle check read it as the pack's entry."""
+    config = yaml.safe_load(
+        dict((i.name, d) for i, d in _members(bundle))["study/promptfooconfig.yaml"] or b""
+    )
+    if where == "assert":
+        config["defaultTest"]["assert"].append({"type": "python", "value": reference})
+    else:
+        config["defaultTest"]["assertScoringFunction"] = reference
+    forged = _forged(
+        bundle, tmp_path / "f.tar.gz", {"study/promptfooconfig.yaml": yaml.safe_dump(config).encode()}
+    )
+    code, out, err = _run(capsys, "bundle", "check", str(forged))
+    assert (code, err) == (0, "")
+    assert any(reference[:60] in line for line in out.splitlines() if line.startswith("code:")) == listed, out
