@@ -79,7 +79,7 @@ def entry_problem(name: str, sha256: str) -> str | None:
     """Why the study member ``name`` (hashed ``sha256``) must not be run, or ``None``: a copy of one of the
     pack's entry files that differs from the installed grounding-eval's."""
     from grounding_eval.resources import pack_file, sha256_file
-    from grounding_eval.share.scaffold import ENTRY_FILES, generator_sha256s
+    from grounding_eval.share.scaffold import ENTRY_FILES, TEMPLATE_FILES, generator_sha256s, template_sha256
 
     if not name.casefold().startswith("study/"):
         return None
@@ -90,6 +90,13 @@ def entry_problem(name: str, sha256: str) -> str | None:
         return (
             "differs from every generate.py grounding-eval init writes (edited, or written by another "
             "version): promptfoo would run it, with the study folder on sys.path"
+        )
+    if relative in TEMPLATE_FILES:
+        if sha256 == template_sha256(relative):
+            return None
+        return (
+            f"differs from the {relative} grounding-eval init writes (edited, or written by another version): "
+            "npm and npx would read the sender's (another promptfoo, an install script, a preload)"
         )
     if relative not in ENTRY_FILES:
         return None

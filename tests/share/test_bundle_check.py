@@ -590,3 +590,35 @@ def test_a_reference_is_cut_where_promptfoo_cuts_it(
     code, out, err = _run(capsys, "bundle", "check", str(forged))
     assert (code, err) == (0, "")
     assert any(reference[:60] in line for line in out.splitlines() if line.startswith("code:")) == listed, out
+
+
+@pytest.mark.parametrize(
+    ("member", "edit"),
+    [("study/package.json", b'{"devDependencies": {"promptfoo": "npm:promptfoo-evil-fork@0.123.1"}}\n'),
+     ("study/.npmrc", b"node-options=--require=./x.cjs\n"), ("study/.NPMRC", b"ignore-scripts=false\n")],
+)  # fmt: skip
+def test_a_package_json_or_npmrc_that_init_did_not_write_is_refused(
+    bundle: Path, tmp_path: Path, member: str, edit: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """npm reads them: another promptfoo (the reviewer's fork), an install script, a Node preload."""
+    forged = _forged(bundle, tmp_path / "f.tar.gz", {member: edit})
+    code, out, err = _run(capsys, "bundle", "check", str(forged))
+    assert (code, out) == (2, "")
+    assert err == (f"grounding-eval: error: {forged}: member {clip(member)}: differs from the "
+                   f"{member.casefold().removeprefix('study/')} grounding-eval init writes (edited, or written "
+                   "by another version): npm and npx would read the sender's (another promptfoo, an install "
+                   "script, a preload)\n")  # fmt: skip
+
+
+def test_init_writes_the_packs_npmrc_and_a_bundle_carries_it(bundle: Path) -> None:
+    """The study's .npmrc is the pack's (the telemetry preload), byte for byte, and it verifies."""
+    from grounding_eval.resources import pack_root
+
+    shared = dict((i.name, d) for i, d in _members(bundle))
+    template = Path(__file__).resolve().parents[2] / "grounding_eval" / "share" / "templates" / "npmrc"
+    assert shared["study/.npmrc"] == template.read_bytes()
+    assert b"r.promptfoo.app" in template.read_bytes()
+    own = Path(pack_root()) / ".npmrc"
+    if own.is_file():  # in a checkout: the repository's own .npmrc is the template
+        assert own.read_bytes() == template.read_bytes()
+    assert check_bundle(bundle).files == len(json.loads(shared["manifest.json"] or b"")["files"])
