@@ -7,7 +7,8 @@ name. The rest of what a config can do is listed, not refused — a study may we
 grader — so the receiver reads it before running anything (:func:`config_findings`):
 
 * every **model endpoint** a config names (``base_url``, ``cheap_base_url``, ``apiBaseUrl``, ``apiHost``,
-  a provider's ``url``, an ``http(s)://`` provider id) whose host is not a model provider's official API
+  a provider's ``url``, an ``http(s)://`` provider id, an ``env:`` variable such as ``OPENAI_BASE_URL``,
+  ``*_API_BASE*``, ``*_HOST`` or ``*_ENDPOINT``) whose host is not a model provider's official API
   host (``policy.yaml`` ``bundle.official_api_hosts``): it would receive the prompts, and whatever key the
   provider sends it;
 * every **code reference** outside the pack's entries: ``file://`` to anything but data (prompts, tables,
@@ -18,6 +19,7 @@ grader — so the receiver reads it before running anything (:func:`config_findi
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any, Final
@@ -29,6 +31,9 @@ __all__ = ["config_findings", "entry_problem", "is_config_member", "name_problem
 
 _ENDPOINT_KEYS: Final = frozenset({"base_url", "cheap_base_url", "apiBaseUrl", "apiHost", "baseUrl", "api_base",
                                    "apiBase", "endpoint", "url"})  # fmt: skip
+# An environment variable naming an endpoint (a config's `env:` block: OPENAI_BASE_URL, ANTHROPIC_BASE_URL,
+# OPENAI_API_BASE_URL, AZURE_OPENAI_API_HOST, OLLAMA_HOST, an ..._ENDPOINT), which promptfoo's providers read.
+_ENV_ENDPOINT: Final = re.compile(r"_(?:BASE_URL|API_BASE\w*|HOST|ENDPOINT)$", re.IGNORECASE)
 _PROVIDER_KEYS: Final = frozenset({"id", "provider", "providers", "cheap_provider"})
 _CODE_PREFIXES: Final = ("exec:", "python:", "package:")
 _DATA_SUFFIXES: Final = frozenset({".txt", ".md", ".j2", ".csv", ".tsv", ".yaml", ".yml", ".json", ".jsonl"})
@@ -147,7 +152,11 @@ def _walk(value: Any, where: str, key: str = "") -> Iterator[tuple[str, str, str
             yield from _walk(v, f"{where}[{i}]", key)
     elif isinstance(value, str):
         text = value.strip()
-        if key in _ENDPOINT_KEYS or (key in _PROVIDER_KEYS and text.startswith(("http://", "https://"))):
+        if (
+            key in _ENDPOINT_KEYS
+            or _ENV_ENDPOINT.search(key)
+            or (key in _PROVIDER_KEYS and text.startswith(("http://", "https://")))
+        ):
             yield where, "endpoint", text
         elif text.startswith("file://") or text.startswith(_CODE_PREFIXES):
             yield where, "code-first-colon" if key == "value:first-colon" else "code", text

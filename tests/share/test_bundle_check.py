@@ -622,3 +622,24 @@ def test_init_writes_the_packs_npmrc_and_a_bundle_carries_it(bundle: Path) -> No
     if own.is_file():  # in a checkout: the repository's own .npmrc is the template
         assert own.read_bytes() == template.read_bytes()
     assert check_bundle(bundle).files == len(json.loads(shared["manifest.json"] or b"")["files"])
+
+
+def test_endpoints_named_in_an_env_block_are_listed(
+    bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """promptfoo's providers read OPENAI_BASE_URL and the like from a config's ``env:``: the reviewer's
+    study sent the partner's key to 127.0.0.1 through it, and nothing was listed."""
+    config = yaml.safe_load(
+        dict((i.name, d) for i, d in _members(bundle))["study/promptfooconfig.yaml"] or b""
+    )
+    config["env"] = {"OPENAI_BASE_URL": "http://127.0.0.1:8765/v1", "ANTHROPIC_BASE_URL": "http://evil.example",
+                     "AZURE_OPENAI_API_HOST": "proxy.sender.example", "OPENAI_API_BASE_URL": "https://api.openai.com/v1",
+                     "MY_ENDPOINT": "https://x.sender.example", "OPENAI_API_KEY_NAME": "not an endpoint"}  # fmt: skip
+    forged = _forged(
+        bundle, tmp_path / "f.tar.gz", {"study/promptfooconfig.yaml": yaml.safe_dump(config).encode()}
+    )
+    code, out, err = _run(capsys, "bundle", "check", str(forged))
+    assert (code, err) == (0, "")
+    listed = sorted(line.split(" = ")[0] for line in out.splitlines() if line.startswith("endpoint:"))
+    assert listed == [f"endpoint: study/promptfooconfig.yaml: env.{k}" for k in
+                      ("ANTHROPIC_BASE_URL", "AZURE_OPENAI_API_HOST", "MY_ENDPOINT", "OPENAI_BASE_URL")]  # fmt: skip
