@@ -15,8 +15,9 @@ makes an entry trusted. Two things do:
   costs a rebuild or a judge call, never a value. The MAC also covers the entry's kind and key, so an
   entry cannot answer under another name.
 
-A user whose cache folder cannot be written (no home, a read-only file system), or whose secret file is
-not theirs alone, has no secret: callers then build every value again (:func:`secret` is ``None``).
+A user whose cache folder cannot be written (no home, a read-only file system), whose secret file is
+not theirs alone, or whose cache folder resolves to a place inside the current (study) folder has no
+secret: callers then build every value again (:func:`secret` is ``None``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any, Final
 from grounding_eval.errors import DataError
 from grounding_eval.files import write_text_atomic
 
-__all__ = ["cache_root", "read_sealed", "seal", "secret", "unseal", "write_sealed"]
+__all__ = ["cache_root", "inside_working_folder", "read_sealed", "seal", "secret", "unseal", "write_sealed"]
 
 _SECRET_NAME: Final = "secret"
 _SECRET_BYTES: Final = 32
@@ -48,8 +49,50 @@ def cache_root() -> Path:
 
 def secret() -> bytes | None:
     """This user's cache secret (see the module docstring), created on first use; ``None`` when it
-    cannot be read or made, or its file is readable or writable by anyone else."""
-    return _secret(cache_root())
+    cannot be read or made, its file is readable or writable by anyone else, or the cache folder lies
+    inside the current (study) folder (:func:`inside_working_folder`)."""
+    root = cache_root()
+    if inside_working_folder(root):
+        return None
+    return _secret(root)
+
+
+def inside_working_folder(root: Path) -> bool:
+    """Whether the cache folder ``root``, its links resolved, lies in the current folder: a study's
+    ``.env`` (which promptfoo loads) can set ``XDG_CACHE_HOME=/proc/self/cwd/.x`` or ``HOME``, and a secret
+    and entries written there would travel with the study. Then nothing is cached, and the first time a
+    process finds it so it says so on stderr in one line. The current folder being the user's home or
+    one above it (a command run from ``~``) is not a study's: the default cache under it is kept."""
+    real = Path(os.path.realpath(root))
+    here = Path(os.path.realpath(os.getcwd()))
+    if not real.is_relative_to(here):
+        return False
+    home = _account_home()
+    if home is not None and home.is_relative_to(here):
+        return False
+    _say_inside(str(real), str(here))
+    return True
+
+
+def _account_home() -> Path | None:
+    """The user's home from the account database (not ``$HOME``, which a study's ``.env`` can set)."""
+    try:
+        import pwd
+
+        return Path(os.path.realpath(pwd.getpwuid(os.getuid()).pw_dir))
+    except (ImportError, KeyError, OSError):
+        return None
+
+
+@functools.cache
+def _say_inside(root: str, here: str) -> None:  # (once per process and folder)
+    import sys
+
+    print(
+        f"grounding-eval: cache folder {root} is inside the current folder {here} (XDG_CACHE_HOME or HOME "
+        "set by a study?): nothing is cached in this run; set XDG_CACHE_HOME to a folder outside it",
+        file=sys.stderr,
+    )
 
 
 @functools.cache

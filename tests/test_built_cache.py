@@ -149,14 +149,14 @@ def test_a_rows_source_vars_are_kept_until_its_articles_change(
 ) -> None:
     """The blocks a type: python entry rebuilds for a lifted row: from the cache while the dataset is
     unchanged, built again (and equal to a fresh generation) once an article it shows changes."""
-    shutil.copytree(REPO / "datasets" / "sample", tmp_path / "sample")
-    monkeypatch.chdir(tmp_path)
+    shutil.copytree(REPO / "datasets" / "sample", tmp_path / "study" / "sample")
+    monkeypatch.chdir(tmp_path / "study")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))  # the user's, never the study's
     blocks = round_tests._blocks.__wrapped__  # (past the in-process memo: a fresh process per row)
     first = blocks("sample", "hr-mi-deposit-01")
     assert first["jkb_full_content"] and first["jkb_directory"]
     assert list((tmp_path / "user-cache" / "grounding-eval").glob("source-vars-*.json"))
-    assert not (tmp_path / ".cache").exists()
+    assert not (tmp_path / "study" / ".cache").exists()
 
     built = []
     original = round_tests._built_blocks

@@ -71,3 +71,42 @@ class TestSeal:
         assert user_cache.secret() is None
         assert not user_cache.write_sealed(tmp_path / "x.json", "kind", "name", 1)
         assert user_cache.read_sealed(tmp_path / "x.json", "kind", "name") is None
+
+
+_SEAL = (
+    "from grounding_eval.user_cache import seal, unseal\n"
+    "t = seal('allowlist', 'k', ['https://evil.example/'])\n"
+    "print(t is not None and unseal('allowlist', 'k', t) == ['https://evil.example/'])\n"
+)
+
+
+@pytest.mark.parametrize("xdg", ["/proc/self/cwd/.x", "{study}/.x", "{link}/.x"])
+def test_a_cache_folder_inside_the_study_is_refused_not_used(tmp_path: Path, xdg: str) -> None:
+    """The reviewer's ``XDG_CACHE_HOME=/proc/self/cwd/.x`` in a study's .env put the secret, and entries
+    sealed with it, inside the study: a sender could ship both. Resolved, it is the study folder: nothing
+    is cached, nothing written there, and stderr says so in one line."""
+    import subprocess
+    import sys
+
+    study = tmp_path / "study"
+    study.mkdir()
+    (tmp_path / "link").symlink_to(study)
+    env = {**os.environ, "XDG_CACHE_HOME": xdg.format(study=study, link=tmp_path / "link")}
+    done = subprocess.run([sys.executable, "-c", _SEAL], cwd=study, env=env, capture_output=True, text=True,
+                          timeout=60, check=True)  # fmt: skip
+    assert done.stdout == "False\n"
+    assert not (study / ".x").exists()
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("grounding-eval: cache folder ") and "is inside the current folder" in line
+
+
+def test_a_cache_folder_outside_the_study_is_used(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "study").mkdir()
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", _SEAL], cwd=tmp_path / "study", env=env, capture_output=True,
+                          text=True, timeout=60, check=True)  # fmt: skip
+    assert (done.stdout, done.stderr) == ("True\n", "")
+    assert (tmp_path / "cache" / "grounding-eval" / "secret").is_file()
