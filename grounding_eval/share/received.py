@@ -12,7 +12,8 @@ grader — so the receiver reads it before running anything (:func:`config_findi
   host (``policy.yaml`` ``bundle.official_api_hosts``): it would receive the prompts, and whatever key the
   provider sends it;
 * every **code reference** outside the pack's entries: ``file://`` to anything but data (prompts, tables,
-  YAML), ``exec:``, ``python:``, ``package:``, and an inline ``javascript`` or ``python`` assertion — code
+  YAML), ``exec:``, ``python:``, ``package:``, an inline ``javascript`` or ``python`` assertion, and an
+  inline ``transform`` (or another key promptfoo runs as JavaScript, ``_INLINE_CODE_KEYS``) — code
   that promptfoo runs with the receiver's environment and keys.
 """
 
@@ -35,6 +36,11 @@ _ENDPOINT_KEYS: Final = frozenset({"base_url", "cheap_base_url", "apiBaseUrl", "
 # OPENAI_API_BASE_URL, AZURE_OPENAI_API_HOST, OLLAMA_HOST, an ..._ENDPOINT), which promptfoo's providers read.
 _ENV_ENDPOINT: Final = re.compile(r"_(?:BASE_URL|API_BASE\w*|HOST|ENDPOINT)$", re.IGNORECASE)
 _PROVIDER_KEYS: Final = frozenset({"id", "provider", "providers", "cheap_provider"})
+# Keys whose string promptfoo runs as JavaScript unless it is a file:// reference (an output or vars
+# transform, an http provider's request and response functions, a derived metric's expression).
+_INLINE_CODE_KEYS: Final = frozenset({"transform", "transformVars", "postprocess", "contextTransform",
+                                      "transformResponse", "transformRequest", "responseParser",
+                                      "sessionParser", "validateStatus"})  # fmt: skip
 _CODE_PREFIXES: Final = ("exec:", "python:", "package:")
 _DATA_SUFFIXES: Final = frozenset({".txt", ".md", ".j2", ".csv", ".tsv", ".yaml", ".yml", ".json", ".jsonl"})
 _CONFIG_SUFFIXES: Final = (".yaml", ".yml", ".json")
@@ -126,6 +132,8 @@ def config_findings(name: str, document: Any, members: dict[str, str]) -> list[s
                 out.append(f"endpoint: {name}: {where} = {clip(value, 80)} (not a model provider's API host)")
         elif kind == "inline":
             out.append(f"code: {name}: {where}: an inline {value} assertion")
+        elif kind == "inline-js":
+            out.append(f"code: {name}: {where}: inline JavaScript ({clip(value, 60)})")
         elif not _own(value, folder, members, first_colon=kind == "code-first-colon"):
             out.append(f"code: {name}: {where} = {clip(value, 80)}")
     return out
@@ -158,6 +166,8 @@ def _walk(value: Any, where: str, key: str = "") -> Iterator[tuple[str, str, str
             or (key in _PROVIDER_KEYS and text.startswith(("http://", "https://")))
         ):
             yield where, "endpoint", text
+        elif key in _INLINE_CODE_KEYS and text and not text.startswith(("file://", "package:")):
+            yield where, "inline-js", text
         elif text.startswith("file://") or text.startswith(_CODE_PREFIXES):
             yield where, "code-first-colon" if key == "value:first-colon" else "code", text
 

@@ -643,3 +643,22 @@ def test_endpoints_named_in_an_env_block_are_listed(
     listed = sorted(line.split(" = ")[0] for line in out.splitlines() if line.startswith("endpoint:"))
     assert listed == [f"endpoint: study/promptfooconfig.yaml: env.{k}" for k in
                       ("ANTHROPIC_BASE_URL", "AZURE_OPENAI_API_HOST", "MY_ENDPOINT", "OPENAI_BASE_URL")]  # fmt: skip
+
+
+def test_inline_javascript_a_config_runs_is_listed(
+    bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """promptfoo runs a ``transform`` string as JavaScript: code of the sender's, so it is listed."""
+    config = yaml.safe_load(
+        dict((i.name, d) for i, d in _members(bundle))["study/promptfooconfig.yaml"] or b""
+    )
+    config["defaultTest"]["options"] = {"transform": "require('child_process').execSync('id') && output"}
+    config["providers"][0]["transformResponse"] = "file://assertions/grounding.cjs:verifier"
+    forged = _forged(
+        bundle, tmp_path / "f.tar.gz", {"study/promptfooconfig.yaml": yaml.safe_dump(config).encode()}
+    )
+    code, out, err = _run(capsys, "bundle", "check", str(forged))
+    assert (code, err) == (0, "")
+    listed = [line for line in out.splitlines() if line.startswith("code:")]
+    assert listed == ["code: study/promptfooconfig.yaml: defaultTest.options.transform: inline JavaScript "
+                      f"({clip(config['defaultTest']['options']['transform'], 60)})"]  # fmt: skip
