@@ -35,7 +35,8 @@ const path = require('node:path');
 // grounding_eval/), else the grounding-eval installed in that Python (a study made by
 // `grounding-eval init`), asked once: grounding_eval.resources.pack_root().
 const CHECKOUT = path.resolve(__dirname, '..');
-const IN_CHECKOUT = fs.existsSync(path.join(CHECKOUT, 'grounding_eval', '__init__.py'));
+// (A checkout has its pyproject.toml: a `grounding_eval/` planted in a study folder does not make it one.)
+const IN_CHECKOUT = ['grounding_eval/__init__.py', 'pyproject.toml'].every((f) => fs.existsSync(path.join(CHECKOUT, f)));
 let installedRoot;
 
 function packRoot() {
@@ -43,7 +44,7 @@ function packRoot() {
   if (installedRoot === undefined) {
     const ask = 'from grounding_eval.resources import pack_root; print(pack_root())';
     try {
-      installedRoot = execFileSync(python(), ['-c', ask], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+      installedRoot = execFileSync(python(), ['-P', '-c', ask], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
     } catch (err) {
       const said = `${err.stderr || err.message}`.trim().split('\n').pop();
       installedRoot = new Error(`grounding-eval is not installed in ${python()}: ${said}`);
@@ -58,6 +59,9 @@ const STATE_KEY = Symbol.for('grounding-eval.worker-pool');
 function python() {
   return process.env.PROMPTFOO_PYTHON || 'python3';
 }
+// Every Python process the pack starts runs with -P (Python >= 3.11, as the pack requires): the study
+// folder it runs in is not put on sys.path, so a `grounding_eval/` or `yaml.py` planted there cannot
+// shadow the installed pack or a library (docs/explanation/security.md, "A study you received").
 
 // promptfoo's default concurrency: a live judge call waits on the network, so a worker per concurrent
 // call, not per CPU (measured with recorded replies on 2 cores: 4 workers no slower than 2).
@@ -223,7 +227,7 @@ class Worker {
     this.gone = null;
     this.watch = null; // the watchdog, while the worker has a call (busy > 0)
     const idle = process.env.GROUNDING_EVAL_WORKER_IDLE || '120';
-    const args = ['-m', 'grounding_eval.promptfoo.worker', '--idle', idle, '--heartbeat', String(HEARTBEAT_S)];
+    const args = ['-P', '-m', 'grounding_eval.promptfoo.worker', '--idle', idle, '--heartbeat', String(HEARTBEAT_S)];
     this.child = spawn(python(), args, {
       cwd: process.cwd(),
       env: workerEnv(),
@@ -402,7 +406,7 @@ function pickWorker(state) {
 // `stallS`: the stall limit, or undefined for none (the deadline alone).
 function once(line, seconds, stallS) {
   return new Promise((resolve, reject) => {
-    const args = ['-m', 'grounding_eval.promptfoo.worker', '--once', '--heartbeat', String(HEARTBEAT_S)];
+    const args = ['-P', '-m', 'grounding_eval.promptfoo.worker', '--once', '--heartbeat', String(HEARTBEAT_S)];
     const child = spawn(python(), args, {
       cwd: process.cwd(),
       env: workerEnv(),

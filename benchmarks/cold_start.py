@@ -24,8 +24,8 @@ all of them alike: each ratio is the median over rounds of that round's ratio, w
 minimums beside it (a quiet machine); each kind's median and minimum time are printed too. Bytecode
 is cached as in a normal install (``PYTHONDONTWRITEBYTECODE`` is dropped; a warm-up round writes it)
 and the processes run in a scratch folder, where the verifier's compiled-resource cache
-(``.cache/grounding-eval``, once the adapter passes ``cache_dir``) is written by the warm-up round, as
-by a promptfoo run's first row.
+(the user's, ``~/.cache/grounding-eval``, sealed: :mod:`grounding_eval.user_cache`) is written by the
+warm-up round, as by a promptfoo run's first row.
 
 Run from the repository root::
 
@@ -125,7 +125,7 @@ def measure(runs: int = 21, assertion: Path = REPO / "assertions" / "verifier.py
             wrapper.write_text(WRAPPER_COPY, encoding="utf-8")
         (tmp / "trivial.py").write_text(TRIVIAL, encoding="utf-8")
         (tmp / "input.json").write_text(json.dumps(row_input(answer, source)), encoding="utf-8")
-        work = tmp / "work"  # where promptfoo was launched: the verifier's .cache goes here
+        work = tmp / "work"  # where promptfoo was launched
         work.mkdir()
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")

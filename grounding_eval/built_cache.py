@@ -6,29 +6,31 @@ source vars out of its vars, each such process rebuilt them from the dataset: lo
 the SHA-256 of every file the build read (:func:`grounding_eval.files.recording_reads`) and the names in
 each folder they lie in and in the dataset folder (so a file the build would now also read, such as a
 new article, is noticed) — and used again only when all of these are as recorded; otherwise it is built
-again. Keyed, never trusted, as the verifier's resource cache (:mod:`grounding_eval.verifier.resource_cache`):
-a bad entry costs a rebuild, never a wrong value; entries are written whole (temporary file, rename); a
-folder that cannot be written is not used. The code that builds the value is part of the entry's name.
+again. The code that builds the value is part of the entry's name.
+
+The list of files read is the entry's own, so it is believed only because this user's processes wrote
+it: entries live in the user's cache folder, never the study's, and are sealed with this user's secret
+(:mod:`grounding_eval.user_cache`). A planted entry (an empty list of files, a value of its own), one
+copied from another machine or edited is a miss. Keyed, never trusted, as the verifier's resource cache
+(:mod:`grounding_eval.verifier.resource_cache`): a bad entry costs a rebuild, never a wrong value; entries
+are written whole (temporary file, rename); a folder that cannot be written is not used.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final
 
-from grounding_eval.errors import DataError
-from grounding_eval.files import read_bytes, recording_reads, write_text_atomic
+from grounding_eval.files import read_bytes, recording_reads
+from grounding_eval.user_cache import cache_root, read_sealed, write_sealed
 
-__all__ = ["CACHE_DIR", "cached_build", "library_file"]
+__all__ = ["cached_build", "library_file"]
 
-CACHE_DIR: Final = Path(".cache") / "grounding-eval"
-"""Beside the verifier's compiled resources, relative to where promptfoo was launched."""
-_FORMAT: Final = 1
+_FORMAT: Final = 2  # 2: sealed entries in the user's cache folder
 
 
 def cached_build(
@@ -39,35 +41,33 @@ def cached_build(
     rules: Iterable[Path],
     *,
     accept: Callable[[Any], bool],
-    cache_dir: Path = CACHE_DIR,
+    cache_dir: Path | None = None,
 ) -> Any:
     """``build()`` (a JSON value), or what it returned before from the same files, folder and rules.
 
     ``name`` says which value (e.g. the dataset folder and an item id); ``folder`` is the one whose names
     are checked besides the folders of the files read; ``rules`` are the source files whose code decides
-    the value; ``accept`` says whether a stored value has the shape ``build`` returns.
+    the value; ``accept`` says whether a stored value has the shape ``build`` returns; ``cache_dir`` is
+    the user's cache folder (:func:`~grounding_eval.user_cache.cache_root`) unless a test names another.
     """
     digest = hashlib.sha256()
     for part in (str(_FORMAT), kind, *name):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     for rule in rules:
         digest.update(_file_digest(rule).encode() + b"\0")
-    entry = cache_dir / f"{kind}-{digest.hexdigest()[:40]}.json"
+    name = f"{kind}-{digest.hexdigest()}"
+    entry = (cache_dir or cache_root()) / f"{name[: len(kind) + 41]}.json"
     try:
-        stored = json.loads(entry.read_bytes())
-        if (
-            stored["format"] == _FORMAT
-            and _unchanged(stored["files"], stored["folders"])
-            and accept(stored["value"])
-        ):
+        stored = read_sealed(entry, "built", name)  # None: none, or not one this user's processes wrote
+        if stored is not None and _unchanged(stored["files"], stored["folders"]) and accept(stored["value"]):
             return stored["value"]
     except Exception:
-        pass  # no entry, or one that cannot be read: build
+        pass  # an entry of another shape: build
     with recording_reads() as reads:
         value = build()
     files = {str(path): _file_digest(path) for path in reads}
     folders = {str(f): _names(f) for f in {folder, *(Path(path).parent for path in files)}}
-    _write(entry, {"format": _FORMAT, "files": files, "folders": folders, "value": value})
+    write_sealed(entry, "built", name, {"files": files, "folders": folders, "value": value})
     return value
 
 
@@ -99,11 +99,3 @@ def _names(folder: Path) -> str:
         ).hexdigest()
     except OSError as exc:
         return f"unreadable: {exc}"
-
-
-def _write(entry: Path, stored: dict[str, Any]) -> None:
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(entry, json.dumps(stored, ensure_ascii=False))
-    except (OSError, DataError, TypeError, ValueError):
-        pass  # a cache that cannot be written, or a value that is not JSON, is not kept; the value is the same

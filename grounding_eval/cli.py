@@ -134,8 +134,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "--liveness-cache",
         metavar="FILE",
         type=Path,
-        default=Path(".cache/grounding-eval/liveness.sqlite"),
-        help="on-disk liveness cache",
+        help="on-disk liveness cache (default: liveness.sqlite in the user's cache folder, "
+        "~/.cache/grounding-eval)",
     )
     v.add_argument("--json", action="store_true", help="print the report as JSON")
     _add_data_commands(sub)
@@ -221,6 +221,7 @@ _COMMAND_MODULES = (
     "grounding_eval.judge.audit_cli",
     "grounding_eval.promptfoo.rescore",
     "grounding_eval.share.cli",
+    "grounding_eval.environment",
 )
 
 
@@ -253,6 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from grounding_eval.files import read_text
     from grounding_eval.states import parse_state
+    from grounding_eval.user_cache import cache_root
     from grounding_eval.verifier.explain import check_lines, summary_line
     from grounding_eval.verifier.limits import answer_too_large
     from grounding_eval.verifier.setup import load_resources
@@ -275,7 +277,7 @@ def _verify(args: argparse.Namespace) -> int:
         citations=args.citations or _sample("citations.yaml"),
         liveness="offline" if args.offline else "live",
         snapshot=args.liveness_snapshot,
-        cache_path=args.liveness_cache,
+        cache_path=args.liveness_cache or cache_root() / "liveness.sqlite",
         allow_hosts=args.allow_host,
         dns_server=args.dns_server,
         dataset=args.dataset,

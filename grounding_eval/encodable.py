@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any, TypeVar, cast
 
-__all__ = ["utf8_encodable"]
+__all__ = ["sendable", "utf8_encodable"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _REPLACEMENT = "\ufffd"
@@ -37,6 +37,18 @@ def utf8_encodable(value: _T) -> _T:
     except (UnicodeEncodeError, TypeError, ValueError, RecursionError):
         return cast(_T, _walk(value))  # (a value json cannot write at all is walked too)
     return value
+
+
+def sendable(text: str) -> tuple[str, int]:
+    """``text`` as a model can be sent it, and how many lone surrogates were replaced by U+FFFD.
+
+    A judge's prompt holds the answer under judgment, and an answer may hold half an emoji: no model API
+    takes a string UTF-8 cannot encode (and the reply cache keys on the prompt's bytes). The judge is sent
+    U+FFFD where the answer has a lone surrogate, and the row says how many (the checks that read the
+    answer itself, and its SHA-256, still see the answer as written).
+    """
+    replaced = _SURROGATE.subn(_REPLACEMENT, text)
+    return replaced
 
 
 def _walk(value: Any) -> Any:

@@ -12,7 +12,9 @@ is accepted or refused the same way by each of them, with one line naming the ro
 * **Bounded nesting**: no value may nest deeper than :data:`MAX_DEPTH` levels (promptfoo's rows nest about
   a dozen), so every reader that walks a row — recursively or not — stays far from Python's recursion
   limit.
-* **The promptfoo shape**: an object with a ``results.results`` list of objects.
+* **The promptfoo shape**: an object with a ``results.results`` list of objects, each row's ``success``
+  (whether it passed) ``true`` or ``false`` — ``"false"``, ``0``, ``null`` or no ``success`` at all is refused,
+  never read as a truth value.
 * **Encodable text**: promptfoo itself writes lone surrogates (``"\\ud83d"``, half an emoji cut by a token
   limit); each is replaced by U+FFFD on load (:func:`grounding_eval.encodable.utf8_encodable`), so no
   consumer fails with ``UnicodeEncodeError`` when it prints or writes a row.
@@ -382,6 +384,13 @@ def _stream(
                     raw = stream.value()
                     if not isinstance(raw, dict):
                         raise DataError(path, f"{stream.where} is {json_type(raw)}, expected an object")
+                    success = raw.get("success", ...)
+                    if success is ... or success is None:  # (falsy: a failure, whatever the row's grading)
+                        missing = "missing" if success is ... else "null"
+                        raise stream.problem(f"success is {missing}, expected true/false")
+                    if type(success) is not bool:  # ("false" is truthy: a pass; null is falsy: a failure)
+                        raise stream.problem(f"success is {json_type(success)} ({clip(json.dumps(success))}), "
+                                             "expected true/false")  # fmt: skip
                     try:
                         kept.append(row(raw, number))
                     except RowProblem as exc:

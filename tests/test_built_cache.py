@@ -20,6 +20,7 @@ from grounding_eval.data.recorded_answers import load_recorded_answers
 from grounding_eval.errors import DataError
 from grounding_eval.files import read_text
 from grounding_eval.promptfoo import round_tests
+from grounding_eval.user_cache import seal
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -64,9 +65,14 @@ def test_an_unchanged_folder_is_built_once(folder: Folder) -> None:
     assert first == {"top": "top", "parts": ["a"]} and folder.builds == 1
     assert folder.get() == first and folder.builds == 1
     (entry,) = folder.entries()
-    assert sorted(json.loads(entry.read_text())["files"]) == sorted(
+    assert sorted(_body(entry)["files"]) == sorted(
         str(p) for p in (folder.root / "top.txt", folder.root / "parts" / "a.txt")
     )
+
+
+def _body(entry: Path) -> Any:
+    """A sealed entry's body (grounding_eval.user_cache)."""
+    return json.loads(json.loads(entry.read_text())["body"])
 
 
 def _edit_read_file(f: Folder) -> None:
@@ -91,15 +97,24 @@ def _corrupt_entry(f: Folder) -> None:
 
 
 def _entry_of_another_shape(f: Folder) -> None:
-    for entry in f.entries():
+    for entry in f.entries():  # sealed by this user, so only the shape check can refuse it
+        name = json.loads(entry.read_text())["name"]
+        text = seal("built", name, {**_body(entry), "value": ["not", "a", "mapping"]})
+        assert text is not None
+        entry.write_text(text, encoding="utf-8")
+
+
+def _entry_edited_by_someone_else(f: Folder) -> None:
+    for entry in f.entries():  # a value of one's own, the list of files emptied: not sealed by this user
         stored = json.loads(entry.read_text())
-        entry.write_text(json.dumps({**stored, "value": ["not", "a", "mapping"]}), encoding="utf-8")
+        body = {**_body(entry), "files": {}, "folders": {}, "value": {"top": "planted", "parts": []}}
+        entry.write_text(json.dumps({**stored, "body": json.dumps(body)}), encoding="utf-8")
 
 
 @pytest.mark.parametrize(
     "change",
     [_edit_read_file, _add_file_beside_a_read_one, _add_file_to_the_folder, _edit_rule, _corrupt_entry,
-     _entry_of_another_shape],
+     _entry_of_another_shape, _entry_edited_by_someone_else],
 )  # fmt: skip
 def test_any_change_builds_again(folder: Folder, change: Callable[[Folder], None]) -> None:
     folder.get()
@@ -134,19 +149,21 @@ def test_a_rows_source_vars_are_kept_until_its_articles_change(
 ) -> None:
     """The blocks a type: python entry rebuilds for a lifted row: from the cache while the dataset is
     unchanged, built again (and equal to a fresh generation) once an article it shows changes."""
-    shutil.copytree(REPO / "datasets" / "sample", tmp_path / "sample")
-    monkeypatch.chdir(tmp_path)  # the cache is .cache/grounding-eval where promptfoo was launched
+    shutil.copytree(REPO / "datasets" / "sample", tmp_path / "study" / "sample")
+    monkeypatch.chdir(tmp_path / "study")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))  # the user's, never the study's
     blocks = round_tests._blocks.__wrapped__  # (past the in-process memo: a fresh process per row)
     first = blocks("sample", "hr-mi-deposit-01")
     assert first["jkb_full_content"] and first["jkb_directory"]
-    assert list((tmp_path / ".cache" / "grounding-eval").glob("source-vars-*.json"))
+    assert list((tmp_path / "user-cache" / "grounding-eval").glob("source-vars-*.json"))
+    assert not (tmp_path / "study" / ".cache").exists()
 
     built = []
     original = round_tests._built_blocks
     monkeypatch.setattr(round_tests, "_built_blocks", lambda *a: built.append(a) or original(*a))
     assert blocks("sample", "hr-mi-deposit-01") == first and not built
 
-    stored = json.loads(next((tmp_path / ".cache" / "grounding-eval").glob("source-vars-*.json")).read_text())
+    stored = _body(next((tmp_path / "user-cache" / "grounding-eval").glob("source-vars-*.json")))
     article = next(Path(p) for p in stored["files"] if "/articles/" in p)
     article.write_text(article.read_text(encoding="utf-8") + "\nAn added sentence.\n", encoding="utf-8")
     round_tests._dataset.cache_clear()

@@ -165,6 +165,17 @@ def test_aggregation_follows_promptfoo() -> None:
     assert grading["componentResults"][1]["assertion"] == results[0].get("assertion")
 
 
+@pytest.mark.parametrize("verdict", ["false", "true", 1, None])
+def test_a_kept_pass_counts_only_when_it_is_true(verdict: Any) -> None:
+    """A kept assertion's ``pass`` from a received results file is read strictly: ``"false"`` (a string,
+    truthy) or ``1`` is not a pass, and the row's reason says what the file held."""
+    grading = aggregate([{"pass": True, "score": 1, "reason": "a"}, {"pass": verdict, "score": 1}], [{}, {}])
+    assert grading["pass"] is False
+    assert (
+        grading["reason"].startswith("an assertion's pass is ") and "expected true/false" in grading["reason"]
+    )
+
+
 def test_tokens_are_summed_as_promptfoo_0_123_sums_them() -> None:
     """Without incurredTokenUsage the five counts add up; once one result reports it (a cached grader reply
     incurs nothing), the row's incurredTokenUsage is the others' counts plus that one's."""

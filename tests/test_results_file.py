@@ -215,7 +215,12 @@ _JSON = st.recursive(
 
 @settings(max_examples=60, deadline=None)
 @given(
-    rows=st.lists(st.dictionaries(st.text(max_size=8), _JSON, max_size=5), max_size=6),
+    rows=st.lists(  # each row's success a boolean, as the reader requires
+        st.tuples(st.dictionaries(st.text(max_size=8), _JSON, max_size=5), st.booleans()).map(
+            lambda pair: {**pair[0], "success": pair[1]}
+        ),
+        max_size=6,
+    ),
     head=st.dictionaries(st.sampled_from(["evalId", "config", "metadata"]), _JSON, max_size=3),
     chunk=st.integers(1, 64),
     indent=st.sampled_from([None, 1, 2]),

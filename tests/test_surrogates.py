@@ -209,3 +209,62 @@ def test_promptfoo_writes_every_row(tmp_path: Path) -> None:
                               text=True, timeout=120, check=False)  # fmt: skip
         assert done.returncode == 0 and not done.stderr, (argv[0], done.stderr[-2000:])
     assert "\ufffd" in html.read_text(encoding="utf-8")
+
+
+@pytest.mark.e2e
+def test_a_live_judge_grades_an_answer_holding_a_lone_surrogate(tmp_path: Path) -> None:
+    """Issue 39, finding 5: the rubric judge through promptfoo's own provider (a stand-in on 127.0.0.1)
+    on an answer holding half an emoji. It is judged — the judge is sent U+FFFD, the row says so — and a
+    second run reads the reply from the pack's cache; it was an ERROR row (``UnicodeEncodeError`` in the
+    reply cache's key)."""
+    import yaml
+
+    from tests.model_standin import ModelStandin
+    from tests.promptfoo_runs import offline_env
+
+    recorded = yaml.safe_load(
+        (REPO / "datasets" / "sample" / "judge_replies" / "round3.yaml").read_text("utf-8")
+    )
+    reply = str(recorded[0]["replies"][0])  # a well-formed round3 judgment, served to any prompt
+    item = json.loads((TINY / "high_risk.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    judge = {
+        "type": "javascript",
+        "value": f"file://{REPO / 'assertions' / 'grounding.cjs'}:judge",
+        "config": {"rubric": "round3", "provider": "ollama:chat:standin-judge", "cache_dir": str(tmp_path / "cache"),
+                   "audit_dir": str(tmp_path / "audit"), "review_queue": str(tmp_path / "review.jsonl")},
+    }  # fmt: skip
+    config = {
+        "description": "a lone surrogate under a live judge",
+        "prompts": ["{{answer}}"],
+        "providers": [{"id": "echo"}],
+        "defaultTest": {"assert": [judge]},
+        "tests": [{"vars": {"answer": ANSWER, "jurisdiction": item["jurisdiction"], "question": item["question"],
+                            "query_id": item["id"]}, "metadata": {**item, "rubric": "round3"}}],
+    }  # fmt: skip
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML; "\ud83d" stays an escape
+
+    def judged(standin: ModelStandin, run: str) -> dict[str, Any]:
+        out = tmp_path / f"{run}.json"
+        env = offline_env(tmp_path / run, {"OLLAMA_BASE_URL": standin.url})
+        done = subprocess.run(
+            ["npx", "promptfoo", "eval", "-c", str(path), "-o", str(out), "--no-progress-bar", "--no-table",
+             "--no-cache"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert done.returncode in (0, 100), done.stdout[-3000:] + done.stderr[-3000:]
+        (row,) = json.loads(out.read_text(encoding="utf-8"))["results"]["results"]
+        assert HALF_EMOJI in row["response"]["output"]  # the answer reached the judge as written
+        component = row["gradingResult"]["componentResults"][0]
+        assert "judge" in component["metadata"], component["reason"][:500]  # (ERROR rows have no record)
+        meta = component["metadata"]["judge"]
+        assert meta["status"] == "scored", component["reason"][:500]
+        assert meta["lone_surrogates_sent_as_fffd"] == 3  # the answer's three half emoji, said in the row
+        return meta
+
+    with ModelStandin(lambda prompt: reply).running() as standin:
+        first = judged(standin, "first")
+        assert len(standin.served) == 1 and not first["cached"]
+        sent = standin.served[0].prompt
+        assert sent.count("\ufffd") == 3 and not any("\ud800" <= c <= "\udfff" for c in sent)
+        second = judged(standin, "second")
+        assert len(standin.served) == 1 and second["cached"]  # from the pack's reply cache

@@ -69,7 +69,12 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         default=Path("results/factuality_human_verification.jsonl"),
     )
     p.add_argument("--rubric", metavar="FILE", type=Path, help="a factual-accuracy rubric YAML")
-    p.add_argument("--cache-dir", metavar="DIR", type=Path, default=Path(".cache/grounding-eval/judge"))
+    p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        type=Path,
+        help="the judge reply cache (default: ~/.cache/grounding-eval/judge)",
+    )
     p.add_argument("--no-cache", action="store_true", help="do not read or write the judge reply cache")
     p.add_argument(
         "--print-rubric", action="store_true", help="print the rubric, marked [seed] / [grounding-eval]"
@@ -85,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     from grounding_eval.factuality.rubric import DEFAULT_RUBRIC, format_rubric, load_rubric
     from grounding_eval.files import read_text
     from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
+    from grounding_eval.judge.cache import default_cache_dir
     from grounding_eval.judge.calls import JudgeConfigError, JudgeError
     from grounding_eval.promptfoo.judge_provider import judge_client, judges_for
 
@@ -105,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     judge = args.judge or os.environ.get("GROUNDING_EVAL_JUDGE_PROVIDER")
     if not judge:
         raise DataError("--judge", "no judge: give --judge PROVIDER_ID or set GROUNDING_EVAL_JUDGE_PROVIDER")
-    cache = None if args.no_cache else str(args.cache_dir)
+    cache = None if args.no_cache else str(args.cache_dir or default_cache_dir())
     # The judges are resolved as every judge's (assertions/judges.cjs, through promptfoo's providers):
     # --judge first, else the switch, which then decides the endpoint too (--base-url is --judge's own).
     override = {"provider": args.judge, "base_url": args.base_url, "cheap_provider": args.cheap_judge,

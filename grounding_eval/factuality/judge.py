@@ -306,6 +306,7 @@ class _Run:
             cheap, self.prompt(), fixture_key=self.fixture_key, parse=self.parse, max_attempts=1
         )
         asked = outcome.attempts[0]
+        attempt |= outcome.flags()  # half an emoji in the answer: sent as U+FFFD, said here
         if asked.reply is None:
             attempt["outcome"] = f"escalated: call failed ({asked.error})"
             return None
@@ -372,7 +373,8 @@ def _capable_attempts(outcome: Scored[Any] | Unscored, model: str) -> list[dict[
     """The capable stage's attempts as a result lists them (stage, model, number, reply hash, outcome)."""
     out = []
     for asked in outcome.attempts:
-        attempt: dict[str, Any] = {"stage": "capable", "model_id": model, "attempt": asked.number}
+        attempt: dict[str, Any] = {"stage": "capable", "model_id": model, "attempt": asked.number,
+                                   **outcome.flags()}  # fmt: skip
         if asked.reply is None:
             attempt["outcome"] = f"call failed: {asked.error}"
         else:

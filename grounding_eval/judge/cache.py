@@ -11,10 +11,18 @@ is one JSON file per key, written to a temporary file and moved into place with 
 reader sees the whole old file, the whole new one, or none — never half of one. No locks are needed; two
 processes that miss the same key at the same moment both ask the judge and the last writer wins.
 
-Layout: ``<cache_dir>/<sha256 of the request fields>.json`` holding ``{"format", "key", "request",
-"reply", "created_at"}``. ``request`` repeats the fields the key was computed from (so a file can be read
-and audited on its own, and a read checks it really answers the request); ``reply`` holds the text, the
-provider's response JSON and its request id. API keys are never among the fields.
+Layout: ``<cache_dir>/<sha256 of the request fields>.json``, a sealed entry
+(:mod:`grounding_eval.user_cache`) whose body is ``{"format", "key", "request", "reply", "created_at"}``.
+``request`` repeats the fields the key was computed from (so a file can be read and audited on its own,
+and a read checks it really answers the request); ``reply`` holds the text, the provider's response JSON
+and its request id. API keys are never among the fields.
+
+A reply read back decides a verdict as a model's would, and the key is computable by anyone who can
+render the same prompt, so an entry is used only if it is sealed with this user's secret: one planted in
+a study's folder or in a folder a config names as ``cache_dir``, copied from another machine or edited
+is a miss (one more call to the judge). The default folder is the user's, never the study's
+(:func:`grounding_eval.user_cache.cache_root`). A prompt holding a lone surrogate has a key too (its
+code point is hashed as it is).
 """
 
 from __future__ import annotations
@@ -23,21 +31,29 @@ import datetime as dt
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["CacheEntry", "ReplyCache", "cache_key"]
+from grounding_eval.user_cache import cache_root, read_sealed, write_sealed
 
-_FORMAT: Final = 1  # bump when the file layout changes: older files then read as misses
+__all__ = ["CacheEntry", "ReplyCache", "cache_key", "default_cache_dir"]
+
+_FORMAT: Final = 2  # bump when the file layout changes: older files then read as misses (2: sealed)
+_KIND: Final = "judge-reply"
 _log = logging.getLogger(__name__)
 
 
 def _canonical(fields: Mapping[str, Any]) -> bytes:
-    return json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    text = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.encode("utf-8", "surrogatepass")  # (a lone surrogate is hashed as it is, never an error)
+
+
+def default_cache_dir() -> Path:
+    """``judge/`` in the user's cache folder (``~/.cache/grounding-eval/judge``): where the judges keep
+    replies unless a config names ``cache_dir``."""
+    return cache_root() / "judge"
 
 
 def cache_key(fields: Mapping[str, Any]) -> str:
@@ -78,17 +94,15 @@ class ReplyCache:
         A missing, unreadable, truncated or foreign file is a miss, never an error: the worst a damaged
         cache may cost is one more call to the judge.
         """
-        path = self.path(cache_key(fields))
-        try:
-            data = json.loads(path.read_bytes())
-        except FileNotFoundError:
+        key = cache_key(fields)
+        path = self.path(key)
+        if not path.exists():
             return None
-        except (OSError, ValueError) as exc:
-            _log.warning("judge cache: ignoring unreadable %s (%s)", path, exc)
-            return None
-        entry = _entry(data, fields)
+        entry = _entry(read_sealed(path, _KIND, key), fields)
         if entry is None:
-            _log.warning("judge cache: ignoring %s (not a format-%d entry for this request)", path, _FORMAT)
+            _log.warning(
+                "judge cache: ignoring %s (not a sealed format-%d entry for this request)", path, _FORMAT
+            )
         return entry
 
     def put(
@@ -106,22 +120,8 @@ class ReplyCache:
             "reply": {"text": text, "raw": raw, "request_id": request_id},
             "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         }
-        data = json.dumps(record, ensure_ascii=False, indent=1).encode("utf-8")
-        tmp: str | None = None
-        try:
-            # Same directory as the target, so os.replace is a rename within one file system.
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{key[:16]}.", suffix=".tmp")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())  # the rename must not land before the bytes do
-            os.replace(tmp, self.path(key))
-            tmp = None
-        except OSError as exc:
-            _log.warning("judge cache: could not write %s (%s)", self.path(key), exc)
-        finally:
-            if tmp is not None:
-                Path(tmp).unlink(missing_ok=True)
+        if not write_sealed(self.path(key), _KIND, key, record):
+            _log.warning("judge cache: could not write %s", self.path(key))
 
     def discard(self, fields: Mapping[str, Any]) -> None:
         """Remove the entry for ``fields``, if there is one; a failure is logged, not raised.

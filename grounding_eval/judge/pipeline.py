@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath, PureWindowsPath
 from typing import Any, Generic, Literal, TypeVar
 
+from grounding_eval.encodable import sendable
 from grounding_eval.errors import DataError
 from grounding_eval.judge.audit import write_audit
 from grounding_eval.judge.calls import (
@@ -130,6 +131,12 @@ class Recorded:
 class _Outcome:
     attempts: tuple[Attempt, ...]
     recorded: Recorded = field(default_factory=Recorded)
+    lone_surrogates: int = 0  # in the prompt, sent as U+FFFD (grounding_eval.encodable.sendable)
+
+    def flags(self) -> dict[str, Any]:
+        """What the row says about how the judge was asked: ``lone_surrogates_sent_as_fffd`` when the
+        prompt held lone surrogates (half an emoji in the answer), else nothing."""
+        return {"lone_surrogates_sent_as_fffd": self.lone_surrogates} if self.lone_surrogates else {}
 
     @property
     def replies(self) -> list[str]:
@@ -387,10 +394,13 @@ def run_judge(
     attempts: list[Attempt] = []
     calls: list[Call] = []
     user = prompt.user
+    system, surrogates = sendable(prompt.system)
     outcome: Scored[T] | Unscored | None = None
     for number in range(1, max_attempts + 1):
+        user, replaced = sendable(user)  # half an emoji in the answer: sent as U+FFFD, never a crash
+        surrogates += replaced if number == 1 else 0
         try:
-            reply = client.complete(user, system=prompt.system, fixture_key=fixture_key, accept=accept)
+            reply = client.complete(user, system=system, fixture_key=fixture_key, accept=accept)
         except (JudgeError, DataError) as exc:
             _count(client, None, calls)
             message = str(exc)  # one line, both kinds
@@ -408,6 +418,7 @@ def run_judge(
         user = retry(result.error) if retry is not None else f"{prompt.user}\n\n{result.error}"
     if outcome is None:
         outcome = Unscored(attempts=tuple(attempts), reason="invalid_reply")
+    outcome = replace(outcome, lone_surrogates=surrogates)
     return replace(outcome, recorded=_record(outcome, audit, review, calls))
 
 

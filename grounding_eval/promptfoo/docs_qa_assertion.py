@@ -164,6 +164,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         ),
     )
     evidence["retried"] = outcome.retried
+    evidence.update(outcome.flags())
     audit_note = audit_fields(outcome.recorded, evidence, audit_dir)  # a failed write changes no verdict
     if isinstance(outcome, Unscored):
         why = unscored_reason(outcome, whose="the grader's", caller="grader", provider=provider)
@@ -324,11 +325,12 @@ def _provider(context: dict[str, Any]) -> Any:
 def _client(choice: Any, config: dict[str, Any]) -> Any:
     """The grader's client, built once per process as the rubric judge's (a recording restarted per row:
     its position in a key's replies, reply 1 then the retry's reply 2, starts over for every row)."""
+    from grounding_eval.judge.cache import default_cache_dir
     from grounding_eval.promptfoo.judge_provider import judge_client
 
     return judge_client(
         choice,
-        str(config.get("cache_dir") or ".cache/grounding-eval/judge"),
+        str(config.get("cache_dir") or default_cache_dir()),
         float(config.get("timeout", 120.0)),
         int(config.get("max_retries", 4)),
     )

@@ -40,7 +40,6 @@ from grounding_eval.promptfoo.source_vars import with_source_vars_in
 __all__ = ["CHEAP_PROVIDER_ENV", "factuality_assertion"]
 _DEFAULT_QUEUE = "results/factuality_review_queue.jsonl"
 _DEFAULT_HUMAN_QUEUE = "results/factuality_human_verification.jsonl"
-_DEFAULT_CACHE = ".cache/grounding-eval/judge"
 _CHIPS = frozenset({"factual_accuracy", "factuality.contradicted", "factuality.severity.critical",
                     "factuality.severity.major", "factuality.ungrounded_verdicts"})  # fmt: skip
 
@@ -60,6 +59,7 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
     from grounding_eval.factuality.judge import decide, judge_factuality
     from grounding_eval.factuality.rubric import load_rubric
     from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
+    from grounding_eval.judge.cache import default_cache_dir
     from grounding_eval.judge.calls import JudgeConfigError, JudgeError
     from grounding_eval.promptfoo.judge_assertion import answer_recording, condition_of
     from grounding_eval.promptfoo.judge_provider import judge_client, judges_for
@@ -87,7 +87,7 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
             vars_.get("risk_level") or config.get("risk_level"), tier=metadata.get("risk_tier")
         )
         judges = judges_for("factuality", context)  # the cheap stage too (assertions/judges.cjs)
-        cache_dir = str(config.get("cache_dir") or _DEFAULT_CACHE)
+        cache_dir = str(config.get("cache_dir") or default_cache_dir())
         timeout = float(config.get("timeout", 120.0))
         retries = int(config.get("max_retries", 4))
         # Built once per process, as the other judges' (a recording restarted for every row).

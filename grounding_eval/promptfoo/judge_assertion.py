@@ -84,6 +84,7 @@ def judged(grade: Callable[[], dict[str, Any]], error: Callable[[str], dict[str,
 def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, Any]:
     from grounding_eval.errors import DataError
     from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
+    from grounding_eval.judge.cache import default_cache_dir
     from grounding_eval.judge.calls import JudgeConfigError, JudgeError, answer_sha256
     from grounding_eval.judge.parse import parse_reply
     from grounding_eval.judge.pipeline import (
@@ -112,7 +113,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         provider = choice.id
         client = judge_client(
             choice,
-            str(config.get("cache_dir") or ".cache/grounding-eval/judge"),
+            str(config.get("cache_dir") or default_cache_dir()),
             float(config.get("timeout", 120.0)),
             int(config.get("max_retries", 4)),
         )
@@ -186,6 +187,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         review=Review(queue, review_record),
     )
     evidence["cached"] = outcome.cached
+    evidence.update(outcome.flags())
     audit_note = audit_fields(outcome.recorded, evidence, audit_dir)
     provenance = _provenance(rubric, rubric_file, metadata, config)
     if isinstance(outcome, Unscored):

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from grounding_eval.errors import clip
 from grounding_eval.outcome import row_unscored
 from grounding_eval.promptfoo.source_vars import with_source_vars
 
@@ -266,6 +267,12 @@ def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
     return new, counts
 
 
+def _not_boolean(verdict: Any) -> str:
+    from grounding_eval.results_file import json_type
+
+    return f"an assertion's pass is {json_type(verdict)} ({clip(json.dumps(verdict))}), expected true/false"
+
+
 def aggregate(results: Sequence[dict[str, Any]], assertions: Sequence[Any]) -> dict[str, Any]:
     """The row's GradingResult from its assertions' results, as promptfoo's ``AssertionsResult`` makes it."""
     total_score = total_weight = 0.0
@@ -288,8 +295,9 @@ def aggregate(results: Sequence[dict[str, Any]], assertions: Sequence[Any]) -> d
                 w = float(incoming_weights.get(name, 1)) * weight
                 named[name] = named.get(name, 0.0) + float(value) * w
                 weights[name] = weights.get(name, 0.0) + w
-        if not result.get("pass"):
-            failed = str(result.get("reason"))
+        verdict = result.get("pass")
+        if verdict is not True:  # strictly: a kept result's "false" (a string) is truthy, never a pass
+            failed = str(result.get("reason")) if verdict is False else _not_boolean(verdict)
     flattened: list[dict[str, Any]] = []
     for result in results:
         flattened.append(result)

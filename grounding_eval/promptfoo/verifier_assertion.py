@@ -67,6 +67,7 @@ def verifier_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[st
 def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, Any]:
     from grounding_eval.errors import DataError
     from grounding_eval.states import parse_state
+    from grounding_eval.user_cache import cache_root
     from grounding_eval.verifier.limits import answer_too_large
     from grounding_eval.verifier.verdict import verify
 
@@ -104,7 +105,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
             pack_root,
             str(os.environ.get("GROUNDING_EVAL_LIVENESS") or config.get("liveness") or "offline"),
             _optional_path(config.get("liveness_snapshot")),
-            _path(config.get("liveness_cache"), Path(".cache/grounding-eval/liveness.sqlite")),
+            _path(config.get("liveness_cache"), cache_root() / "liveness.sqlite"),
             tuple(str(h) for h in config.get("allow_hosts") or ()),
             str(config["dns_server"]) if config.get("dns_server") else None,
             _limits_key(config),
@@ -281,6 +282,7 @@ def _resources(
     thresholds: tuple[float | None, float | None],
 ) -> _Resources:
     """Load the verifier's resources once per process; the dataset's own files win over the pack's."""
+    from grounding_eval.user_cache import cache_root
     from grounding_eval.verifier.allowlist import Allowlist
     from grounding_eval.verifier.setup import load_resources
 
@@ -307,7 +309,7 @@ def _resources(
         liveness=liveness,
         snapshot=snapshot,
         cache_path=cache_path,
-        cache_dir=cache_path.parent,  # the compiled allowlist and directory, beside the liveness cache
+        cache_dir=cache_root(),  # the compiled allowlist, directory and index: the user's, sealed
         allow_hosts=allow_hosts,
         quote_near=thresholds[0],
         quote_partial=thresholds[1],

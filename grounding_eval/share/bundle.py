@@ -33,7 +33,6 @@ import io
 import json
 import os
 import platform
-import re
 import tarfile
 from collections import Counter
 from collections.abc import Iterable
@@ -60,7 +59,6 @@ MANIFEST = "manifest.json"
 # Never shared from a study folder: installed packages, promptfoo's database and logs, caches, keys.
 _SKIP_DIRS = frozenset({"node_modules", ".promptfoo", ".cache", "__pycache__", ".git", "results", ".venv"})
 _ENV_HEADER = "Rebuilt by grounding-eval share: only the settings that are the same on every machine."
-_PLAIN_VALUE = re.compile(r"^[A-Za-z0-9._/:-]*$")
 
 
 def _sha(data: bytes) -> str:
@@ -126,11 +124,10 @@ def _shareable_env(data: bytes) -> tuple[bytes, list[str]]:
 
     A ``.env`` is where API keys are kept (commented-out ones too); it also names this machine's Python.
     The file is rebuilt from scratch: one ``NAME=value`` line for each setting in ``policy.yaml``
-    (``bundle.shareable_env``) whose value is plain (letters, digits, ``./_-:``; not an absolute path),
-    nothing else, no comment of the user's. The names of the others (never their values) are returned
-    for the manifest.
+    (``bundle.shareable_env``) that has the one value the policy allows it (``init``'s), nothing else, no
+    comment of the user's. The names of the others (never their values) are returned for the manifest.
     """
-    keep = set(policy()["bundle"]["shareable_env"])
+    keep: dict[str, str] = policy()["bundle"]["shareable_env"]
     lines, dropped = [f"# {_ENV_HEADER}"], []
     for line in data.decode("utf-8", "replace").splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
@@ -138,7 +135,7 @@ def _shareable_env(data: bytes) -> tuple[bytes, list[str]]:
         name, sep, value = line.partition("=")
         name = name.strip().removeprefix("export ").strip()
         value = value.strip().strip("'\"")
-        if sep and name in keep and _PLAIN_VALUE.match(value) and not find_absolute_path(value):
+        if sep and keep.get(name) == value:
             lines.append(f"{name}={value}")
         else:
             dropped.append(name if sep else "(a line that is not NAME=value)")
@@ -150,7 +147,7 @@ def _study_files(study: Path, skip: Path) -> list[tuple[str, Path]]:
     out = []
     for folder, dirs, files in os.walk(study):
         dirs[:] = sorted(
-            d for d in dirs if d not in _SKIP_DIRS and not os.path.islink(os.path.join(folder, d))
+            d for d in dirs if d.casefold() not in _SKIP_DIRS and not os.path.islink(os.path.join(folder, d))
         )
         for name in sorted(files):
             path = Path(folder) / name
@@ -320,6 +317,7 @@ def make_bundle(
     from grounding_eval.files import RESULTS, read_bytes
     from grounding_eval.results_file import read_results
     from grounding_eval.share.content import Kind, classify, dataset_folders
+    from grounding_eval.share.received import entry_problem, name_problem
 
     if not (study / "promptfooconfig.yaml").is_file():
         raise DataError(
@@ -344,6 +342,11 @@ def make_bundle(
                 sharing.add(name, path, data)
             continue  # .env.bak, .env.production, .envrc, a .env in a subfolder: never shared
         data = read_bytes(path, RESULTS)
+        problem = name_problem(name) or entry_problem(name, _sha(data))  # what bundle check would refuse
+        if problem:
+            raise DataError(
+                path, f"{problem}; bundle check refuses such a bundle, so share does not write it"
+            )
         kind = archive_kind(data[:ARCHIVE_HEAD], path.name)
         if kind:
             raise DataError(path, f"an archive ({kind}) inside the study: a bundle never holds another "

@@ -15,6 +15,18 @@ archive, no ``.env`` but the rebuilt ``study/.env`` (only shareable settings, no
 bundle whose manifest says ``redacted`` is also verified to be so: no ``data/`` member, no absolute path,
 no dataset file (:mod:`grounding_eval.share.content`) and every results file already in its redacted
 form — redacting it again changes nothing, so a High-Risk row carries only the fields the policy keeps.
+
+A bundle is someone else's study, so what it could run or decide is checked too
+(:mod:`grounding_eval.share.received`): a member under ``.cache/``, ``node_modules/`` or ``.promptfoo/``
+is refused unread (a planted cache, package or promptfoo database could decide a verdict or run code;
+``share`` never writes one), and so is a copy of one of the pack's entry files (``study/assertions/*``,
+``study/providers/replay.py``) or of ``init``'s ``generate.py`` that differs from the installed
+grounding-eval's, any other file in ``study/assertions/`` or ``study/providers/``, and any other code file
+(``.py``, ``.pth``, ``.js``…: Python puts the study folder on ``sys.path``, so an unreferenced ``yaml.py``
+or ``grounding_eval/`` still runs). Every model endpoint the
+study's configs name that is not a model provider's API host, and every code reference outside the pack's
+entries (``file://`` code, ``exec:``, ``python:``, ``package:``, inline code), is listed for the receiver
+to read before running the study.
 """
 
 from __future__ import annotations
@@ -31,6 +43,7 @@ from typing import IO, Any, Final
 
 from grounding_eval.errors import DataError, clip
 from grounding_eval.share.leaks import ARCHIVE_HEAD, KeyScan, archive_kind, find_absolute_path, is_env_file
+from grounding_eval.share.received import is_config_member
 
 __all__ = ["CheckReport", "check_bundle"]
 
@@ -38,6 +51,9 @@ _CHUNK: Final = 1 << 20
 _OVERLAP: Final = 4096  # text kept from the previous chunk, so a key or path across the cut is seen
 _PARSED: Final = (".json", ".jsonl", ".ndjson", ".yaml", ".yml", ".csv", ".tsv", ".ipynb", ".har")
 _ENV_LINE: Final = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=[A-Za-z0-9._/:-]*$")
+# Never in a bundle (share skips them): a cache, installed packages or promptfoo's database and cache, any
+# of which could decide a verdict or run code on the receiver's machine.
+_NEVER_SHARED: Final = (".cache", "node_modules", ".promptfoo")
 
 
 @dataclass
@@ -47,6 +63,7 @@ class CheckReport:
     files: int
     manifest: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
+    listed: list[str] = field(default_factory=list)  # endpoints and code the study's configs name
 
 
 def _member_name_problem(name: str) -> str | None:
@@ -80,6 +97,7 @@ class _Reader:
         self.manifest: dict[str, Any] | None = None
         self.keys = KeyScan()  # a partner's machine does not know the owner's keys: their shapes only
         self.total = 0
+        self.configs: dict[str, str] = {}  # the study's configs, as text, read once every hash is known
 
     def fail(self, problem: str) -> DataError:
         return DataError(self.bundle, problem)
@@ -109,8 +127,20 @@ class _Reader:
             raise self.fail(f"{where}: {problem}")
         if info.issym() or info.islnk():
             raise self.fail(f"{where}: a link (to {clip(info.linkname)}); bundles hold files only")
+        # (case-folded: where the file system ignores case, .Cache/ is .cache/)
+        never = next((p for p in PurePosixPath(info.name.casefold()).parts if p in _NEVER_SHARED), None)
+        if never is not None:
+            raise self.fail(
+                f"{where}: under {never}/, which share never writes: a cache, installed package or promptfoo "
+                "database from someone else could decide a verdict or run code; refused unread"
+            )
         if info.isdir():
             return
+        from grounding_eval.share.received import name_problem
+
+        problem = name_problem(info.name)
+        if problem:
+            raise self.fail(f"{where}: {problem}")
         if not info.isfile():
             raise self.fail(f"{where}: not a regular file")
         if info.size > self.max_bytes:
@@ -136,6 +166,11 @@ class _Reader:
         if self.manifest is None:
             raise self.fail(f"{where}: comes before manifest.json (share writes the manifest first)")
         self.hashes[name] = self._stream(name, handle)
+        from grounding_eval.share.received import entry_problem
+
+        problem = entry_problem(name, self.hashes[name])
+        if problem:
+            raise self.fail(f"{where}: {problem}")
 
     def _manifest(self, handle: IO[bytes], size: int, count: int) -> None:
         from grounding_eval.files import JsonProblem, parse_json
@@ -168,7 +203,8 @@ class _Reader:
         is_env = name == "study/.env"
         # The pack's own files (rubrics hold a "question" field of their own) are not study data.
         parsed = not name.startswith("pack/") and PurePosixPath(name).suffix.lower() in _PARSED
-        keep = is_env or (self.redacted and parsed)
+        config = is_config_member(name)
+        keep = is_env or config or (self.redacted and parsed)
         whole: list[bytes] = []
         tail, text_ok, first = "", True, True
         for block in _chunks(handle):
@@ -190,9 +226,11 @@ class _Reader:
             tail = window[-_OVERLAP:]
         if first:
             self._head(name, b"")
+        if config and text_ok:
+            self.configs[name] = b"".join(whole).decode("utf-8")
         if is_env:
             self.check_env(b"".join(whole).decode("utf-8", "replace"))
-        elif keep and text_ok:
+        elif keep and text_ok and (self.redacted and parsed):
             text = b"".join(whole).decode("utf-8")
             self._parsed(name, text)  # a results file's redaction says more than its first path
             self._text(name, text, paths=True)
@@ -246,7 +284,7 @@ class _Reader:
         """The rebuilt ``study/.env``: share's header line, then only shareable ``NAME=value`` lines."""
         from grounding_eval.share.redact import policy
 
-        keep = set(policy()["bundle"]["shareable_env"])
+        keep: dict[str, str] = policy()["bundle"]["shareable_env"]
         for number, line in enumerate(text.splitlines(), 1):
             match = _ENV_LINE.match(line)
             if number == 1 and line.startswith("# Rebuilt by grounding-eval share"):
@@ -255,6 +293,12 @@ class _Reader:
                 raise self.fail(
                     f"member 'study/.env': line {number} is not a shareable NAME=value setting "
                     "(policy.yaml bundle.shareable_env; comments are not shared)"
+                )
+            name, value = line.split("=", 1)
+            if value != keep[name]:
+                raise self.fail(
+                    f"member 'study/.env': line {number} sets {name} to {clip(value)}, not "
+                    f"{keep[name]!r} (init's value, the only one a bundle may carry)"
                 )
 
 
@@ -302,7 +346,29 @@ def check_bundle(bundle: Path) -> CheckReport:
     extra = sorted(set(reader.hashes) - set(listed))
     if extra:
         raise DataError(bundle, f"member {clip(extra[0])}: not in the manifest")
-    return CheckReport(files=len(listed), manifest=manifest, warnings=_version_warnings(manifest))
+    return CheckReport(
+        files=len(listed), manifest=manifest, warnings=_version_warnings(manifest), listed=_listed(reader)
+    )
+
+
+def _listed(reader: _Reader) -> list[str]:
+    """The endpoints and code the study's configs name (:func:`grounding_eval.share.received.config_findings`);
+    a config that does not parse is named as such (promptfoo could not run it either)."""
+    import yaml
+
+    from grounding_eval.files import JsonProblem, parse_json
+    from grounding_eval.share.received import config_findings
+
+    out: list[str] = []
+    for name, text in sorted(reader.configs.items()):
+        try:
+            document = parse_json(text) if name.endswith(".json") else yaml.safe_load(text)
+        except (JsonProblem, ValueError, yaml.YAMLError) as exc:
+            first = (str(exc).splitlines() or [type(exc).__name__])[0]
+            out.append(f"config: {name}: not readable ({clip(first)}); promptfoo could not run it either")
+            continue
+        out += config_findings(name, document, reader.hashes)
+    return out
 
 
 def _version_warnings(manifest: dict[str, Any]) -> list[str]:

@@ -124,4 +124,6 @@ def _check(args: argparse.Namespace) -> int:
     )
     for warning in report.warnings:
         print(f"warning: {terminal_safe(warning)}")  # names and versions come from the bundle
+    for line in report.listed:  # what the study would reach or run beyond the pack: read it before running
+        print(terminal_safe(line))
     return 0

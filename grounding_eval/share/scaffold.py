@@ -1,7 +1,7 @@
 """``grounding-eval init DIR``: a study folder that runs on the installed pack, not on a checkout.
 
 The folder gets what promptfoo must read as files (its config, the generation prompts, the entry files
-it loads by path, ``package.json`` and ``.env``) and nothing else: rubrics, templates, schemas and the
+it loads by path, ``package.json``, ``.npmrc`` and ``.env``) and nothing else: rubrics, templates, schemas and the
 sample data are read from the installed package through :func:`grounding_eval.resources.pack_root`.
 The entry files are the pack's own (``assertions/*.py``, ``assertions/grounding.cjs``,
 ``providers/replay.py``), copied byte for byte, so a study grades with exactly the code the pack's
@@ -23,10 +23,20 @@ from grounding_eval.data.rounds import ROUNDS
 from grounding_eval.errors import DataError
 from grounding_eval.resources import pack_file
 
-__all__ = ["STUDIES", "Study", "describe", "grounding_eval_command", "scaffold"]
+__all__ = [
+    "ENTRY_FILES",
+    "STUDIES",
+    "TEMPLATE_FILES",
+    "Study",
+    "describe",
+    "generator_sha256s",
+    "grounding_eval_command",
+    "scaffold",
+    "template_sha256",
+]
 
 _TEMPLATES: Final = Path(__file__).with_name("templates")
-_ENTRY_FILES: Final = (
+ENTRY_FILES: Final = (
     "assertions/grounding.cjs",
     "assertions/judges.cjs",
     "assertions/grounding.py",
@@ -180,6 +190,27 @@ def generate_tests(config: dict[str, Any] | None = None) -> list[dict[str, Any]]
 '''
 
 
+# Study files init writes from a template unchanged, so a received study's must be byte for byte these
+# (``bundle check``): a package.json could pin another promptfoo or add an install script, an .npmrc give
+# every Node npx starts a preload of the sender's.
+TEMPLATE_FILES: Final = MappingProxyType({"package.json": "package.json", ".npmrc": "npmrc"})
+
+
+def template_sha256(name: str) -> str:
+    """The SHA-256 of the study file ``name`` (a key of :data:`TEMPLATE_FILES`) as ``init`` writes it."""
+    import hashlib
+
+    return hashlib.sha256(_template(TEMPLATE_FILES[name]).encode()).hexdigest()
+
+
+def generator_sha256s() -> frozenset[str]:
+    """The SHA-256 of each test generator ``init`` writes (``generate.py``): ``bundle check`` tells the
+    pack's from one a sender edited."""
+    import hashlib
+
+    return frozenset(hashlib.sha256(_generator(study).encode()).hexdigest() for study in STUDIES.values())
+
+
 def _template(name: str) -> str:
     return (_TEMPLATES / name).read_text(encoding="utf-8")
 
@@ -210,6 +241,7 @@ def describe(directory: Path, study_id: str, dataset: Path | None, written: list
         "  assertions/, providers/  the pack's graders and recorded-answer provider, as promptfoo loads them",
         f"  package.json             promptfoo {pins['promptfoo']} and Node {pins['node']}, as the pack pins them",
         "  .env                     promptfoo's settings (no telemetry, a local database) and this Python",
+        "  .npmrc                   keeps promptfoo's one telemetry request from leaving (npx, npm run)",
         "  README.md                the commands that run, report on and share the study",
     ]
     if any(path.name == "liveness_snapshot.fixture.csv" for path in written):
@@ -240,6 +272,7 @@ def scaffold(directory: Path, study_id: str, dataset: Path | None, *, force: boo
         "generate.py": _generator(study).encode(),
         ".env": _template("env").replace("__PYTHON__", sys.executable).encode(),
         "package.json": _template("package.json").encode(),
+        ".npmrc": _template("npmrc").encode(),
         "README.md": _template("README.md")
         .replace("__STUDY__", study_id)
         .replace("__GROUNDING_EVAL__", grounding_eval_command(directory))
@@ -249,7 +282,7 @@ def scaffold(directory: Path, study_id: str, dataset: Path | None, *, force: boo
     }
     for pack_path, _label in study.prompts:
         files[f"prompts/{Path(pack_path).name}"] = pack_file(*pack_path.split("/")).read_bytes()
-    for entry in _ENTRY_FILES:
+    for entry in ENTRY_FILES:
         files[entry] = pack_file(*entry.split("/")).read_bytes()
     if dataset is None and study.sample == "sample":
         files["liveness_snapshot.fixture.csv"] = pack_file(

@@ -17,7 +17,8 @@ One Aho–Corasick pass (pyahocorasick, eyecite's own dependency) finds them all
 done in one pass. The data (factors of every template, eyecite's strings, the abbreviations its reporters
 and codes use) are built once from the installed libraries (building every template and importing eyecite
 take about 2 s) and kept as JSON under the user's cache folder, keyed by the libraries' files and this
-code: an entry that does not match its key or shape is rebuilt, never trusted.
+code and sealed with the user's secret (:mod:`grounding_eval.user_cache`): an entry that is not sealed
+for its key or does not have its shape is rebuilt, never trusted.
 
 **Sentences.** The libraries read whole sentences (:func:`units`), so a citation's reading never depends
 on text outside its sentence. A sentence ends at ``.``/``!``/``?`` and white space, at a blank line or a
@@ -33,8 +34,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import json
-import os
 import re
 from bisect import bisect_left
 from collections import deque
@@ -49,7 +48,7 @@ __all__ = ["MAX_UNIT", "LibraryData", "Scan", "Scanner", "factors", "library_dat
 MAX_UNIT = 1000
 """Most characters of one sentence read at once; a longer sentence is read in pieces."""
 
-_FORMAT = 2
+_FORMAT = 3  # 3: sealed entries (grounding_eval.user_cache)
 _CAP = 64  # most strings a factor set holds
 
 
@@ -229,17 +228,19 @@ def library_data(
     build_templates: Callable[[], tuple[dict[str, list[str]], list[str], dict[str, str], list[str]]],
 ) -> LibraryData:
     """The cached data, or built (with ``build_templates`` for the templates' part) and stored."""
+    from grounding_eval.user_cache import cache_root, read_sealed, write_sealed
+
     key = _key()
-    entry = _cache_dir() / f"citation-scan-{key[:40]}.json"
+    entry = cache_root() / f"citation-scan-{key[:40]}.json"
     try:
-        stored = json.loads(entry.read_bytes())
-        if stored["format"] == _FORMAT and stored["key"] == key:
-            return _data_from_json(stored["value"])
+        stored = read_sealed(entry, "citation-scan", key)  # None: none, or not this user's processes'
+        if stored is not None:
+            return _data_from_json(stored)
     except Exception:
-        pass  # no entry, or one that cannot be read: build it
+        pass  # an entry of another shape: build it
     templates, digitless, rejected, words = build_templates()
     data = _build_eyecite(templates, digitless, rejected, words)
-    _write(entry, {"format": _FORMAT, "key": key, "value": data.__dict__})
+    write_sealed(entry, "citation-scan", key, data.__dict__)
     return data
 
 
@@ -314,23 +315,6 @@ def _key() -> str:
         except OSError:
             digest.update(f"missing {path}".encode())
     return digest.hexdigest()
-
-
-def _cache_dir() -> Path:
-    """The user's cache folder: ``$XDG_CACHE_HOME/grounding-eval`` (``~/.cache/grounding-eval``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "grounding-eval"
-
-
-def _write(entry: Path, stored: dict[str, Any]) -> None:
-    from grounding_eval.errors import DataError
-    from grounding_eval.files import write_text_atomic
-
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(entry, json.dumps(stored, ensure_ascii=False))
-    except (OSError, DataError):
-        pass  # a folder that cannot be written is not used; the data are the same
 
 
 # -- the scan ------------------------------------------------------------------------------------------

@@ -3,16 +3,19 @@
 promptfoo runs the verifier in a fresh Python process for every row, and parsing the directory (YAML,
 every phone number through libphonenumber, every domain against the public suffix list) and the
 allowlist (every URL extracted and normalized) cost each process tens of milliseconds. Here the
-result of a load is kept as JSON under a cache folder (the promptfoo adapter uses
-``.cache/grounding-eval/``) and read back instead.
+result of a load is kept as JSON in the user's cache folder (``~/.cache/grounding-eval``,
+:mod:`grounding_eval.user_cache`) and read back instead.
 
 Keyed, never trusted: the key is the SHA-256 of the file's bytes, its path, the kind of resource, this
 cache's format number, the source of every module whose rules decide the result (URL normalization,
 the directory's validation and phone reading, state codes, this module) and the installed
 phonenumbers and tldextract (their version files). Edit the file, move it, upgrade either library or
-change a rule, and the key changes, so the entry is not used. An entry that cannot be read, is not
-JSON, does not name its own key or does not have the expected shape is ignored and rebuilt — a bad
-entry costs a rebuild, never a wrong answer. Entries are written to a temporary file and renamed into
+change a rule, and the key changes, so the entry is not used. The key says which entry to read, not
+that its value is right — anyone holding the same files can compute it — so an entry is used only if it
+is sealed with this user's secret (:func:`grounding_eval.user_cache.unseal`): one planted in a study's
+folder, copied from another machine or edited is a miss. An entry that cannot be read, is not sealed
+for its key or does not have the expected shape is ignored and rebuilt — a bad entry costs a rebuild,
+never a wrong answer. Entries are written to a temporary file and renamed into
 place, so concurrent promptfoo workers never read half an entry; a cache folder that cannot be
 written is simply not used. JSON rather than pickle: reading an entry runs no code.
 """
@@ -21,20 +24,19 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from grounding_eval.built_cache import library_file
 from grounding_eval.files import read_bytes
+from grounding_eval.user_cache import read_sealed, write_sealed
 from grounding_eval.verifier.allowlist import Allowlist, load_allowlist
 from grounding_eval.verifier.directory import Directory, Organization, load_directory
 
 __all__ = ["cached_allowlist", "cached_citation_index", "cached_directory"]
 
-_FORMAT = 1
+_FORMAT = 2  # 2: sealed entries
 # Modules whose rules decide what a loaded allowlist or directory holds.
 _RULE_MODULES = (
     "allowlist.py", "directory.py", "urls.py", "resource_cache.py", "../states.py", "citations.py",
@@ -105,14 +107,14 @@ def _cached(
     key = _key(kind, path, data)
     entry = cache_dir / f"{kind}-{key[:40]}.json"
     try:
-        stored = json.loads(entry.read_bytes())
-        if stored["format"] == _FORMAT and stored["key"] == key:
-            return from_json(stored["value"], str(path))
+        stored = read_sealed(entry, kind, key)  # None: none, or not one this user's processes wrote
+        if stored is not None:
+            return from_json(stored, str(path))
     except Exception:
-        pass
+        pass  # an entry of another shape: load
     value = load(path)
     if read_bytes(path) == data:  # (not if the file changed while it was being loaded)
-        _write(entry, {"format": _FORMAT, "key": key, "value": to_json(value)})
+        write_sealed(entry, kind, key, to_json(value))
     return value
 
 
@@ -138,23 +140,6 @@ def _rules_fingerprint() -> str:
             digest.update(f"missing {file.name}".encode())
         digest.update(b"\0")
     return digest.hexdigest()
-
-
-def _write(entry: Path, stored: dict[str, Any]) -> None:
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        import tempfile  # (only when an entry is written)
-
-        fd, tmp = tempfile.mkstemp(prefix=entry.name, suffix=".tmp", dir=entry.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(stored, handle, ensure_ascii=False)
-            os.replace(tmp, entry)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError:
-        pass  # a cache that cannot be written is not used; the answer is the same
 
 
 def _allowlist_to_json(allowlist: Allowlist) -> Any:

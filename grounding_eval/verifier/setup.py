@@ -63,9 +63,10 @@ def load_resources(
     answer may spend; default 30) and ``max_urls_checked`` (network checks per answer; default 50).
     Past a limit a URL is UNCHECKED with the reason; snapshot and cache hits are free.
 
-    ``cache_dir`` (e.g. ``.cache/grounding-eval``): keep the loaded allowlist and directory there,
-    keyed by their files' content, and read them back in the next process instead of parsing the
-    files again (:mod:`~grounding_eval.verifier.resource_cache`); ``None`` parses them every time.
+    ``cache_dir`` (the user's, :func:`grounding_eval.user_cache.cache_root`): keep the loaded allowlist,
+    directory and citation index there, keyed by their files' content and sealed with the user's secret,
+    and read them back in the next process instead of parsing the files again
+    (:mod:`~grounding_eval.verifier.resource_cache`); ``None`` parses them every time.
 
     ``citations``: the dataset's citation index (``citations.yaml``), or None for none.
 

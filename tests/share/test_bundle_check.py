@@ -9,8 +9,10 @@ import tarfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from grounding_eval.cli import main
+from grounding_eval.errors import clip
 from grounding_eval.share.bundle import make_bundle
 from grounding_eval.share.check import check_bundle
 from grounding_eval.share.scaffold import scaffold
@@ -129,10 +131,10 @@ class TestCheck:
         assert err == f"grounding-eval: error: {bad}: {problem}\n"
 
     def test_unlisted_member_refused(self, bundle: Path, tmp_path: Path) -> None:
-        info = tarfile.TarInfo("study/extra.py")
+        info = tarfile.TarInfo("study/extra.txt")
         info.size = 1
         bad = _rewrite(bundle, tmp_path / "bad.tar.gz", [(info, b"x")])
-        with pytest.raises(Exception, match=r"member 'study/extra.py': not in the manifest"):
+        with pytest.raises(Exception, match=r"member 'study/extra.txt': not in the manifest"):
             check_bundle(bad)
 
     def test_missing_member_refused(self, bundle: Path, tmp_path: Path) -> None:
@@ -366,3 +368,297 @@ class TestSeveralResults:
         assert (code, err) == (0, "")
         names = [info.name for info, _ in _members(out)]
         assert [n for n in names if n.startswith("results/")] == ["results/results.json"]
+
+
+def _forged(src: Path, dst: Path, edits: dict[str, bytes | None]) -> Path:
+    """``src`` as someone who rewrites the manifest would forge it: each named member replaced (``None``:
+    removed) or added, and the manifest's hashes made to match, so only what a member *is* can refuse it."""
+    members = {i.name: d for i, d in _members(src) if d is not None}
+    members.update({k: v for k, v in edits.items() if v is not None})
+    for name in [k for k, v in edits.items() if v is None]:
+        members.pop(name, None)
+    manifest = json.loads(members.pop("manifest.json"))
+    manifest["files"] = {
+        n: {"sha256": hashlib.sha256(d).hexdigest(), "size": len(d)} for n, d in members.items()
+    }
+    with tarfile.open(dst, "w:gz") as tar:
+        for name, data in [("manifest.json", json.dumps(manifest).encode()), *sorted(members.items())]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return dst
+
+
+class TestReceivedStudy:
+    """A bundle is someone else's study: what could decide a verdict or run code is refused or listed
+    (issue 39). Each bundle here has a manifest that matches its members."""
+
+    @pytest.mark.parametrize(
+        "member",
+        ["study/.cache/grounding-eval/allowlist-0123456789abcdef0123456789abcdef01234567.json",
+         "study/node_modules/promptfoo/package.json", "study/.promptfoo/cache/cache.json",
+         "study/.Cache/grounding-eval/secret", "study/.PROMPTFOO/promptfoo.db", "study/Node_Modules/x.json"],
+    )  # fmt: skip
+    def test_caches_packages_and_promptfoos_database_are_refused(
+        self, bundle: Path, tmp_path: Path, member: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        bad = _forged(bundle, tmp_path / "bad.tar.gz", {member: b'{"format": 1, "key": "k", "value": []}'})
+        code, out, err = _run(capsys, "bundle", "check", str(bad))
+        folder = next(
+            p for p in member.casefold().split("/") if p in (".cache", "node_modules", ".promptfoo")
+        )
+        assert (code, out) == (2, "")
+        assert err.startswith(
+            f"grounding-eval: error: {bad}: member {clip(member)}: under {folder}/, which share "
+        )
+        assert err.count("\n") == 1
+
+    @pytest.mark.parametrize("entry", ["study/assertions/grounding.cjs", "study/assertions/verifier.py",
+                                       "study/providers/replay.py"])  # fmt: skip
+    def test_an_entry_file_that_differs_from_the_pack_is_refused(
+        self, bundle: Path, tmp_path: Path, entry: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        original = dict((i.name, d) for i, d in _members(bundle))[entry]
+        assert original is not None
+        edited = original + b"\n// a verdict of the sender's\n"
+        bad = _forged(bundle, tmp_path / "bad.tar.gz", {entry: edited})
+        code, _, err = _run(capsys, "bundle", "check", str(bad))
+        relative = entry.removeprefix("study/")
+        assert (code, err) == (2, f"grounding-eval: error: {bad}: member '{entry}': differs from the installed "
+                               f"grounding-eval's {relative} (edited, or written by another version): a study "
+                               "runs the pack's entry code, never its own under the pack's name\n")  # fmt: skip
+
+    def test_endpoints_and_code_the_configs_name_are_listed(
+        self, bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A config naming its own judge endpoint, an http provider, a Python grader, an exec: provider and
+        an inline JavaScript check: each listed in one line; the pack's own entries, the official API hosts
+        and data references (prompts) are not."""
+        config = yaml.safe_load(
+            dict((i.name, d) for i, d in _members(bundle))["study/promptfooconfig.yaml"] or b""
+        )
+        judge = next(a for a in config["defaultTest"]["assert"] if a["value"].endswith(":judge"))
+        judge["config"]["base_url"] = "http://127.0.0.1:8765/v1"
+        config["providers"] += [
+            {
+                "id": "https://models.sender.example/v1/chat",
+                "config": {"url": "https://models.sender.example/x"},
+            },
+            {"id": "openai:chat:gpt-4o-mini", "config": {"apiBaseUrl": "https://api.openai.com/v1"}},
+            "exec: ./answer.sh",
+        ]
+        config["defaultTest"]["assert"] += [
+            {"type": "python", "value": "file://graders/mine.py:get_assert"},
+            {"type": "javascript", "value": "output.length > 0"},
+        ]
+        forged = _forged(
+            bundle, tmp_path / "f.tar.gz", {"study/promptfooconfig.yaml": yaml.safe_dump(config).encode()}
+        )
+        code, out, err = _run(capsys, "bundle", "check", str(forged))
+        assert (code, err) == (0, "")
+        listed = [line for line in out.splitlines() if line.startswith(("endpoint:", "code:"))]
+        where = "study/promptfooconfig.yaml"
+        n = len(config["defaultTest"]["assert"])
+        judge_at = config["defaultTest"]["assert"].index(judge)
+        providers = len(config["providers"])
+        assert listed == [
+            f"endpoint: {where}: defaultTest.assert[{judge_at}].config.base_url = 'http://127.0.0.1:8765/v1' (not a model provider's API host)",
+            f"code: {where}: defaultTest.assert[{n - 2}].value = 'file://graders/mine.py:get_assert'",
+            f"code: {where}: defaultTest.assert[{n - 1}].value: an inline javascript assertion",
+            f"endpoint: {where}: providers[{providers - 3}].config.url = 'https://models.sender.example/x' (not a model provider's API host)",
+            f"endpoint: {where}: providers[{providers - 3}].id = 'https://models.sender.example/v1/chat' (not a model provider's API host)",
+            f"code: {where}: providers[{providers - 1}] = 'exec: ./answer.sh'",
+        ]
+
+    def test_a_fresh_bundle_lists_nothing(self, bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """init's study names the pack's entries, its generator and its prompts only."""
+        code, out, err = _run(capsys, "bundle", "check", str(bundle))
+        assert (code, err) == (0, "") and len(out.splitlines()) == 1, out
+
+    def test_an_edited_generator_is_refused(
+        self, bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        generator = dict((i.name, d) for i, d in _members(bundle))["study/generate.py"] or b""
+        forged = _forged(bundle, tmp_path / "f.tar.gz", {"study/generate.py": generator + b"\nimport os\n"})
+        code, out, err = _run(capsys, "bundle", "check", str(forged))
+        assert (code, out) == (2, "")
+        assert err == (f"grounding-eval: error: {forged}: member 'study/generate.py': differs from every "
+                       "generate.py grounding-eval init writes (edited, or written by another version): "
+                       "promptfoo would run it, with the study folder on sys.path\n")  # fmt: skip
+
+    @pytest.mark.parametrize(
+        "member",
+        ["study/grounding_eval/__init__.py", "study/yaml.py", "study/sitecustomize.pyc", "study/x.pth",
+         "study/lib/helper.mjs", "study/evil.py", "pack/rubrics/hook.js", "study/Generate.PY.js"],
+    )  # fmt: skip
+    def test_a_code_file_the_pack_does_not_write_is_refused(
+        self, bundle: Path, tmp_path: Path, member: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Unreferenced, it still runs: Python puts the study folder on sys.path for a generator and a
+        ``type: python`` entry, so ``yaml.py`` or ``grounding_eval/`` there replaces the library or the pack."""
+        forged = _forged(bundle, tmp_path / "f.tar.gz", {member: b"import os\n"})
+        code, out, err = _run(capsys, "bundle", "check", str(forged))
+        assert (code, out) == (2, "")
+        assert err.startswith(f"grounding-eval: error: {forged}: member {clip(member)}: a code file the pack "
+                              "does not write: ") and err.count("\n") == 1  # fmt: skip
+
+    @pytest.mark.parametrize("member", ["study/assertions/yaml.py", "study/assertions/notes.txt",
+                                        "study/providers/openai.py", "study/Providers/extra.txt"])  # fmt: skip
+    def test_any_other_file_in_assertions_or_providers_is_refused(
+        self, bundle: Path, tmp_path: Path, member: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        forged = _forged(bundle, tmp_path / "f.tar.gz", {member: b"x = 1\n"})
+        code, out, err = _run(capsys, "bundle", "check", str(forged))
+        assert (code, out) == (2, "")
+        assert err.startswith(f"grounding-eval: error: {forged}: member {clip(member)}: not one of the pack's "
+                              "entry files, yet in the study's ") and err.count("\n") == 1  # fmt: skip
+
+    def test_share_refuses_a_study_holding_code_of_its_own(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """What bundle check would refuse, share does not write (the reviewer's planted package)."""
+        study = tmp_path / "study"
+        scaffold(study, "1a", None, force=False)
+        (study / "grounding_eval").mkdir()
+        (study / "grounding_eval" / "__init__.py").write_text("import os\n")
+        code, _, err = _run(capsys, "share", str(study), "-o", str(tmp_path / "b.tar.gz"))
+        assert code == 2 and not (tmp_path / "b.tar.gz").exists()
+        assert err.startswith(
+            f"grounding-eval: error: {study / 'grounding_eval' / '__init__.py'}: a code file "
+        )
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["PROMPTFOO_CACHE_PATH=./planted", "PROMPTFOO_CONFIG_DIR=./results", "PROMPTFOO_DISABLE_TELEMETRY=0",
+     "PROMPTFOO_DISABLE_SHARING=false"],
+)  # fmt: skip
+def test_a_shareable_setting_with_another_value_is_refused(
+    bundle: Path, tmp_path: Path, line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A received .env may only carry init's values: another would point promptfoo's database or response
+    cache at a folder the sender planted, or turn telemetry on."""
+    env = dict((i.name, d) for i, d in _members(bundle))["study/.env"] or b""
+    forged = _forged(bundle, tmp_path / "f.tar.gz", {"study/.env": env + line.encode() + b"\n"})
+    code, out, err = _run(capsys, "bundle", "check", str(forged))
+    name, value = line.split("=")
+    assert (code, out) == (2, "")
+    assert "member 'study/.env': line " in err and f"sets {name} to {clip(value)}, not " in err
+
+
+def test_share_keeps_only_inits_values(tmp_path: Path) -> None:
+    study = tmp_path / "study"
+    scaffold(study, "1a", None, force=False)
+    env = (study / ".env").read_text().replace("./.promptfoo/cache", "./planted")
+    (study / ".env").write_text(env + "PROMPTFOO_DISABLE_TELEMETRY=0\n")
+    (study / ".Cache").mkdir()
+    (study / ".Cache" / "entry.json").write_text("{}")
+    manifest = make_bundle(study, tmp_path / "b.tar.gz", results=[], redact=False)
+    shared = dict((i.name, d) for i, d in _members(tmp_path / "b.tar.gz"))
+    assert b"PROMPTFOO_CACHE_PATH" not in (shared["study/.env"] or b"")
+    assert b"PROMPTFOO_DISABLE_TELEMETRY=1" in (shared["study/.env"] or b"")
+    assert {"PROMPTFOO_CACHE_PATH", "PROMPTFOO_DISABLE_TELEMETRY"} <= set(manifest["env_dropped"])
+    assert not any(n.casefold().startswith("study/.cache/") for n in shared)
+    assert check_bundle(tmp_path / "b.tar.gz").files == len(manifest["files"])
+
+
+@pytest.mark.parametrize(
+    ("where", "reference", "listed"),
+    [
+        ("assert", "file://evil.py:x/../assertions/grounding.cjs:verifier", True),  # promptfoo runs evil.py
+        ("assert", "file://assertions/grounding.cjs:verifier", False),
+        ("scoring", "file://evil.py:x/../assertions/grounding.cjs:round1", False),  # cut at the last ':'
+        ("scoring", "file://assertions/grounding.cjs:round1", False),
+    ],
+)
+def test_a_reference_is_cut_where_promptfoo_cuts_it(
+    bundle: Path, tmp_path: Path, where: str, reference: str, listed: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An assertion's ``file://path:function`` is cut at the first ':' by promptfoo 0.123.1 (runAssertion),
+    a scoring function's at the last (parseFileUrl): the reviewer's ``evil.py:x/../assertions/…`` ran
+    ``evil.py`` in every row while bundle check read it as the pack's entry."""
+    config = yaml.safe_load(
+        dict((i.name, d) for i, d in _members(bundle))["study/promptfooconfig.yaml"] or b""
+    )
+    if where == "assert":
+        config["defaultTest"]["assert"].append({"type": "python", "value": reference})
+    else:
+        config["defaultTest"]["assertScoringFunction"] = reference
+    forged = _forged(
+        bundle, tmp_path / "f.tar.gz", {"study/promptfooconfig.yaml": yaml.safe_dump(config).encode()}
+    )
+    code, out, err = _run(capsys, "bundle", "check", str(forged))
+    assert (code, err) == (0, "")
+    assert any(reference[:60] in line for line in out.splitlines() if line.startswith("code:")) == listed, out
+
+
+@pytest.mark.parametrize(
+    ("member", "edit"),
+    [("study/package.json", b'{"devDependencies": {"promptfoo": "npm:promptfoo-evil-fork@0.123.1"}}\n'),
+     ("study/.npmrc", b"node-options=--require=./x.cjs\n"), ("study/.NPMRC", b"ignore-scripts=false\n")],
+)  # fmt: skip
+def test_a_package_json_or_npmrc_that_init_did_not_write_is_refused(
+    bundle: Path, tmp_path: Path, member: str, edit: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """npm reads them: another promptfoo (the reviewer's fork), an install script, a Node preload."""
+    forged = _forged(bundle, tmp_path / "f.tar.gz", {member: edit})
+    code, out, err = _run(capsys, "bundle", "check", str(forged))
+    assert (code, out) == (2, "")
+    assert err == (f"grounding-eval: error: {forged}: member {clip(member)}: differs from the "
+                   f"{member.casefold().removeprefix('study/')} grounding-eval init writes (edited, or written "
+                   "by another version): npm and npx would read the sender's (another promptfoo, an install "
+                   "script, a preload)\n")  # fmt: skip
+
+
+def test_init_writes_the_packs_npmrc_and_a_bundle_carries_it(bundle: Path) -> None:
+    """The study's .npmrc is the pack's (the telemetry preload), byte for byte, and it verifies."""
+    from grounding_eval.resources import pack_root
+
+    shared = dict((i.name, d) for i, d in _members(bundle))
+    template = Path(__file__).resolve().parents[2] / "grounding_eval" / "share" / "templates" / "npmrc"
+    assert shared["study/.npmrc"] == template.read_bytes()
+    assert b"r.promptfoo.app" in template.read_bytes()
+    own = Path(pack_root()) / ".npmrc"
+    if own.is_file():  # in a checkout: the repository's own .npmrc is the template
+        assert own.read_bytes() == template.read_bytes()
+    assert check_bundle(bundle).files == len(json.loads(shared["manifest.json"] or b"")["files"])
+
+
+def test_endpoints_named_in_an_env_block_are_listed(
+    bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """promptfoo's providers read OPENAI_BASE_URL and the like from a config's ``env:``: the reviewer's
+    study sent the partner's key to 127.0.0.1 through it, and nothing was listed."""
+    config = yaml.safe_load(
+        dict((i.name, d) for i, d in _members(bundle))["study/promptfooconfig.yaml"] or b""
+    )
+    config["env"] = {"OPENAI_BASE_URL": "http://127.0.0.1:8765/v1", "ANTHROPIC_BASE_URL": "http://evil.example",
+                     "AZURE_OPENAI_API_HOST": "proxy.sender.example", "OPENAI_API_BASE_URL": "https://api.openai.com/v1",
+                     "MY_ENDPOINT": "https://x.sender.example", "OPENAI_API_KEY_NAME": "not an endpoint"}  # fmt: skip
+    forged = _forged(
+        bundle, tmp_path / "f.tar.gz", {"study/promptfooconfig.yaml": yaml.safe_dump(config).encode()}
+    )
+    code, out, err = _run(capsys, "bundle", "check", str(forged))
+    assert (code, err) == (0, "")
+    listed = sorted(line.split(" = ")[0] for line in out.splitlines() if line.startswith("endpoint:"))
+    assert listed == [f"endpoint: study/promptfooconfig.yaml: env.{k}" for k in
+                      ("ANTHROPIC_BASE_URL", "AZURE_OPENAI_API_HOST", "MY_ENDPOINT", "OPENAI_BASE_URL")]  # fmt: skip
+
+
+def test_inline_javascript_a_config_runs_is_listed(
+    bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """promptfoo runs a ``transform`` string as JavaScript: code of the sender's, so it is listed."""
+    config = yaml.safe_load(
+        dict((i.name, d) for i, d in _members(bundle))["study/promptfooconfig.yaml"] or b""
+    )
+    config["defaultTest"]["options"] = {"transform": "require('child_process').execSync('id') && output"}
+    config["providers"][0]["transformResponse"] = "file://assertions/grounding.cjs:verifier"
+    forged = _forged(
+        bundle, tmp_path / "f.tar.gz", {"study/promptfooconfig.yaml": yaml.safe_dump(config).encode()}
+    )
+    code, out, err = _run(capsys, "bundle", "check", str(forged))
+    assert (code, err) == (0, "")
+    listed = [line for line in out.splitlines() if line.startswith("code:")]
+    assert listed == ["code: study/promptfooconfig.yaml: defaultTest.options.transform: inline JavaScript "
+                      f"({clip(config['defaultTest']['options']['transform'], 60)})"]  # fmt: skip

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from grounding_eval.errors import DataError
+from grounding_eval.user_cache import seal
 from grounding_eval.verifier import resource_cache
 from grounding_eval.verifier.allowlist import load_allowlist
 from grounding_eval.verifier.directory import Directory, load_directory
@@ -113,28 +114,31 @@ class TestCachedResources:
 
     @pytest.mark.parametrize(
         "content",
-        [b"", b"not json", b"[]", b'{"format": 1}', b"\xff\xfe", "WRONG-KEY", "WRONG-SHAPE", "NAME-NOT-TEXT"],
-    )
+        [b"", b"not json", b"[]", b'{"format": 1}', b"\xff\xfe", "WRONG-KEY", "WRONG-SHAPE", "NAME-NOT-TEXT",
+         "NOT-SEALED-BY-THIS-USER"],
+    )  # fmt: skip
     def test_bad_entry_is_rebuilt(
         self, files: tuple[Path, Path], tmp_path: Path, content: bytes | str
     ) -> None:
-        """A truncated, malformed, mislabelled or misshapen entry is ignored and rebuilt correctly."""
+        """A truncated, malformed, mislabelled, misshapen or unsealed entry is ignored and rebuilt correctly."""
         allowlist, orgs = files
         cache = tmp_path / "cache"
         resource_cache.cached_directory(orgs, cache)
         resource_cache.cached_allowlist(allowlist, cache)
         for entry in cache.iterdir():
-            stored = json.loads(entry.read_bytes())
-            if content == "WRONG-KEY":
-                stored["key"] = "0" * 64
-                data = json.dumps(stored).encode()
-            elif content == "WRONG-SHAPE":
-                stored["value"] = {"urls": 3}
-                data = json.dumps(stored).encode()
+            envelope = json.loads(entry.read_bytes())
+            kind, key, value = envelope["kind"], envelope["name"], json.loads(envelope["body"])
+            if content == "WRONG-KEY":  # sealed by this user, for another key
+                data = str(seal(kind, "0" * 64, value)).encode()
+            elif content == "WRONG-SHAPE":  # sealed by this user, another shape
+                data = str(seal(kind, key, {"urls": 3})).encode()
             elif content == "NAME-NOT-TEXT":
                 if entry.name.startswith("directory"):
-                    stored["value"][0]["name"] = ["Legal Aid Chicago"]
-                data = json.dumps(stored).encode()
+                    value[0]["name"] = ["Legal Aid Chicago"]
+                data = str(seal(kind, key, value)).encode()
+            elif content == "NOT-SEALED-BY-THIS-USER":  # a value of one's own under the old MAC
+                value = [] if entry.name.startswith("allowlist") else value[:1]
+                data = json.dumps({**envelope, "body": json.dumps(value)}).encode()
             else:
                 assert isinstance(content, bytes)
                 data = content

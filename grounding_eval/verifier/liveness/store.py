@@ -30,7 +30,12 @@ _T = TypeVar("_T")
 
 
 class Cache:
-    """LIVE/DEAD results by normalized URL in one SQLite file, shared by promptfoo's worker processes."""
+    """LIVE/DEAD results by normalized URL in one SQLite file, shared by promptfoo's worker processes.
+
+    Each row is sealed with this user's secret (:mod:`grounding_eval.user_cache`): a row this user's
+    processes did not write — a planted file a config names, a copy from another machine — is a miss,
+    so a cache can never make a URL nobody checked here LIVE. Without a secret nothing is kept.
+    """
 
     def __init__(self, path: Path) -> None:
         """Create the file and its table if missing; raise DataError if it is not a usable SQLite file."""
@@ -43,25 +48,28 @@ class Cache:
             def create(db: sqlite3.Connection) -> None:
                 # WAL lets readers proceed while another process writes; the setting is stored in the file.
                 db.execute("PRAGMA journal_mode=WAL")
-                db.execute(
-                    "CREATE TABLE IF NOT EXISTS liveness (url TEXT PRIMARY KEY, status TEXT NOT NULL, "
-                    "http_status INTEGER, detail TEXT NOT NULL, checked_at TEXT NOT NULL)"
-                )
+                db.execute("CREATE TABLE IF NOT EXISTS sealed (url TEXT PRIMARY KEY, entry TEXT NOT NULL)")
 
             _with_db(path, create)
         except (sqlite3.DatabaseError, OSError) as exc:
             raise DataError(path, f"cannot use as liveness cache: {exc}") from exc
 
     def get(self, key: str) -> LivenessResult | None:
+        from grounding_eval.user_cache import unseal
 
-        def read(db: sqlite3.Connection) -> tuple[str, int | None, str, str] | None:
-            row = db.execute(
-                "SELECT status, http_status, detail, checked_at FROM liveness WHERE url = ?", (key,)
-            ).fetchone()
-            return None if row is None else (str(row[0]), row[1], str(row[2]), str(row[3]))
+        def read(db: sqlite3.Connection) -> str | None:
+            row = db.execute("SELECT entry FROM sealed WHERE url = ?", (key,)).fetchone()
+            return None if row is None else str(row[0])
 
-        row = _with_db(self._path, read)
-        if row is None or row[0] not in (Liveness.LIVE.value, Liveness.DEAD.value):
+        entry = _with_db(self._path, read)
+        row = None if entry is None else unseal("liveness", key, entry)
+        if not (
+            isinstance(row, list)
+            and len(row) == 4
+            and row[0] in (Liveness.LIVE.value, Liveness.DEAD.value)
+            and (row[1] is None or isinstance(row[1], int))
+            and all(isinstance(v, str) for v in row[2:])
+        ):
             return None
         status, http_status, detail, checked_at = row
         return LivenessResult(Liveness(status), f"cached {checked_at}: {detail}", http_status)
@@ -69,14 +77,15 @@ class Cache:
     def put(self, key: str, result: LivenessResult) -> None:
         import datetime as dt
 
+        from grounding_eval.user_cache import seal
+
         checked_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        entry = seal("liveness", key, [result.status.value, result.http_status, result.detail, checked_at])
+        if entry is None:
+            return  # no secret: nothing is kept (a check costs a request again, never a wrong result)
 
         def write(db: sqlite3.Connection) -> None:
-            db.execute(
-                "INSERT OR REPLACE INTO liveness (url, status, http_status, detail, checked_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (key, result.status.value, result.http_status, result.detail, checked_at),
-            )
+            db.execute("INSERT OR REPLACE INTO sealed (url, entry) VALUES (?, ?)", (key, entry))
 
         _with_db(self._path, write)
 
