@@ -181,16 +181,17 @@ class _Matcher(_Decider):
         return None
 
     def _extract_match(self, candidate: str, offset: int) -> _Found | None:  # type: ignore[override]
-        if _opens_long_plain_run(candidate):
-            # Decided by its first number alone (see _first_of_run), read in place: no window to cut
-            # and remember, which a run of distinct numbers never repeats.
-            first = self._first_of_run(candidate, offset)
-            if first is not None:
-                return first
         lead = 1 if offset > 0 else 0
         window = self.text[offset - lead : offset + len(candidate) + _AFTER_CANDIDATE]
         key = (window, lead, len(candidate))
         if key not in self._decided:
+            # A run of numbers opening with "(" is decided by its first number alone (_first_of_run),
+            # read in place; any other candidate, or a first number that fails, by the window.
+            first = self._first_of_run(candidate, offset) if _opens_long_plain_run(candidate) else None
+            if first is not None:
+                raw, e164, start, end = first
+                self._decided[key] = (raw, e164, start - offset, end - offset)
+                return first
             self._window.text = window
             match = self._window._extract_match(candidate, lead)
             self._decided[key] = None if match is None else _found(match, -lead)
