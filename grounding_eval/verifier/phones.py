@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
+from operator import eq, le, sub
 
 from grounding_eval.verifier.directory import Directory, Organization, OrgMention
 from grounding_eval.verifier.layouts import Layout
@@ -169,21 +170,25 @@ class Pairing:
         self._m_ends = [m.end for m in self._mentions]
         self._sentences = sentences
         self._s_starts = [s_start for s_start, _ in sentences]  # (sentence_of without its key function)
-        starts: list[int] = []
-        ends: list[int] = []
-        for c_start, c_end in sorted(contacts):
-            if ends and c_start < ends[-1]:  # overlapping contacts are one span
-                ends[-1] = max(ends[-1], c_end)
-            else:
-                starts.append(c_start)
-                ends.append(c_end)
+        ordered = sorted(contacts)
+        starts = [c_start for c_start, _ in ordered]
+        ends = [c_end for _, c_end in ordered]
+        if not all(map(le, ends, starts[1:])):  # (checked in C: usually none overlaps the next)
+            starts, ends = [], []
+            for c_start, c_end in ordered:
+                if ends and c_start < ends[-1]:  # overlapping contacts are one span
+                    ends[-1] = max(ends[-1], c_end)
+                else:
+                    starts.append(c_start)
+                    ends.append(c_end)
         self._c_starts, self._c_ends = starts, ends
-        self._c_lengths = [0, *accumulate(e - s for s, e in zip(starts, ends, strict=True))]
+        self._c_lengths = [0, *accumulate(map(sub, ends, starts))]
         # _c_run_last[k]: the last contact of the run of touching contacts that k belongs to.
         run_last = list(range(len(starts)))
-        for k in range(len(starts) - 2, -1, -1):
-            if ends[k] == starts[k + 1]:
-                run_last[k] = run_last[k + 1]
+        if any(map(eq, ends, starts[1:])):  # (a run of touching contacts; none usually)
+            for k in range(len(starts) - 2, -1, -1):
+                if ends[k] == starts[k + 1]:
+                    run_last[k] = run_last[k + 1]
         self._c_run_last = run_last
         mention_spans = SpanSet((m.start, m.end) for m in self._mentions)
         contact_spans = SpanSet(zip(starts, ends, strict=True))

@@ -452,6 +452,16 @@ class TestCollectorPaused:
             gc.enable()
         assert seen == [False] and len(report.phones) == 1
 
+    def test_nests_inside_a_callers_pause(self, tmp: Path) -> None:
+        """A caller that reads the report (its JSON, its lines) pauses the collector around verify: the
+        collector stays paused when verify returns, and runs again when the caller's pause ends."""
+        assert gc.isenabled()
+        with verdict.collector_paused():
+            report = verify(self.ANSWER, jurisdiction="TX", sources=[], resources=_resources(None, tmp))
+            assert not gc.isenabled()
+            assert report.to_json()["phones"][0]["status"] == report.phones[0].status.value
+        assert gc.isenabled()
+
     def test_restored_when_a_check_raises(self, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         def broken(*_args: Any) -> Any:
             raise RuntimeError("phone check")
