@@ -22,6 +22,7 @@ from operator import eq, le, sub
 
 from grounding_eval.verifier.directory import Directory, Organization, OrgMention
 from grounding_eval.verifier.layouts import Layout
+from grounding_eval.verifier.records import quick_init
 from grounding_eval.verifier.spans import SpanSet
 from grounding_eval.verifier.urls import repeated_link_texts
 
@@ -46,6 +47,7 @@ class PhoneStatus(enum.Enum):
     UNPAIRED = "UNPAIRED"  # a directory number, but no organization is named in its sentence
 
 
+@quick_init  # (half the cost of the frozen __init__: see records)
 @dataclass(frozen=True, slots=True)  # (no dict per instance: a hostile answer holds 10^5 of these)
 class PhoneMention:
     """A phone number as written in the answer."""
@@ -56,6 +58,7 @@ class PhoneMention:
     end: int
 
 
+@quick_init  # (half the cost of the frozen __init__: see records)
 @dataclass(frozen=True, slots=True)  # (no dict per instance: a hostile answer holds 10^5 of these)
 class PhoneFinding:
     """One phone number, the organization it is paired with, and who really publishes it."""
