@@ -264,6 +264,9 @@ class Pairing:
         i = bisect_right(self._s_starts, start) - 1  # sentence_of(self._sentences, start)
         s_start, s_end = self._sentences[i] if i >= 0 else (0, 0)
         s_start, s_end = max(s_start, b_start), min(s_end, b_end)
+        k = bisect_left(self._m_starts, s_start)
+        if k == len(self._m_starts) or self._m_starts[k] >= s_end:
+            return None  # no mention starts in the sentence's part: none lies in it (one search)
         if not self._ordered:
             return self._nearest_any_order(start, end, s_start, s_end)
         before: tuple[int, OrgMention] | None = None
