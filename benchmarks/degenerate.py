@@ -6,8 +6,9 @@ quadratic (17 kB of "Legal Aid Chicago (312) 341-1070, " took 43 s). This benchm
 at 10 kB, 100 kB and 1 MB (UTF-8 bytes) and times, in process, what the promptfoo adapter does with an
 answer: :func:`grounding_eval.verifier.verdict.verify` (a Texas user, two sample statutes as the source
 text shown in full, a question), the JSON report and the reason lines of
-:mod:`grounding_eval.verifier.explain`. Resources are the sample dataset's allowlist and directory,
-offline, with its recorded liveness snapshot.
+:mod:`grounding_eval.verifier.explain`, with the cyclic collector paused around the three as the adapter
+pauses it (:func:`~grounding_eval.verifier.verdict.collector_paused`). Resources are the sample
+dataset's allowlist and directory, offline, with its recorded liveness snapshot.
 
 Each case runs in a child process with a time limit, so a quadratic case cannot run for hours: a case
 over the limit prints ``>T s (timeout)`` and the family's bigger sizes are skipped.
@@ -308,7 +309,7 @@ def _load() -> tuple[Callable[[str], object], list[str]]:
     sys.path.insert(0, str(REPO))
     from grounding_eval.verifier.explain import check_lines, summary_line
     from grounding_eval.verifier.setup import load_resources
-    from grounding_eval.verifier.verdict import verify
+    from grounding_eval.verifier.verdict import collector_paused, verify
 
     resources = load_resources(
         allowlist=SAMPLE / "allowlist.txt",
@@ -319,9 +320,12 @@ def _load() -> tuple[Callable[[str], object], list[str]]:
     sources = [(SAMPLE / "articles" / name).read_text(encoding="utf-8") for name in SOURCE_FILES]
 
     def run(answer: str) -> object:
-        report = verify(answer, jurisdiction="TX", sources=sources, resources=resources, question=QUESTION)
-        report.to_json()
-        reason = "\n".join([summary_line(report), *check_lines(report).values()])
+        with collector_paused():  # as the adapter reads a report: its JSON and lines hold no cycles
+            report = verify(
+                answer, jurisdiction="TX", sources=sources, resources=resources, question=QUESTION
+            )
+            report.to_json()
+            reason = "\n".join([summary_line(report), *check_lines(report).values()])
         return {
             "urls": len(report.urls),
             "phones": len(report.phones),

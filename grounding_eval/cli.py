@@ -258,7 +258,7 @@ def _verify(args: argparse.Namespace) -> int:
     from grounding_eval.verifier.explain import check_lines, summary_line
     from grounding_eval.verifier.limits import answer_too_large
     from grounding_eval.verifier.setup import load_resources
-    from grounding_eval.verifier.verdict import verify
+    from grounding_eval.verifier.verdict import collector_paused, verify
 
     jurisdiction = None
     if args.jurisdiction is not None:
@@ -287,23 +287,24 @@ def _verify(args: argparse.Namespace) -> int:
             if (value := getattr(args, key)) is not None
         },
     )
-    report = verify(
-        answer,
-        jurisdiction=jurisdiction,
-        sources=sources,
-        resources=resources,
-        source_labels=[str(p) for p in args.source],
-        meaning_change=args.meaning_change,
-        citation_check=args.citation_check,
-    )
-    if args.json:
-        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
-    else:
-        from grounding_eval.errors import terminal_safe
+    with collector_paused():  # the report's findings, JSON and lines hold no cycles (collector_paused)
+        report = verify(
+            answer,
+            jurisdiction=jurisdiction,
+            sources=sources,
+            resources=resources,
+            source_labels=[str(p) for p in args.source],
+            meaning_change=args.meaning_change,
+            citation_check=args.citation_check,
+        )
+        if args.json:
+            print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        else:
+            from grounding_eval.errors import terminal_safe
 
-        print(terminal_safe(summary_line(report)))  # the lines quote the answer: escaped for the terminal
-        for line in check_lines(report).values():
-            print("  " + terminal_safe(line))
+            print(terminal_safe(summary_line(report)))  # the lines quote the answer: escaped for the terminal
+            for line in check_lines(report).values():
+                print("  " + terminal_safe(line))
     if report.unscored:  # the checks applied and raised: no verdict
         return EXIT_UNSCORED
     return EXIT_PASS if report.passed else EXIT_FAIL

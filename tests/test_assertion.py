@@ -194,6 +194,28 @@ class TestNeverRaises:
         assert _is_grading_result(get_assert(" ".join(parts), _context()))
 
 
+def test_report_read_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The adapter reads the report (JSON, reason lines) with the cyclic collector paused, as verify
+    runs its checks (a hostile answer's 10^5 findings are not walked while they are read), and leaves
+    it running afterwards."""
+    import gc
+
+    from grounding_eval.verifier import explain
+
+    seen: list[bool] = []
+    real = explain.check_lines
+
+    def watched(report: Any) -> dict[str, str]:
+        seen.append(gc.isenabled())
+        return real(report)
+
+    monkeypatch.setattr(explain, "check_lines", watched)
+    assert gc.isenabled()
+    result = get_assert("Call Legal Aid Chicago at (312) 341-1070.", _context())
+    assert gc.isenabled()
+    assert seen == [False] and _is_grading_result(result)
+
+
 def test_quote_of_the_users_question_is_not_a_fabrication() -> None:
     """Repeating the user's own words in quotes is set apart, not checked against the sources."""
     question = "A landlord told me the unit is not a good fit for kids. Is that legal?"

@@ -69,7 +69,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     from grounding_eval.states import parse_state
     from grounding_eval.user_cache import cache_root
     from grounding_eval.verifier.limits import answer_too_large
-    from grounding_eval.verifier.verdict import verify
+    from grounding_eval.verifier.verdict import collector_paused, verify
 
     config = context.get("config") or {}
     vars_ = context.get("vars") or {}
@@ -137,24 +137,25 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     from grounding_eval.judge.checkpoint import checkpoint
 
     checkpoint()  # a configuration check stops before the verdict
-    try:
-        report = verify(
-            answer,
-            jurisdiction=jurisdiction,
-            sources=[r.text for r in reference],
-            resources=resources.verifier,
-            question=str(question) if question else None,
-            quotation_scored=quotation == "scored",
-            source_labels=[r.label for r in reference],
-            source_shown=[None if prompt is None else _in_prompt(r.text, prompt) for r in reference],
-            meaning_change=meaning_change,
-            citation_check=citation_check,
-        )
-    except DataError as exc:  # the dataset's articles, read when a quote is looked up outside the item's
-        return _error(exc.one_line())
+    with collector_paused():  # the report's findings, JSON and lines hold no cycles (collector_paused)
+        try:
+            report = verify(
+                answer,
+                jurisdiction=jurisdiction,
+                sources=[r.text for r in reference],
+                resources=resources.verifier,
+                question=str(question) if question else None,
+                quotation_scored=quotation == "scored",
+                source_labels=[r.label for r in reference],
+                source_shown=[None if prompt is None else _in_prompt(r.text, prompt) for r in reference],
+                meaning_change=meaning_change,
+                citation_check=citation_check,
+            )
+        except DataError as exc:  # the dataset's articles, read when a quote is looked up outside the item's
+            return _error(exc.one_line())
+        result = _grading_result(report, resources, check_chips=chips == "checks")
     from grounding_eval.share.provenance import row_provenance
 
-    result = _grading_result(report, resources, check_chips=chips == "checks")
     if "metadata" in result:  # what produced this verdict (issue 10): pack version and dataset
         result["metadata"]["provenance"] = row_provenance(dataset=dataset, sample=metadata.get("sample"))
     return result

@@ -18,9 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
+from operator import eq, le, sub
 
 from grounding_eval.verifier.directory import Directory, Organization, OrgMention
 from grounding_eval.verifier.layouts import Layout
+from grounding_eval.verifier.records import quick_init
 from grounding_eval.verifier.spans import SpanSet
 from grounding_eval.verifier.urls import repeated_link_texts
 
@@ -45,6 +47,7 @@ class PhoneStatus(enum.Enum):
     UNPAIRED = "UNPAIRED"  # a directory number, but no organization is named in its sentence
 
 
+@quick_init  # (half the cost of the frozen __init__: see records)
 @dataclass(frozen=True, slots=True)  # (no dict per instance: a hostile answer holds 10^5 of these)
 class PhoneMention:
     """A phone number as written in the answer."""
@@ -55,6 +58,7 @@ class PhoneMention:
     end: int
 
 
+@quick_init  # (half the cost of the frozen __init__: see records)
 @dataclass(frozen=True, slots=True)  # (no dict per instance: a hostile answer holds 10^5 of these)
 class PhoneFinding:
     """One phone number, the organization it is paired with, and who really publishes it."""
@@ -169,21 +173,25 @@ class Pairing:
         self._m_ends = [m.end for m in self._mentions]
         self._sentences = sentences
         self._s_starts = [s_start for s_start, _ in sentences]  # (sentence_of without its key function)
-        starts: list[int] = []
-        ends: list[int] = []
-        for c_start, c_end in sorted(contacts):
-            if ends and c_start < ends[-1]:  # overlapping contacts are one span
-                ends[-1] = max(ends[-1], c_end)
-            else:
-                starts.append(c_start)
-                ends.append(c_end)
+        ordered = sorted(contacts)
+        starts = [c_start for c_start, _ in ordered]
+        ends = [c_end for _, c_end in ordered]
+        if not all(map(le, ends, starts[1:])):  # (checked in C: usually none overlaps the next)
+            starts, ends = [], []
+            for c_start, c_end in ordered:
+                if ends and c_start < ends[-1]:  # overlapping contacts are one span
+                    ends[-1] = max(ends[-1], c_end)
+                else:
+                    starts.append(c_start)
+                    ends.append(c_end)
         self._c_starts, self._c_ends = starts, ends
-        self._c_lengths = [0, *accumulate(e - s for s, e in zip(starts, ends, strict=True))]
+        self._c_lengths = [0, *accumulate(map(sub, ends, starts))]
         # _c_run_last[k]: the last contact of the run of touching contacts that k belongs to.
         run_last = list(range(len(starts)))
-        for k in range(len(starts) - 2, -1, -1):
-            if ends[k] == starts[k + 1]:
-                run_last[k] = run_last[k + 1]
+        if any(map(eq, ends, starts[1:])):  # (a run of touching contacts; none usually)
+            for k in range(len(starts) - 2, -1, -1):
+                if ends[k] == starts[k + 1]:
+                    run_last[k] = run_last[k + 1]
         self._c_run_last = run_last
         mention_spans = SpanSet((m.start, m.end) for m in self._mentions)
         contact_spans = SpanSet(zip(starts, ends, strict=True))
@@ -256,6 +264,9 @@ class Pairing:
         i = bisect_right(self._s_starts, start) - 1  # sentence_of(self._sentences, start)
         s_start, s_end = self._sentences[i] if i >= 0 else (0, 0)
         s_start, s_end = max(s_start, b_start), min(s_end, b_end)
+        k = bisect_left(self._m_starts, s_start)
+        if k == len(self._m_starts) or self._m_starts[k] >= s_end:
+            return None  # no mention starts in the sentence's part: none lies in it (one search)
         if not self._ordered:
             return self._nearest_any_order(start, end, s_start, s_end)
         before: tuple[int, OrgMention] | None = None

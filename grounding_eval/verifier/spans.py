@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable
+from operator import le, lt
 
 __all__ = ["SpanSet"]
 
@@ -26,9 +27,15 @@ class SpanSet:
     def __init__(self, spans: Iterable[tuple[int, int]] = ()) -> None:
         # Disjoint pieces in order (overlapping spans merged; touching ones may stay apart), so both
         # the starts and the ends are sorted and either can be searched.
-        starts: list[int] = []
-        ends: list[int] = []
-        for start, end in sorted(spans):
+        ordered = sorted(spans)
+        starts = [start for start, _ in ordered]
+        ends = [end for _, end in ordered]
+        if all(map(lt, starts, ends)) and all(map(le, ends, starts[1:])):
+            # (the usual case, checked in C: none empty, none overlapping the next: already pieces)
+            self._starts, self._ends = starts, ends
+            return
+        starts, ends = [], []
+        for start, end in ordered:
             if end <= start:
                 continue
             if ends and start < ends[-1]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from grounding_eval.verifier.directory import Directory, Organization, OrgMention
 from grounding_eval.verifier.phones import Pairing
+from grounding_eval.verifier.records import quick_init
 from grounding_eval.verifier.urls import UrlMention, extract_urls, url_host
 
 __all__ = ["UrlOrgFinding", "UrlOrgStatus", "check_url_orgs"]
@@ -35,6 +36,7 @@ class UrlOrgStatus(enum.Enum):
     UNOWNED = "UNOWNED"  # its domain belongs to no directory organization: nothing to cross-check
 
 
+@quick_init  # (half the cost of the frozen __init__: see records)
 @dataclass(frozen=True, slots=True)  # (no dict per instance: a hostile answer holds 10^5 of these)
 class UrlOrgFinding:
     """One URL, the organization it is credited to, and the organization owning its domain."""

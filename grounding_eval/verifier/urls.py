@@ -13,6 +13,7 @@ reproducible.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import ipaddress
 import re
 import unicodedata
@@ -20,10 +21,12 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 from urllib.parse import quote, urlsplit
 
 from grounding_eval.verifier.link_refs import parse_references
+from grounding_eval.verifier.records import quick_init
 
 if TYPE_CHECKING:  # tldextract (with the requests it imports) costs ~200 ms: import on first use
     import tldextract
@@ -177,6 +180,7 @@ _QUERY_SAFE: Final = _UNRESERVED | frozenset("!$'()*+,;=:@/?")  # '&' separates 
 _HEX: Final = frozenset("0123456789abcdefABCDEF")
 
 
+@quick_init  # (half the cost of the frozen __init__: see records)
 @dataclass(frozen=True, slots=True)  # (no dict per instance: a hostile answer holds 10^5 of these)
 class UrlMention:
     """One link as it appears in an answer.
@@ -237,9 +241,10 @@ def extract_urls(text: str) -> list[UrlMention]:
     # uses it (or its own label when nothing does); the links themselves hold no URL.
     references = parse_references(text)
     first = references.first_reference
+    links: dict[str, str | None] = {}  # each distinct destination read once (a pure function of it)
     for d in references.definitions:
         raw = text[d.dest_start : d.dest_end]
-        url = _as_link(raw)
+        url = links[raw] if raw in links else links.setdefault(raw, _as_link(raw))
         if url is not None:
             used = first.get(d.dest_start)
             mentions.append(UrlMention(raw, url, d.dest_start, d.dest_end, used.text if used else None))
@@ -746,6 +751,8 @@ def _bare_suffix(host: str) -> str | None:
         return None  # "e.g", "U.S.C", "Sec.5": no top-level domain is one character or a number
     if host.isascii() and last in _SINGLE_RULE_TLDS:
         suffix = last  # (what the suffix list says, without loading it: see _SINGLE_RULE_TLDS)
+    elif host.isascii() and not last.startswith("xn--") and not _may_be_top_level(last):
+        return None  # "Mr.Smith", "a.or": no rule of the list ends in that label, so no suffix
     else:
         result = _extractor().extract_str(host.lower())
         if not result.suffix or not result.domain:
@@ -758,6 +765,29 @@ def _bare_suffix(host: str) -> str | None:
     ):
         return None  # "Cal.App", "Pa.St": a citation or a missing space; "U.S.Gov": initials
     return suffix
+
+
+def _may_be_top_level(label: str) -> bool:
+    """False when no rule of the bundled public suffix snapshot ends in ``label`` (lower-case ASCII),
+    read without importing ``tldextract``, whose import and suffix list cost a fresh process ~200 ms
+    for a host such as "Mr.Smith" or "a.or" that ends in no top-level domain. True when the snapshot
+    cannot be read: then the list itself is asked."""
+    labels = _top_level_labels()
+    return not labels or label in labels
+
+
+@functools.cache
+def _top_level_labels() -> frozenset[str]:
+    """The last label of every rule of the bundled public suffix snapshot (empty if it is not found)."""
+    spec = importlib.util.find_spec("tldextract")  # finds the package without importing it
+    folders = spec.submodule_search_locations if spec else None
+    try:
+        text = (Path(next(iter(folders or ()))) / ".tld_set_snapshot").read_text(encoding="utf-8")
+    except (OSError, StopIteration):
+        return frozenset()
+    return frozenset(
+        line.rpartition(".")[2] for line in text.splitlines() if line and not line.startswith("//")
+    )
 
 
 # --- parsing and normalization helpers ----------------------------------------------------------------

@@ -20,7 +20,7 @@ from typing import Any
 
 import phonenumbers
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from grounding_eval.verifier.allowlist import UrlStatus
@@ -719,3 +719,73 @@ class TestFuzzyAlignmentEncoding:
             patch.setattr(matching, "_encoded_words", lambda _source: None)
             plain = matching._fuzzy(folded, prepared)
         assert encoded == plain
+
+
+# Words and number forms that are tokens of their own, parts of a number, articles or labels.
+_TOKEN_PIECES = [
+    *_QUOTE_WORDS,
+    "tenants",
+    "tenant's",
+    "a",
+    "an",
+    "(a)",
+    "one",
+    "hundred",
+    "one hundred",
+    "twenty",
+    "five",
+    "first",
+    "1st",
+    "5",
+    "100",
+    "2,400",
+    "1.5",
+    "1/2",
+    "3rdx",
+    "\u0663",
+]
+# The same token written another way (the source's form of a quoted word).
+_OTHER_FORM = {
+    "five": "5",
+    "5": "five",
+    "first": "1st",
+    "1st": "first",
+    "100": "one hundred",
+    "hundred": "100",
+    "one hundred": "100",
+    "the": "a",
+    "a": "the",
+    "tenants": "tenant",
+    "\u0663": "three",
+}
+
+
+class TestForgivenShortcut:
+    """The words-only test that skips tokenizing a quote rules out only sources it cannot be found in."""
+
+    @SETTINGS
+    @given(
+        source=st.lists(st.sampled_from(_TOKEN_PIECES), min_size=1, max_size=12),
+        quote=st.lists(st.sampled_from(_TOKEN_PIECES), min_size=1, max_size=6),
+        inside=st.sampled_from(["no", "as quoted", "other forms"]),
+    )
+    @example(source=["the"], quote=["one hundred"], inside="other forms")  # "hundred" is in a number
+    @example(source=["of"], quote=["1st", "days"], inside="other forms")  # so is a word from a digit
+    @example(source=["of"], quote=["the", "deposit"], inside="other forms")  # an article is no token
+    def test_ruled_out_means_not_forgiven(self, source: list[str], quote: list[str], inside: str) -> None:
+        """Where :func:`_plain_words` rules a source out, :func:`_forgiven` finds nothing in it."""
+        from grounding_eval.verifier.quotes.meaning import _forgiven, _plain_words, _quote_tokens
+        from grounding_eval.verifier.quotes.normalize import normalize_for_quote
+
+        if inside != "no":
+            held = [_OTHER_FORM.get(w, w) for w in quote] if inside == "other forms" else quote
+            source = [*source[: len(source) // 2], *held, *source[len(source) // 2 :]]
+        prepared = matching._prepare(" ".join(source))
+        needle = normalize_for_quote(" ".join(quote))
+        words = matching._WORD.findall(needle)
+        fold = {w: matching._fold_word(w) for w in words}
+        count, keys = _plain_words(words, fold)
+        window = _forgiven(_quote_tokens(needle), [fold[w] for w in words], prepared)
+        ruled_out = count > len(prepared.word_ids) or not keys <= prepared.vocab.keys()
+        event(f"ruled out {ruled_out}, forgiven {window is not None}")
+        assert not (ruled_out and window is not None)

@@ -406,16 +406,28 @@ class TestSuffixProblem:
         "host",
         ["lawhelp.org", "LAWHELP.ORG", "LawHelp.Org", "www.x.gov", "a.b.c.net", "e.g", "U.S.C", "Sec.5", "x.1",
          "a.us", "k12.ak.us", "x.github.io", "Cal.App", "a.b", "x.co.uk", "\u00e9cole.org", "a.info", "x.MIL",
-         "U.S.Gov", "www.X.Co.Uk", "Pa.St", "Ab.Mil"],
+         "U.S.Gov", "www.X.Co.Uk", "Pa.St", "Ab.Mil", "a.or", "Mr.Smith", "x.xn--p1ai", "a.ORG", "x.Ck", "x.zz"],
     )  # fmt: skip
     def test_bare_suffix_shortcuts_agree_with_the_list(self, host: str) -> None:
         """Deciding without the suffix list gives what asking it gave."""
         urls._bare_suffix.cache_clear()
         assert urls._bare_suffix(host) == _bare_suffix_from_the_list(host)
 
+    def test_top_level_labels_are_the_lists_own(self) -> None:
+        """The labels a bare host's last label is refused by (no rule ends in it) are read from the
+        snapshot as tldextract's own parser reads its rules, private section included."""
+        import tldextract
+        from tldextract.suffix_list import PUBLIC_SUFFIX_RE
+
+        text = (Path(tldextract.__file__).parent / ".tld_set_snapshot").read_text(encoding="utf-8")
+        rules = [m.group("suffix") for m in PUBLIC_SUFFIX_RE.finditer(text)]
+        assert len(rules) > 5000
+        assert urls._top_level_labels() == {r.rpartition(".")[2] for r in rules}
+
     @settings(max_examples=300, deadline=None)
     @given(labels=st.lists(st.sampled_from(["a", "B", "x1", "9", "org", "ORG", "Org", "gov", "us", "io", "uk", "co",
-                                            "github", "ck", "com", "\u00e9"]), min_size=2, max_size=4))  # fmt: skip
+                                            "github", "ck", "com", "\u00e9", "or", "Smith", "zz", "xn--p1ai"]),
+                           min_size=2, max_size=4))  # fmt: skip
     def test_bare_suffix_shortcuts_on_generated_hosts(self, labels: list[str]) -> None:
         """The same on generated hosts."""
         host = ".".join(labels)

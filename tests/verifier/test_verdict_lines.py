@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import gc
 import json
 from functools import cache
 from pathlib import Path
@@ -423,6 +424,53 @@ class TestACheckThatRaises:
         assert (
             result["reason"].startswith("ERROR (verifier not run)") and "'citation_check'" in result["reason"]
         )
+
+
+class TestCollectorPaused:
+    """The checks run with CPython's cyclic collector paused (a hostile answer's 10^5 findings are not
+    walked over and over) and leave it as they found it, a check that raises included."""
+
+    ANSWER = "Call Lone Star Legal Aid at (888) 529-5277 or see https://www.lsc.gov."
+
+    @pytest.mark.parametrize("enabled", [True, False])
+    def test_paused_during_the_checks_and_restored(
+        self, enabled: bool, tmp: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        seen: list[bool] = []
+        real = verdict.check_phones
+
+        def watched(*args: Any) -> Any:
+            seen.append(gc.isenabled())
+            return real(*args)
+
+        monkeypatch.setattr(verdict, "check_phones", watched)
+        (gc.enable if enabled else gc.disable)()
+        try:
+            report = verify(self.ANSWER, jurisdiction="TX", sources=[], resources=_resources(None, tmp))
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
+        assert seen == [False] and len(report.phones) == 1
+
+    def test_nests_inside_a_callers_pause(self, tmp: Path) -> None:
+        """A caller that reads the report (its JSON, its lines) pauses the collector around verify: the
+        collector stays paused when verify returns, and runs again when the caller's pause ends."""
+        assert gc.isenabled()
+        with verdict.collector_paused():
+            report = verify(self.ANSWER, jurisdiction="TX", sources=[], resources=_resources(None, tmp))
+            assert not gc.isenabled()
+            assert report.to_json()["phones"][0]["status"] == report.phones[0].status.value
+        assert gc.isenabled()
+
+    def test_restored_when_a_check_raises(self, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        def broken(*_args: Any) -> Any:
+            raise RuntimeError("phone check")
+
+        monkeypatch.setattr(verdict, "check_phones", broken)
+        assert gc.isenabled()
+        report = verify(self.ANSWER, jurisdiction="TX", sources=[], resources=_resources(None, tmp))
+        assert gc.isenabled()
+        assert [c for c, _ in report.check_errors] == ["phone_org"]
 
 
 def test_round_3_and_only_round_3_decides_citations_hard() -> None:

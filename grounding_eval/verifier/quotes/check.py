@@ -28,8 +28,10 @@ from grounding_eval.verifier.quotes.matching import (
 from grounding_eval.verifier.quotes.meaning import (
     _forgiven,
     _meaning_changes,
+    _plain_words,
     _quote_tokens,
     _stops_before_negation,
+    _Tok,
     _with_elided_negations,
 )
 from grounding_eval.verifier.quotes.normalize import normalize_for_quote
@@ -93,8 +95,12 @@ def _best_match(
     folded = [fold[w] for w in words]
     if not folded:  # pragma: no cover - segments without a word are dropped before matching
         return _segment_match(raw, None, None, None, QuoteStatus.NO_MATCH)
-    quote = _quote_tokens(needle)
+    quote: list[_Tok] | None = None  # tokenized only when a source may hold it or a change is read
+    plain_count, plain_keys = _plain_words(words, fold)
     for index, source in sources:
+        if plain_count > len(source.word_ids) or not plain_keys <= source.vocab.keys():
+            continue  # (exactly where _forgiven would find nothing: see _plain_words)
+        quote = _quote_tokens(needle) if quote is None else quote
         window = _forgiven(quote, folded, source)
         if window is not None:
             # A fuzzy score can round up to 100.0 without being a substring; it is still not EXACT.
@@ -113,7 +119,11 @@ def _best_match(
             continue
         similarity = min(found.similarity, 99.9)
         status = _status(similarity, th)
-        changes = () if status is QuoteStatus.NO_MATCH else _meaning_changes(quote, needle, source, found)
+        if status is QuoteStatus.NO_MATCH:
+            changes: tuple[str, ...] = ()
+        else:
+            quote = _quote_tokens(needle) if quote is None else quote
+            changes = _meaning_changes(quote, needle, source, found)
         if status is not QuoteStatus.NO_MATCH:
             edge = _stops_before_negation(needle, source, source.word_ends[found.last - 1])
             changes = (*changes, edge) if edge and edge not in changes else changes

@@ -267,6 +267,24 @@ def _quote_tokens(needle: str) -> list[_Tok]:
     return _tokens(needle, [a for a, _ in spans], [b for _, b in spans])
 
 
+_NOT_SURELY_PLAIN = _ARTICLES | _NUMBER_WORDS | {"hundred"}  # words that may not be plain tokens
+
+
+def _plain_words(words: list[str], fold: dict[str, str]) -> tuple[int, frozenset[str]]:
+    """How many of a quote's ``words`` are plain tokens however they are read, and those tokens' keys
+    (``fold`` maps each distinct word to its folded form).
+
+    A word is surely a plain token (its key its folded form) unless it is an article (dropped, or a
+    "(a)" label), could be part of a number (a number word, "hundred") or starts with a digit. Every
+    such word is one token of :func:`_quote_tokens`, so a source with fewer words than the count, or
+    without one of the keys, cannot hold the quote's tokens contiguously: :func:`_forgiven` would
+    return ``None`` there, and this tells so without tokenizing the quote (a megabyte-long block quote
+    took seconds).
+    """
+    plain = {w: f for w, f in fold.items() if w not in _NOT_SURELY_PLAIN and not w[0].isdecimal()}
+    return sum(map(plain.__contains__, words)), frozenset(plain.values())
+
+
 @dataclass(frozen=True)
 class _Canonical:
     """A source's comparison tokens, prepared once per source (and only when a quote needs them)."""
