@@ -20,7 +20,7 @@ from typing import Any
 
 import phonenumbers
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from grounding_eval.verifier.allowlist import UrlStatus
@@ -34,7 +34,7 @@ from grounding_eval.verifier.directory import (
 )
 from grounding_eval.verifier.phones import Pairing, PhoneStatus, find_phones, pairs_across
 from grounding_eval.verifier.quotes import matching
-from grounding_eval.verifier.sentences import _ABBREVIATIONS, sentence_of, sentence_spans
+from grounding_eval.verifier.sentences import _ABBREVIATIONS, _END, sentence_of, sentence_spans
 from grounding_eval.verifier.spans import SpanSet
 from grounding_eval.verifier.url_orgs import UrlOrgStatus
 from grounding_eval.verifier.urls import (
@@ -243,6 +243,24 @@ class TestSentences:
     def test_same_spans_on_punctuation_soup(self, text: str) -> None:
         """Same spans on runs of punctuation, closers, abbreviations and line starts."""
         assert sentence_spans(text) == old_sentence_spans(text)
+
+    @SETTINGS
+    @given(
+        text=st.lists(
+            st.sampled_from([".", "!", "?", "\n", " ", "\t", "\u00a0", '"', "”", ")", "-", "#", "|", "12", "a"]),
+            max_size=30,
+        ).map("".join)
+    )  # fmt: skip
+    @example(text="a\n\n  b. c!) d\n- e\n12. f\n# g\n| h\n\t> i...j?? k")
+    def test_end_pattern_matches_its_plain_form(self, text: str) -> None:
+        """The sentence-end pattern, written to open with one character class, matches what its plain
+        form (each end's own look-behind and alternatives) matches, span and text."""
+        plain = re.compile(
+            r"(?<![.!?])[.!?]++[\"'”’)\]]*+\s+|\n[ \t]*+\n\s*|\n[ \t]*+(?=(?:[-*+]|\d{1,3}[.)])\s|#|>|\|)"
+        )
+        assert [(m.span(), m.group(0)) for m in _END.finditer(text)] == [
+            (m.span(), m.group(0)) for m in plain.finditer(text)
+        ]
 
     @SETTINGS
     @given(text=texts, position=st.integers(0, 400))
