@@ -3,6 +3,7 @@
 Run from the repository root after ``scripts/install``:
 
     .venv/bin/python benchmarks/verifier_speed.py [--rows 60] [--seconds 5] [--skip-cold] [--skip-promptfoo]
+    .venv/bin/python benchmarks/verifier_speed.py --against /tmp/base901 [--rounds 5] [--seconds 1]
 
 1. In-process throughput (issue 9's goal 3): answers per second for a ~600-word answer with several URLs,
    phone numbers and quotes, checked against a ~8,700-token source (two public-domain statutes from the
@@ -14,6 +15,19 @@ Run from the repository root after ``scripts/install``:
 3. Under promptfoo: the same answer graded on N rows by the verifier assertion, against N rows graded by
    one trivial Python assertion (promptfoo's ``echo`` provider, so no model is involved). The difference
    divided by N is the wall time per row the verifier adds. Both runs use the same concurrency.
+
+``--against PATH`` compares this checkout with another one (a ``git worktree`` of an older commit, say)
+in the same run, since this machine's speed drifts by ±30 % between runs: each round runs one fresh
+process per checkout, in alternating order, each importing its own ``grounding_eval`` (``PYTHONPATH``)
+with this interpreter and measuring the same answers (built here) for ``--seconds`` each, taking turns
+by half-second rounds: the plain answer, with statutes, with statutes and a case. Each rate is counted
+per second of the process's CPU time (what the code costs, steady when other work shares the machine)
+and per second of the wall clock. It prints each rate's median over ``--rounds`` rounds, the median of
+the rounds' ratios this/other for each answer, and this checkout's statutes/plain and case/plain ratios
+(issue 38's goals: plain ≥ 0.95× 901235b, statutes ≥ 0.75× plain, case ≥ 0.6× plain), and the first
+use of the citation libraries in a fresh process (its median over the rounds)::
+
+    .venv/bin/python benchmarks/verifier_speed.py --against /tmp/base901 --rounds 5 --seconds 2
 
 These are measurements, not tests: nothing here asserts a threshold.
 """
@@ -95,7 +109,10 @@ def library_first_use() -> dict[str, float]:
         "t = time.perf_counter(); c.find_citations('245 N.W.2d 737'); e = time.perf_counter() - t\n"
         "print(json.dumps({'first_statute_s': a, 'library_after_s': b, 'first_case_s': e}))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, check=True
+    )
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
@@ -140,7 +157,7 @@ def in_process(answer: str, source: str, seconds: float, fresh: bool = False) ->
         "urls": len(first.urls),
         "phones": len(first.phones),
         "quotes": len(first.quotes),
-        "citations": len(first.citations),
+        "citations": len(getattr(first, "citations", ())),  # (none in a checkout without the check)
     }
 
 
@@ -201,14 +218,94 @@ def promptfoo_rows(answer: str, source: str, rows: int) -> dict[str, float]:
     }
 
 
+# The answers --against measures in each checkout: (name, paragraph added to the plain answer).
+VARIANTS = (("plain", ""), ("statutes", STATUTES), ("statutes + case", STATUTES + CASE))
+
+
+def _worker(seconds: float) -> None:
+    """One --against round in this process (whichever ``grounding_eval`` PYTHONPATH names): each
+    variant's in-process rates, as JSON on stdout's last line. The variants take turns by half-second
+    rounds (so that a change in the machine's load hits them alike), ``seconds`` for each in all;
+    each rate is the median of its rounds, by the wall clock and by this process's CPU time (what the
+    code costs, whatever else the machine runs)."""
+    from grounding_eval.verifier.setup import load_resources
+    from grounding_eval.verifier.verdict import verify
+
+    source = "\n\n".join((ARTICLES / f).read_text(encoding="utf-8") for f in SOURCE_FILES)
+    resources = load_resources(
+        allowlist=REPO / "datasets" / "sample" / "allowlist.txt",
+        orgs=REPO / "datasets" / "sample" / "organizations.yaml",
+        liveness="offline",
+    )
+    answers = {name: build_answer(extra=extra) for name, extra in VARIANTS}
+    wall: dict[str, list[float]] = {name: [] for name in answers}
+    cpu: dict[str, list[float]] = {name: [] for name in answers}
+    for answer in answers.values():
+        verify(answer, jurisdiction="MI", sources=[source], resources=resources)  # first use, untimed
+    for _ in range(max(3, round(seconds / 0.5))):
+        for name, answer in answers.items():
+            n, t0, c0 = 0, time.perf_counter(), time.process_time()
+            while time.perf_counter() - t0 < 0.5:
+                verify(answer, jurisdiction="MI", sources=[source], resources=resources)
+                n += 1
+            wall[name].append(n / (time.perf_counter() - t0))
+            cpu[name].append(n / max(time.process_time() - c0, 1e-9))
+    med = statistics.median
+    print(
+        json.dumps({"wall": {k: med(v) for k, v in wall.items()}, "cpu": {k: med(v) for k, v in cpu.items()}})
+    )
+
+
+def against(other: Path, rounds: int, seconds: float) -> None:
+    """Alternate rounds of this checkout and ``other`` (see the module's docstring) and print the ratios."""
+    if not (other / "grounding_eval" / "verifier" / "verdict.py").is_file():
+        raise SystemExit(f"{other}: not a checkout of grounding-eval (no grounding_eval/verifier/verdict.py)")
+    checkouts = {"this": REPO, "other": other.resolve()}
+    rates: dict[str, list[dict[str, dict[str, float]]]] = {"this": [], "other": []}
+    first_use: list[float] = []
+    for n in range(rounds):
+        for name in ("this", "other") if n % 2 == 0 else ("other", "this"):
+            env = {**os.environ, "PYTHONPATH": str(checkouts[name])}
+            done = subprocess.run(
+                [sys.executable, __file__, "--worker", "--seconds", str(seconds)],
+                cwd=REPO, env=env, capture_output=True, text=True, check=False, timeout=600,
+            )  # fmt: skip
+            if done.returncode != 0:
+                raise SystemExit(f"{checkouts[name]}: the measuring process failed: {done.stderr[-2000:]}")
+            rates[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
+        use = library_first_use()
+        first_use.append(use["first_statute_s"] + use["library_after_s"] + use["first_case_s"])
+        print(f"round {n + 1} (answers per cpu second): " + "; ".join(
+            f"{name} " + ", ".join(f"{v} {rates[name][-1]['cpu'][v]:.0f}" for v, _ in VARIANTS) for name in rates
+        ) + f"; citation libraries' first use {first_use[-1]:.2f} s", flush=True)  # fmt: skip
+    med = statistics.median
+    for clock in ("cpu", "wall"):
+        this, that = [r[clock] for r in rates["this"]], [r[clock] for r in rates["other"]]
+        print(f"answers per {clock} second, median of {rounds} alternating rounds ({REPO} against {other}):")
+        for v, _ in VARIANTS:
+            ratio = med(t[v] / o[v] for t, o in zip(this, that, strict=True))
+            print(f"  {v:<16} this {med(r[v] for r in this):6.0f}   other {med(r[v] for r in that):6.0f}"
+                  f"   this/other {ratio:.3f}")  # fmt: skip
+        for v in ("statutes", "statutes + case"):
+            print(f"  this: {v}/plain {med(r[v] / r['plain'] for r in this):.3f}")
+    print(f"this: citation libraries' first use in a fresh process {med(first_use):.2f} s (median)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--against", type=Path, metavar="PATH", help="another checkout, measured alternately")
+    parser.add_argument("--rounds", type=int, default=5, help="--against: rounds (one process per checkout)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--rows", type=int, default=60, help="promptfoo rows per run")
     parser.add_argument("--seconds", type=float, default=5.0, help="in-process measuring time")
     parser.add_argument("--skip-promptfoo", action="store_true")
     parser.add_argument("--skip-cold", action="store_true", help="skip the cold-process measurement (goal 2)")
     parser.add_argument("--cold-runs", type=int, default=21, help="rounds of cold processes")
     args = parser.parse_args()
+    if args.worker:
+        return _worker(args.seconds)
+    if args.against is not None:
+        return against(args.against, args.rounds, args.seconds)
     answer = build_answer()
     source = "\n\n".join((ARTICLES / f).read_text(encoding="utf-8") for f in SOURCE_FILES)
     words = len(source.split())

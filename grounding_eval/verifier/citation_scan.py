@@ -43,6 +43,8 @@ from itertools import count, islice, pairwise
 from pathlib import Path
 from typing import Any
 
+from grounding_eval.verifier.sentences import _END
+
 __all__ = ["MAX_UNIT", "LibraryData", "Scan", "Scanner", "factors", "library_data", "needs_digit", "units"]
 
 MAX_UNIT = 1000
@@ -493,10 +495,8 @@ def _unstripped(text: str, hits: list[tuple[int, int, tuple[int, ...]]]) -> list
 # -- sentences ------------------------------------------------------------------------------------------
 
 # A sentence ends at terminal punctuation (and any closing marks) followed by white space, at a blank line,
-# or at a line break that starts a list item, heading, block quote or table row (as sentences.py).
-_BREAK = re.compile(
-    r"(?<![.!?])[.!?]++[\"'”’)\]]*+\s+|\n[ \t]*+\n\s*|\n[ \t]*+(?=(?:[-*+]|\d{1,3}[.)])\s|#|>|\|)"
-)
+# or at a line break that starts a list item, heading, block quote or table row: sentences.py's pattern.
+_BREAK = _END
 _BEFORE = re.compile(r"[\w.'&]+$")
 # What continues a citation and never starts a sentence: a number ("123 Pac. (2d). 456"), a parenthesis,
 # a section sign, an ampersand, a lower-case word ("Tit. 1 of the …").

@@ -707,6 +707,13 @@ _CONTRAST = re.compile(
     r"|in comparison|for comparison|by comparison|as opposed to|differs? from|different from)\b",
     re.IGNORECASE,
 )
+# A word every cue holds (lower case): a text holding none of them has no cue, and no search for one is
+# run (five searches of 600 characters each cost a quarter of a millisecond; tests/verifier/test_citations.py
+# checks every phrase _CONTRAST matches holds one).
+_CUE_WORDS = ("unlike", "contrast", "whereas", "compar", "opposed", "differ")
+# The characters outside ASCII that match an ASCII letter case-insensitively (the directory's list): in a
+# text holding one, the cue words are not looked for in its lower-case copy.
+_ASCII_LOOKALIKES = re.compile("[\u0130\u0131\u017f\u212a]")
 _LABEL_GAP = 40  # characters at most between a state's name and the contrast cue that labels it
 _LABEL_REACH = 300  # characters of its sentence read on each side of a citation for its label
 
@@ -724,12 +731,16 @@ def _labelled(text: str, found: list[CitationMention]) -> list[CitationMention]:
     state (outside any citation) within :data:`_LABEL_GAP` characters of a contrast cue, both within
     :data:`_LABEL_REACH` characters of the citation.
 
-    Budget: per citation of a state's law, one cue scan of ``2 * _LABEL_REACH`` characters around it;
-    where there is a cue, a sentence split and a state-name scan of those characters.
+    Budget: a look for the cues' words (:data:`_CUE_WORDS`) in the text; where one is, per citation of a
+    state's law, one cue scan of ``2 * _LABEL_REACH`` characters around it; where there is a cue, a
+    sentence split and a state-name scan of those characters.
     """
     from grounding_eval.states import STATE_NAMES
     from grounding_eval.verifier.sentences import sentence_of, sentence_spans
 
+    lowered = text.lower()
+    if (text.isascii() or not _ASCII_LOOKALIKES.search(text)) and not any(w in lowered for w in _CUE_WORDS):
+        return found
     starts = [m.start for m in found]
     labels: dict[int, str] = {}
     for m in found:
@@ -755,6 +766,9 @@ def _labelled(text: str, found: list[CitationMention]) -> list[CitationMention]:
     if not labels:
         return found
     return [replace(m, contrast=labels[m.start]) if m.start in labels else m for m in found]
+
+
+_WHOLE_READINGS = 4096  # most remembered readings of a whole short cite (see _Library._whole)
 
 
 class _Library:
@@ -787,6 +801,7 @@ class _Library:
         self._checked: dict[str, Any] = {}  # every template built and checked, by name
         self.rejected: dict[str, str] = {}  # a template that fails its checks: why, and it is not used
         self._state = {name: _template_state(name) for name in self.names()}
+        self._readings: dict[tuple[str, str], CitationMention | None] = {}  # see _whole
 
     def names(self) -> list[str]:
         """Every template the pack loads: citeurl's (ours replacing those of the same name) and ours."""
@@ -926,12 +941,30 @@ class _Library:
             number, at = _section_span(base.normalized)
             written.append(f"{base.normalized[:at]}{section}{base.normalized[at + len(number) :]}")
         for candidate in written:
-            for regex in template.regexes:
-                match = regex.fullmatch(candidate)
-                mention = self.mention(match, template) if match is not None else None
-                if mention is not None:
-                    return replace(mention, raw=text[start:end], start=start, end=end, code=base.code)
+            mention = self._whole(template, candidate)
+            if mention is not None:
+                return replace(mention, raw=text[start:end], start=start, end=end, code=base.code)
         return None
+
+    def _whole(self, template: Any, written: str) -> CitationMention | None:
+        """The citation ``template`` reads in the whole of ``written`` (its first regex that does), or None.
+
+        Remembered (up to :data:`_WHOLE_READINGS` of them): a function of the template and the text, so
+        a short cite continuing the same section in another answer ("Id. § 554.610" in every condition)
+        is read once, as :func:`_sentence` reads a repeated sentence once."""
+        key = (template.name, written)
+        if key in self._readings:
+            return self._readings[key]
+        found = None
+        for regex in template.regexes:
+            match = regex.fullmatch(written)
+            found = self.mention(match, template) if match is not None else None
+            if found is not None:
+                break
+        if len(self._readings) >= _WHOLE_READINGS:
+            self._readings.clear()
+        self._readings[key] = found
+        return found
 
 
 def _literals(data: Any, literal: bool = False) -> Iterable[str]:

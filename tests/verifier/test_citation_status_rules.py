@@ -5,6 +5,7 @@ line, and nothing raises out of the check. Real eyecite/citeurl throughout; no n
 
 from __future__ import annotations
 
+import importlib
 import shutil
 from decimal import Decimal
 from pathlib import Path
@@ -17,6 +18,8 @@ from hypothesis import strategies as st
 
 from grounding_eval.errors import DataError
 from grounding_eval.verifier.citations import (
+    _CONTRAST,
+    _CUE_WORDS,
     MAX_CITATIONS,
     CitationIndex,
     CitationMention,
@@ -152,6 +155,29 @@ def _load(cover: str) -> CitationIndex:
 _INDEXES = {cover: _load(cover) for _, _, cover in _CODES}
 
 
+def _language(items: list[Any]) -> set[str]:
+    """The strings a finite pattern (literals, alternatives, groups, optional parts, ``\\b``) matches."""
+    c: Any = importlib.import_module("re._constants")
+    out = {""}
+    for op, av in items:
+        if op is c.LITERAL:
+            part = {chr(av)}
+        elif op is c.BRANCH:
+            part = set().union(*(_language(list(branch)) for branch in av[1]))
+        elif op is c.SUBPATTERN:
+            part = _language(list(av[3]))
+        elif op is c.MAX_REPEAT and (av[0], av[1]) == (0, 1):
+            part = {""} | _language(list(av[2]))
+        elif op is c.IN and all(kind is c.LITERAL for kind, _ in av):
+            part = {chr(value) for _, value in av}
+        elif op is c.AT:
+            continue
+        else:
+            raise AssertionError(f"not a finite pattern: {op}")
+        out = {a + b for a in out for b in part}
+    return out
+
+
 _NEIGHBOURS = st.lists(
     st.sampled_from(
         [
@@ -202,6 +228,27 @@ class TestLabelledComparisons:
         assert finding.status is S.WRONG_JURISDICTION
         assert "labelled as a comparison ('Illinois, by contrast'); still another state's law" in finding.why
         assert "the user is in OH" in finding.why
+
+    def test_every_cue_holds_a_cue_word(self) -> None:
+        """Every phrase the contrast pattern matches holds one of the words looked for first (a text with
+        none of them is labelled without a search): the pattern's language, expanded, is finite."""
+        parser: Any = importlib.import_module("re._parser")
+        phrases = _language(list(parser.parse(_CONTRAST.pattern)))
+        assert len(phrases) > 20 and {"unlike", "by contrast", "as opposed to", "different from"} <= phrases
+        assert [p for p in phrases if not any(w in p for w in _CUE_WORDS)] == []
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "In Illinois, BY CONTRAST, 765 ILCS 710/1 gives 45 days.",
+            "In Illinois, by contra\u017ft, 765 ILCS 710/1 gives 45 days.",  # (long s: an s to the pattern)
+            "Unl\u0131ke Illinois (765 ILCS 710/1), Ohio has an escrow law.",  # (dotless i)
+        ],
+    )
+    def test_cue_in_capitals_or_with_a_lookalike(self, text: str) -> None:
+        """A cue the pattern matches case-insensitively labels the citation, whatever its letters."""
+        (finding,) = check_citations(find_citations(text).mentions, "OH", None, [])
+        assert finding.mention.contrast is not None
 
     def test_own_state_is_never_a_comparison(self) -> None:
         """The user's own law in a contrast sentence is checked as usual."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 
 from grounding_eval.errors import DataError
 from grounding_eval.verifier.directory import (
+    _ASCII_LOOKALIKES,
     Directory,
     Organization,
     _suffix_rules,
@@ -159,6 +161,23 @@ class TestDirectoryLookups:
         """A name inside a masked span (a URL) is not a mention."""
         text = "see https://x.org/Legal-Aid-Chicago and LAC"
         assert [m.surface for m in directory.find_mentions(text, masked=[(4, 35)])] == ["LAC"]
+
+    def test_names_with_characters_case_insensitive_matching_treats_specially(
+        self, directory: Directory
+    ) -> None:
+        """A Kelvin sign or a dotless i matches a name's k or i as the pattern matches it (the search from
+        the names' first words steps aside for such a text)."""
+        text = "Pra\u0131rie State Legal Services; LONE \u017fTAR LEGAL AID; Tru\u017fted Legal Help \u212a"
+        assert [m.org.name for m in directory.find_mentions(text)] == [
+            "Prairie State Legal Services", "Lone Star Legal Aid", "Trusted Legal Help",
+        ]  # fmt: skip
+
+    def test_ascii_lookalikes_are_every_character_matching_ascii_case_insensitively(self) -> None:
+        """Every character outside ASCII that a case-insensitive pattern matches to an ASCII letter, digit
+        or underscore is one of the four the search from the names' first words steps aside for."""
+        every = "".join(chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c <= 0xDFFF)
+        found = set(re.findall(r"[A-Za-z0-9_]", every, re.IGNORECASE))
+        assert found == set(_ASCII_LOOKALIKES.pattern.strip("[]"))
 
 
 HOSTS = [

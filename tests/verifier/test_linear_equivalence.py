@@ -20,7 +20,7 @@ from typing import Any
 
 import phonenumbers
 import pytest
-from hypothesis import HealthCheck, event, example, given, settings
+from hypothesis import HealthCheck, assume, event, example, given, settings
 from hypothesis import strategies as st
 
 from grounding_eval.verifier.allowlist import UrlStatus
@@ -28,13 +28,14 @@ from grounding_eval.verifier.directory import (
     Directory,
     OrgMention,
     _is_acronym,
+    _matches_at_words,
     _names_pattern,
     _surface_regex,
     load_directory,
 )
 from grounding_eval.verifier.phones import Pairing, PhoneStatus, find_phones, pairs_across
 from grounding_eval.verifier.quotes import matching
-from grounding_eval.verifier.sentences import _ABBREVIATIONS, sentence_of, sentence_spans
+from grounding_eval.verifier.sentences import _ABBREVIATIONS, _END, sentence_of, sentence_spans
 from grounding_eval.verifier.spans import SpanSet
 from grounding_eval.verifier.url_orgs import UrlOrgStatus
 from grounding_eval.verifier.urls import (
@@ -245,6 +246,24 @@ class TestSentences:
         assert sentence_spans(text) == old_sentence_spans(text)
 
     @SETTINGS
+    @given(
+        text=st.lists(
+            st.sampled_from([".", "!", "?", "\n", " ", "\t", "\u00a0", '"', "”", ")", "-", "#", "|", "12", "a"]),
+            max_size=30,
+        ).map("".join)
+    )  # fmt: skip
+    @example(text="a\n\n  b. c!) d\n- e\n12. f\n# g\n| h\n\t> i...j?? k")
+    def test_end_pattern_matches_its_plain_form(self, text: str) -> None:
+        """The sentence-end pattern, written to open with one character class, matches what its plain
+        form (each end's own look-behind and alternatives) matches, span and text."""
+        plain = re.compile(
+            r"(?<![.!?])[.!?]++[\"'”’)\]]*+\s+|\n[ \t]*+\n\s*|\n[ \t]*+(?=(?:[-*+]|\d{1,3}[.)])\s|#|>|\|)"
+        )
+        assert [(m.span(), m.group(0)) for m in _END.finditer(text)] == [
+            (m.span(), m.group(0)) for m in plain.finditer(text)
+        ]
+
+    @SETTINGS
     @given(text=texts, position=st.integers(0, 400))
     def test_sentence_of(self, text: str, position: int) -> None:
         """The binary search finds the span the scan found."""
@@ -372,6 +391,26 @@ class TestNamesTrie:
         trie = re.compile(_names_pattern(keys, flags), flags)
         plain = plain_names_pattern(keys, flags)
         assert [m.span() for m in trie.finditer(text)] == [m.span() for m in plain.finditer(text)]
+
+    @SETTINGS
+    @given(
+        names=st.lists(st.text(alphabet="aikAIK .-_1", min_size=1, max_size=5), min_size=1, max_size=6),
+        data=st.data(),
+    )
+    def test_matches_at_first_words(self, names: list[str], data: st.DataObject) -> None:
+        """find_mentions' search from the names' first words finds what the case-insensitive pattern's
+        own search finds, in text with the characters case-insensitive matching treats specially."""
+        keys = sorted(
+            {" ".join(n.split()).casefold() for n in names if re.match(r"\w", n)}, key=len, reverse=True
+        )
+        assume(keys)
+        pieces = keys + [k.upper() for k in keys] + [k[: len(k) // 2] for k in keys]
+        pieces += [*_NAME_ALPHABET, "\n", "\t", "1", "_", "\u1e9e", "\u00e9", "\u00c9", "x"]
+        text = "".join(data.draw(st.lists(st.sampled_from(pieces), max_size=14)))
+        pattern = re.compile(_names_pattern(keys, re.IGNORECASE), re.IGNORECASE)
+        words = sorted({m.group(0) for k in keys if (m := re.match(r"\w+", k))})
+        found = [m.span() for m in _matches_at_words(pattern, text, words)]
+        assert found == [m.span() for m in pattern.finditer(text)]
 
     @SETTINGS
     @given(text=texts)
