@@ -483,7 +483,7 @@ def test_a_provider_that_never_loads_stops_the_eval_naming_it(tmp_path: Path, bu
         f"judge provider file://{provider} (the assertion's provider): the provider did not load within 3 s"
     )
     assert proc.returncode == 1, (out + err)[-3000:]
-    assert f"  - judge: {said}\n" in err, err[-3000:]
+    assert f"  - judge (t-1): {said}\n" in err, err[-3000:]
 
 
 def _state(pid: int) -> str:

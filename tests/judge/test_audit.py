@@ -61,6 +61,7 @@ def _results(tmp_path: Path, rid: str) -> Path:
         "id": "row-1",
         "testIdx": 3,
         "promptIdx": 1,
+        "success": True,
         "gradingResult": {
             "componentResults": [
                 {"metadata": {"verifier": {}}},

@@ -8,7 +8,6 @@ the end-to-end tests.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -19,6 +18,7 @@ import pytest
 
 from grounding_eval.judge.cache import CacheEntry, ReplyCache, cache_key
 from grounding_eval.judge.host import HostJudgeClient, Judge, hosting
+from grounding_eval.user_cache import read_sealed, write_sealed
 
 PROMPT = "Grade this answer."
 JUDGE = Judge("openai:chat:m", "live", "config.provider", ref="r1", host="127.0.0.1:9", digest="d1")
@@ -54,8 +54,8 @@ class TestLayout:
                   "prompt": PROMPT}  # fmt: skip
         [path] = _files(tmp_path)
         assert path.name == f"{cache_key(fields)}.json"
-        record = json.loads(path.read_text(encoding="utf-8"))
-        assert (record["format"], record["key"], record["request"]) == (1, cache_key(fields), fields)
+        record = read_sealed(path, "judge-reply", cache_key(fields))  # sealed with this user's secret
+        assert (record["format"], record["key"], record["request"]) == (2, cache_key(fields), fields)
         assert record["reply"]["text"] == "x" and record["created_at"].endswith("Z")
 
     def test_cache_dir_is_created(self, tmp_path: Path) -> None:
@@ -105,9 +105,10 @@ class TestDamagedCache:
     def test_file_for_another_request_is_a_miss(self, tmp_path: Path) -> None:
         """A file whose stored request is not this one (copied, renamed) does not answer."""
         path = self._fill(tmp_path)
-        record = json.loads(path.read_text(encoding="utf-8"))
+        key = path.name.removesuffix(".json")
+        record = read_sealed(path, "judge-reply", key)
         record["request"]["prompt"] = "something else"
-        path.write_text(json.dumps(record), encoding="utf-8")
+        assert write_sealed(path, "judge-reply", key, record)  # sealed by this user: only the request differs
         with hosting(Answering("fresh")):
             assert _client(tmp_path).complete(PROMPT).text == "fresh"
 
