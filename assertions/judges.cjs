@@ -664,8 +664,11 @@ function loaded(ref) {
       const spec = isLoadedProvider(entry.held)
         ? { id: providerIdOf(entry.held), config: entry.held.config }
         : entry.held;
-      // The reply cache's key: the provider with every secret replaced (another key, the same judge).
-      const digest = sha256(stringify(canonical(scrub(JSON.parse(stringify(spec) || 'null')))));
+      // The reply cache's key: the provider with every secret replaced (another key, the same judge), and
+      // the endpoint it asks, wherever that was set (a setting in the environment too): a reply from one
+      // host never answers for another.
+      const asked = scrub(endpointUrl(provider) || null);
+      const digest = sha256(stringify(canonical({ spec: scrub(JSON.parse(stringify(spec) || 'null')), endpoint: asked })));
       return { provider, scrub, host: endpointHost(provider) || null, digest, hasKey: secrets.length > 0 };
     })();
     entry.loading.catch(() => { entry.loading = undefined; }); // a failed load is not remembered

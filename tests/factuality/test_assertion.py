@@ -285,7 +285,7 @@ class TestLiveSwitch:
         monkeypatch.setenv("OPENAI_BASE_URL", case.base_url)
         judge_server.script(Scripted(body=case.ok(reply(SUPPORTED))))
         cheap = _record(tmp_path / "cheap.json", "factual_accuracy/q1/C0", ANSWER, reply(SUPPORTED))
-        config = {"cheap_provider": cheap, "max_retries": 0}
+        config = {"cheap_provider": cheap, "max_retries": 0, "cache_dir": str(tmp_path / "replies")}
         result = get_assert(ANSWER, _context("replay:unused", **config))
         meta = result["metadata"]["factuality"]
         assert (meta["stage"], meta["model_id"], meta["cheap_model_id"]) == (
@@ -294,6 +294,28 @@ class TestLiveSwitch:
             None,
         )
         assert judge_server.count == 1 and result["pass"] is True
+
+    def test_a_reply_from_one_endpoint_never_answers_for_another(
+        self, monkeypatch: pytest.MonkeyPatch, judge_server: JudgeServer, tmp_path: Path
+    ) -> None:
+        """The reply cache's key holds the endpoint asked, wherever it was set (here promptfoo's own
+        OPENAI_BASE_URL): the same judgment asked of a second host is asked of it, never read from a reply
+        the first host gave (a received study's .env could otherwise seed the user's cache)."""
+        other = JudgeServer()
+        other.start()
+        try:
+            config = {"max_retries": 0, "cache_dir": str(tmp_path / "replies")}
+            for server in (judge_server, other):
+                case = wire_cases(server.url)["openai"]
+                for name, value in case.env.items():
+                    monkeypatch.setenv(name, value)
+                monkeypatch.setenv(JUDGE_PROVIDER_ENV, case.provider_id)
+                monkeypatch.setenv("OPENAI_BASE_URL", case.base_url)
+                server.script(Scripted(body=case.ok(reply(SUPPORTED))))
+                assert get_assert(ANSWER, _context("replay:unused", **config))["pass"] is True
+            assert (judge_server.count, other.count) == (1, 1)
+        finally:
+            other.stop()
 
 
 def test_repeated_calls_in_one_process_give_the_same_result(tmp_path: Path) -> None:
