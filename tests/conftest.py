@@ -3,7 +3,8 @@ offline promptfoo runs that several tests read (``shared_eval``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,23 @@ from tests.promptfoo_runs import EvalRun, run_eval
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The session's own user cache folder (``XDG_CACHE_HOME``), never the person's ``~/.cache``: data caches
+    built once are shared by the session's tests (and the promptfoo runs they start), nothing leaks between runs."""
+    folder = tmp_path_factory.mktemp("xdg-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CACHE_HOME", str(folder))
+        yield folder
+
+
+@pytest.fixture(autouse=True)
+def _fresh_judge_replies(_session_cache_folder: Path) -> None:
+    """No test reads a judge reply another test cached: the key holds the endpoint URL, and a stand-in judge on
+    127.0.0.1 gets a port an earlier test's stand-in (scripted with other replies) may have had."""
+    shutil.rmtree(_session_cache_folder / "grounding-eval" / "judge", ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
