@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -53,3 +54,15 @@ def test_the_judge_calls_table_has_the_endpoint(tmp_path: Path, capsys: pytest.C
     out = tmp_path / "report.html"
     assert main(["report", str(path), "--html", str(out)]) == 0
     assert f"openai:chat:gpt-4o-mini at {HOST}" in out.read_text(encoding="utf-8")
+
+
+def test_the_html_report_has_the_judge_calls_table_with_the_endpoint(tmp_path: Path) -> None:
+    path = _file(tmp_path, [_with_endpoint(_row("C0", success=True, composite=0.8, judge=0.8)),
+                            _row("C1", success=True, composite=0.7, judge=0.7)])  # fmt: skip
+    out = tmp_path / "report.html"
+    assert main(["report", str(path), "--html", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    table = page.split("<h3>Judge calls</h3>", 1)[1].split("</table>", 1)[0]
+    cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>.*?</td>", table, re.S)]
+    assert cells[:4] == ["3", "openai:chat:gpt-4o-mini", HOST, "1"]
+    assert "–" in cells  # the recorded judge's line: asked at no endpoint

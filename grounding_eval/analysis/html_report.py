@@ -35,12 +35,16 @@ from grounding_eval.analysis.figures import MAX_CHARTED, MAX_EFFECTS, Chart, rep
 from grounding_eval.analysis.report_data import MAX_PAIRS, ReportData
 from grounding_eval.analysis.summary import (
     AGREEMENT_CELLS,
+    JUDGE_CALL_COLUMNS,
+    JUDGE_CALLS_NOTE,
     SPLIT_COLUMNS,
     PassRate,
     ReportRow,
     Results,
     findings_table,
     format_rate,
+    judge_call_cells,
+    judge_calls_table,
     listed_text,
     outage_note,
     safety_agreement,
@@ -691,6 +695,7 @@ def _provenance_section(loaded: Sequence[Results]) -> str:
             if rubric_rows
             else "<p>No rubric judge ran.</p>"
         )
+        + _judge_calls_html([row for results in loaded for row in results.rows])
         + "<h3>Datasets</h3>"
         + _table(
             ["dataset", "items", "rows"],
@@ -699,6 +704,20 @@ def _provenance_section(loaded: Sequence[Results]) -> str:
         + f'<p class="note">Analysis choices: <code>grounding_eval/analysis/decisions.yaml</code> '
         f"(bootstrap {decisions()['effects']['resamples']} resamples, seed "
         f"{decisions()['effects']['seed']}).</p>"
+    )
+
+
+def _judge_calls_html(rows: Sequence[ReportRow]) -> str:
+    """The text report's judge-calls table: per round and judge, the endpoint it was asked at, its calls and cost."""
+    table = judge_calls_table(rows)
+    if not table:
+        return ""
+    return (
+        "<h3>Judge calls</h3>"
+        + _table(
+            ["round", *JUDGE_CALL_COLUMNS], [judge_call_cells(cell, ("round",)) for cell in table], labels=3
+        )
+        + f'<p class="note">{html.escape(JUDGE_CALLS_NOTE)}</p>'
     )
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
-from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, cast, get_args
 
 from grounding_eval.errors import DataError, clip, terminal_safe
 from grounding_eval.judge.pipeline import judge_label
@@ -891,34 +891,27 @@ def judge_calls_table(rows: Iterable[ReportRow], by: Sequence[str] = ("round",))
     return [table[k] for k in sorted(table)]
 
 
+JUDGE_CALL_COLUMNS: Final = ("judge", "endpoint", "rows", "model calls", "cached", "recorded", "failed",
+                              "invalid", "tokens", "cost (USD)")  # fmt: skip
+JUDGE_CALLS_NOTE: Final = (
+    "failed: calls that gave no usable verdict, no reply or a reply that did not parse (invalid, of "
+    "them); tokens are new tokens (a cached or recorded reply costs none); cost as promptfoo priced the "
+    "calls (– when none was priced); endpoint: the host a live judge was asked at (– for a recording)."
+)
+
+
+def judge_call_cells(cell: dict[str, Any], by: Sequence[str]) -> list[str]:
+    """One line of :func:`judge_calls_table` as the text and HTML reports show it (:data:`JUDGE_CALL_COLUMNS`
+    after the ``by`` keys)."""
+    cost = "–" if cell["cost"] is None else f"{cell['cost']:.4f}"
+    return [*(str(cell[k]) for k in by), cell["judge"], cell["endpoint"] or "–", str(cell["rows"]),
+            str(cell["model_calls"]), str(cell["cached"]), str(cell["recorded"]), str(cell["failed"]),
+            str(cell["invalid"]), f"{cell['tokens']:,}", cost]  # fmt: skip
+
+
 def _judge_calls_text(table: list[dict[str, Any]], by: Sequence[str]) -> list[str]:
-    head = [
-        *by,
-        "judge",
-        "endpoint",
-        "rows",
-        "model calls",
-        "cached",
-        "recorded",
-        "failed",
-        "invalid",
-        "tokens",
-        "cost (USD)",
-    ]
-    lines = [head]
-    for cell in table:
-        cost = "–" if cell["cost"] is None else f"{cell['cost']:.4f}"
-        lines.append([*(str(cell[k]) for k in by), cell["judge"], cell["endpoint"] or "–", str(cell["rows"]),
-                      str(cell["model_calls"]),
-                      str(cell["cached"]), str(cell["recorded"]), str(cell["failed"]), str(cell["invalid"]),
-                      f"{cell['tokens']:,}", cost])  # fmt: skip
-    return [
-        "Judge calls, tokens and cost, per round and judge",
-        *table_lines(lines),
-        "failed: calls that gave no usable verdict, no reply or a reply that did not parse (invalid, of "
-        "them); tokens are new tokens (a cached or recorded reply costs none); cost as promptfoo priced the "
-        "calls (– when none was priced); endpoint: the host a live judge was asked at (– for a recording).",
-    ]
+    lines = [[*by, *JUDGE_CALL_COLUMNS], *(judge_call_cells(cell, by) for cell in table)]
+    return ["Judge calls, tokens and cost, per round and judge", *table_lines(lines), JUDGE_CALLS_NOTE]
 
 
 def _metadata_scores(*metas: dict[str, Any] | None) -> dict[str, Any]:
