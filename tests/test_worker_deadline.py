@@ -109,47 +109,57 @@ class TestDeadlineSetting:
         assert lines == [f"grounding-eval: {message}; every grounding-eval assertion is unscored"]
 
 
+def _stop_a_warm_worker(marker: str, **limit: str) -> dict[str, Any]:
+    """SIGSTOP a warm worker, then make two calls at once and one after: what each returned, how long the
+    pair took, the stopped pid and the pool's pids after."""
+    env = {
+        **_without_deadline(),
+        "PROMPTFOO_PYTHON": sys.executable,
+        "GROUNDING_EVAL_WORKER_IDLE": marker,
+        **limit,
+    }
+    got: dict[str, Any] = _script(
+        f"""
+        const args = [{json.dumps(ANSWER)}, {json.dumps(CONTEXT)}];
+        const clean = await g.verifier(...args);
+        const stopped = {POOL}.workers[0].child.pid;
+        process.kill(stopped, 'SIGSTOP');
+        const t0 = Date.now();
+        const [stuck, other] = await Promise.all([g.verifier(...args), g.verifier(...args)]);
+        const took = (Date.now() - t0) / 1000;
+        const after = await g.verifier(...args);
+        const pids = {POOL}.workers.map((w) => w.child.pid);
+        process.stdout.write(JSON.stringify({{ clean, stopped, stuck, other, took, after, pids }}));
+        """,
+        env,
+    )
+    return got
+
+
+def _replaced(got: dict[str, Any], why: str, failure: str) -> None:
+    """The stopped worker's call is an ERROR naming ``why`` in about 2 s, a concurrent call on another
+    worker is graded as usual, the call after that gets a fresh worker, and the report counts the row apart."""
+    assert got["stuck"] == {
+        "pass": False,
+        "score": 0,
+        "reason": f"ERROR (verifier not run): {why}",
+        "metadata": {"outcome": "unscored", "unscored_reason": why, "worker_failure": failure},
+    }
+    assert got["other"] == got["clean"] and got["after"] == got["clean"]
+    assert got["clean"]["pass"] is True
+    assert 1.9 <= got["took"] < 2 + 3, got["took"]
+    assert got["stopped"] not in got["pids"]
+    assert not _alive(got["stopped"]), "the stopped worker was not killed"
+    assert _report_row({"componentResults": [got["stuck"]]}).unscored is True  # never a failure
+
+
 class TestStoppedWorker:
     def test_killed_replaced_and_the_other_call_unaffected(self, marker: str) -> None:
-        """SIGSTOP a warm worker: its next call is an ERROR in about the deadline, a concurrent call on
-        another worker is graded as usual, and the call after that gets a fresh worker."""
-        env = {
-            **_without_deadline(),
-            "PROMPTFOO_PYTHON": sys.executable,
-            "GROUNDING_EVAL_CALL_TIMEOUT": "2",
-            "GROUNDING_EVAL_WORKER_IDLE": marker,
-        }
-        got = _script(
-            f"""
-            const args = [{json.dumps(ANSWER)}, {json.dumps(CONTEXT)}];
-            const clean = await g.verifier(...args);
-            const stopped = {POOL}.workers[0].child.pid;
-            process.kill(stopped, 'SIGSTOP');
-            const t0 = Date.now();
-            const [stuck, other] = await Promise.all([g.verifier(...args), g.verifier(...args)]);
-            const took = (Date.now() - t0) / 1000;
-            const after = await g.verifier(...args);
-            const pids = {POOL}.workers.map((w) => w.child.pid);
-            process.stdout.write(JSON.stringify({{ clean, stopped, stuck, other, took, after, pids }}));
-            """,
-            env,
-        )
+        """SIGSTOP a warm worker under a 2 s call deadline."""
         why = (
             "the grounding-eval worker did not answer within 2 s; it was killed (GROUNDING_EVAL_CALL_TIMEOUT)"
         )
-        assert got["stuck"] == {
-            "pass": False,
-            "score": 0,
-            "reason": f"ERROR (verifier not run): {why}",
-            "metadata": {"outcome": "unscored", "unscored_reason": why, "worker_failure": "deadline"},
-        }
-        assert got["other"] == got["clean"] and got["after"] == got["clean"]
-        assert got["clean"]["pass"] is True
-        assert 1.9 <= got["took"] < 2 + 3, got["took"]
-        assert got["stopped"] not in got["pids"]
-        assert not _alive(got["stopped"]), "the stopped worker was not killed"
-        # The report counts the row apart, never as a failure.
-        assert _report_row({"componentResults": [got["stuck"]]}).unscored is True
+        _replaced(_stop_a_warm_worker(marker, GROUNDING_EVAL_CALL_TIMEOUT="2"), why, "deadline")
 
 
 class TestStalledWorker:
@@ -157,43 +167,11 @@ class TestStalledWorker:
     seconds is killed and replaced whatever the call's deadline (here the default, 2,220 s)."""
 
     def test_a_stopped_worker_is_replaced_long_before_the_deadline(self, marker: str) -> None:
-        env = {
-            **_without_deadline(),
-            "PROMPTFOO_PYTHON": sys.executable,
-            "GROUNDING_EVAL_WORKER_STALL": "2",
-            "GROUNDING_EVAL_WORKER_IDLE": marker,
-        }
-        got = _script(
-            f"""
-            const args = [{json.dumps(ANSWER)}, {json.dumps(CONTEXT)}];
-            const clean = await g.verifier(...args);
-            const stopped = {POOL}.workers[0].child.pid;
-            process.kill(stopped, 'SIGSTOP');
-            const t0 = Date.now();
-            const [stuck, other] = await Promise.all([g.verifier(...args), g.verifier(...args)]);
-            const took = (Date.now() - t0) / 1000;
-            const after = await g.verifier(...args);
-            const pids = {POOL}.workers.map((w) => w.child.pid);
-            process.stdout.write(JSON.stringify({{ clean, stopped, stuck, other, took, after, pids }}));
-            """,
-            env,
-        )
         why = (
             "the grounding-eval worker showed no sign of life for 2 s (stopped, stuck or swapped out); "
             "it was killed (GROUNDING_EVAL_WORKER_STALL)"
         )
-        assert got["stuck"] == {
-            "pass": False,
-            "score": 0,
-            "reason": f"ERROR (verifier not run): {why}",
-            "metadata": {"outcome": "unscored", "unscored_reason": why, "worker_failure": "stalled"},
-        }
-        assert got["other"] == got["clean"] and got["after"] == got["clean"]
-        assert got["clean"]["pass"] is True
-        assert 1.9 <= got["took"] < 2 + 3, got["took"]
-        assert got["stopped"] not in got["pids"]
-        assert not _alive(got["stopped"]), "the stopped worker was not killed"
-        assert _report_row({"componentResults": [got["stuck"]]}).unscored is True
+        _replaced(_stop_a_warm_worker(marker, GROUNDING_EVAL_WORKER_STALL="2"), why, "stalled")
 
     def test_a_silent_worker_is_replaced_and_the_calls_queued_behind_it_go_on(
         self, stand_in: Callable[..., dict[str, str]]
