@@ -153,7 +153,7 @@ def _add_data_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
             metavar="DIR",
             type=Path,
             default=None,
-            help="dataset folder (default datasets/sample; $GROUNDING_EVAL_DATASET wins)",
+            help="dataset folder (default $GROUNDING_EVAL_DATASET, else datasets/sample)",
         )
     stats.add_argument("--round", choices=["1a", "1b", "2", "2b", "3"], help="only this round's items")
     stats.add_argument("--json", action="store_true", help="print JSON lines")

@@ -60,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
 def _dataset(args: argparse.Namespace) -> Dataset:
     from grounding_eval.data.dataset import load_dataset, resolve_dataset_dir
 
-    return load_dataset(resolve_dataset_dir(args.dataset, pack_root() / "datasets" / "sample"))
+    # A flag the user typed beats the environment; without one, $GROUNDING_EVAL_DATASET, then the sample.
+    return load_dataset(args.dataset or resolve_dataset_dir(None, pack_root() / "datasets" / "sample"))
 
 
 def _stats(args: argparse.Namespace) -> int:

@@ -53,6 +53,19 @@ def test_dataset_from_environment(
     ]
 
 
+def test_a_typed_dataset_flag_beats_the_environment(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The usual rule: what the user typed on the command line wins over a variable set long ago."""
+    monkeypatch.setenv("GROUNDING_EVAL_DATASET", str(SAMPLE))
+    assert main(["conditions", "stats", "--dataset", str(TINY), "--json"]) == 0
+    assert [json.loads(line)["id"] for line in capsys.readouterr().out.splitlines()] == [
+        "tiny-oh-01",
+        "tiny-wv-01",
+        "tiny-hr-wv-01",
+    ]
+
+
 def test_show_renders_the_prompt(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["conditions", "show", "tiny-oh-01", "--condition", "C1", "--dataset", str(TINY)]) == 0
     out = capsys.readouterr().out
