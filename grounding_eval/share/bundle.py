@@ -41,6 +41,7 @@ from typing import Any
 
 from grounding_eval.errors import DataError, clip
 from grounding_eval.resources import pack_root, pack_version, sha256_file
+from grounding_eval.share.content import Kind, classify, dataset_folders, results_rows
 from grounding_eval.share.leaks import (
     ARCHIVE_HEAD,
     KeyScan,
@@ -50,7 +51,7 @@ from grounding_eval.share.leaks import (
     line_of,
     relative_paths,
 )
-from grounding_eval.share.redact import policy, redact_results, redact_row
+from grounding_eval.share.redact import is_high_risk, policy, redact_results, redact_row
 
 __all__ = ["BUNDLE_FORMAT", "MANIFEST", "make_bundle", "member_problem"]
 
@@ -248,9 +249,14 @@ class _Sharing:
             return [self.paths(v) for v in value]
         return value
 
-    def add_results(self, name: str, source: Path, document: Any) -> None:
-        from grounding_eval.share.content import results_rows
+    def seen(self, kind: Kind, document: Any) -> None:
+        """Count a results document's rows (or result lines) that are shared as they are."""
+        if kind is Kind.RESULTS:
+            self.rows += results_rows(document)
+        elif kind is Kind.RESULT_LINES:
+            self.rows += list(document)
 
+    def add_results(self, name: str, source: Path, document: Any) -> None:
         self.rows += results_rows(document)
         if self.redact:
             document, count = redact_results(document)
@@ -260,8 +266,6 @@ class _Sharing:
             self.add(name, source, source.read_bytes())
 
     def add_result_lines(self, name: str, source: Path, rows: list[Any]) -> None:
-        from grounding_eval.share.redact import is_high_risk
-
         self.rows += rows
         out = []
         for row in rows:
@@ -316,7 +320,6 @@ def make_bundle(
     """
     from grounding_eval.files import RESULTS, read_bytes
     from grounding_eval.results_file import read_results
-    from grounding_eval.share.content import Kind, classify, dataset_folders
     from grounding_eval.share.received import entry_problem, name_problem
 
     if not (study / "promptfooconfig.yaml").is_file():
@@ -351,11 +354,12 @@ def make_bundle(
         if kind:
             raise DataError(path, f"an archive ({kind}) inside the study: a bundle never holds another "
                             "(an earlier bundle?); move it out of the study folder")  # fmt: skip
-        if not redact:
-            sharing.add(name, path, data)
-            continue
         text = _utf8(data)
         parsed = classify(str(path), text, in_dataset=any(path.resolve().is_relative_to(f) for f in folders))
+        if not redact:  # shared as it is; its rows are counted for the High-Risk warning
+            sharing.seen(parsed.kind, parsed.document)
+            sharing.add(name, path, data)
+            continue
         if parsed.kind is Kind.DATA and name == "study/promptfooconfig.yaml":
             raise DataError(path, f"holds test rows ({parsed.why}): under --redact the config cannot be "
                             "shared with its tests written in it; move them into a dataset")  # fmt: skip
@@ -390,6 +394,7 @@ def make_bundle(
         "rubrics": _rubrics(),
         "redacted": redact,
         "redacted_rows": sharing.redacted_rows,
+        "high_risk_rows": sum(1 for row in sharing.rows if isinstance(row, dict) and is_high_risk(row)),
         "dataset_file_hashes": dict(sorted(sharing.withheld.items())),
         "env_dropped": env_dropped,
         "env_files_dropped": sorted(name for name, _ in env_files if name != "study/.env"),

@@ -7,6 +7,7 @@ line on stderr naming the file (or bundle member) and the problem.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,14 @@ def _share(args: argparse.Namespace) -> int:
     )
     note = f", {manifest['redacted_rows']} High-Risk rows redacted" if args.redact else ""
     print(f"wrote {args.output}: {len(manifest['files'])} files{note}")
+    verbatim = 0 if args.redact else manifest["high_risk_rows"]
+    if verbatim:
+        print(
+            f"grounding-eval: warning: {args.output} holds {verbatim} High-Risk "
+            f"row{'' if verbatim == 1 else 's'} verbatim (the person's question and the answer); "
+            "share with --redact to replace them with hashes",
+            file=sys.stderr,
+        )
     return 0
 
 

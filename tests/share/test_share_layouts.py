@@ -207,3 +207,24 @@ def test_paths_under_the_study_become_relative(tmp_path: Path) -> None:
     (study / "NOTES.md").write_text(f"prompts: {study}/prompts/c0.txt; study: {study}\n")
     make_bundle(study, tmp_path / "b.tar.gz", results=[], redact=True)
     assert members(tmp_path / "b.tar.gz")["study/NOTES.md"] == b"prompts: prompts/c0.txt; study: .\n"
+
+
+def test_a_share_without_redact_warns_with_the_high_risk_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --redact the bundle holds the High-Risk rows verbatim: the share says how many, on stderr."""
+    study = make_study(tmp_path, {"results.json": "results"})
+    out = tmp_path / "plain.tar.gz"
+    assert main(["share", str(study), "-o", str(out)]) == 0
+    stdout, stderr = capsys.readouterr()
+    assert stdout.startswith(f"wrote {out}: ")
+    assert stderr == (
+        f"grounding-eval: warning: {out} holds 3 High-Risk rows verbatim (the person's question and the "
+        "answer); share with --redact to replace them with hashes\n"
+    )
+    assert json.loads(members(out)["manifest.json"])["high_risk_rows"] == 3
+    redacted = tmp_path / "redacted.tar.gz"
+    code, _, stderr = share(capsys, study, redacted)
+    assert (code, stderr) == (0, "")
+    manifest = json.loads(members(redacted)["manifest.json"])
+    assert manifest["high_risk_rows"] == manifest["redacted_rows"] == 3
