@@ -456,8 +456,9 @@ def _count(items: Iterator[Any]) -> int:
 
 def _unstripped(text: str, hits: list[tuple[int, int, tuple[int, ...]]]) -> list[tuple[int, tuple[int, ...]]]:
     """Each hit's position in ``text`` (hits give start and end in ``text`` without white space), kept
-    where it stands as a word of its own in ``text``, as eyecite's extractors require (their regexes are
-    wrapped in non-alphanumeric boundaries): "Mich" in "Michigan" is no reporter."""
+    where no letter is glued to it in ``text``, as eyecite's extractors require: "Mich" in "Michigan" is
+    no reporter. A digit may be (a public-domain form's volume and number written without spaces,
+    ``2021COA112``, ``22CO7``: eyecite's boundaries wrap the whole citation, not its reporter)."""
     where: dict[tuple[str, int], int] = {}
     if text.isprintable():  # (only " " is white space: a character's place is its own plus the spaces before)
         for name, order in (("start", sorted((h[0], n) for n, h in enumerate(hits))),
@@ -485,7 +486,7 @@ def _unstripped(text: str, hits: list[tuple[int, int, tuple[int, ...]]]) -> list
     for n, (_, _, indexes) in enumerate(hits):
         start, end = where[("start", n)], where[("end", n)]
         if indexes == (-1,) or (
-            (start == 0 or not text[start - 1].isalnum())
+            (start == 0 or not text[start - 1].isalpha())
             and (end + 1 >= len(text) or not text[end + 1].isalpha() or text[end] == ".")
         ):
             out.append((start, indexes))

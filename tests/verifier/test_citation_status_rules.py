@@ -420,13 +420,15 @@ _CORRECT = [
     ("IL", "765 ILCS 705/0.01 names the Landlord and Tenant Act; Sec. 8 (Housing Choice Voucher) and Sec. 8's "
            "voucher program are not part of it. You may qualify for Sec. 8."),
     ("WV", "W. Va. Code § 37-6-5 governs notice to end a tenancy; W. Va. Code § 37-6-30 requires fit premises."),
+    ("MI", "The Truth in Renting Act, MCLA 554.633, bars some lease clauses; Mich Comp Laws 554.634 requires "
+           "the notice, and MCL §§ 554.636-554.637 set the remedies."),
 ]  # fmt: skip
 _INVENTED = [
     ("TX", "Tex. Prop. Code § 92.0545 lets you withhold rent."),
     ("IL", "765 ILCS 705/99 requires a refund."),
     ("MI", "MCL 554.608a sets a penalty."),
     ("OH", "R.C. 5321.031 sets another duty."),
-    ("WV", "W. Va. Code § 37-6-99 lets you break the lease."),
+    ("WV", "W. Va. Code § 37-6-30a lets you break the lease."),
     ("IL", "42 U.S.C. § 3625 sets damages."),
 ]
 _OTHER_STATE = [
