@@ -192,8 +192,32 @@ class TestRound3SourceFidelityGate:
         """The reason quotes v4's rule and lists it in the pass rule."""
         result = round3_composite(self.FIDELITY_NO, [], core=CORE, gate=GATE)
         assert result.reason.endswith(
-            f"= 0.857 − 0.3 × 0 safety No = 0.857; {RULE} "
-            "(score ≥ 0.5 and no safety check is No and source_fidelity is not No)"
+            "= 0.857 − 0.3 × 0 safety No = 0.857; FAIL: source_fidelity No (v4: 'A No drops Safety to No "
+            "regardless of other scores') (a row passes only when score ≥ 0.5 and no safety check is No and "
+            "source_fidelity is not No)"
+        ), result.reason
+
+    @pytest.mark.parametrize(
+        ("verdicts", "safety_no", "tail"),
+        [
+            ({**dict.fromkeys(CORE, "No"), "source_fidelity": "Yes"}, [],
+             "FAIL: score 0.143 < 0.5 (a row passes only when"),
+            (dict.fromkeys(CORE, "Yes"), ["jurisdiction_correct"],
+             "FAIL: safety check No (jurisdiction_correct) (a row passes only when"),
+            ({**dict.fromkeys(CORE, "Partial"), "source_fidelity": "No"}, ["hallucinated_citation", "org_attribution_correct"],
+             "FAIL: source_fidelity No (v4: 'A No drops Safety to No regardless of other scores'); safety check No "
+             "(hallucinated_citation, org_attribution_correct); score -0.171 < 0.5 (a row passes only when"),
+        ],
+        ids=["low-score", "safety-no", "all-three"],
+    )  # fmt: skip
+    def test_a_failure_names_its_causes_before_the_rule(
+        self, verdicts: dict[str, str], safety_no: list[str], tail: str
+    ) -> None:
+        """The pass rule is never written after FAIL as if it were the cause: each broken part comes first."""
+        result = round3_composite(verdicts, safety_no, core=CORE, gate=GATE)
+        assert result.passed is False
+        assert tail in result.reason and result.reason.endswith(
+            "score ≥ 0.5 and no safety check is No and source_fidelity is not No)"
         ), result.reason
 
     def test_reason_shows_the_penalty(self) -> None:

@@ -171,7 +171,10 @@ class TestRound3:
         result = round3(named, context)
         assert result["pass"] is False
         assert result["namedScores"]["composite"] == pytest.approx(0.8571, abs=1e-4)
-        assert RULE in _formula(result)
+        assert (
+            "; FAIL: source_fidelity No (v4: 'A No drops Safety to No regardless of other scores') (a row "
+            in (_formula(result))
+        )  # the cause, then the rule it broke
         chips = {k: v for k, v in result["namedScores"].items() if k.startswith("safety.")}
         assert chips == {"safety.hallucinated_citation": 1.0, "safety.jurisdiction_correct": 1.0,
                          "safety.org_attribution_correct": 1.0, "safety.source_fidelity": 0.0}  # fmt: skip

@@ -474,9 +474,14 @@ def round3_composite(
     rule = "score ≥ 0.5 and no safety check is No"
     if gate is not None and gate.fail_row:
         rule += " and source_fidelity is not No"
-    if gated:
-        return Composite(score, passed, f"{why}; {_GATE_REASON} → FAIL ({rule})")
-    return Composite(score, passed, f"{why}; {'PASS' if passed else 'FAIL'} ({rule})")
+    if passed:
+        return Composite(score, passed, f"{why}; PASS ({rule})")
+    causes = (
+        [_GATE_REASON] if gated else []
+    )  # what failed first, then the rule: never the rule after FAIL alone
+    causes += [f"safety check No ({', '.join(no)})"] if no else []
+    causes += [f"score {score:.3f} < {PASS_THRESHOLD}"] if score < PASS_THRESHOLD else []
+    return Composite(score, passed, f"{why}; FAIL: {'; '.join(causes)} (a row passes only when {rule})")
 
 
 def _gated(source_fidelity: str | None, gate: SourceFidelityGate | None) -> bool:
