@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.promptfoo_runs import EvalRun, run_eval, shared_group
 from tests.scores import row_scores, sample_round_record
@@ -26,6 +28,21 @@ pytestmark = pytest.mark.e2e
 # scripts/record_sample_scores.py (--check lists what moved) and say in the commit which rows moved and why.
 BEFORE_WORKERS = REPO / "tests" / "fixtures" / "sample_rounds" / "named_scores.json"
 RERECORD = "a deliberate change? re-record with scripts/record_sample_scores.py and say why in the commit"
+
+
+def _polarity(rubric: str) -> dict[str, str]:
+    """The mark each criterion's line carries, read from the rubric files themselves (and the rubric each
+    one extends): a negative criterion "No = good", a safety check "Yes = safe"."""
+    marks: dict[str, str] = {}
+    while rubric:
+        document = yaml.safe_load((REPO / "rubrics" / f"{rubric}.yaml").read_text(encoding="utf-8"))
+        for c in document.get("criteria") or ():
+            if c.get("kind") == "safety":
+                marks.setdefault(c["id"], "Yes = safe")
+            elif c.get("polarity") == "negative":
+                marks.setdefault(c["id"], "No = good")
+        rubric = document.get("extends") or ""
+    return marks
 
 
 def _same_verdicts_as_before(config: str, rows: list[dict[str, Any]]) -> None:
@@ -176,9 +193,16 @@ def test_round_config_offline(config: str, shared_eval: Callable[[str], EvalRun]
         ]
         verdicts = judge["metadata"]["judge"]["verdicts"]
         lines = [ln.partition(" — ")[0] for c in criteria for ln in c["reason"].splitlines()]
-        assert sorted(ln for ln in lines if ln.partition(": ")[0] in verdicts) == sorted(
+        marked = [re.sub(r" \((?:No = good|Yes = safe)\)(?=: )", "", ln) for ln in lines]  # polarity marks
+        assert sorted(ln for ln in marked if ln.partition(": ")[0] in verdicts) == sorted(
             f"{cid}: {word}" for cid, word in verdicts.items()
         ), where
+        polarity = _polarity(rubric)
+        assert [ln.partition(": ")[0] for ln in lines if " (" in ln.partition(": ")[0]] == [
+            f"{ln.partition(': ')[0]} ({polarity[ln.partition(': ')[0]]})"
+            for ln in marked
+            if ln.partition(": ")[0] in polarity
+        ], where
         # A passing judgment shows no red criterion; the safety checks come first.
         if judge["pass"]:
             assert all(c["pass"] for c in criteria), where

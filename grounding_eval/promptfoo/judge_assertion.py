@@ -255,9 +255,13 @@ def _criteria_components(rubric: Any, parsed: Any, scores: Any, *, passed: bool)
     under the rubric (``metadata.judge.verdicts``, ``negative``).
     """
     judgments, values = parsed.judgments, scores.criteria
+    # The polarity beside a name that could be read either way, as the HTML report marks it: a negative
+    # criterion asks whether a bad thing is present (No = good); a safety check whether the answer is safe.
+    marks = {c.id: " (No = good)" for c in rubric.criteria if c.negative}
+    marks |= {c.id: f" ({'No' if c.negative else 'Yes'} = safe)" for c in rubric.safety_checks}
 
     def line(cid: str) -> str:
-        return f"{cid}: {judgments[cid].verdict} — {judgments[cid].reasoning}"
+        return f"{cid}{marks.get(cid, '')}: {judgments[cid].verdict} — {judgments[cid].reasoning}"
 
     components = []
     for check in (c.id for c in rubric.safety_checks if c.id in judgments):
