@@ -39,12 +39,12 @@ def _study(rows: int) -> tuple[list[ReportRow], str]:
 
 def test_effects_cost_about_what_reading_the_file_costs() -> None:
     rows, text = _study(20_000)
-    started = time.perf_counter()
+    started = time.process_time()
     json.loads(text)
-    load = time.perf_counter() - started
-    started = time.perf_counter()
+    load = time.process_time() - started
+    started = time.process_time()
     effects = paired_effects(rows)
-    spent = time.perf_counter() - started
+    spent = time.process_time() - started
     composite = [e for e in effects if e.metric == "composite"]
     assert len(composite) == len(MODELS) * 3  # three pairs per model
     assert all(e.n > 1000 and e.ci_low is not None and e.p_value is not None for e in composite)

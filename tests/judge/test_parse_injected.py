@@ -165,9 +165,9 @@ _JUDGED_CHILD = textwrap.dedent(
     judged = sys.stdin.read()
     rubric = load_rubric(rubric_for_round("1a"))
     reply = json.dumps({"criteria": {c: {"verdict": "Yes", "reasoning": "r."} for c in rubric.ids}})
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     parse_reply("Mine: " + reply, rubric, judged_text=judged)
-    print(time.perf_counter() - t0)
+    print(time.process_time() - t0)
     """
 )
 JUDGED_SHAPES = {
