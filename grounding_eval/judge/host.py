@@ -226,7 +226,9 @@ def say_key_hosts(judges: Judges) -> None:
 def _judge(value: object) -> Judge | None:
     if not isinstance(value, Mapping) or value.get("use") not in ("replay", "live"):
         return None
-    text = {k: str(value[k]) for k in ("path", "dataset", "ref", "host", "key_host", "digest") if value.get(k)}
+    text = {
+        k: str(value[k]) for k in ("path", "dataset", "ref", "host", "key_host", "digest") if value.get(k)
+    }
     return Judge(str(value.get("id") or ""), value["use"], str(value.get("where") or "the judge"), **text)
 
 
@@ -429,10 +431,11 @@ def _promptfoo() -> Path | None:
     if main is not None and main.name in ("wrapper.py", "persistent_wrapper.py"):
         for folder in main.parents[:4]:
             try:
-                if json.loads((folder / "package.json").read_text(encoding="utf-8")).get("name") == "promptfoo":
-                    return folder
-            except (OSError, ValueError, AttributeError):
+                package = json.loads((folder / "package.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
                 continue
+            if isinstance(package, dict) and package.get("name") == "promptfoo":
+                return folder
     return None
 
 
