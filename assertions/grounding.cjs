@@ -31,6 +31,11 @@ const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 
+// Which model judges, at which endpoint, with which secrets: decided there, for every entry and the CLI.
+const judges = require('./judges.cjs');
+
+const { stringify } = judges; // promptfoo's own serialization for Python calls
+
 // Where the pack's data is: this file's repository when it sits in a checkout (assertions/ beside
 // grounding_eval/), else the grounding-eval installed in that Python (a study made by
 // `grounding-eval init`), asked once: grounding_eval.resources.pack_root().
@@ -201,20 +206,6 @@ function workerEnv() {
   const parts = [CHECKOUT];
   if (process.env.PYTHONPATH) parts.push(process.env.PYTHONPATH);
   return { ...process.env, PYTHONPATH: parts.join(path.delimiter), PYTHONUNBUFFERED: '1' };
-}
-
-// promptfoo's own serialization for Python calls: drop only true cycles (functions vanish in JSON).
-function stringify(value) {
-  const ancestors = [];
-  return JSON.stringify(value, function replacer(_key, val) {
-    if (typeof val === 'bigint') return val.toString();
-    if (typeof val === 'object' && val !== null) {
-      while (ancestors.length > 0 && ancestors[ancestors.length - 1] !== this) ancestors.pop();
-      if (ancestors.includes(val)) return undefined;
-      ancestors.push(val);
-    }
-    return val;
-  });
 }
 
 class Worker {
@@ -480,8 +471,6 @@ function once(line, seconds, stallS) {
 
 // --- judge model calls: resolved and made by assertions/judges.cjs ---------------------------------------
 
-const judges = require('./judges.cjs');
-
 const JUDGE_CALLS = new Set(['judge', 'factuality', 'docs_qa']);
 
 // Answer one model call a worker asked for; `write` sends the reply on that worker's pipe. Never throws.
@@ -564,6 +553,27 @@ async function grade(call, value, context) {
 const PACK_ENTRY = /(?:grounding\.cjs:(verifier|judge|factuality|docs_qa)|assertions\/(?:(verifier|judge|factuality|docs_qa)\.py(?::\w+)?|grounding\.py:(verifier|judge|factuality|docs_qa)))$/;
 const CHECK_DEADLINE_S = 120;
 const MAX_PROBLEMS_SHOWN = 10;
+
+function isPackEntry(assertion) {
+  return Boolean(assertion) && typeof assertion.value === 'string' && PACK_ENTRY.test(assertion.value);
+}
+
+// The configuration is refused: the problems, one line each, before any model call. Under promptfoo's
+// CLI a hook's error is printed four times over (its transform's log on stdout, then the hook's error
+// and its two causes, each with a stack, on stderr): there the pack says its lines once, last, and ends
+// the eval itself with the status that error would give (1). Called any other way (a library caller, a
+// test from `node -e`, promptfoo's viewer), the error is thrown as usual.
+function refuse(problems) {
+  const list = [...problems];
+  const shown = list.slice(0, MAX_PROBLEMS_SHOWN).map((p) => `  - ${p}`).join('\n');
+  const more = list.length > MAX_PROBLEMS_SHOWN ? `\n  … and ${list.length - MAX_PROBLEMS_SHOWN} more` : '';
+  const message = `grounding-eval: the configuration has ${list.length} problem(s); no model was called:\n${shown}${more}`;
+  if (judges.runningPromptfoo() && process.argv[2] === 'eval') {
+    fs.writeSync(2, `${message}\n`);
+    process.exit(1);
+  }
+  throw new Error(message);
+}
 
 function packAssertions(list, found) {
   for (const a of Array.isArray(list) ? list : []) {
@@ -825,9 +835,11 @@ async function beforeAll(context) {
   const problems = new Set();
   const fromEnvS = envDeadlineS();
   const restoring = await restoreSourceVars(suite, root, typeof fromEnvS === 'number' ? Math.min(fromEnvS, CHECK_DEADLINE_S) : CHECK_DEADLINE_S);
-  if (restoring.length) {
-    throw new Error(`grounding-eval: the configuration has ${restoring.length} problem(s); no model was called:\n${restoring.slice(0, MAX_PROBLEMS_SHOWN).map((p) => `  - ${p}`).join('\n')}`);
-  }
+  if (restoring.length) refuse(restoring);
+  // While the switch decides the judge, a judge or grader endpoint anywhere in the config (promptfoo's own
+  // graders included) is refused, by the pack's one rule (judges.cjs), before anything is loaded.
+  const refused = judges.suiteRefusals(suite, isPackEntry);
+  if (refused.length) refuse(refused);
   // Each judge row's judges, resolved as the row will resolve them (assertions/judges.cjs), the
   // assertion's own provider known here; a `type: python` entry asks judges.cjs the same at run time.
   const items = await Promise.all(checks(suite).map(async ({ call, pythonEntry, assertion, context: rowContext, where }) => {
@@ -839,7 +851,7 @@ async function beforeAll(context) {
   // Before any model is called: every host that will receive an API key, judge and generation, one line each.
   const ready = async () => {
     const live = items.flatMap((i) => (i.resolved ? [i.resolved.judge, i.resolved.cheap] : [])).filter((j) => j && j.use === 'live');
-    for (const keyLine of await judges.keyLines(suite, live)) process.stderr.write(`${keyLine}\n`);
+    for (const keyLine of await judges.keyLines(suite, live, isPackEntry)) process.stderr.write(`${keyLine}\n`);
     liftSourceVars(suite);
     return context;
   };
@@ -872,12 +884,7 @@ async function beforeAll(context) {
       if (problem) problems.add(`${call}: ${problem}`);
     }
   }));
-  if (problems.size > 0) {
-    const list = [...problems];
-    const shown = list.slice(0, MAX_PROBLEMS_SHOWN).map((p) => `  - ${p}`).join('\n');
-    const more = list.length > MAX_PROBLEMS_SHOWN ? `\n  … and ${list.length - MAX_PROBLEMS_SHOWN} more` : '';
-    throw new Error(`grounding-eval: the configuration has ${list.length} problem(s); no model was called:\n${shown}${more}`);
-  }
+  if (problems.size > 0) refuse(problems);
   return ready();
 }
 

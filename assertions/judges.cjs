@@ -164,6 +164,56 @@ function namedEndpoints(spec, where) {
   return out;
 }
 
+// The providers a grader setting names, with where: one, or each of a map by kind ({text, embedding, …}).
+function gradersIn(value, where) {
+  if (value === undefined || value === null || value === '') return [];
+  if (value && typeof value === 'object' && !Array.isArray(value) && !isLoadedProvider(value) && value.id === undefined) {
+    return Object.entries(value).flatMap(([kind, v]) => gradersIn(v, `${where}.${kind}`));
+  }
+  return [[where, value]];
+}
+
+// Every grader and judge setting in a suite, as promptfoo reads its config: defaultTest's, each test's and
+// each scenario test's options.provider, and each assertion's provider (assert-sets included).
+//   [{where, spec, promptfoo}] — promptfoo: whether promptfoo's own graders may call it (an assertion that
+//   is not one of the pack's entries, or a test grader such an assertion in its scope would use).
+function suiteGraders(suite, isPackEntry) {
+  const out = [];
+  const d = suite && suite.defaultTest && typeof suite.defaultTest === 'object' ? suite.defaultTest : {};
+  const tests = [];
+  (Array.isArray(suite && suite.tests) ? suite.tests : []).forEach((t, i) => tests.push([t, `tests[${i}]`]));
+  (Array.isArray(suite && suite.scenarios) ? suite.scenarios : []).forEach((sc, i) => {
+    (Array.isArray(sc && sc.tests) ? sc.tests : []).forEach((t, j) => tests.push([t, `scenarios[${i}].tests[${j}]`]));
+  });
+  // Whether a list of assertions holds one promptfoo grades itself, with the test's grader.
+  const graded = (list) => (Array.isArray(list) ? list : []).some((a) => a && typeof a === 'object'
+    && (a.type === 'assert-set' ? graded(a.assert) : !isPackEntry(a) && a.provider === undefined));
+  const assertions = (list, where) => (Array.isArray(list) ? list : []).forEach((a, i) => {
+    if (!a || typeof a !== 'object') return;
+    if (a.type === 'assert-set') assertions(a.assert, `${where}[${i}].assert`);
+    for (const [w, spec] of gradersIn(a.provider, `${where}[${i}].provider`)) out.push({ where: w, spec, promptfoo: !isPackEntry(a) });
+  });
+  const options = (t) => (t && typeof t === 'object' && t.options && typeof t.options === 'object' ? t.options : {});
+  const dGraded = graded(d.assert) || tests.some(([t]) => !options(t).provider && graded(t && t.assert));
+  for (const [w, spec] of gradersIn(options(d).provider, 'defaultTest.options.provider')) out.push({ where: w, spec, promptfoo: dGraded });
+  assertions(d.assert, 'defaultTest.assert');
+  for (const [t, where] of tests) {
+    if (!t || typeof t !== 'object') continue;
+    const own = graded(t.assert) || graded(d.assert);
+    for (const [w, spec] of gradersIn(options(t).provider, `${where}.options.provider`)) out.push({ where: w, spec, promptfoo: own });
+    assertions(t.assert, `${where}.assert`);
+  }
+  return out;
+}
+
+// While the switch is set: one line for each judge or grader endpoint the suite's config names (the
+// pack's rule, refuseEndpoints's, for promptfoo's own graders too), before any call. Else none.
+function suiteRefusals(suite, isPackEntry) {
+  if (!String(process.env[JUDGE_PROVIDER_ENV] || '').trim()) return [];
+  const named = suiteGraders(suite, isPackEntry).flatMap(({ where, spec }) => namedEndpoints(spec, where));
+  return [...new Set(named.map(refusalOf))];
+}
+
 // The assertion's own `provider`: promptfoo passes the assertion's config but not its provider, so it is
 // found among the test's assertions by entry (any of the pack's entry files for this call, JavaScript or
 // Python) and config. Two that disagree are an error.
@@ -246,6 +296,7 @@ function chooseJudges(call, context, options = {}) {
     refuseEndpoints(call, config, context, options, override);
   } else {
     if (override.base_url) throw new Refused('--base-url needs --judge (the judge it is the endpoint of)');
+    if (options.received) refuseReceivedEndpoints(call, config, context, options);
     const own = 'assertionProvider' in options ? options.assertionProvider : ownAssertionProvider(call, context);
     if (own instanceof Error) throw own;
     const fromAssertion = own !== undefined ? fromSetting(own, "the assertion's provider") : undefined;
@@ -286,8 +337,16 @@ function chooseJudges(call, context, options = {}) {
   return { judge, cheap };
 }
 
-// While the switch decides the judge, an endpoint the config names for a judge is refused, never merged.
-function refuseEndpoints(call, config, context, options, override) {
+// While the switch decides the judge, every judge or grader endpoint the config names is refused, never
+// merged: the one rule, for a row's judges (here) and for the whole suite's graders (suiteRefusals).
+function refusalOf([where, value]) {
+  return `${where} names a judge endpoint (${label(typeof value === 'string' ? value : stringify(value))}) while `
+    + `$${JUDGE_PROVIDER_ENV} decides the judge and its endpoint; it is refused, not merged: remove it, or unset the `
+    + 'switch to use the judge the config names';
+}
+
+// Every judge endpoint a row's settings name, as [where, value] pairs.
+function rowEndpoints(call, config, context, options, override) {
   const named = [];
   if (config.base_url) named.push(['config.base_url', config.base_url]);
   if (config.cheap_base_url) named.push(['config.cheap_base_url', config.cheap_base_url]);
@@ -297,13 +356,49 @@ function refuseEndpoints(call, config, context, options, override) {
   if (config.cheap_provider) named.push(...namedEndpoints(graderOf(config.cheap_provider), 'config.cheap_provider'));
   const own = 'assertionProvider' in options ? options.assertionProvider : ownAssertionProvider(call, context);
   if (own !== undefined && !(own instanceof Error) && !isLoadedProvider(own)) named.push(...namedEndpoints(own, "the assertion's provider"));
-  if (named.length) {
-    const [where, value] = named[0];
+  // The test's grader (defaultTest.options.provider, merged into each test by promptfoo): the switch
+  // replaces it as the pack's judge, and refuses the endpoint it names rather than let it pass unseen.
+  const test = context && context.test && typeof context.test === 'object' ? context.test : {};
+  const grader = test.options && typeof test.options === 'object' ? test.options.provider : undefined;
+  for (const [where, spec] of gradersIn(grader, 'options.provider')) named.push(...namedEndpoints(spec, where));
+  return named;
+}
+
+function refuseEndpoints(call, config, context, options, override) {
+  const named = rowEndpoints(call, config, context, options, override);
+  if (named.length) throw new Refused(refusalOf(named[0]));
+}
+
+// A row read from a results file (`rescore`; options.received = {source, allow}) is data, not a choice of
+// where the user's key goes: an endpoint its judge settings name is not followed unless its host is one
+// the user allowed (`rescore --allow-endpoint`) or a model provider's own API host (policy.yaml
+// bundle.official_api_hosts, passed in `allow`; a leading dot: any subdomain).
+function refuseReceivedEndpoints(call, config, context, options) {
+  const { source, allow } = options.received;
+  const allowed = (value) => {
+    const host = hostOf(value);
+    return Boolean(host) && (allow || []).some((a) => {
+      const entry = String(a).toLowerCase();
+      return host === entry || hostOf(entry) === host || (entry.startsWith('.') && host.split(':')[0].endsWith(entry));
+    });
+  };
+  for (const [where, value] of rowEndpoints(call, config, context, options, {})) {
+    if (typeof value === 'string' && allowed(value)) continue;
     throw new Refused(
-      `${where} names a judge endpoint (${label(typeof value === 'string' ? value : stringify(value))}) while $${JUDGE_PROVIDER_ENV} `
-      + 'decides the judge and its endpoint; it is refused, not merged: remove it, or unset the switch to use the '
-      + 'judge the config names',
+      `${where} names a judge endpoint (${label(typeof value === 'string' ? value : stringify(value))}) in the results `
+      + `file ${source}: not followed (a results file is data, not a choice of where your key goes); to use it, `
+      + 'pass --allow-endpoint with its host',
     );
+  }
+}
+
+// A URL's (or host's) host and port, lower-cased, or undefined.
+function hostOf(value) {
+  try {
+    const text = String(value).trim();
+    return new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `https://${text}`).host.toLowerCase() || undefined;
+  } catch (_err) {
+    return undefined;
   }
 }
 
@@ -352,12 +447,7 @@ function endpointUrl(provider) {
 // The endpoint's host (and port), never its userinfo; undefined when the provider does not say.
 function endpointHost(provider) {
   const url = endpointUrl(provider);
-  if (!url) return undefined;
-  try {
-    return new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? url : `https://${url}`).host || undefined;
-  } catch (_err) {
-    return undefined;
-  }
+  return url ? hostOf(url) : undefined;
 }
 
 const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SIGNATURE/i;
@@ -367,9 +457,13 @@ const MIN_KEY_CHARS = 4; // a value the provider holds as a key
 const NOT_SECRET_ENV = /^(?:GROUNDING_EVAL_|PROMPTFOO_|npm_|NODE_|PYTHON|VIRTUAL_ENV$|PATH$|PWD$|OLDPWD$|HOME$|USER$|LOGNAME$|SHELL$|LANG$|LC_|TERM|TMPDIR$|TMP$|TEMP$|HOSTNAME$|SHLVL$|_$|INIT_CWD$|EDITOR$|PAGER$)/;
 const ENV_REF = /(?:\benv\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*['"]([^'"]+)['"]\s*\])|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|process\.env\.([A-Za-z_][A-Za-z0-9_]*))/g;
 
-// Every secret value a provider holds (see the file's header): the values to scrub from what it returns.
-// `ambient`: also the environment's values found in its settings and the process's key-like variables.
-function secretsOf(provider, spec, { ambient = true } = {}) {
+// Every secret value a provider holds (see the file's header): the values to scrub from what it returns,
+// and what makes beforeAll say where a key goes (keyHost). A value is a secret when it sits under a
+// key-like name or in headers (at any depth: `auth: {value: …}`), in a URL's userinfo or query, or was
+// taken from an environment variable whatever its name — in the config's objects and in a JSON body
+// given as a string alike. `processKeys`: also the process's key-like variables, which promptfoo's
+// providers may read (the scrubber's caution; not evidence that this provider sends one).
+function secretsOf(provider, spec, { processKeys = true } = {}) {
   const found = new Set();
   const add = (value, min = MIN_SECRET_CHARS) => {
     if (typeof value !== 'string') return;
@@ -397,30 +491,43 @@ function secretsOf(provider, spec, { ambient = true } = {}) {
   const envValues = Object.entries(process.env).filter(([name, v]) => typeof v === 'string'
     && v.trim().length >= MIN_SECRET_CHARS && !NOT_SECRET_ENV.test(name));
   const strings = [];
-  const visit = (value, name, inHeaders, depth) => {
+  // under: 'headers' (every value a secret), 'named' (below a key-like name: values of secret length), ''.
+  const visit = (value, name, under, depth) => {
     if (depth > 12 || value === null || value === undefined) return;
     if (typeof value === 'string') {
       if (name !== 'id') strings.push([name, value]);
-      if (inHeaders || SECRET_NAME.test(name)) add(value, MIN_KEY_CHARS);
+      if (under === 'headers' || SECRET_NAME.test(name)) add(value, MIN_KEY_CHARS);
+      else if (under === 'named') add(value, MIN_SECRET_CHARS);
       fromUrl(value);
       for (const m of value.matchAll(ENV_REF)) add(process.env[m[1] || m[2] || m[3] || m[4]], MIN_KEY_CHARS);
+      const text = value.trim();
+      if (/^[[{]/.test(text)) { // a body given as JSON text: its fields are settings too
+        let parsed;
+        try {
+          parsed = JSON.parse(text);
+        } catch (_err) {
+          parsed = undefined;
+        }
+        if (parsed && typeof parsed === 'object') visit(parsed, name, under, depth + 1);
+      }
       return;
     }
     if (typeof value !== 'object' || typeof value === 'function') return;
     if (Array.isArray(value)) {
-      for (const v of value) visit(v, name, inHeaders, depth + 1);
+      for (const v of value) visit(v, name, under, depth + 1);
       return;
     }
     for (const [k, v] of Object.entries(value)) {
       if (k === 'basePath') continue; // where the config sits on this machine, added by promptfoo
-      visit(v, k, inHeaders || /^headers$/i.test(k), depth + 1);
+      const below = under === 'headers' || /^headers$/i.test(k) ? 'headers' : under || (SECRET_NAME.test(k) ? 'named' : '');
+      visit(v, k, below, depth + 1);
     }
   };
-  visit(spec, '', false, 0);
+  visit(spec, '', '', 0);
   if (provider && typeof provider === 'object') {
-    visit(provider.config, '', false, 0);
-    visit(provider.env, 'env', false, 0);
-    for (const k of ['apiKey', 'token', 'url', 'apiHost', 'apiBaseUrl']) if (typeof provider[k] === 'string') visit(provider[k], k, false, 0);
+    visit(provider.config, '', '', 0);
+    visit(provider.env, 'env', '', 0);
+    for (const k of ['apiKey', 'token', 'url', 'apiHost', 'apiBaseUrl']) if (typeof provider[k] === 'string') visit(provider[k], k, '', 0);
     add(callMethod(provider, 'getApiKey'), MIN_KEY_CHARS);
     fromUrl(callMethod(provider, 'getApiUrl'));
     fromUrl(callMethod(provider, 'getApiBaseUrl'));
@@ -430,13 +537,11 @@ function secretsOf(provider, spec, { ambient = true } = {}) {
   }
   fromUrl(providerIdOf(spec));
   // A value taken from an environment variable, whatever its name, is a secret where the provider holds it.
-  if (ambient) {
-    for (const [, value] of strings) {
-      for (const [, v] of envValues) if (value.includes(v.trim())) add(v, MIN_SECRET_CHARS);
-    }
+  for (const [, value] of strings) {
+    for (const [, v] of envValues) if (value.includes(v.trim())) add(v, MIN_SECRET_CHARS);
   }
   // And the process's key-like variables: promptfoo's providers read their keys from there.
-  if (ambient) for (const [name, v] of envValues) if (SECRET_NAME.test(name)) add(v, MIN_SECRET_CHARS);
+  if (processKeys) for (const [name, v] of envValues) if (SECRET_NAME.test(name)) add(v, MIN_SECRET_CHARS);
   return [...found].sort((a, b) => b.length - a.length);
 }
 
@@ -571,20 +676,61 @@ function scrubber(secrets) {
 // --- the judges this process holds: a reference each, their providers loaded once --------------------------
 
 let promptfooLibrary;
+let givenPromptfoo; // the host's --promptfoo DIR: the promptfoo its starter runs under (grounding_eval/judge/host.py)
 
-// The pinned promptfoo as a library (the study's, else the pack's), loaded once, its cache off: the pack
-// keeps its own reply cache, and the library's copy is not the CLI's (DESIGN.md).
+// The promptfoo package folder a file of it lies in (a few levels up), or undefined.
+function promptfooPackageOf(file) {
+  const fs = require('node:fs');
+  let dir;
+  try {
+    dir = path.dirname(fs.realpathSync(file));
+  } catch (_err) {
+    return undefined;
+  }
+  for (let up = 0; up < 4; up += 1, dir = path.dirname(dir)) {
+    try {
+      if (JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).name === 'promptfoo') return dir;
+    } catch (_err) {
+      // not a package folder: look higher
+    }
+  }
+  return undefined;
+}
+
+// The promptfoo package whose CLI runs this process (`promptfoo eval`: its entrypoint is argv[1]), or
+// undefined (the host process, a test calling this file from `node -e`).
+function runningPromptfoo() {
+  return process.argv[1] ? promptfooPackageOf(process.argv[1]) : undefined;
+}
+
+// The promptfoo library the judges load providers with: the one the host was told to use (the promptfoo
+// a `type: python` entry runs under), else the promptfoo whose CLI runs this process (inside an eval),
+// else the pack's own (its node_modules, found from this file). Never the current folder's: a study
+// folder you received may ship its own node_modules (docs/explanation/security.md).
+function promptfooPackage() {
+  if (givenPromptfoo) return givenPromptfoo;
+  const running = runningPromptfoo();
+  if (running) return running;
+  try {
+    return promptfooPackageOf(require.resolve('promptfoo', { paths: [__dirname] }));
+  } catch (_err) {
+    return undefined;
+  }
+}
+
+// The pinned promptfoo as a library, loaded once, its cache off: the pack keeps its own reply cache, and
+// the library's copy is not the CLI's (DESIGN.md).
 function promptfoo() {
   if (!promptfooLibrary) {
     promptfooLibrary = (async () => {
-      let where;
-      try {
-        where = require.resolve('promptfoo', { paths: [process.cwd(), __dirname] });
-      } catch (_err) {
-        throw new Error('the promptfoo package is not installed beside this config or the pack (npm install)');
+      const where = promptfooPackage();
+      if (!where) {
+        throw new Error(`no promptfoo is installed with the pack (${path.dirname(__dirname)}): npm install there, or set GROUNDING_EVAL_PROMPTFOO to the promptfoo package folder to use`);
       }
       const { pathToFileURL } = require('node:url');
-      const library = await import(pathToFileURL(where).href.replace(/index\.cjs$/, 'index.js'));
+      const pkg = JSON.parse(require('node:fs').readFileSync(path.join(where, 'package.json'), 'utf8'));
+      const entry = (pkg.exports && pkg.exports['.'] && pkg.exports['.'].import) || pkg.main;
+      const library = await import(pathToFileURL(path.join(where, entry)).href);
       const api = library.loadApiProvider ? library : library.default;
       if (api.cache && typeof api.cache.disableCache === 'function') api.cache.disableCache();
       return api;
@@ -690,7 +836,9 @@ async function described(choice) {
   } catch (err) {
     throw new Refused(`judge provider ${label(choice.id)} (${choice.where}): ${oneLine((err && err.message) || err)}`);
   }
-  return { id: label(choice.id), use: 'live', ref, host: held.host, digest: held.digest, where: choice.where };
+  // key_host: where the provider sends an API key, if it holds one (the command line's key-host lines).
+  const keyTo = keyHost(held.provider) || null;
+  return { id: label(choice.id), use: 'live', ref, host: held.host, key_host: keyTo, digest: held.digest, where: choice.where };
 }
 
 // The judges of a pack call, as Python receives them: {judge, cheap} or {error} (one line).
@@ -800,28 +948,40 @@ async function checkJudge(described) {
   return undefined;
 }
 
-// Where a provider sends a key, if it holds one: its host, else undefined.
+// Where a provider sends a key, if it holds one: its host, else undefined. What it holds is what the
+// scrubber scrubs (secretsOf), but the process's key-like variables it may never read.
 function keyHost(provider) {
   if (!isLoadedProvider(provider)) return undefined;
-  const holds = Boolean(callMethod(provider, 'getApiKey')) || secretsOf(provider, undefined, { ambient: false }).length > 0;
+  const holds = Boolean(callMethod(provider, 'getApiKey')) || secretsOf(provider, undefined, { processKeys: false }).length > 0;
   return holds ? endpointHost(provider) || 'an endpoint the provider does not name' : undefined;
 }
 
-// The lines beforeAll prints before any model is called: one per provider that will receive a key.
-async function keyLines(suite, judges) {
+// The lines beforeAll prints before any model is called: one per provider that will receive a key — the
+// generation providers, the pack's judges, and the graders promptfoo's own assertions use (suiteGraders).
+async function keyLines(suite, judges, isPackEntry = () => false) {
   const lines = new Set();
   for (const p of Array.isArray(suite && suite.providers) ? suite.providers : []) {
     const host = keyHost(p);
     if (host) lines.add(`grounding-eval: API key sent to ${host} (generation: ${label(providerIdOf(p) || 'provider')})`);
   }
   for (const j of judges) {
-    if (!j || j.use !== 'live') continue;
+    if (j && j.use === 'live' && j.key_host) lines.add(`grounding-eval: API key sent to ${j.key_host} (judge: ${j.id})`);
+  }
+  for (const { where, spec, promptfoo: used } of suiteGraders(suite, isPackEntry)) {
+    if (!used) continue;
+    let choice;
     try {
-      const { provider } = await loaded(j.ref);
-      const host = keyHost(provider);
-      if (host) lines.add(`grounding-eval: API key sent to ${host} (judge: ${j.id})`);
-    } catch (_err) {
-      // named by checkJudge
+      choice = fromSetting(spec, where);
+    } catch (err) {
+      lines.add(`grounding-eval: cannot tell where the grader ${where} sends a key: ${err.message}`);
+      continue;
+    }
+    if (choice.replay) continue; // the pack's recordings: no model, no key
+    try {
+      const host = keyHost((await loaded(register(choice))).provider);
+      if (host) lines.add(`grounding-eval: API key sent to ${host} (grader: ${label(choice.id)})`);
+    } catch (err) {
+      lines.add(`grounding-eval: the grader ${label(choice.id)} (${where}) did not load here, so where it sends a key is not known: ${oneLine((err && err.message) || err)}`);
     }
   }
   return [...lines];
@@ -851,7 +1011,10 @@ function serve() {
     try {
       if (request.resolve) {
         const r = request.resolve;
-        const judges = await resolveJudges(String(r.call), r.context || {}, r.override ? { override: r.override } : {});
+        const options = {};
+        if (r.override) options.override = r.override;
+        if (r.received) options.received = r.received; // a results file's row (rescore)
+        const judges = await resolveJudges(String(r.call), r.context || {}, options);
         // The command line checks its judges' keys before any call, as beforeAll does for an eval.
         for (const j of r.check && !judges.error ? [judges.judge, judges.cheap] : []) {
           const problem = await checkJudge(j);
@@ -902,16 +1065,23 @@ module.exports = {
   modelCall,
   checkJudge,
   keyLines,
+  suiteGraders,
+  suiteRefusals,
   endpointHost,
   secretsOf,
   scrubber,
   promptfoo,
+  runningPromptfoo,
 };
 
 if (require.main === module) {
-  if (process.argv.includes('--serve')) serve();
+  if (process.argv.includes('--serve')) {
+    const at = process.argv.indexOf('--promptfoo');
+    if (at > 0 && process.argv[at + 1]) givenPromptfoo = path.resolve(process.argv[at + 1]);
+    serve();
+  }
   else {
-    process.stderr.write(`usage: node ${path.basename(__filename)} --serve (JSON lines on stdin/stdout; see grounding_eval/judge/host.py)\n`);
+    process.stderr.write(`usage: node ${path.basename(__filename)} --serve [--promptfoo DIR] (JSON lines on stdin/stdout; see grounding_eval/judge/host.py)\n`);
     process.exit(2);
   }
 }

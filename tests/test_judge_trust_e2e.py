@@ -17,6 +17,7 @@ every request (:class:`Endpoint`):
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -324,3 +325,207 @@ def test_a_promptfoo_held_judges_secrets_are_in_no_file_the_pack_writes(tmp_path
     # beforeAll said, before any call, where the judges' keys would go.
     assert f"grounding-eval: API key sent to {echo.host} (judge: openai:chat:gpt-4o-mini)" in result.stderr
     shutil.rmtree(out_dir)
+
+
+# --- promptfoo's own graders ---------------------------------------------------------------------------------
+
+GRADED_YES = json.dumps({"reason": "polite", "pass": True, "score": 1})
+
+
+def _grader_config(tmp: Path, endpoint: Endpoint, where: str, kind: str) -> Path:
+    """A received config whose grader (``where``: defaultTest's or the test's ``options.provider``, or the
+    assertion's ``provider``) names ``endpoint``; graded by ``kind`` (one of promptfoo's graders, or the
+    pack's judge)."""
+    grader = {"id": "openai:chat:gpt-4o-mini", "config": {"apiBaseUrl": f"{endpoint.url}/v1"}}
+    if kind == "pack-judge":
+        assertion: dict[str, Any] = {"type": "javascript", "value": "file://" + str(REPO / "assertions" / "grounding.cjs") + ":judge",
+                                     "config": {"rubric": "v3", "audit_dir": str(tmp / "audit"), "review_queue": str(tmp / "q.jsonl")}}  # fmt: skip
+    else:
+        assertion = {"type": kind, "value": "The answer is polite."}
+    test: dict[str, Any] = {"vars": {"question": "Who helps with evictions?", "query_id": "q-1", "jurisdiction": "IL"},
+                            "assert": [assertion]}  # fmt: skip
+    config: dict[str, Any] = {
+        "prompts": ["{{question}}"],
+        "providers": [{"id": "echo"}],
+        "extensions": ["file://" + str(REPO / "assertions" / "grounding.cjs") + ":beforeAll"],
+        "defaultTest": {},
+        "tests": [test],
+    }
+    if where == "defaultTest.options.provider":
+        config["defaultTest"] = {"options": {"provider": grader}}
+    elif where == "tests[0].options.provider":
+        test["options"] = {"provider": grader}
+    else:
+        assertion["provider"] = grader
+    path = tmp / "promptfooconfig.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("kind", ["llm-rubric", "model-graded-closedqa", "factuality", "pack-judge"])
+@pytest.mark.parametrize(
+    "where", ["defaultTest.options.provider", "tests[0].options.provider", "tests[0].assert[0].provider"]
+)
+def test_a_graders_endpoint_is_refused_under_the_switch_once_and_last(
+    tmp_path: Path, where: str, kind: str
+) -> None:
+    """promptfoo's own graders and the pack's judges follow one rule: under the switch, an endpoint the
+    config names for any of them is refused before any call. promptfoo prints a hook's error four times
+    (its transform's log on stdout, the hook's error and its two causes on stderr, with stacks): the pack
+    says its refusal itself, once, as the last lines on stderr, and ends the eval (status 1)."""
+    received, own = Endpoint(lambda p, r: GRADED_YES), Endpoint(_never)
+    if kind == "pack-judge" and where == "tests[0].assert[0].provider":
+        pytest.skip(
+            "the pack judge's own provider: test_a_received_configs_base_url_never_gets_the_partners_key"
+        )
+    with received.running(), own.running():
+        result = _eval(_grader_config(tmp_path, received, where, kind), tmp_path / "out.json",
+                       _partner_env(tmp_path, own))  # fmt: skip
+    assert received.requests == [], f"{len(received.carrying(PARTNER_KEY))} request(s) carried the key"
+    refusal = f"names a judge endpoint ({received.url}/v1) while $GROUNDING_EVAL_JUDGE_PROVIDER decides"
+    said = result.stdout + result.stderr
+    assert said.count(refusal) == 1, said[-3000:]
+    assert f"  - {where}.config.apiBaseUrl {refusal}" in result.stderr
+    tail = result.stderr.rstrip("\n").splitlines()
+    assert tail[-2].startswith("grounding-eval: the configuration has 1 problem(s); no model was called:")
+    assert refusal in tail[-1]
+    assert result.returncode == 1
+    assert own.requests == []
+
+
+def test_a_graders_key_host_is_said_before_the_eval(tmp_path: Path) -> None:
+    """Without the switch the config's grader is used, as promptfoo does — and beforeAll says first where
+    the key goes, for promptfoo's own graders as for the pack's judges."""
+    received = Endpoint(lambda p, r: GRADED_YES)
+    env = _env(tmp_path, OPENAI_API_KEY=PARTNER_KEY)
+    with received.running():
+        result = _eval(_grader_config(tmp_path, received, "defaultTest.options.provider", "llm-rubric"),
+                       tmp_path / "out.json", env)  # fmt: skip
+    assert received.carrying(PARTNER_KEY), (
+        result.stdout[-2000:] + result.stderr[-2000:]
+    )  # the key did go there
+    line = f"grounding-eval: API key sent to {received.host} (grader: openai:chat:gpt-4o-mini)"
+    assert result.stderr.count(line) == 1, result.stderr[-3000:]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"prompt": "{{prompt}}", "auth": {"value": PARTNER_KEY}},
+     {"prompt": "{{prompt}}", "k": "{{ env.PARTNER_SETTING }}"},
+     json.dumps({"prompt": "{{prompt}}", "key": PARTNER_KEY})],
+    ids=["nested-under-a-key-like-name", "from-an-environment-variable", "json-text-body"],
+)  # fmt: skip
+def test_an_http_provider_with_its_key_in_the_body_gets_a_key_host_line(tmp_path: Path, body: Any) -> None:
+    """What beforeAll counts as a key is what the scrubber scrubs (judges.cjs secretsOf): a key in an
+    ``http`` provider's body, however it is held, makes a key-host line."""
+    endpoint = Endpoint(lambda p, r: "an answer")
+    provider = {"id": "http", "config": {"url": f"{endpoint.url}/judge", "method": "POST", "body": body,
+                                         "transformResponse": "json.text"}}  # fmt: skip
+    config = {"prompts": ["{{question}}"], "providers": [provider],
+              "extensions": ["file://" + str(REPO / "assertions" / "grounding.cjs") + ":beforeAll"],
+              "tests": [{"vars": {"question": "hello"}}]}  # fmt: skip
+    path = tmp_path / "promptfooconfig.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    with endpoint.running():
+        result = _eval(path, tmp_path / "out.json", _env(tmp_path, PARTNER_SETTING=PARTNER_KEY))
+    assert endpoint.carrying(PARTNER_KEY), result.stdout[-2000:] + result.stderr[-2000:]
+    assert (
+        f"grounding-eval: API key sent to {endpoint.host} (generation: {endpoint.url}/judge)" in result.stderr
+    )
+
+
+# --- rescore and the command line -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("setting", ["config.provider", "options.provider"])
+def test_rescore_never_follows_a_results_files_judge_endpoint(
+    tmp_path: Path, shared_eval: Callable[[str], Any], setting: str
+) -> None:
+    """Switch unset: the row's recorded judge is used, but not the endpoint it names — said in one line,
+    the row's judge unscored — unless the user allows that host; then the key-host line comes first."""
+    run = shared_eval("promptfooconfig.yaml")
+    data = json.loads(run.out.read_text(encoding="utf-8"))
+    received = Endpoint(_never)
+    judge = {"id": "openai:chat:gpt-4o-mini", "config": {"apiBaseUrl": f"{received.url}/v1"}}
+    for row in data["results"]["results"]:
+        for assertion in row["testCase"]["assert"]:
+            if str(assertion.get("value", "")).endswith("grounding.cjs:judge"):
+                assertion["config"].pop("provider", None)
+                if setting == "config.provider":
+                    assertion["config"]["provider"] = judge
+                else:
+                    row["testCase"]["options"] = {"provider": judge}
+    given = tmp_path / "received.json"
+    given.write_text(json.dumps(data), encoding="utf-8")
+    env = _env(tmp_path, OPENAI_API_KEY=PARTNER_KEY)
+
+    def rescore(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "grounding_eval", "rescore", str(given), "-o", str(tmp_path / "new.json"),
+             "-j", "2", *extra],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+
+    with received.running():
+        done = rescore()
+        assert received.requests == [], f"{len(received.carrying(PARTNER_KEY))} request(s) carried the key"
+        assert done.returncode == 0, done.stderr[-2000:]
+        line = (f"grounding-eval: {setting}.config.apiBaseUrl names a judge endpoint ({received.url}/v1) in the "
+                f"results file {given}: not followed")  # fmt: skip
+        assert done.stderr.count(line) == 1, done.stderr[-2000:]
+        rows = json.loads((tmp_path / "new.json").read_text(encoding="utf-8"))["results"]["results"]
+        judged = [
+            c["reason"]
+            for r in rows
+            for c in r["gradingResult"]["componentResults"]
+            if "judge" in c["reason"]
+        ]
+        assert sum("ERROR (judge unscored)" in r and "not followed" in r for r in judged) == len(rows)
+        allowed = rescore("--allow-endpoint", received.host)
+    assert received.carrying(PARTNER_KEY)  # allowed: followed, after saying where the key goes
+    said = allowed.stderr.splitlines()
+    key_line = f"grounding-eval: API key sent to {received.host} (judge: openai:chat:gpt-4o-mini)"
+    assert said.count(key_line) == 1, allowed.stderr[-2000:]
+
+
+def test_the_command_line_runs_the_packs_node_and_promptfoo_not_the_folders(tmp_path: Path) -> None:
+    """A received folder ships node_modules/.bin/promptfoo, a node and a promptfoo package that each leave
+    a marker: the judges host the command line starts runs the pack's own, and says where the key goes."""
+    marker = tmp_path / "MARKER"
+    fake = f'#!/bin/sh\necho "$0" >> {marker}\nexit 1\n'
+    modules = tmp_path / "study" / "node_modules"
+    for script in (
+        modules / ".bin" / "promptfoo",
+        modules / ".bin" / "node",
+        modules / "node" / "bin" / "node",
+    ):
+        script.parent.mkdir(parents=True, exist_ok=True)
+        script.write_text(fake, encoding="utf-8")
+        script.chmod(0o755)
+    package = modules / "promptfoo"
+    (package / "dist" / "src").mkdir(parents=True)
+    (package / "package.json").write_text(json.dumps({"name": "promptfoo", "main": "./dist/src/index.js",
+        "exports": {".": {"import": "./dist/src/index.js", "require": "./dist/src/index.cjs"}}}), encoding="utf-8")  # fmt: skip
+    for name in ("index.js", "index.cjs"):
+        (package / "dist" / "src" / name).write_text(
+            f"require('fs').appendFileSync({json.dumps(str(marker))}, 'promptfoo library\\n');",
+            encoding="utf-8",
+        )
+    study = modules.parent
+    (study / "answer.txt").write_text("Call Legal Aid Chicago at (312) 341-1070.", encoding="utf-8")
+    (study / "evidence.txt").write_text("Legal Aid Chicago: (312) 341-1070.", encoding="utf-8")
+    own = Endpoint(_never)
+    env = {
+        **_env(tmp_path, OPENAI_API_KEY=PARTNER_KEY),
+        "PATH": f"{modules / '.bin'}{os.pathsep}.{os.pathsep}{os.environ['PATH']}",
+    }
+    env.pop("GROUNDING_EVAL_NODE", None)
+    with own.running():
+        done = subprocess.run(
+            [sys.executable, "-m", "grounding_eval", "factuality", "answer.txt", "--evidence", "evidence.txt",
+             "--judge", "openai:chat:gpt-4o-mini", "--base-url", f"{own.url}/v1", "--no-cache"],
+            cwd=study, env=env, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
+    assert own.carrying(PARTNER_KEY), done.stderr[-2000:]  # the pack's host did run, and called
+    assert f"grounding-eval: API key sent to {own.host} (judge: openai:chat:gpt-4o-mini)" in done.stderr

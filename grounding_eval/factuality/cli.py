@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
     from grounding_eval.judge.cache import default_cache_dir
     from grounding_eval.judge.calls import JudgeConfigError, JudgeError
+    from grounding_eval.judge.host import say_key_hosts
     from grounding_eval.promptfoo.judge_provider import judge_client, judges_for
 
     if args.command != "factuality":
@@ -118,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
                 "cheap_base_url": args.cheap_base_url}  # fmt: skip
     try:
         judges = judges_for("factuality", {}, override={k: v for k, v in override.items() if v}, check=True)
+        say_key_hosts(judges)  # before the first call, as beforeAll does in an eval
         capable = judge_client(judges.judge, cache, timeout=120.0, max_retries=4)
         cheap = judge_client(judges.cheap, cache, timeout=120.0, max_retries=4) if judges.cheap else None
     except (JudgeConfigError, JudgeError, ValueError) as exc:

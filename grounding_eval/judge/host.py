@@ -36,13 +36,15 @@ import os
 import select
 import shutil
 import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
+from grounding_eval.errors import terminal_safe
 from grounding_eval.judge.cache import ReplyCache
 from grounding_eval.judge.calls import JudgeError, JudgeReply, Usage
 
@@ -55,12 +57,17 @@ __all__ = [
     "current_host",
     "hosting",
     "node_host",
+    "received_rows",
     "resolve_judges",
+    "say_key_hosts",
     "worst_case_seconds",
 ]
 
 NODE_ENV: Final = "GROUNDING_EVAL_NODE"
-"""Which ``node`` runs the host process (default: the study's or the pack's ``node_modules``, else PATH)."""
+"""Which ``node`` runs the host process (default: the pack's own ``node_modules``, else ``PATH``)."""
+PROMPTFOO_ENV: Final = "GROUNDING_EVAL_PROMPTFOO"
+"""Which promptfoo package the host loads providers with (default: the one running this ``type: python``
+entry, else the pack's own ``node_modules/promptfoo``)."""
 
 _READY_TIMEOUT_S: Final = 60.0
 _RESOLVE_TIMEOUT_S: Final = 300.0  # a resolution loads the provider (promptfoo's library: seconds)
@@ -124,6 +131,7 @@ class Judge:
         dataset: The dataset folder a recording named with ``{dataset}`` must lie in.
         ref: A live judge's reference in the process that resolved it.
         host: The endpoint host a live judge sends its requests (and its key) to, when known.
+        key_host: That host when the provider holds an API key (what the key-host lines name).
         digest: A live judge's provider and settings, secrets replaced, hashed (the reply cache's key).
     """
 
@@ -134,6 +142,7 @@ class Judge:
     dataset: str | None = None
     ref: str | None = None
     host: str | None = None
+    key_host: str | None = None
     digest: str | None = None
 
 
@@ -174,7 +183,7 @@ def resolve_judges(
     if current_host() is not None and isinstance(given, Mapping) and override is None:
         answer: Mapping[str, Any] = given
     else:
-        answer = node_host().resolve(call, context, override, check=check)
+        answer = node_host().resolve(call, context, override, check=check, received=_received)
     if isinstance(answer.get("error"), str):
         raise ValueError(answer["error"])
     judge = _judge(answer.get("judge"))
@@ -183,10 +192,43 @@ def resolve_judges(
     return Judges(judge, _judge(answer.get("cheap")))
 
 
+_received: dict[str, Any] | None = None
+
+
+@contextlib.contextmanager
+def received_rows(source: str, allow: Sequence[str]) -> Iterator[None]:
+    """While rows read from the results file ``source`` are graded (``rescore``): an endpoint a row's
+    judge settings name is not followed (``assertions/judges.cjs``) unless its host is in ``allow`` (the
+    hosts the user named, and the model providers' own API hosts). Processes forked inside keep it."""
+    global _received
+    previous, _received = _received, {"source": str(source), "allow": [str(a) for a in allow]}
+    try:
+        yield
+    finally:
+        _received = previous
+
+
+_said: set[str] = set()
+
+
+def say_key_hosts(judges: Judges) -> None:
+    """Print, once per process, where each live judge sends an API key, as ``beforeAll`` does in an eval:
+    ``grounding-eval: API key sent to HOST (judge: ID)`` on stderr, before the judge's first call."""
+    for judge in (judges.judge, judges.cheap):
+        if judge is None or judge.use != "live" or not judge.key_host:
+            continue
+        line = f"grounding-eval: API key sent to {judge.key_host} (judge: {judge.id})"
+        if line not in _said:
+            _said.add(line)
+            print(terminal_safe(line), file=sys.stderr, flush=True)
+
+
 def _judge(value: object) -> Judge | None:
     if not isinstance(value, Mapping) or value.get("use") not in ("replay", "live"):
         return None
-    text = {k: str(value[k]) for k in ("path", "dataset", "ref", "host", "digest") if value.get(k)}
+    text = {
+        k: str(value[k]) for k in ("path", "dataset", "ref", "host", "key_host", "digest") if value.get(k)
+    }
     return Judge(str(value.get("id") or ""), value["use"], str(value.get("where") or "the judge"), **text)
 
 
@@ -199,15 +241,16 @@ class NodeHost:
     Started on first use by :func:`node_host`; it ends when this process closes its stdin (at exit).
     """
 
-    def __init__(self, node: str, script: Path) -> None:
+    def __init__(self, node: str, script: Path, promptfoo: Path | None = None) -> None:
         self.environment = dict(os.environ)  # what it was started with: its keys and switches
         self.cwd = os.getcwd()  # where a provider's relative paths are read from
         self._lock = threading.Lock()
         self._next = 1
         self._buffer = b""
+        given = ["--promptfoo", str(promptfoo)] if promptfoo is not None else []
         try:
             self._process = subprocess.Popen(
-                [node, str(script), "--serve"],
+                [node, str(script), "--serve", *given],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 cwd=os.getcwd(),
@@ -231,15 +274,16 @@ class NodeHost:
         override: Mapping[str, Any] | None,
         *,
         check: bool = False,
+        received: Mapping[str, Any] | None = None,
     ) -> Mapping[str, Any]:
         """The judges of ``call`` for ``context`` as ``judges.cjs`` resolves them (``{judge, cheap}`` or
-        ``{error}``).
+        ``{error}``); ``received``: the row comes from a results file (:func:`received_rows`).
 
         Raises:
             JudgeError: The host process failed or did not answer.
         """
         request = {"call": call, "context": _plain(context), "override": dict(override) if override else None,
-                   "check": check}  # fmt: skip
+                   "check": check, "received": dict(received) if received else None}  # fmt: skip
         try:
             reply = self._request({"resolve": request}, _RESOLVE_TIMEOUT_S)
         except OSError as exc:
@@ -336,7 +380,7 @@ def node_host() -> NodeHost:
         from grounding_eval.resources import pack_root
 
         script = pack_root() / "assertions" / "judges.cjs"
-        host = NodeHost(_node(), script)
+        host = NodeHost(_node(), script, _promptfoo())
         _node_host = (os.getpid(), host)
         atexit.register(_close_if_mine, os.getpid(), host)
         return host
@@ -348,26 +392,51 @@ def _close_if_mine(pid: int, host: NodeHost) -> None:
 
 
 def _node() -> str:
-    """The ``node`` to run: ``$GROUNDING_EVAL_NODE``, else the study's or the pack's pinned one
-    (``node_modules/node``, as ``npx promptfoo`` runs it), else ``node`` on PATH."""
+    """The ``node`` to run: ``$GROUNDING_EVAL_NODE``, else the pack's pinned one (its own
+    ``node_modules/node``, as ``npx promptfoo`` runs it), else ``node`` on ``PATH``.
+
+    Never the current folder's: a study folder you received may ship its own ``node_modules/.bin/node``
+    (or a relative ``PATH`` entry may name one), and the host holds your keys
+    (docs/explanation/security.md, "A study you received")."""
     given = os.environ.get(NODE_ENV, "").strip()
     if given:
         return given
     from grounding_eval.resources import pack_root
 
-    for base in (Path.cwd(), pack_root(), pack_root().parent):
+    for base in (pack_root(), pack_root().parent):
         for candidate in (
             base / "node_modules" / "node" / "bin" / "node",
             base / "node_modules" / ".bin" / "node",
         ):
             if candidate.is_file() and os.access(candidate, os.X_OK):
                 return str(candidate)
-    found = shutil.which("node")
+    absolute = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d and os.path.isabs(d)]
+    found = shutil.which("node", path=os.pathsep.join(absolute))
     if found is None:
         raise _host_error(
-            f"no Node.js to reach promptfoo's providers: npm install in the study (or set {NODE_ENV})"
+            f"no Node.js to reach promptfoo's providers: install the pack's node_modules (npm install), put "
+            f"node on PATH, or set {NODE_ENV}"
         )
     return found
+
+
+def _promptfoo() -> Path | None:
+    """The promptfoo package the host should load: ``$GROUNDING_EVAL_PROMPTFOO``, else the one whose
+    Python wrapper runs this process (a ``type: python`` entry inside ``promptfoo eval``: the promptfoo
+    the user is running). ``None``: the pack's own, which ``judges.cjs`` finds beside itself."""
+    given = os.environ.get(PROMPTFOO_ENV, "").strip()
+    if given:
+        return Path(given).resolve()
+    main = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    if main is not None and main.name in ("wrapper.py", "persistent_wrapper.py"):
+        for folder in main.parents[:4]:
+            try:
+                package = json.loads((folder / "package.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(package, dict) and package.get("name") == "promptfoo":
+                return folder
+    return None
 
 
 # --- the judge client ----------------------------------------------------------------------------------

@@ -22,6 +22,12 @@ ours leaves the row as its assertions make it, with ``rescore.kept`` counting al
 
 Run it from the directory promptfoo ran in: relative paths in the assertions' config (a liveness
 snapshot, a judge's fixture file) are read from there, as promptfoo read them.
+
+A results file is data, possibly someone else's: the judge's endpoint comes from your environment and
+switch, never from it. A row whose judge settings name an endpoint other than a model provider's own API
+host (``base_url``, a provider's ``apiBaseUrl`` or ``url``…) is not followed — said in one line before
+any call, and that row's judge is unscored — unless you name the host with ``--allow-endpoint``. Where
+each live judge sends an API key is said first, one line each (``grounding-eval: API key sent to …``).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import datetime as dt
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,7 +46,7 @@ from grounding_eval.errors import clip
 from grounding_eval.outcome import row_unscored
 from grounding_eval.promptfoo.source_vars import with_source_vars
 
-__all__ = ["COMMANDS", "add_commands", "check_row", "remetric", "rescore_rows", "run"]
+__all__ = ["COMMANDS", "add_commands", "announce_judges", "check_row", "remetric", "rescore_rows", "run"]
 
 COMMANDS = frozenset({"rescore"})
 
@@ -62,6 +69,11 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     )
     r.add_argument("-o", "--output", metavar="NEW_JSON", type=Path, required=True, help="where to write")
     r.add_argument("-j", "--jobs", metavar="N", type=int, default=None, help="processes (default: CPUs)")
+    r.add_argument(
+        "--allow-endpoint", metavar="HOST", action="append", default=[],
+        help="a judge endpoint host the results file names that you accept (repeatable; by default a row's "
+        "judge endpoint other than a model provider's own API host is not followed)",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,9 +105,16 @@ def run(args: argparse.Namespace) -> int:
         except DataError as exc:
             raise DataError(args.results, f"row {number}: {exc}") from None
     jobs = args.jobs if args.jobs and args.jobs > 0 else (os.cpu_count() or 1)
-    grading_started = time.perf_counter()
-    new_rows, kept = rescore_rows(rows, default_scoring, jobs=jobs)
-    grading = time.perf_counter() - grading_started
+    from grounding_eval.judge.host import received_rows
+    from grounding_eval.share.redact import policy
+
+    # The results file is data: its rows' judge endpoints are not followed unless the user allows them.
+    allow = [*args.allow_endpoint, *policy()["bundle"]["official_api_hosts"]]
+    with received_rows(str(args.results), allow):
+        announce_judges(rows)  # before any call: where keys go, and what is not followed
+        grading_started = time.perf_counter()
+        new_rows, kept = rescore_rows(rows, default_scoring, jobs=jobs)
+        grading = time.perf_counter() - grading_started
     data["results"]["results"] = new_rows
     _restat(data, new_rows)
     derived = [d.get("name") for d in config.get("derivedMetrics") or () if isinstance(d, dict)]
@@ -120,6 +139,62 @@ def run(args: argparse.Namespace) -> int:
         f"and {kept['scoring']} scoring functions not of this pack; wrote {terminal_safe(args.output)}"
     )
     return 0
+
+
+def announce_judges(rows: Sequence[Any]) -> None:
+    """Resolve every row's judges once, before any is graded, and say on stderr where each live judge
+    sends an API key and, in one line each, every judge setting that cannot be used (such a row's judge
+    is unscored with the same reason)."""
+    from grounding_eval.errors import terminal_safe
+    from grounding_eval.judge.calls import JudgeError
+    from grounding_eval.judge.host import say_key_hosts
+    from grounding_eval.promptfoo.judge_provider import judges_for
+
+    seen: set[str] = set()
+    problems: dict[str, int] = {}
+    for row in rows:
+        built = _row_context(row)
+        if built is None:
+            continue
+        context, test = built
+        for assertion in test.get("assert") or ():
+            call = _our_assertion(assertion)
+            if call not in ("judge",):
+                continue
+            config = assertion.get("config") or {}
+            key = json.dumps([call, config, test.get("options"), (test.get("metadata") or {}).get("dataset"),
+                              test.get("assert"), test.get("provider")], sort_keys=True, default=str)  # fmt: skip
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                say_key_hosts(judges_for(call, {**context, **({"config": config} if config else {})}))
+            except ValueError as exc:
+                problems[str(exc)] = problems.get(str(exc), 0) + 1
+            except JudgeError:
+                continue  # Node could not be reached: each row says so
+    for problem in problems:
+        print(terminal_safe(f"grounding-eval: {problem} (those rows' judge is unscored)"), file=sys.stderr)
+
+
+def _row_context(row: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The assertion context promptfoo gave ``row``'s assertions, without their config, and its test;
+    ``None`` for a row that is not graded again (no output, an error, no test)."""
+    from grounding_eval.results_file import FAILED_ERROR
+
+    response = row.get("response") if isinstance(row, dict) else None
+    test = row.get("testCase") if isinstance(row, dict) else None
+    errored = row.get("failureReason") == FAILED_ERROR if isinstance(row, dict) else True
+    if not isinstance(response, dict) or "output" not in response or errored or not isinstance(test, dict):
+        return None
+    context = {  # (the pack's assertions rebuild the test's source vars themselves: source_vars.py)
+        "prompt": (row.get("prompt") or {}).get("raw", ""),
+        "vars": row.get("vars") or test.get("vars") or {},
+        "test": test,
+        "providerResponse": response,
+        **({"metadata": response["metadata"]} if response.get("metadata") else {}),
+    }
+    return context, test
 
 
 def check_row(row: dict[str, Any]) -> None:
@@ -210,27 +285,20 @@ def _changes(row: Any, default_scoring: Any) -> tuple[dict[str, Any], dict[str, 
 
 def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
     """One row graded again; the counts say what was kept as recorded."""
-    from grounding_eval.results_file import FAILED_ASSERT, FAILED_ERROR  # not at the top: cli imports us
+    from grounding_eval.results_file import FAILED_ASSERT  # not at the top: cli imports us
 
     counts = {"rows": 0, "assertions": 0, "scoring": 0}
-    response = row.get("response") if isinstance(row, dict) else None
-    test = row.get("testCase") if isinstance(row, dict) else None
-    errored = row.get("failureReason") == FAILED_ERROR if isinstance(row, dict) else True
-    if not isinstance(response, dict) or "output" not in response or errored or not isinstance(test, dict):
+    built = _row_context(row)
+    if built is None:
         counts["rows"] = 1
         return row, counts
+    context, test = built
+    response = context["providerResponse"]
     from grounding_eval.promptfoo.worker import handle
     from grounding_eval.resources import pack_root
 
     new = dict(row)  # only the grading fields are replaced, with new objects
     recorded = list((row.get("gradingResult") or {}).get("componentResults") or ())
-    context = {  # (the pack's assertions rebuild the test's source vars themselves: source_vars.py)
-        "prompt": (row.get("prompt") or {}).get("raw", ""),
-        "vars": row.get("vars") or test.get("vars") or {},
-        "test": test,
-        "providerResponse": response,
-        **({"metadata": response["metadata"]} if response.get("metadata") else {}),
-    }
     results = []
     for index, assertion in enumerate(test.get("assert") or ()):
         call = _our_assertion(assertion)
