@@ -590,6 +590,17 @@ def _question_type_section(data: ReportData, figures: Sequence[str]) -> str:
     )
 
 
+def _lower_bound(criterion: dict[str, Any]) -> str:
+    """``86 % (shown)``, ``72 % (needs 61 items)`` or ``72 % (not above the threshold)``."""
+    lower = criterion["agreement_lower_bound"]
+    if lower is None:
+        return "–"
+    if criterion["shown_at_threshold"]:
+        return f"{lower:.0%} (shown)"
+    needed = criterion["items_needed"]
+    return f"{lower:.0%} (" + (f"needs {needed:,} items)" if needed else "agreement not above the threshold)")
+
+
 def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
     if sheet is None:
         return (
@@ -611,8 +622,10 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
             c["scale"],
             c["n"],
             c["rows"],
+            c["items"],
             f"{c['agreement']:.0%}",
             ci(c["agreement_ci"], True),
+            _lower_bound(c),
             _f(c["kappa"], ".2f") if c["kappa"] is not None else "undefined (one category only)",
             ci(c["kappa_ci"], False),
             _f(c["weighted_kappa"], ".2f"),
@@ -629,8 +642,10 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
             "",
             "",
             report["rows_graded"],
+            report["items_graded"],
             f"{overall['agreement']:.0%}",
             ci(overall["agreement_ci"], True),
+            "",
             _f(overall["kappa"], ".2f"),
             ci(overall["kappa_ci"], False),
             "",
@@ -653,8 +668,10 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
     )
     return (
         f"<p>{report['graded']} units graded by people, in {report['rows_graded']} rows{_e(share)}; "
-        f"{report['ungraded']} ungraded (not counted as disagreement). Intervals: bootstrap over rows, "
-        "a row's criteria together. "
+        f"{report['ungraded']} ungraded (not counted as disagreement). Intervals: bootstrap over items "
+        "(a query's rows together, a row's criteria with it). Lower bound: the one-sided 95 % Wilson bound of "
+        "the agreement over the items; shown when it reaches the threshold, else the items (one graded row "
+        "each) it would take at this agreement. "
         f"Threshold {report['threshold']:.0%} agreement ({_e(report['threshold_provenance'])}); "
         f'<span class="warn">below it: {_e(below)}</span>. For comparison, '
         f"{_e(report['published_range'])}.</p><p>{_e(row_level)}</p>"
@@ -664,8 +681,10 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
                 "scale",
                 "n",
                 "rows",
+                "items",
                 "agreement",
                 "95 % CI",
+                "lower bound (items needed)",
                 "kappa",
                 "95 % CI",
                 "weighted kappa",

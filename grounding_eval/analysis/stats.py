@@ -635,6 +635,7 @@ def item_agreement(
     categories: dict[str, int],
     weighted: frozenset[str] = frozenset(),
     row_agree: Sequence[bool | None] | None = None,
+    row_items: Sequence[int] | None = None,
     resamples: int,
     seed: int,
     confidence: float = 0.95,
@@ -653,8 +654,10 @@ def item_agreement(
         items: how many items there are (an item without units still counts as drawable).
         categories: each criterion's number of categories.
         weighted: criteria (ordinal scales) that also get a linearly weighted kappa.
-        row_agree: per item, whether person and judge agree on every unit that decides the row, or None
-            when the item is not compared at row level.
+        row_agree: per row, whether person and judge agree on every unit that decides the row, or None
+            when the row is not compared at row level; one row per item unless ``row_items`` is given.
+        row_items: the item (0 … items−1) of each row of ``row_agree``, when an item has several rows (a
+            query answered under several conditions and models): the rows of a drawn item come along.
     """
     if not graded:
         raise ValueError("no graded units")
@@ -700,15 +703,18 @@ def item_agreement(
     rows_share: float | None = None
     rows_ci = None
     if row_agree is not None:
-        if len(row_agree) != items:
-            raise ValueError("row_agree needs one entry per item")
-        mask = np.array([a is not None for a in row_agree])
-        agree_row = np.array([bool(a) for a in row_agree], dtype=float)
-        rows_compared, rows_agreeing = int(mask.sum()), int(agree_row[mask].sum())
+        owner = np.arange(items) if row_items is None else np.asarray(row_items, dtype=int)
+        if len(row_agree) != len(owner):
+            raise ValueError("row_agree needs one entry per row of row_items (per item without it)")
+        mask = np.array([a is not None for a in row_agree], dtype=float)
+        agree_row = np.array([bool(a) for a in row_agree], dtype=float) * mask
+        rows_compared, rows_agreeing = int(mask.sum()), int(agree_row.sum())
         if rows_compared:
             rows_share = rows_agreeing / rows_compared
+            compared_per_item = np.bincount(owner, weights=mask, minlength=items)
+            agreeing_per_item = np.bincount(owner, weights=agree_row, minlength=items)
             with np.errstate(invalid="ignore", divide="ignore"):
-                share_boot = (counts[:, mask] @ agree_row[mask]) / counts[:, mask].sum(axis=1)
+                share_boot = (counts @ agreeing_per_item) / (counts @ compared_per_item)
             rows_ci = percentile_interval(share_boot, confidence)
     return ItemAgreement(
         items=items,
