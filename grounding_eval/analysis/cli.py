@@ -179,12 +179,11 @@ def _write_files(args: argparse.Namespace, loaded: list[Any], rows: list[Any]) -
     one line per file, saying what was written where."""
     if args.html is None and args.figures is None:
         return []
+    from grounding_eval.analysis.effects import declared_primary
     from grounding_eval.analysis.figures import report_charts, write_figures
     from grounding_eval.analysis.html_report import render_html
     from grounding_eval.analysis.report_data import ReportData
     from grounding_eval.files import write_text_atomic
-
-    from grounding_eval.analysis.effects import declared_primary
 
     data = ReportData(rows, primary=declared_primary(rows, args.primary))
     charts = report_charts(data)  # drawn once for both
@@ -207,7 +206,12 @@ def _report_text(args: argparse.Namespace, by: list[str], loaded: list[Any], row
     from grounding_eval.errors import terminal_safe
 
     if args.effects:
-        from grounding_eval.analysis.effects import declared_primary, format_effects, paired_effects, pass_rates
+        from grounding_eval.analysis.effects import (
+            declared_primary,
+            format_effects,
+            paired_effects,
+            pass_rates,
+        )
         from grounding_eval.analysis.summary import findings_lines, findings_table
 
         primary = declared_primary(rows, args.primary)
@@ -216,7 +220,9 @@ def _report_text(args: argparse.Namespace, by: list[str], loaded: list[Any], row
             return json.dumps([e.as_dict() for e in effects], indent=2)
         # What the verifier found per condition stands beside the effects (report --json: "findings").
         found = findings_lines(findings_table(rows), ("round", "condition", "provider"))
-        text = "\n".join([format_effects(effects, pass_rates(rows), primary), *(["", *found] if found else [])])
+        text = "\n".join(
+            [format_effects(effects, pass_rates(rows), primary), *(["", *found] if found else [])]
+        )
         return terminal_safe(text, lines=True)
     if args.rates:
         from grounding_eval.analysis.effects import format_rates, pass_rates

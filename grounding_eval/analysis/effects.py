@@ -36,20 +36,20 @@ __all__ = [
     "Effect",
     "Primary",
     "adjust",
-    "declared_primary",
-    "family_of",
-    "parse_primary",
+    "ci_text",
     "condition_order",
     "condition_pairs",
     "criterion_shares",
     "decisions",
-    "ci_text",
+    "declared_primary",
+    "family_of",
     "format_effects",
-    "interval_note",
     "format_question_types",
     "format_rates",
     "format_shares",
+    "interval_note",
     "paired_effects",
+    "parse_primary",
     "pass_rates",
     "question_type_groups",
     "question_type_table",
@@ -107,7 +107,10 @@ class Effect:
         keys = ("provider", "round", "from", "to", "metric", "n", "mean_diff", "ci_low", "ci_high", "p_value",
                 "p_holm", "family", "primary", "test")  # fmt: skip
         extra = ("discordant",) if self.discordant is not None else ()
-        return {k: (list(out[k]) if k == "discordant" else out[k]) for k in (*keys, *extra, "n_missing", "n_unscored")}
+        return {
+            k: (list(out[k]) if k == "discordant" else out[k])
+            for k in (*keys, *extra, "n_missing", "n_unscored")
+        }
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,9 @@ def declared_primary(rows: Sequence[ReportRow], option: str | None = None) -> Pr
     """
     if option is not None:
         return parse_primary(option)
-    found = {str(r.test_metadata[PRIMARY_KEY]) for r in rows if r.test_metadata.get(PRIMARY_KEY) not in (None, "")}
+    found = {
+        str(r.test_metadata[PRIMARY_KEY]) for r in rows if r.test_metadata.get(PRIMARY_KEY) not in (None, "")
+    }
     if not found:
         return None
     if len(found) > 1:
@@ -404,7 +409,11 @@ def _value(rows: Sequence[ReportRow] | ReportRow, metric: str) -> float | None:
     """The mean of ``metric`` over the scored rows (an item's repeats); None when no scored row has it."""
     rows = [rows] if isinstance(rows, ReportRow) else rows
     if metric == PASS:
-        return fmean(float(r.passed) for r in rows if not r.unscored) if any(not r.unscored for r in rows) else None
+        return (
+            fmean(float(r.passed) for r in rows if not r.unscored)
+            if any(not r.unscored for r in rows)
+            else None
+        )
     values = [r.scores[metric] for r in rows if not r.unscored and metric in r.scores]
     return fmean(values) if values else None
 
@@ -563,7 +572,11 @@ def question_type_groups(entries: Sequence[Mapping[str, Any]]) -> list[tuple[str
     conditions = {condition for _, condition in groups}
     out = []
     for (provider, condition), members in groups.items():
-        heading = "" if len(groups) == 1 else f"Model {provider}" + (f", condition {condition}" if len(conditions) > 1 else "")
+        heading = (
+            ""
+            if len(groups) == 1
+            else f"Model {provider}" + (f", condition {condition}" if len(conditions) > 1 else "")
+        )
         out.append((heading, members))
     return out
 
@@ -685,7 +698,8 @@ def format_effects(
                 str(e.n),
                 f"{e.mean_diff:+.3f}" if e.mean_diff is not None else "–",
                 ci_text(e),
-                (f"{e.p_value:.3g}" if e.p_value is not None else "–") + (" McNemar" if e.test != "sign-flip" else ""),
+                (f"{e.p_value:.3g}" if e.p_value is not None else "–")
+                + (" McNemar" if e.test != "sign-flip" else ""),
                 f"{e.p_holm:.3g}" if e.p_holm is not None else "–",
                 str(e.n_missing),
                 str(e.n_unscored),

@@ -297,8 +297,7 @@ def _rate_charts(data: ReportData) -> list[Chart]:
                 comp_groups,
                 colors,
                 percent=False,
-                note="Bars: mean composite over the items (an item's scored rows averaged first); whiskers: the "
-                "95 % interval the sign-flip test inverts.",
+                note="Bars: mean composite over the items; whiskers: 95 % sign-flip interval.",
             )
         )
     return out

@@ -32,9 +32,9 @@ from typing import Any
 
 from grounding_eval.analysis.effects import (
     Effect,
+    ci_text,
     condition_order,
     condition_pairs,
-    ci_text,
     decisions,
     interval_note,
     question_type_groups,
@@ -316,7 +316,6 @@ def _effects_section(data: ReportData, figures: Sequence[str]) -> str:
     effects = data.effects
     if not effects:
         return "<p>No model has rows under two conditions: nothing to compare.</p>"
-    setup = decisions()["effects"]
     headline = data.headline_effects
     drawn = sum(e.mean_diff is not None and e.ci_low is not None for e in headline)
     more = (
@@ -585,8 +584,7 @@ def _question_type_section(data: ReportData, figures: Sequence[str]) -> str:
     return (
         "".join(figures)
         + '<p class="note">One table per model (and condition, where there are several): never pooled '
-        "across models. Wilson interval on the items.</p>"
-        + "".join(tables)
+        "across models. Wilson interval on the items.</p>" + "".join(tables)
     )
 
 

@@ -12,8 +12,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from grounding_eval.analysis.effects import (
-    Effect,
     PASS,
+    Effect,
     Primary,
     criterion_shares,
     decisions,

@@ -29,12 +29,12 @@ __all__ = [
     "bootstrap_mean_intervals",
     "cohen_kappa",
     "holm",
-    "mcnemar_exact",
-    "rows_to_show",
     "item_agreement",
     "kappa_from_confusion",
+    "mcnemar_exact",
     "percentile_interval",
     "resample_counts",
+    "rows_to_show",
     "sign_flip_intervals",
     "sign_flip_p",
     "sign_flip_pvalues",
@@ -247,7 +247,9 @@ def sign_flip_intervals(
     # an item is flipped when its bit and its sign disagree (a 0 counts as +). G = the flipped items.
     negative = (vd < 0) & sd
     nonnegative = (vd >= 0) & sd
-    on_bit = np.concatenate([np.where(negative, vd, 0.0), negative, np.where(nonnegative, vd, 0.0), nonnegative], axis=1)
+    on_bit = np.concatenate(
+        [np.where(negative, vd, 0.0), negative, np.where(nonnegative, vd, 0.0), nonnegative], axis=1
+    )
     width = len(drawn)
     total, sizes = vd.sum(axis=0), sd.sum(axis=0)
     pos_sum, pos_count = on_bit[:, 2 * width : 3 * width].sum(axis=0), nonnegative.sum(axis=0)
@@ -382,7 +384,9 @@ def mcnemar_exact(up: int, down: int) -> float:
     return float(stats.binomtest(up, up + down, 0.5).pvalue)
 
 
-def wilson_bounds(successes: float, n: float, confidence: float = 0.95, *, sided: int = 2) -> tuple[float, float] | None:
+def wilson_bounds(
+    successes: float, n: float, confidence: float = 0.95, *, sided: int = 2
+) -> tuple[float, float] | None:
     """Wilson score interval of ``successes / n`` (Wilson 1927), also for a fractional count and size.
 
     The item is the unit: a share whose items have several rows (``--repeat``) is given here as the sum
@@ -400,7 +404,9 @@ def wilson_bounds(successes: float, n: float, confidence: float = 0.95, *, sided
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def rows_to_show(share: float, threshold: float, confidence: float = 0.95, *, most: int = 100_000) -> int | None:
+def rows_to_show(
+    share: float, threshold: float, confidence: float = 0.95, *, most: int = 100_000
+) -> int | None:
     """The fewest items at which an observed ``share`` has a one-sided Wilson lower bound at
     ``confidence`` of at least ``threshold`` (:func:`wilson_bounds`); None when the share is not above the
     threshold (no number of items shows it) or it would take more than ``most``."""

@@ -99,10 +99,14 @@ class TestSignFlipInterval:
 
     def test_unbounded_when_the_test_cannot_reject(self) -> None:
         # Five items: the least two-sided p is 2/32 > 0.05, so no shift is ever rejected.
-        assert sign_flip_intervals(np.array([[0.1], [0.5], [0.9], [0.2], [0.4]]), permutations=9999, seed=1) == [None]
+        assert sign_flip_intervals(
+            np.array([[0.1], [0.5], [0.9], [0.2], [0.4]]), permutations=9999, seed=1
+        ) == [None]
 
     def test_a_column_with_unscored_items_is_its_scored_items_interval(self) -> None:
-        values = np.array([[0.1, 0.1], [0.5, 0.5], [0.9, 9.0], [0.2, 0.2], [0.4, 0.4], [0.3, 0.3], [0.6, 0.6]])
+        values = np.array(
+            [[0.1, 0.1], [0.5, 0.5], [0.9, 9.0], [0.2, 0.2], [0.4, 0.4], [0.3, 0.3], [0.6, 0.6]]
+        )
         scored = np.ones_like(values, dtype=bool)
         scored[2, 1] = False  # 9.0 is not a value of column 1
         own = np.delete(values[:, 1], 2)[:, None]
@@ -146,7 +150,9 @@ class TestCoverage:
         d = np.array([0.05, 0.4, -0.1, 0.6, 0.3, 0.9, 0.2, -0.2, 0.35, 0.1])
         ours = bootstrap_family(d[:, None])
         for method, name in (("BCa", "bca"), ("percentile", "percentile")):
-            ref = stats.bootstrap((d,), np.mean, method=method, n_resamples=20000, random_state=3).confidence_interval
+            ref = stats.bootstrap(
+                (d,), np.mean, method=method, n_resamples=20000, random_state=3
+            ).confidence_interval
             assert ours[name][:, 0] == pytest.approx([ref.low, ref.high], abs=0.03), method
 
 
@@ -187,7 +193,9 @@ class TestPairedPassRate:
                   "i7": (0, 1), "i8": (0, 1)}  # fmt: skip
         rows = [row(i, c, composite=float(v), success=bool(v)) for i, pair in passes.items()
                 for c, v in zip(("C0", "C1"), pair, strict=True)]  # fmt: skip
-        (effect,) = [e for e in paired_effects(load_rows(write(tmp_path / "r.json", rows))) if e.metric == PASS]
+        (effect,) = [
+            e for e in paired_effects(load_rows(write(tmp_path / "r.json", rows))) if e.metric == PASS
+        ]
         assert (effect.test, effect.discordant, effect.n) == ("exact McNemar", (5, 1), 8)
         assert effect.mean_diff == pytest.approx(4 / 8)
         assert effect.p_value == pytest.approx(stats.binomtest(5, 6).pvalue)
@@ -196,7 +204,9 @@ class TestPairedPassRate:
         rows = [row(f"i{k}", "C0", composite=0.0, success=False) for k in range(6)]
         rows += [row(f"i{k}", "C1", composite=1.0, success=k % 2 == 0) for k in range(6) for _ in range(2)]
         rows.append(row("i0", "C1", composite=1.0, success=False))  # i0 under C1: 2 of 3 rows pass
-        (effect,) = [e for e in paired_effects(load_rows(write(tmp_path / "r.json", rows))) if e.metric == PASS]
+        (effect,) = [
+            e for e in paired_effects(load_rows(write(tmp_path / "r.json", rows))) if e.metric == PASS
+        ]
         assert effect.test == "sign-flip" and effect.discordant is None
         assert effect.mean_diff == pytest.approx((2 / 3 + 1 + 1) / 6)
 
@@ -221,7 +231,9 @@ class TestItemIsTheUnit:
         once = pass_rates(load_rows(write(tmp_path / "a.json", self._rows())))
         thrice = pass_rates(load_rows(write(tmp_path / "b.json", _tripled(self._rows()))))
         assert (once[0]["ci_low"], once[0]["ci_high"]) == pytest.approx(wilson(6, 8))
-        assert (thrice[0]["ci_low"], thrice[0]["ci_high"]) == pytest.approx((once[0]["ci_low"], once[0]["ci_high"]))
+        assert (thrice[0]["ci_low"], thrice[0]["ci_high"]) == pytest.approx(
+            (once[0]["ci_low"], once[0]["ci_high"])
+        )
         assert (thrice[0]["n"], thrice[0]["items"]) == (24, 8)
 
     def test_composite_interval(self, tmp_path: Path) -> None:
@@ -282,7 +294,19 @@ class TestPrimaryAndFamilies:
     def test_cli_primary_first_in_a_family_of_its_own(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        assert main(["report", str(self._results(tmp_path)), "--effects", "--json", "--primary", "composite:C1.5-C0"]) == 0
+        assert (
+            main(
+                [
+                    "report",
+                    str(self._results(tmp_path)),
+                    "--effects",
+                    "--json",
+                    "--primary",
+                    "composite:C1.5-C0",
+                ]
+            )
+            == 0
+        )
         entries = json.loads(capsys.readouterr().out)
         assert [(e["provider"], e["primary"]) for e in entries[:2]] == [("model-a", True), ("model-b", True)]
         assert not any(e["primary"] for e in entries[2:])
@@ -332,7 +356,9 @@ class TestQuestionTypesPerModel:
         path = write(tmp_path / "docs.json", self._two_models())
         assert main(["report", str(path), "--by", "question_type", "--json"]) == 0
         entries = json.loads(capsys.readouterr().out)
-        first = [(e["question_type"], e["scored"], e["passed"]) for e in entries if e["provider"] == "model-a"]
+        first = [
+            (e["question_type"], e["scored"], e["passed"]) for e in entries if e["provider"] == "model-a"
+        ]
         assert first == [("direct-lookup", 20, 19), ("multi-section", 12, 9), ("reworded", 10, 6),
                          ("out-of-scope", 8, 4), ("overall", 50, 38)]  # fmt: skip
         assert math.isclose(entries[0]["ci_low"], 0.7638688065532577)
