@@ -36,6 +36,7 @@ from grounding_eval.analysis.effects import (
     condition_order,
     condition_pairs,
     decisions,
+    declared_primary,
     interval_note,
     question_type_groups,
 )
@@ -106,7 +107,7 @@ def render_html(
     :class:`ReportData` when the caller made it (with the study's primary endpoint).
     """
     rows = [row for results in loaded for row in results.rows]
-    data = ReportData(rows) if data is None else data
+    data = ReportData(rows, primary=declared_primary(rows)) if data is None else data
     drawn: dict[str, list[str]] = defaultdict(list)
     for index, chart in enumerate(report_charts(data) if charts is None else charts):
         drawn[chart.section].append(f"<figure>{chart.inline_svg(index)}</figure>")

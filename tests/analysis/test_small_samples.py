@@ -362,3 +362,21 @@ class TestQuestionTypesPerModel:
         assert first == [("direct-lookup", 20, 19), ("multi-section", 12, 9), ("reworded", 10, 6),
                          ("out-of-scope", 8, 4), ("overall", 50, 38)]  # fmt: skip
         assert math.isclose(entries[0]["ci_low"], 0.7638688065532577)
+
+
+class TestHtml:
+    def test_effects_show_holm_family_and_the_primary_endpoint(self, tmp_path: Path) -> None:
+        path = TestPrimaryAndFamilies()._results(tmp_path, primary_endpoint="composite:C1.5-C0")
+        assert main(["report", str(path), "--html", str(tmp_path / "r.html")]) == 0
+        page = (tmp_path / "r.html").read_text(encoding="utf-8")
+        assert "<th>p Holm</th>" in page and "<th>family</th>" in page
+        assert "Primary endpoint: composite: C1.5 − C0, every model" in page
+        assert page.count("composite (primary)") == 4  # two models, in the headline and the full table
+
+    def test_docs_qa_tables_per_model(self, tmp_path: Path) -> None:
+        path = write(tmp_path / "docs.json", TestQuestionTypesPerModel()._two_models())
+        assert main(["report", str(path), "--html", str(tmp_path / "r.html")]) == 0
+        page = (tmp_path / "r.html").read_text(encoding="utf-8")
+        section = page.split('<section id="docsqa">')[1].split("</section>")[0]
+        assert "<h3>Model model-a</h3>" in section and "<h3>Model model-b</h3>" in section
+        assert section.count("<figure>") == 2
