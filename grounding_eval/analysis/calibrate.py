@@ -794,7 +794,7 @@ def score(
         DataError: neither or both of ``sheet`` and ``ratings``; a key of another results file; a
             malformed sheet; no rating; an export of another eval.
     """
-    from grounding_eval.analysis.stats import Graded, item_agreement
+    from grounding_eval.analysis.stats import Graded, item_agreement, rows_to_show, wilson_bounds
 
     if (sheet is None) == (ratings is None):
         raise DataError(
@@ -829,9 +829,15 @@ def score(
         if not graded:
             raise DataError(sheet, f"no line has a human_verdict yet ({ungraded} ungraded)")
     boot = setup["bootstrap"]
+    # The item is the resampling unit (issue 41): a query's rows under every condition and model are
+    # drawn together, each row's criteria with it.
     row_index: dict[int, int] = {}
+    item_index: dict[tuple[str, str], int] = {}
+    row_item: list[int] = []
     for unit, _ in graded:
-        row_index.setdefault(id(unit.row), len(row_index))
+        if id(unit.row) not in row_index:
+            row_index[id(unit.row)] = len(row_index)
+            row_item.append(item_index.setdefault((unit.row.dataset, unit.row.query_id), len(item_index)))
     people = {u.unit_id: human for u, human in graded}
     # Row level: a graded row is compared when every unit that decides it was graded.
     row_agree: list[bool | None] = [None] * len(row_index)
@@ -846,33 +852,45 @@ def score(
     stats = item_agreement(
         [
             Graded(
-                row_index[id(u.row)],
+                row_item[row_index[id(u.row)]],
                 _statistic_criterion(u),
                 SCALES[u.scale].index(human),
                 SCALES[u.scale].index(u.judge_verdict),
             )
             for u, human in graded
         ],
-        items=len(row_index),
+        items=len(item_index),
         categories={c: len(SCALES[s]) for c, s in scale_of.items()},
         weighted=frozenset(c for c, s in scale_of.items() if s in _ORDINAL),
         row_agree=row_agree,
+        row_items=row_item,
         resamples=int(boot["resamples"]),
         seed=int(boot["seed"]),
         confidence=float(boot["confidence"]),
     )
     blind = sheet is not None
+    rows_of: dict[str, set[int]] = defaultdict(set)
+    for u, _ in graded:
+        rows_of[_statistic_criterion(u)].add(row_index[id(u.row)])
+    confidence = float(boot["confidence"])
     criteria = []
     for c in stats.criteria:
         cats = SCALES[scale_of[c.criterion]]
+        # The lower confidence bound counts items, not units: Wilson, one-sided, an item's units as one.
+        bound = wilson_bounds(c.agreement * c.items, c.items, confidence, sided=1)
+        lower = bound[0] if bound is not None else None
         criteria.append(
             {
                 "criterion": c.criterion,
                 "scale": scale_of[c.criterion],
                 "n": c.n,
-                "rows": c.items,
+                "rows": len(rows_of[c.criterion]),
+                "items": c.items,
                 "agreement": round(c.agreement, 4),
                 "agreement_ci": _ci(c.agreement_ci),
+                "agreement_lower_bound": _r(lower),
+                "shown_at_threshold": (lower is not None and lower >= threshold) if blind else None,
+                "items_needed": rows_to_show(c.agreement, threshold, confidence) if blind else None,
                 "kappa": _r(c.kappa),
                 "kappa_ci": _ci(c.kappa_ci),
                 "kappa_undefined": None if c.kappa is not None else _one_category(c.confusion, cats),
@@ -896,9 +914,10 @@ def score(
         "drawn": drawn,
         "graded": len(graded),
         **counts,
-        "rows_graded": stats.items,
+        "rows_graded": len(row_index),
+        "items_graded": stats.items,
         "bootstrap": {
-            "unit": "rows (item × condition × model), a row's criteria together",
+            "unit": "items (a query's rows under every condition and model together, a row's criteria with it)",
             "resamples": int(boot["resamples"]),
             "seed": int(boot["seed"]),
             "confidence": float(boot["confidence"]),
@@ -920,7 +939,7 @@ def score(
         "row_level": {
             "definition": setup["row_level"]["text"],
             "rows": stats.rows_compared,
-            "not_compared": stats.items - stats.rows_compared,
+            "not_compared": len(row_index) - stats.rows_compared,
             "agreeing": stats.rows_agreeing,
             "agreement": _r(stats.rows_share),
             "agreement_ci": _ci(stats.rows_share_ci),
@@ -951,6 +970,19 @@ def _interval(value: float | None, ci: Sequence[float] | None, percent: bool) ->
     return text
 
 
+def _lower_bound_text(entry: Mapping[str, Any]) -> str:
+    """The criterion's one-sided lower bound and, below the threshold, the items it would take."""
+    lower = entry["agreement_lower_bound"]
+    if lower is None:
+        return "–"
+    if entry["shown_at_threshold"] is None:  # not a blind sheet: no threshold
+        return f"{lower:.0%}"
+    if entry["shown_at_threshold"]:
+        return f"{lower:.0%} shown"
+    needed = entry["items_needed"]
+    return f"{lower:.0%} needs {needed:,} items" if needed else f"{lower:.0%} not above threshold"
+
+
 def format_score(report: Mapping[str, Any]) -> str:
     """The calibration report as text: per criterion first, then the macro mean and the row-level figure,
     then (for a blind sheet only) the criteria below the agreement threshold."""
@@ -976,7 +1008,9 @@ def format_score(report: Mapping[str, Any]) -> str:
         ]
     lines.append(
         f"Per criterion; intervals: bootstrap over {boot['unit']}, {boot['resamples']} resamples, "
-        f"seed {boot['seed']}, {boot['confidence']:.0%} percentile"
+        f"seed {boot['seed']}, {boot['confidence']:.0%} percentile; lower bound: one-sided "
+        f"{boot['confidence']:.0%} Wilson over the items (shown: at or above the threshold; else the items, "
+        "one graded row each, needed at this agreement)"
     )
     body = [
         [
@@ -984,7 +1018,9 @@ def format_score(report: Mapping[str, Any]) -> str:
             "scale",
             "n",
             "rows",
+            "items",
             "agreement [95% CI]",
+            "lower bound",
             "kappa [95% CI]",
             "w.kappa",
             "base rate (person)",
@@ -1005,7 +1041,9 @@ def format_score(report: Mapping[str, Any]) -> str:
                 entry["scale"],
                 str(entry["n"]),
                 str(entry["rows"]),
+                str(entry["items"]),
                 _interval(entry["agreement"], entry["agreement_ci"], True),
+                _lower_bound_text(entry),
                 kappa,
                 "–" if entry["weighted_kappa"] is None else f"{entry['weighted_kappa']:.2f}",
                 base,

@@ -39,8 +39,14 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     r.add_argument(
         "--effects",
         action="store_true",
-        help="paired condition effects (C1 − C0, C1.5 − C1, C1.5 − C0) per model with bootstrap CIs and "
-        "p-values, and pass rates with Wilson intervals",
+        help="paired condition effects (C1 − C0, C1.5 − C1, C1.5 − C0) per model, the pass-rate difference "
+        "among them, with intervals, raw and Holm-adjusted p-values, and pass rates with Wilson intervals",
+    )
+    r.add_argument(
+        "--primary",
+        metavar="METRIC:TO-FROM",
+        help="the study's primary endpoint, e.g. composite:C1.5-C0 (every model): listed first, a Holm "
+        "family of its own (default: the rows' test metadata primary_endpoint, if any)",
     )
     r.add_argument(
         "--rates",
@@ -173,12 +179,14 @@ def _write_files(args: argparse.Namespace, loaded: list[Any], rows: list[Any]) -
     one line per file, saying what was written where."""
     if args.html is None and args.figures is None:
         return []
+    from grounding_eval.analysis.effects import declared_primary
     from grounding_eval.analysis.figures import report_charts, write_figures
     from grounding_eval.analysis.html_report import render_html
     from grounding_eval.analysis.report_data import ReportData
     from grounding_eval.files import write_text_atomic
 
-    charts = report_charts(ReportData(rows))  # drawn once for both
+    data = ReportData(rows, primary=declared_primary(rows, args.primary))
+    charts = report_charts(data)  # drawn once for both
     lines = []
     if args.figures is not None:
         written = write_figures(charts, args.figures)
@@ -186,7 +194,7 @@ def _write_files(args: argparse.Namespace, loaded: list[Any], rows: list[Any]) -
             f"wrote no figure to {args.figures}: these results hold nothing to draw"
         ]
     if args.html is not None:
-        write_text_atomic(args.html, render_html(loaded, sheet=args.sheet, charts=charts))
+        write_text_atomic(args.html, render_html(loaded, sheet=args.sheet, charts=charts, data=data))
         lines.append(f"wrote report to {args.html}")
     return lines
 
@@ -198,15 +206,23 @@ def _report_text(args: argparse.Namespace, by: list[str], loaded: list[Any], row
     from grounding_eval.errors import terminal_safe
 
     if args.effects:
-        from grounding_eval.analysis.effects import format_effects, paired_effects, pass_rates
+        from grounding_eval.analysis.effects import (
+            declared_primary,
+            format_effects,
+            paired_effects,
+            pass_rates,
+        )
         from grounding_eval.analysis.summary import findings_lines, findings_table
 
-        effects = paired_effects(rows)
+        primary = declared_primary(rows, args.primary)
+        effects = paired_effects(rows, primary=primary)
         if args.json:
             return json.dumps([e.as_dict() for e in effects], indent=2)
         # What the verifier found per condition stands beside the effects (report --json: "findings").
         found = findings_lines(findings_table(rows), ("round", "condition", "provider"))
-        text = "\n".join([format_effects(effects, pass_rates(rows)), *(["", *found] if found else [])])
+        text = "\n".join(
+            [format_effects(effects, pass_rates(rows), primary), *(["", *found] if found else [])]
+        )
         return terminal_safe(text, lines=True)
     if args.rates:
         from grounding_eval.analysis.effects import format_rates, pass_rates

@@ -5,7 +5,8 @@ the choices (condition order, metrics, resamples, seed, the test) are data in ``
 
 * :func:`paired_effects` — per model (provider label) and round, for each pair of conditions (C1 − C0,
   C1.5 − C1, C1.5 − C0), per metric (a named score): the mean per-item difference (later − earlier),
-  a seeded paired bootstrap interval, the number of items, and a paired sign-flip p-value. Items
+  the interval inverted from the paired sign-flip test, the number of items, and that test's p-value
+  (raw and Holm-adjusted within its family). Items
   missing a condition or unscored are counted (``n_missing``, ``n_unscored``) and left out. The item is
   the resampling unit: one draw per comparison serves all its metrics, so a report over 100,000 rows
   costs a few matrix products, not a draw per metric.
@@ -31,17 +32,26 @@ from grounding_eval.analysis.summary import ReportRow, format_rate, pass_rate
 from grounding_eval.errors import DataError
 
 __all__ = [
+    "PASS",
     "Effect",
+    "Primary",
+    "adjust",
+    "ci_text",
     "condition_order",
     "condition_pairs",
     "criterion_shares",
     "decisions",
+    "declared_primary",
+    "family_of",
     "format_effects",
     "format_question_types",
     "format_rates",
     "format_shares",
+    "interval_note",
     "paired_effects",
+    "parse_primary",
     "pass_rates",
+    "question_type_groups",
     "question_type_table",
 ]
 
@@ -59,9 +69,18 @@ def decisions() -> Mapping[str, Any]:
     return data
 
 
+PASS = "pass"  # the metric of a pass-rate difference: an item's share of passing scored rows
+
+
 @dataclass(frozen=True)
 class Effect:
-    """One paired comparison: ``metric`` under ``to`` minus under ``from_``, over the items with both."""
+    """One paired comparison: ``metric`` under ``to`` minus under ``from_``, over the items with both.
+
+    ``p_value`` is the test's own (``test``: the sign-flip test, or the exact McNemar test for a pass-rate
+    difference whose items each have one verdict per condition); ``p_holm`` is it adjusted by Holm's
+    step-down within ``family`` (:func:`family_of`); ``primary``: the study's declared primary endpoint.
+    ``discordant`` (pass only): items passing under ``to`` only, and under ``from_`` only.
+    """
 
     provider: str
     round: str
@@ -75,13 +94,112 @@ class Effect:
     p_value: float | None
     n_missing: int
     n_unscored: int
+    p_holm: float | None = None
+    family: str = ""
+    primary: bool = False
+    test: str = "sign-flip"
+    discordant: tuple[int, int] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready, with ``from`` for ``from_``."""
         out = asdict(self)
         out["from"] = out.pop("from_")
-        keys = ("provider", "round", "from", "to", "metric", "n", "mean_diff", "ci_low", "ci_high", "p_value")
-        return {k: out[k] for k in (*keys, "n_missing", "n_unscored")}
+        keys = ("provider", "round", "from", "to", "metric", "n", "mean_diff", "ci_low", "ci_high", "p_value",
+                "p_holm", "family", "primary", "test")  # fmt: skip
+        extra = ("discordant",) if self.discordant is not None else ()
+        return {
+            k: (list(out[k]) if k == "discordant" else out[k])
+            for k in (*keys, *extra, "n_missing", "n_unscored")
+        }
+
+
+@dataclass(frozen=True)
+class Primary:
+    """A study's declared primary endpoint: ``metric`` under ``to`` minus under ``from_``, for every model."""
+
+    metric: str
+    from_: str
+    to: str
+
+    def matches(self, effect: Effect) -> bool:
+        return (effect.metric, effect.from_, effect.to) == (self.metric, self.from_, self.to)
+
+    def text(self) -> str:
+        return f"{self.metric}: {self.to} − {self.from_}"
+
+
+def parse_primary(text: str, where: str = "--primary") -> Primary:
+    """``METRIC:TO-FROM`` (``composite:C1.5-C0``; ``−`` for ``-`` too) as a :class:`Primary`.
+
+    Raises:
+        DataError: not of that form (naming ``where``).
+    """
+    metric, colon, pair = text.rpartition(":")
+    pair = pair.replace("−", "-")
+    parts = [p.strip() for p in pair.split("-")]
+    if not colon or not metric.strip() or len(parts) != 2 or not all(parts):
+        raise DataError(
+            where, f"{text!r} is not METRIC:TO-FROM (e.g. composite:C1.5-C0: C1.5 minus C0, every model)"
+        )
+    return Primary(metric.strip(), parts[1], parts[0])
+
+
+PRIMARY_KEY = "primary_endpoint"  # a test's metadata key (defaultTest.metadata in a config sets every test's)
+
+
+def declared_primary(rows: Sequence[ReportRow], option: str | None = None) -> Primary | None:
+    """The primary endpoint: ``option`` (``report --primary``) when given, else the rows' test metadata
+    ``primary_endpoint`` (one value across the rows that have it), else None.
+
+    Raises:
+        DataError: a malformed value, or rows that declare different ones.
+    """
+    if option is not None:
+        return parse_primary(option)
+    found = {
+        str(r.test_metadata[PRIMARY_KEY]) for r in rows if r.test_metadata.get(PRIMARY_KEY) not in (None, "")
+    }
+    if not found:
+        return None
+    if len(found) > 1:
+        raise DataError(
+            f"metadata.{PRIMARY_KEY}",
+            f"the rows declare {len(found)} primary endpoints ({', '.join(sorted(found))}): one study, one; "
+            "or choose with report --primary",
+        )
+    return parse_primary(found.pop(), f"metadata.{PRIMARY_KEY}")
+
+
+def family_of(effect: Effect, primary: Primary | None) -> str:
+    """The family whose comparisons Holm's adjustment counts together (``decisions.yaml``
+    ``effects.family``): the declared primary endpoint's comparisons in one round (every model), else
+    one metric in one round: every condition pair × model."""
+    if primary is not None and primary.matches(effect):
+        return f"round {effect.round} · primary ({primary.text()})"
+    return f"round {effect.round} · {effect.metric}"
+
+
+def adjust(effects: Sequence[Effect], primary: Primary | None = None) -> list[Effect]:
+    """``effects`` with their family, Holm-adjusted p and primary flag; the primary endpoint's first
+    (in their order), then the rest in theirs."""
+    from dataclasses import replace
+
+    from grounding_eval.analysis.stats import holm
+
+    families: dict[str, list[int]] = defaultdict(list)
+    named = [family_of(e, primary) for e in effects]
+    for i, (e, family) in enumerate(zip(effects, named, strict=True)):
+        if e.p_value is not None:
+            families[family].append(i)
+    adjusted: dict[int, float] = {}
+    for members in families.values():
+        for i, p in zip(members, holm([effects[i].p_value for i in members]), strict=True):  # type: ignore[misc]
+            adjusted[i] = round(p, 6)
+    out = [
+        replace(e, family=family, p_holm=adjusted.get(i), primary=primary is not None and primary.matches(e))
+        for i, (e, family) in enumerate(zip(effects, named, strict=True))
+    ]
+    return [e for e in out if e.primary] + [e for e in out if not e.primary]
 
 
 def _condition_key(label: str) -> tuple[int, str]:
@@ -111,7 +229,8 @@ def _metrics(rows: Sequence[ReportRow]) -> list[str]:
     listed = [m for m in decisions()["effects"]["metrics"] if m in named]
     judges = sorted(name for name in named if name.endswith(".llm_judge_score"))
     judges += sorted(name for name in named if ".dimension." in name)
-    return [*listed[:1], *judges, *listed[1:]]
+    head = listed[:1] if listed[:1] == ["composite"] else []  # the pass rate follows the composite
+    return [*head, PASS, *judges, *listed[len(head) :]]
 
 
 def paired_effects(
@@ -121,21 +240,35 @@ def paired_effects(
     seed: int | None = None,
     metrics: Sequence[str] | None = None,
     max_pairs: int | None = None,
+    primary: Primary | None = None,
 ) -> list[Effect]:
     """Every paired comparison in ``rows`` (see the module docstring), sorted by provider and round.
 
     ``max_pairs`` keeps, per provider and round, only the first that many condition pairs of
     :func:`condition_pairs` (neighbours first): the HTML page computes no more than it lists.
+    ``primary`` (the study's declared primary endpoint) comes first, in a family of its own (:func:`adjust`).
 
-    The resampling unit is the item: a comparison's bootstrap draws among the items that have a row
-    under both of its conditions, and every metric of a drawn item comes along (one draw shared by the
-    comparison's metrics, :func:`~grounding_eval.analysis.stats.bootstrap_mean_intervals`). A metric
-    scored on every such item gets the plain bootstrap of its differences; one with unscored items
-    averages, in each resample, the drawn items it has.
+    The metric ``pass`` (:data:`PASS`) is the pass-rate difference: an item's value is the share of its
+    scored rows that passed (1 or 0 with one row per condition). When every paired item has one verdict
+    per condition its p is the exact McNemar test (the two-sided binomial test of the discordant items,
+    McNemar 1947; Fagerland, Lydersen & Laake 2013), which is the sign-flip test of these differences
+    counted exactly at any size; with fractional item rates (``--repeat``) the sign-flip test.
+
+    The unit is the item (an item's repeats averaged first): a metric's differences are those of the
+    items with a scored row under both conditions. The interval is the one the sign-flip test inverts
+    (``effects.interval: sign-flip``, :func:`~grounding_eval.analysis.stats.sign_flip_intervals`), so it
+    excludes 0 exactly when p ≤ 1 − confidence; ``interval: percentile`` restores the paired percentile
+    bootstrap (:func:`~grounding_eval.analysis.stats.bootstrap_mean_intervals`, one draw of items shared
+    by the comparison's metrics), which covers the true effect only 88–91 % of the time at 8–10 items
+    (``benchmarks/interval_coverage.py``).
     """
     import numpy as np
 
-    from grounding_eval.analysis.stats import bootstrap_mean_intervals, sign_flip_pvalues
+    from grounding_eval.analysis.stats import (
+        bootstrap_mean_intervals,
+        sign_flip_intervals,
+        sign_flip_pvalues,
+    )
 
     setup = decisions()["effects"]
     resamples = int(setup["resamples"]) if resamples is None else resamples
@@ -174,15 +307,22 @@ def paired_effects(
             continue
         values = np.concatenate([c.diff for c in group], axis=1)
         scored = ~np.isnan(values)
-        cis = bootstrap_mean_intervals(
-            values, scored, resamples=resamples, seed=seed, confidence=float(setup["confidence"])
-        )
-        ps = sign_flip_pvalues(values, scored, permutations=int(setup["permutations"]), seed=seed)
+        permutations = int(setup["permutations"])
+        confidence = float(setup["confidence"])
+        if setup["interval"] == "sign-flip":
+            cis = sign_flip_intervals(
+                values, scored, permutations=permutations, seed=seed, confidence=confidence
+            )
+        else:
+            cis = bootstrap_mean_intervals(
+                values, scored, resamples=resamples, seed=seed, confidence=confidence
+            )
+        ps = sign_flip_pvalues(values, scored, permutations=permutations, seed=seed)
         start = 0
         for c in group:
             c.cis, c.ps = cis[start : start + len(c.kept)], ps[start : start + len(c.kept)]
             start += len(c.kept)
-    return [effect for c in compared for effect in c.effects()]
+    return adjust([effect for c in compared for effect in c.effects()], primary)
 
 
 @dataclass
@@ -208,6 +348,12 @@ class _Comparison:
             diffs = column[~np.isnan(column)].tolist()
             ci = self.cis[j] if diffs else None
             p = self.ps[j] if diffs else None
+            test, discordant = "sign-flip", None
+            if metric == PASS and diffs and all(d in (-1.0, 0.0, 1.0) for d in diffs):
+                from grounding_eval.analysis.stats import mcnemar_exact
+
+                up, down = diffs.count(1.0), diffs.count(-1.0)
+                test, discordant, p = "exact McNemar", (up, down), mcnemar_exact(up, down)
             out.append(
                 Effect(
                     provider=self.provider,
@@ -222,6 +368,8 @@ class _Comparison:
                     p_value=round(p, 6) if p is not None else None,
                     n_missing=self.missing,
                     n_unscored=len(column) - len(diffs),
+                    test=test,
+                    discordant=discordant,
                 )
             )
         return out
@@ -246,7 +394,7 @@ def _value_table(
         if len(scored) == 1:
             get = scored[0].scores.get
             lines.append(i)
-            single.append([get(name, nan) for name in columns])
+            single.append([float(scored[0].passed) if name == PASS else get(name, nan) for name in columns])
         elif scored:
             for name, j in columns.items():
                 mean = _value(scored, name)
@@ -260,6 +408,12 @@ def _value_table(
 def _value(rows: Sequence[ReportRow] | ReportRow, metric: str) -> float | None:
     """The mean of ``metric`` over the scored rows (an item's repeats); None when no scored row has it."""
     rows = [rows] if isinstance(rows, ReportRow) else rows
+    if metric == PASS:
+        return (
+            fmean(float(r.passed) for r in rows if not r.unscored)
+            if any(not r.unscored for r in rows)
+            else None
+        )
     values = [r.scores[metric] for r in rows if not r.unscored and metric in r.scores]
     return fmean(values) if values else None
 
@@ -268,8 +422,15 @@ def pass_rates(
     rows: Sequence[ReportRow], by: Sequence[str] = ("round", "condition", "provider")
 ) -> list[dict[str, Any]]:
     """Pass rate over the scored rows per group (:func:`~grounding_eval.analysis.summary.pass_rate`), with a
-    Wilson interval; unscored rows counted apart."""
-    from grounding_eval.analysis.stats import wilson
+    Wilson interval on the items; unscored rows counted apart.
+
+    The item is the unit: ``items`` counts the group's items with a scored row. When each has one, the
+    interval is the Wilson interval of passed ÷ scored; when an item has several (``--repeat``), each
+    item's share of passing rows counts once, the Wilson interval of their sum over the items
+    (:func:`~grounding_eval.analysis.stats.wilson_bounds`): repeating a row never narrows it. The mean
+    composite is the mean of the items' means.
+    """
+    from grounding_eval.analysis.stats import wilson, wilson_bounds
 
     confidence = float(decisions()["pass_rates"]["confidence"])
     groups: dict[tuple[str, ...], list[ReportRow]] = defaultdict(list)
@@ -284,8 +445,18 @@ def pass_rates(
     ):
         members = groups[key]
         rate = pass_rate(members)
-        ci = wilson(rate.passed, rate.scored, confidence)
-        composites = [r.scores["composite"] for r in members if not r.unscored and "composite" in r.scores]
+        verdicts: dict[str, list[bool]] = defaultdict(list)
+        composite_of: dict[str, list[float]] = defaultdict(list)
+        for r in members:
+            if not r.unscored:
+                verdicts[r.query_id].append(r.passed)
+                if "composite" in r.scores:
+                    composite_of[r.query_id].append(r.scores["composite"])
+        if all(len(v) == 1 for v in verdicts.values()):
+            ci = wilson(rate.passed, rate.scored, confidence)
+        else:
+            ci = wilson_bounds(sum(fmean(v) for v in verdicts.values()), len(verdicts), confidence)
+        composites = [fmean(v) for v in composite_of.values()]
         out.append(
             {
                 **dict(zip(by, key, strict=True)),
@@ -294,6 +465,7 @@ def pass_rates(
                 "unsafe_no_composite": rate.unsafe_no_composite,
                 "selected_by_outage": rate.selected_by_outage,
                 "n": rate.scored,
+                "items": len(verdicts),
                 "passed": rate.passed,
                 "pass_rate": rate.rate,
                 "ci_low": ci[0] if ci else None,
@@ -346,32 +518,43 @@ def criterion_shares(rows: Sequence[ReportRow]) -> list[dict[str, Any]]:
 
 
 def question_type_table(rows: Sequence[ReportRow]) -> list[dict[str, Any]]:
-    """Docs-QA pass rate and n per question type (the seed's order, others after), then ``overall``.
+    """Docs-QA pass rate and n per question type (the seed's order, others after), then ``overall``, for
+    each model (provider label) and, where the rows have several, each condition: never pooled across
+    models (a second model's answers would change the first model's figures).
 
-    Rows without a ``question_type`` are left out. Pass rates are over the scored rows, with a Wilson
-    interval; each entry also carries its unscored count.
+    Each entry carries its ``provider`` and ``condition``; the groups come in the order of their models'
+    first rows, conditions in study order. Rows without a ``question_type`` are left out. Pass rates are
+    over the scored rows, with a Wilson interval on the items (:func:`pass_rates`); each entry also
+    carries its unscored count.
     """
     setup = decisions()["question_types"]
     order = list(setup["order"])
     typed = [r for r in rows if r.keys["question_type"] != "-"]
-    entries = pass_rates(typed, ("question_type",))
-    entries.sort(
-        key=lambda e: (
-            (order.index(e["question_type"]), "")
-            if e["question_type"] in order
-            else (len(order), e["question_type"])
+    groups: dict[tuple[str, str], list[ReportRow]] = {}
+    for r in typed:
+        groups.setdefault((r.keys["provider"], r.keys["condition"]), []).append(r)
+    providers = list(dict.fromkeys(provider for provider, _ in groups))
+    out: list[dict[str, Any]] = []
+    for provider, condition in sorted(groups, key=lambda k: (providers.index(k[0]), _condition_key(k[1]))):
+        members = groups[(provider, condition)]
+        entries = pass_rates(members, ("question_type",))
+        entries.sort(
+            key=lambda e: (
+                (order.index(e["question_type"]), "")
+                if e["question_type"] in order
+                else (len(order), e["question_type"])
+            )
         )
-    )
-    for entry in entries:
-        entry["label"] = setup["labels"].get(entry["question_type"], entry["question_type"])
-    if typed:
-        (overall,) = pass_rates([_relabel(r) for r in typed], ("question_type",))
+        for entry in entries:
+            entry["label"] = setup["labels"].get(entry["question_type"], entry["question_type"])
+        (overall,) = pass_rates([_relabel(r) for r in members], ("question_type",))
         overall["label"] = setup["overall_label"]
         entries.append(overall)
-    for entry in entries:
-        entry.pop("mean_composite", None)
-        entry["rows"], entry["scored"] = entry.pop("rows"), entry.pop("n")
-    return entries
+        for entry in entries:
+            entry.pop("mean_composite", None)
+            entry["rows"], entry["scored"] = entry.pop("rows"), entry.pop("n")
+            out.append({"provider": provider, "condition": condition, **entry})
+    return out
 
 
 def _relabel(row: ReportRow) -> ReportRow:
@@ -380,16 +563,39 @@ def _relabel(row: ReportRow) -> ReportRow:
     return replace(row, keys={**row.keys, "question_type": "overall"})
 
 
-def format_question_types(entries: Sequence[Mapping[str, Any]]) -> str:
-    """The seed's table: ``| Question type | Pass rate | n |``, one line per type, then Overall."""
-    lines = ["| Question type | Pass rate | n |", "|---|---|---|"]
+def question_type_groups(entries: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    """:func:`question_type_table`'s entries cut per model (and condition where there are several): a
+    heading (``""`` when there is one group) and the group's entries, in order."""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for e in entries:
-        rate = format_rate(e["pass_rate"])
-        lines.append(f"| {e['label']} | {rate} | {e['scored']} |")
-    unscored = sum(e["unscored"] for e in entries if e["question_type"] != "overall")
+        groups.setdefault((e["provider"], e["condition"]), []).append(e)
+    conditions = {condition for _, condition in groups}
+    out = []
+    for (provider, condition), members in groups.items():
+        heading = (
+            ""
+            if len(groups) == 1
+            else f"Model {provider}" + (f", condition {condition}" if len(conditions) > 1 else "")
+        )
+        out.append((heading, members))
+    return out
+
+
+def format_question_types(entries: Sequence[Mapping[str, Any]]) -> str:
+    """The seed's table, ``| Question type | Pass rate | n |``, one line per type, then Overall; one table
+    per model (and condition, where the rows have several), each under a heading when there are several."""
     if not entries:
         return "No row has a docs-QA question type (test metadata.question_type)."
-    note = "Pass rate over the scored rows (n)"
+    lines: list[str] = []
+    for heading, members in question_type_groups(entries):
+        if lines:
+            lines.append("")
+        if heading:
+            lines.append(heading)
+        lines += ["| Question type | Pass rate | n |", "|---|---|---|"]
+        lines += [f"| {e['label']} | {format_rate(e['pass_rate'])} | {e['scored']} |" for e in members]
+    unscored = sum(e["unscored"] for e in entries if e["question_type"] != "overall")
+    note = "Pass rate over the scored rows (n), per model, never pooled across models"
     return "\n".join([*lines, "", f"{note}; unscored rows, counted apart: {unscored}."])
 
 
@@ -436,37 +642,73 @@ def format_shares(shares: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(table_lines(body))
 
 
-def format_effects(effects: Sequence[Effect], rates: Sequence[Mapping[str, Any]]) -> str:
-    """Text tables: pass rates with Wilson intervals, then the paired effects."""
+def interval_note() -> str:
+    """One sentence saying which interval, test and adjustment the effects carry (text and HTML)."""
+    setup = decisions()["effects"]
+    exact = max(n for n in range(1, 64) if 2**n <= int(setup["permutations"]))
+    if setup["interval"] == "sign-flip":
+        interval = (
+            f"{setup['confidence']:.0%} interval inverted from the two-sided paired sign-flip test (every sign "
+            f"pattern up to {exact} items, else {setup['permutations']} seeded patterns), so it excludes 0 "
+            f"exactly when p ≤ {1 - setup['confidence']:.2g}; unbounded when the test cannot reject at that level "
+            "(5 items or fewer)"
+        )
+    else:
+        interval = (
+            f"{setup['confidence']:.0%} paired percentile bootstrap interval ({setup['resamples']} resamples, "
+            f"seed {setup['seed']})"
+        )
+    return (
+        f"{interval}. p: the two-sided sign-flip test (pass: the exact McNemar test when each item has one "
+        "verdict per condition); Holm: p adjusted by Holm's step-down within its family (the study's primary "
+        "endpoint in one round; else one metric in one round, every condition pair × model)."
+    )
+
+
+def ci_text(e: Effect) -> str:
+    """An effect's interval as text: ``[-0.100, +0.600]``, ``unbounded`` or ``–`` (no items)."""
+    if e.mean_diff is None:
+        return "–"
+    if e.ci_low is None or e.ci_high is None:
+        return "unbounded"
+    return f"[{e.ci_low:+.3f}, {e.ci_high:+.3f}]"
+
+
+def format_effects(
+    effects: Sequence[Effect], rates: Sequence[Mapping[str, Any]], primary: Primary | None = None
+) -> str:
+    """Text tables: pass rates with Wilson intervals, then the paired effects (the primary endpoint first)."""
     from grounding_eval.analysis.summary import table_lines
 
-    setup = decisions()["effects"]
     lines = [*_rates_lines(rates), ""]
-    lines.append(
-        f"Paired condition effects (to − from, mean over items; {setup['confidence']:.0%} paired bootstrap CI, "
-        f"{setup['resamples']} resamples, seed {setup['seed']}; two-sided sign-flip p)"
-    )
+    lines.append("Paired condition effects (to − from, mean over items, an item's repeats averaged first)")
+    if primary is not None:
+        lines.append(f"Primary endpoint: {primary.text()}, every model (listed first; * marks it)")
     body = [
-        ["provider", "round", "to − from", "metric", "n", "mean diff", "95% CI", "p", "missing", "unscored"]
-    ]
+        ["provider", "round", "to − from", "metric", "n", "mean diff", "95% CI", "p", "p Holm", "missing",
+         "unscored"]
+    ]  # fmt: skip
     for e in effects:
-        ci = f"[{e.ci_low:+.3f}, {e.ci_high:+.3f}]" if e.ci_low is not None and e.ci_high is not None else "–"
         body.append(
             [
                 e.provider,
                 e.round,
                 f"{e.to} − {e.from_}",
-                e.metric,
+                f"{e.metric} *" if e.primary else e.metric,
                 str(e.n),
                 f"{e.mean_diff:+.3f}" if e.mean_diff is not None else "–",
-                ci,
-                f"{e.p_value:.3g}" if e.p_value is not None else "–",
+                ci_text(e),
+                (f"{e.p_value:.3g}" if e.p_value is not None else "–")
+                + (" McNemar" if e.test != "sign-flip" else ""),
+                f"{e.p_holm:.3g}" if e.p_holm is not None else "–",
                 str(e.n_missing),
                 str(e.n_unscored),
             ]
         )
     lines += table_lines(body)
+    lines.append(interval_note())
     lines.append(
-        "Items missing a condition (missing) or unscored under one (unscored) are left out, never imputed."
+        "pass: the difference of the items' pass rates (an item's share of passing scored rows). Items missing "
+        "a condition (missing) or unscored under one (unscored) are left out, never imputed."
     )
     return "\n".join(lines)

@@ -283,7 +283,7 @@ def _rate_charts(data: ReportData) -> list[Chart]:
             pass_groups,
             colors,
             percent=True,
-            note="Bars: pass rate over the scored rows; whiskers: 95 % Wilson interval.",
+            note="Bars: pass rate over the scored rows; whiskers: 95 % Wilson interval on the items.",
         )
     ]
     if any(value is not None for _, series in comp_groups for _, value, _, _ in series):
@@ -297,29 +297,34 @@ def _rate_charts(data: ReportData) -> list[Chart]:
                 comp_groups,
                 colors,
                 percent=False,
-                note="Bars: mean composite over the scored rows; whiskers: 95 % bootstrap interval.",
+                note="Bars: mean composite over the items; whiskers: 95 % sign-flip interval.",
             )
         )
     return out
 
 
 def _question_type_charts(data: ReportData) -> list[Chart]:
-    if not data.question_types:
-        return []
-    series = [(e["label"], e["pass_rate"], e["ci_low"], e["ci_high"]) for e in data.question_types]
-    return [
-        _bars(
-            "docsqa",
-            "docs-qa-pass-rate-by-question-type",
-            "Docs-QA pass rate by question type",
-            "Pass rate (share of scored rows)",
-            "Question type",
-            [("", series)],
-            {s[0]: 4 if k == len(series) - 1 else 0 for k, s in enumerate(series)},  # Overall in grey
-            percent=True,
-            note="Bars: pass rate over the scored rows; whiskers: 95 % Wilson interval.",
+    from grounding_eval.analysis.effects import question_type_groups
+
+    groups = question_type_groups(data.question_types)
+    charts = []
+    for k, (heading, members) in enumerate(groups[:MAX_CHARTED]):
+        series = [(e["label"], e["pass_rate"], e["ci_low"], e["ci_high"]) for e in members]
+        suffix = f": {heading}" if heading else ""
+        charts.append(
+            _bars(
+                "docsqa",
+                "docs-qa-pass-rate-by-question-type" + (f"-{k + 1}" if heading else ""),
+                _clip("Docs-QA pass rate by question type" + suffix, 120),
+                "Pass rate (share of scored rows)",
+                "Question type",
+                [("", series)],
+                {s[0]: 4 if i == len(series) - 1 else 0 for i, s in enumerate(series)},  # Overall in grey
+                percent=True,
+                note="Bars: pass rate over the scored rows; whiskers: 95 % Wilson interval on the items.",
+            )
         )
-    ]
+    return charts
 
 
 def _bars(
@@ -450,7 +455,7 @@ def _effect_charts(data: ReportData) -> list[Chart]:
         right.spines["right"].set_visible(False)
         right.tick_params(length=0)
         ax.xaxis.grid(True)
-        ax.set_xlabel("Mean paired difference per item (later − earlier condition), 95 % bootstrap interval")
+        ax.set_xlabel("Mean paired difference per item (later − earlier condition), 95 % sign-flip interval")
         right.set_ylabel("difference [95 % interval], items paired", fontsize=9)
         fig.suptitle(f"{title}: composite, judge and verifier scores", x=0.01, ha="left",
                      fontsize=12, fontweight="bold")  # fmt: skip

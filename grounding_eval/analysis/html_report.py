@@ -30,7 +30,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from grounding_eval.analysis.effects import Effect, condition_order, condition_pairs, decisions
+from grounding_eval.analysis.effects import (
+    Effect,
+    ci_text,
+    condition_order,
+    condition_pairs,
+    decisions,
+    declared_primary,
+    interval_note,
+    question_type_groups,
+)
 from grounding_eval.analysis.figures import MAX_CHARTED, MAX_EFFECTS, Chart, report_charts, verdict_kinds
 from grounding_eval.analysis.report_data import MAX_PAIRS, ReportData
 from grounding_eval.analysis.summary import (
@@ -89,15 +98,20 @@ def write_html(loaded: Sequence[Results], path: Path, *, sheet: Path | None = No
 
 
 def render_html(
-    loaded: Sequence[Results], *, sheet: Path | None = None, charts: Sequence[Chart] | None = None
+    loaded: Sequence[Results],
+    *,
+    sheet: Path | None = None,
+    charts: Sequence[Chart] | None = None,
+    data: ReportData | None = None,
 ) -> str:
     """The whole page as a string, UTF-8 encodable (a lone surrogate in a label is shown as U+FFFD).
 
     ``charts`` are the figures to embed (:func:`~grounding_eval.analysis.figures.report_charts` of the
-    same rows, when the caller drew them already); drawn here otherwise.
+    same rows, when the caller drew them already); drawn here otherwise. ``data``: the same rows'
+    :class:`ReportData` when the caller made it (with the study's primary endpoint).
     """
     rows = [row for results in loaded for row in results.rows]
-    data = ReportData(rows)
+    data = ReportData(rows, primary=declared_primary(rows)) if data is None else data
     drawn: dict[str, list[str]] = defaultdict(list)
     for index, chart in enumerate(report_charts(data) if charts is None else charts):
         drawn[chart.section].append(f"<figure>{chart.inline_svg(index)}</figure>")
@@ -250,7 +264,7 @@ def _rates_section(data: ReportData, figures: Sequence[str]) -> str:
                 "pass rate",
                 "95 % Wilson",
                 "mean composite",
-                "95 % bootstrap",
+                "95 % interval",
                 "unscored",
                 "unsafe, no composite",
             ],
@@ -259,7 +273,9 @@ def _rates_section(data: ReportData, figures: Sequence[str]) -> str:
             whole="report --rates --json",
         )
         + '<p class="note">Pass rate = passed ÷ scored rows (n/a: none scored); unscored rows (errors, '
-        "unscorable judge replies) are counted apart, never as failures; means are over the scored rows. "
+        "unscorable judge replies) are counted apart, never as failures. The item is the unit: the Wilson "
+        "interval counts an item once however many rows it has (--repeat), and the mean composite is the mean "
+        "of the items' means, its interval the one the sign-flip test inverts. "
         "A row the verifier found unsafe is a failure even when the judge gave no verdict (it has no "
         "composite, so it is not in the mean composite; counted in its own column).</p>" + selected
     )
@@ -277,8 +293,8 @@ def _not_charted(conditions: Sequence[str], rest: str = "the table lists them") 
     )
 
 
-_EFFECT_HEAD = ["model", "round", "to − from", "metric", "n", "mean diff", "95 % CI", "p", "missing",
-                "unscored / no score"]  # fmt: skip
+_EFFECT_HEAD = ["model", "round", "to − from", "metric", "n", "mean diff", "95 % CI", "p", "p Holm", "family",
+                "missing", "unscored / no score"]  # fmt: skip
 
 
 def _effect_rows(effects: Sequence[Effect]) -> list[list[Any]]:
@@ -287,11 +303,13 @@ def _effect_rows(effects: Sequence[Effect]) -> list[list[Any]]:
             e.provider,
             e.round,
             _Html(f"{_clip(e.to)} − {_clip(e.from_)}"),
-            e.metric,
+            f"{e.metric} (primary)" if e.primary else e.metric,
             e.n,
             _f(e.mean_diff, "+.3f"),
-            f"[{_f(e.ci_low, '+.3f')}, {_f(e.ci_high, '+.3f')}]",
-            _f(e.p_value, ".3g"),
+            ci_text(e),
+            _f(e.p_value, ".3g") + (" (exact McNemar)" if e.test != "sign-flip" else ""),
+            _f(e.p_holm, ".3g"),
+            e.family,
             e.n_missing,
             e.n_unscored,
         ]
@@ -303,7 +321,6 @@ def _effects_section(data: ReportData, figures: Sequence[str]) -> str:
     effects = data.effects
     if not effects:
         return "<p>No model has rows under two conditions: nothing to compare.</p>"
-    setup = decisions()["effects"]
     headline = data.headline_effects
     drawn = sum(e.mean_diff is not None and e.ci_low is not None for e in headline)
     more = (
@@ -315,12 +332,16 @@ def _effects_section(data: ReportData, figures: Sequence[str]) -> str:
     # The headline scores are what a reader decides on; the per-criterion and per-check effects (about
     # 70 rows for one model's Round 3 study) are there for whoever asks, folded away.
     return (
-        '<p class="note">Mean per-item difference (later condition − earlier), paired by item; '
-        f"{setup['confidence']:.0%} percentile "
-        f"bootstrap interval ({setup['resamples']} resamples, seed {setup['seed']}); two-sided "
-        "paired sign-flip permutation p. "
+        '<p class="note">Mean per-item difference (later condition − earlier), paired by item, an item\'s '
+        f"repeats averaged first; {_e(interval_note())} pass: the difference of the items' pass rates. "
         "Green, pointing up: the interval is above 0; vermillion, pointing down: below. Items missing a "
         "condition or unscored under one are left out and counted.</p>"
+        + (
+            f'<p class="lead">Primary endpoint: {_e(data.primary.text())}, every model (first in the tables, '
+            "a Holm family of its own).</p>"
+            if data.primary is not None
+            else ""
+        )
         + _pairs_left_out(data.rows)
         + "<h3>Composite, judge and verifier scores</h3>"
         + ("".join(figures) or "<p>No paired comparison has items scored under both conditions.</p>")
@@ -549,19 +570,38 @@ def _question_type_section(data: ReportData, figures: Sequence[str]) -> str:
     entries = data.question_types
     if not entries:
         return "<p>No docs-QA rows (no test carries <code>metadata.question_type</code>).</p>"
-    body = [
-        [
-            e["label"],
-            format_rate(e["pass_rate"]),
-            e["scored"],
-            f"[{_f(e['ci_low'], '.2f')}, {_f(e['ci_high'], '.2f')}]",
-            e["unscored"],
+    tables = []
+    for heading, members in question_type_groups(entries):
+        body = [
+            [
+                e["label"],
+                format_rate(e["pass_rate"]),
+                e["scored"],
+                f"[{_f(e['ci_low'], '.2f')}, {_f(e['ci_high'], '.2f')}]",
+                e["unscored"],
+            ]
+            for e in members
         ]
-        for e in entries
-    ]
-    return "".join(figures) + _table(
-        ["Question type", "Pass rate", "n", "95 % Wilson", "unscored"], body, labels=1
+        tables.append(
+            (f"<h3>{_e(_clip(heading))}</h3>" if heading else "")
+            + _table(["Question type", "Pass rate", "n", "95 % Wilson", "unscored"], body, labels=1)
+        )
+    return (
+        "".join(figures)
+        + '<p class="note">One table per model (and condition, where there are several): never pooled '
+        "across models. Wilson interval on the items.</p>" + "".join(tables)
     )
+
+
+def _lower_bound(criterion: dict[str, Any]) -> str:
+    """``86 % (shown)``, ``72 % (needs 61 items)`` or ``72 % (not above the threshold)``."""
+    lower = criterion["agreement_lower_bound"]
+    if lower is None:
+        return "–"
+    if criterion["shown_at_threshold"]:
+        return f"{lower:.0%} (shown)"
+    needed = criterion["items_needed"]
+    return f"{lower:.0%} (" + (f"needs {needed:,} items)" if needed else "agreement not above the threshold)")
 
 
 def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
@@ -585,8 +625,10 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
             c["scale"],
             c["n"],
             c["rows"],
+            c["items"],
             f"{c['agreement']:.0%}",
             ci(c["agreement_ci"], True),
+            _lower_bound(c),
             _f(c["kappa"], ".2f") if c["kappa"] is not None else "undefined (one category only)",
             ci(c["kappa_ci"], False),
             _f(c["weighted_kappa"], ".2f"),
@@ -603,8 +645,10 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
             "",
             "",
             report["rows_graded"],
+            report["items_graded"],
             f"{overall['agreement']:.0%}",
             ci(overall["agreement_ci"], True),
+            "",
             _f(overall["kappa"], ".2f"),
             ci(overall["kappa_ci"], False),
             "",
@@ -627,8 +671,10 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
     )
     return (
         f"<p>{report['graded']} units graded by people, in {report['rows_graded']} rows{_e(share)}; "
-        f"{report['ungraded']} ungraded (not counted as disagreement). Intervals: bootstrap over rows, "
-        "a row's criteria together. "
+        f"{report['ungraded']} ungraded (not counted as disagreement). Intervals: bootstrap over items "
+        "(a query's rows together, a row's criteria with it). Lower bound: the one-sided 95 % Wilson bound of "
+        "the agreement over the items; shown when it reaches the threshold, else the items (one graded row "
+        "each) it would take at this agreement. "
         f"Threshold {report['threshold']:.0%} agreement ({_e(report['threshold_provenance'])}); "
         f'<span class="warn">below it: {_e(below)}</span>. For comparison, '
         f"{_e(report['published_range'])}.</p><p>{_e(row_level)}</p>"
@@ -638,8 +684,10 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
                 "scale",
                 "n",
                 "rows",
+                "items",
                 "agreement",
                 "95 % CI",
+                "lower bound (items needed)",
                 "kappa",
                 "95 % CI",
                 "weighted kappa",
@@ -702,8 +750,7 @@ def _provenance_section(loaded: Sequence[Results]) -> str:
             [[d, len(items), dataset_rows[d]] for d, items in sorted(datasets.items())],
         )
         + f'<p class="note">Analysis choices: <code>grounding_eval/analysis/decisions.yaml</code> '
-        f"(bootstrap {decisions()['effects']['resamples']} resamples, seed "
-        f"{decisions()['effects']['seed']}).</p>"
+        f"(interval {decisions()['effects']['interval']}, seed {decisions()['effects']['seed']}).</p>"
     )
 
 

@@ -12,7 +12,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from grounding_eval.analysis.effects import (
+    PASS,
     Effect,
+    Primary,
     criterion_shares,
     decisions,
     paired_effects,
@@ -32,8 +34,9 @@ MAX_PAIRS = 15  # condition pairs per model and round (six conditions' worth), n
 class ReportData:
     """What the report's figures and tables are computed from, each computed once."""
 
-    def __init__(self, rows: Sequence[ReportRow]) -> None:
+    def __init__(self, rows: Sequence[ReportRow], *, primary: Primary | None = None) -> None:
         self.rows = rows
+        self.primary = primary
 
     @cached_property
     def rates(self) -> list[dict[str, Any]]:
@@ -41,48 +44,58 @@ class ReportData:
 
     @cached_property
     def composite_ci(self) -> dict[tuple[str, str, str], tuple[float, float]]:
-        """Per (round, condition, model): the bootstrap interval of the mean composite over its scored rows.
+        """Per (round, condition, model): the interval of the mean composite over its items.
 
-        The groups are read in one pass, and groups of equally many rows share one draw (the seed gives
-        them the same draw anyway): one call of
-        :func:`~grounding_eval.analysis.stats.bootstrap_mean_intervals` per group size, whatever the
-        number of conditions.
+        The item is the unit: an item's scored rows (its repeats) are averaged first, and the interval is
+        the one the sign-flip test inverts about the mean (:func:`~grounding_eval.analysis.stats.
+        sign_flip_intervals`, the effects' interval), or the percentile bootstrap when ``effects.interval``
+        says so. Groups of equally many items go in one call; a group whose interval is unbounded (5 items
+        or fewer) has none.
         """
         import numpy as np
 
-        from grounding_eval.analysis.stats import bootstrap_mean_intervals
+        from grounding_eval.analysis.stats import bootstrap_mean_intervals, sign_flip_intervals
 
         setup = decisions()["effects"]
-        values: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+        per_item: dict[tuple[str, str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
         for x in self.rows:
             if not x.unscored and "composite" in x.scores:
-                values[(x.keys["round"], x.keys["condition"], x.keys["provider"])].append(
-                    x.scores["composite"]
-                )
+                key = (x.keys["round"], x.keys["condition"], x.keys["provider"])
+                per_item[key][x.query_id].append(x.scores["composite"])
+        values = {key: [sum(v) / len(v) for v in items.values()] for key, items in per_item.items()}
         by_size: dict[int, list[tuple[str, str, str]]] = defaultdict(list)
         for key, found in values.items():
             by_size[len(found)].append(key)
         out: dict[tuple[str, str, str], tuple[float, float]] = {}
         for keys in by_size.values():
-            intervals = bootstrap_mean_intervals(
-                np.array([values[k] for k in keys]).T,
-                resamples=int(setup["resamples"]),
-                seed=int(setup["seed"]),
-            )
+            table = np.array([values[k] for k in keys]).T
+            if setup["interval"] == "sign-flip":
+                intervals = sign_flip_intervals(
+                    table,
+                    permutations=int(setup["permutations"]),
+                    seed=int(setup["seed"]),
+                    confidence=float(setup["confidence"]),
+                )
+            else:
+                intervals = bootstrap_mean_intervals(
+                    table, resamples=int(setup["resamples"]), seed=int(setup["seed"])
+                )
             out.update((k, ci) for k, ci in zip(keys, intervals, strict=True) if ci is not None)
         return out
 
     @cached_property
     def effects(self) -> list[Effect]:
-        return paired_effects(self.rows, max_pairs=MAX_PAIRS)
+        return paired_effects(self.rows, max_pairs=MAX_PAIRS, primary=self.primary)
 
     @cached_property
     def headline_effects(self) -> list[Effect]:
-        """The effects on the composite, the judge's score and the verifier's score."""
+        """The primary endpoint's effects, then those on the composite, the pass rate, the judge's score and
+        the verifier's score."""
         return [
             e
             for e in self.effects
-            if e.metric == "composite"
+            if e.primary
+            or e.metric in ("composite", PASS)
             or e.metric.endswith(".llm_judge_score")
             or e.metric == "deterministic_verifier_score"
         ]

@@ -28,13 +28,18 @@ __all__ = [
     "bootstrap_mean_ci",
     "bootstrap_mean_intervals",
     "cohen_kappa",
+    "holm",
     "item_agreement",
     "kappa_from_confusion",
+    "mcnemar_exact",
     "percentile_interval",
     "resample_counts",
+    "rows_to_show",
+    "sign_flip_intervals",
     "sign_flip_p",
     "sign_flip_pvalues",
     "wilson",
+    "wilson_bounds",
 ]
 
 
@@ -198,6 +203,110 @@ def sign_flip_pvalues(
     return out
 
 
+def sign_flip_intervals(
+    values: np.ndarray | Sequence[Sequence[float]],
+    scored: np.ndarray | None = None,
+    *,
+    permutations: int,
+    seed: int,
+    confidence: float = 0.95,
+) -> list[tuple[float, float] | None]:
+    """The interval each column's sign-flip test inverts: every shift δ it would not reject at 1 − confidence.
+
+    For a shift δ the test of :func:`sign_flip_pvalues` runs on ``d − δ`` with the same sign patterns
+    (every pattern when exact, else the same seeded draw): the interval is the set of δ whose p-value is
+    above ``1 − confidence``, so it excludes 0 exactly when the reported p is at most ``1 − confidence``
+    (Hartigan 1969; Good, *Permutation Tests*, §3.2). For δ below the mean, a pattern that flips the items
+    of a set G reaches the observed |mean| of ``d − δ`` when the mean of ``d`` over G, or over the items
+    it leaves, is at most δ; so the p-value counts subset means at or below δ, and the lower end is the
+    k-th smallest subset mean with k the least count whose p is above the level (the upper end likewise
+    from the top). Exact, with no search. None when the column is scored nowhere, or when the test cannot
+    reject at this level whatever the data (n ≤ 5 at 95 %, exact): the interval is unbounded.
+    """
+    v, s = _as_columns(values, scored)
+    n, columns = v.shape
+    if columns > _COLUMNS:
+        return _in_passes(
+            sign_flip_intervals, v, s, permutations=permutations, seed=seed, confidence=confidence
+        )
+    alpha = 1 - confidence
+    out: list[tuple[float, float] | None] = [None] * columns
+    drawn: list[int] = []
+    for j in range(columns):
+        d = v[s[:, j], j]
+        if d.size == 0:
+            continue
+        if 2**d.size <= permutations or d.size == 1 or not np.any(d):
+            out[j] = _exact_interval(d, alpha)
+        else:
+            drawn.append(j)
+    if not drawn:
+        return out
+    vd, sd = v[:, drawn], s[:, drawn]
+    # A drawn pattern's signs are those sign_flip_pvalues gives |d| (+ where the bit is set): on d itself
+    # an item is flipped when its bit and its sign disagree (a 0 counts as +). G = the flipped items.
+    negative = (vd < 0) & sd
+    nonnegative = (vd >= 0) & sd
+    on_bit = np.concatenate(
+        [np.where(negative, vd, 0.0), negative, np.where(nonnegative, vd, 0.0), nonnegative], axis=1
+    )
+    width = len(drawn)
+    total, sizes = vd.sum(axis=0), sd.sum(axis=0)
+    pos_sum, pos_count = on_bit[:, 2 * width : 3 * width].sum(axis=0), nonnegative.sum(axis=0)
+    k = math.floor(alpha * (permutations + 1) - 1) + 1  # hits ≥ k ⟺ (hits + 1) / (B + 1) > α
+    low = np.full((0, width), np.inf)
+    high = np.full((0, width), -np.inf)
+    rng = np.random.default_rng(seed)
+    for lines in _lines(permutations, max(n, 4 * width)):
+        plus = (rng.integers(0, 2**32, size=(lines, n), dtype=np.uint32) >= 2**31).astype(float)
+        products = plus @ on_bit
+        neg_sum, neg_count = products[:, :width], products[:, width : 2 * width]
+        g_sum = neg_sum + pos_sum - products[:, 2 * width : 3 * width]
+        g_size = neg_count + pos_count - products[:, 3 * width :]
+        sums = np.concatenate([g_sum, total - g_sum])
+        counts = np.concatenate([g_size, sizes - g_size])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = sums / counts
+        empty = counts == 0
+        low = _smallest(np.concatenate([low, np.where(empty, -np.inf, means)]), k)
+        high = -_smallest(np.concatenate([-high, np.where(empty, -np.inf, -means)]), k)
+    for i, j in enumerate(drawn):
+        out[j] = _bounded(float(low[k - 1, i]), float(high[k - 1, i]), v[s[:, j], j])
+    return out
+
+
+def _smallest(stack: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` smallest entries of each column of ``stack``, sorted (all of them when fewer)."""
+    if stack.shape[0] > k:
+        stack = np.partition(stack, k - 1, axis=0)[:k]
+    return np.sort(stack, axis=0)
+
+
+def _exact_interval(d: np.ndarray, alpha: float) -> tuple[float, float] | None:
+    """:func:`sign_flip_intervals` of one column over all 2**n sign patterns."""
+    if not np.any(d):
+        return (0.0, 0.0)
+    n = d.size
+    # Each pattern's flipped set G and the set it leaves both run over all 2**n subsets, so the counts
+    # are twice the subset counts: p(δ) = 2·#{G: mean_G ≤ δ} / 2**n, the empty set counting always.
+    k = math.floor(alpha * 2 ** (n - 1)) + 1  # the least subset count whose p is above α
+    if k == 1:
+        return None  # only the empty set is needed: the test never rejects, the interval is unbounded
+    members = (np.arange(1, 2**n)[:, None] >> np.arange(n)) & 1
+    means = (members @ d) / members.sum(axis=1)
+    ordered = np.sort(means)
+    return _bounded(float(ordered[k - 2]), float(ordered[-(k - 1)]), d)
+
+
+def _bounded(low: float, high: float, d: np.ndarray) -> tuple[float, float] | None:
+    """The interval, None when an end is unbounded; an end within rounding of 0 is 0, as the p-value's
+    tolerance (:func:`_reach`) counts a pattern within rounding of the observed one as reaching it."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return None
+    tolerance = 1e-12 * float(np.mean(np.abs(d)))
+    return (0.0 if abs(low) <= tolerance else low, 0.0 if abs(high) <= tolerance else high)
+
+
 def _reach(diffs: np.ndarray) -> float:
     """The |mean| a sign pattern must reach to count: the observed one, less rounding at the data's scale.
 
@@ -245,6 +354,77 @@ def wilson(passed: int, n: int, confidence: float = 0.95) -> tuple[float, float]
         return None
     ci = stats.binomtest(passed, n).proportion_ci(confidence_level=confidence, method="wilson")
     return float(ci.low), float(ci.high)
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (Holm 1979, "A simple sequentially rejective multiple test
+    procedure", Scand. J. Statist. 6:65–70), in the order given.
+
+    With the m p-values sorted, p_(1) ≤ … ≤ p_(m), the i-th adjusted value is
+    ``max_{j ≤ i} min(1, (m − j + 1) · p_(j))``: a hypothesis is rejected at level α by Holm's procedure
+    exactly when its adjusted p is at most α. Controls the family-wise error rate under any dependence.
+    """
+    p = np.asarray(pvalues, dtype=float)
+    if p.size == 0:
+        return []
+    order = np.argsort(p, kind="stable")
+    scaled = np.minimum(1.0, (p.size - np.arange(p.size)) * p[order])
+    out = np.empty(p.size)
+    out[order] = np.maximum.accumulate(scaled)
+    return [float(x) for x in out]
+
+
+def mcnemar_exact(up: int, down: int) -> float:
+    """Exact (conditional) McNemar p of paired pass/fail verdicts: ``up`` items pass under the later
+    condition only, ``down`` under the earlier only; the two-sided binomial test of ``up`` among the
+    discordant items at 1/2 (McNemar 1947; Fagerland, Lydersen & Laake 2013, BMC Med. Res. Methodol.
+    13:91). 1.0 when no item is discordant."""
+    if up + down == 0:
+        return 1.0
+    return float(stats.binomtest(up, up + down, 0.5).pvalue)
+
+
+def wilson_bounds(
+    successes: float, n: float, confidence: float = 0.95, *, sided: int = 2
+) -> tuple[float, float] | None:
+    """Wilson score interval of ``successes / n`` (Wilson 1927), also for a fractional count and size.
+
+    The item is the unit: a share whose items have several rows (``--repeat``) is given here as the sum
+    of the items' own shares over the number of items, Kish's effective size with an item's rows counted
+    as one (Kish 1965, *Survey Sampling*, §8.2), so repeating a row never narrows the interval. For whole
+    counts it is SciPy's ``binomtest(...).proportion_ci(method="wilson")``. ``sided=1``: the one-sided
+    bounds at ``confidence`` (the lower is a lower confidence bound). None when n = 0.
+    """
+    if n <= 0:
+        return None
+    z = float(stats.norm.ppf(1 - (1 - confidence) / sided))
+    share = successes / n
+    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def rows_to_show(
+    share: float, threshold: float, confidence: float = 0.95, *, most: int = 100_000
+) -> int | None:
+    """The fewest items at which an observed ``share`` has a one-sided Wilson lower bound at
+    ``confidence`` of at least ``threshold`` (:func:`wilson_bounds`); None when the share is not above the
+    threshold (no number of items shows it) or it would take more than ``most``."""
+    if share <= threshold:
+        return None
+    low, high = 1, most
+    bound = wilson_bounds(share * most, most, confidence, sided=1)
+    if bound is None or bound[0] < threshold:
+        return None
+    while low < high:  # the lower bound rises with n at a fixed share: bisect
+        mid = (low + high) // 2
+        found = wilson_bounds(share * mid, mid, confidence, sided=1)
+        assert found is not None
+        if found[0] >= threshold:
+            high = mid
+        else:
+            low = mid + 1
+    return low
 
 
 def cohen_kappa(a: Sequence[int], b: Sequence[int], k: int, *, weighted: bool = False) -> float | None:
@@ -461,6 +641,7 @@ def item_agreement(
     categories: dict[str, int],
     weighted: frozenset[str] = frozenset(),
     row_agree: Sequence[bool | None] | None = None,
+    row_items: Sequence[int] | None = None,
     resamples: int,
     seed: int,
     confidence: float = 0.95,
@@ -479,8 +660,10 @@ def item_agreement(
         items: how many items there are (an item without units still counts as drawable).
         categories: each criterion's number of categories.
         weighted: criteria (ordinal scales) that also get a linearly weighted kappa.
-        row_agree: per item, whether person and judge agree on every unit that decides the row, or None
-            when the item is not compared at row level.
+        row_agree: per row, whether person and judge agree on every unit that decides the row, or None
+            when the row is not compared at row level; one row per item unless ``row_items`` is given.
+        row_items: the item (0 … items−1) of each row of ``row_agree``, when an item has several rows (a
+            query answered under several conditions and models): the rows of a drawn item come along.
     """
     if not graded:
         raise ValueError("no graded units")
@@ -526,15 +709,18 @@ def item_agreement(
     rows_share: float | None = None
     rows_ci = None
     if row_agree is not None:
-        if len(row_agree) != items:
-            raise ValueError("row_agree needs one entry per item")
-        mask = np.array([a is not None for a in row_agree])
-        agree_row = np.array([bool(a) for a in row_agree], dtype=float)
-        rows_compared, rows_agreeing = int(mask.sum()), int(agree_row[mask].sum())
+        owner = np.arange(items) if row_items is None else np.asarray(row_items, dtype=int)
+        if len(row_agree) != len(owner):
+            raise ValueError("row_agree needs one entry per row of row_items (per item without it)")
+        mask = np.array([a is not None for a in row_agree], dtype=float)
+        agree_row = np.array([bool(a) for a in row_agree], dtype=float) * mask
+        rows_compared, rows_agreeing = int(mask.sum()), int(agree_row.sum())
         if rows_compared:
             rows_share = rows_agreeing / rows_compared
+            compared_per_item = np.bincount(owner, weights=mask, minlength=items)
+            agreeing_per_item = np.bincount(owner, weights=agree_row, minlength=items)
             with np.errstate(invalid="ignore", divide="ignore"):
-                share_boot = (counts[:, mask] @ agree_row[mask]) / counts[:, mask].sum(axis=1)
+                share_boot = (counts @ agreeing_per_item) / (counts @ compared_per_item)
             rows_ci = percentile_interval(share_boot, confidence)
     return ItemAgreement(
         items=items,

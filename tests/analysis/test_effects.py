@@ -19,8 +19,8 @@ from tests.analysis.rows import FIXTURES, row, write
 #   C1.5 − C1: i1 +0.2, i2 +0.6 (i3 unscored, i4 missing)      n 2, mean 0.4,    missing 1, unscored 1
 #   C1.5 − C0: i1 +0.6, i2 +0.5, i3 +0.5 (i4 missing)          n 3, mean 1.6/3,  missing 1, unscored 0
 # Sign-flip p (exact): [0.4, −0.1, 0.6] 4/8; [0.2, 0.6] 2/4; [0.6, 0.5, 0.5] 2/8.
-# 95 % bootstrap: an all-equal resample of n = 2 or 3 items has probability ≥ 1/27 > 2.5 %, so the interval
-# runs from the smallest to the largest difference: [−0.1, 0.6], [0.2, 0.6], [0.5, 0.6].
+# 95 % interval (the one the sign-flip test inverts): with 2 or 3 items no sign pattern is rare enough to
+# reject any shift at 5 % (the least p is 2/8), so the interval is unbounded: None.
 SCORES = {
     ("i1", "C0"): 0.2, ("i1", "C1"): 0.6, ("i1", "C1.5"): 0.8,
     ("i2", "C0"): 0.5, ("i2", "C1"): 0.4, ("i2", "C1.5"): 1.0,
@@ -28,9 +28,9 @@ SCORES = {
     ("i4", "C0"): 0.3, ("i4", "C1"): 0.9,
 }  # fmt: skip
 EXPECTED = [
-    ("C0", "C1", 3, 0.3, -0.1, 0.6, 0.5, 0, 1),
-    ("C1", "C1.5", 2, 0.4, 0.2, 0.6, 0.5, 1, 1),
-    ("C0", "C1.5", 3, 1.6 / 3, 0.5, 0.6, 0.25, 1, 0),
+    ("C0", "C1", 3, 0.3, None, None, 0.5, 0, 1),
+    ("C1", "C1.5", 2, 0.4, None, None, 0.5, 1, 1),
+    ("C0", "C1.5", 3, 1.6 / 3, None, None, 0.25, 1, 0),
 ]
 C0_VERDICTS = {"i1": "Yes", "i2": "Partial", "i3": "No", "i4": "No"}
 
@@ -58,8 +58,8 @@ def test_paired_effects_hand_table(results: Path) -> None:
     ]
     assert len(got) == len(EXPECTED)
     for g, want in zip(got, EXPECTED, strict=True):
-        assert g[:3] == want[:3] and g[7:] == want[7:]
-        assert g[3:7] == pytest.approx(want[3:7], abs=1e-6)
+        assert g[:3] == want[:3] and g[7:] == want[7:] and g[4:6] == want[4:6]
+        assert (g[3], g[6]) == pytest.approx((want[3], want[6]), abs=1e-6)
 
 
 def test_cli_json_list(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -82,7 +82,7 @@ def test_cli_json_list(results: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_cli_text(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(results), "--effects"]) == 0
     out = capsys.readouterr().out
-    assert "C1 − C0    composite  3  +0.300     [-0.100, +0.600]  0.5" in out
+    assert "C1 − C0    composite  3  +0.300     unbounded  0.5          1" in out  # p, then Holm over 3
     assert "never imputed" in out
 
 
@@ -114,9 +114,11 @@ def test_every_verifier_check_and_judge_score_is_compared(tmp_path: Path) -> Non
         row("i1", "C1", composite=0.2, scores={**scores, "url_allowlist_score": 0.5}),
     ]
     metrics = [e.metric for e in paired_effects(load_rows(write(tmp_path / "r.json", rows)))]
-    # Per-criterion scores are read as verdict shares (--criteria), not as effects.
+    # Per-criterion scores are read as verdict shares (--criteria), not as effects; the pass-rate
+    # difference follows the composite (issue 41).
     assert metrics == [
         "composite",
+        "pass",
         "round3.llm_judge_score",
         "round3.dimension.Safety",
         "deterministic_verifier_score",
