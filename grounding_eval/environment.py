@@ -1,11 +1,12 @@
 """What installing the pack put into the user's Python environment that is not the pack's to put there.
 
-citeurl (12.0.4, every release since 11) and fast-diff-match-patch (2.1.0 and 2.0.1, the only releases;
-eyecite requires it) ship their own test suites as a top-level ``tests`` package. Installed, it sits in
+citeurl (12.0.4, every release since 11) ships its own test suite as a top-level ``tests`` package (so
+does fast-diff-match-patch, which eyecite's PyPI release requires; the pack vendors eyecite without it,
+issue 42, but a user's environment may still hold it). Installed, it sits in
 ``site-packages/tests/__init__.py``: a *regular* package, which wins over a user's own ``tests/`` when
 that is a namespace package (no ``__init__.py``) wherever it lies on ``sys.path``, so ``import
 tests.helpers`` breaks in the user's project. No fixed release exists and no other library reads
-citations as these do, so the pack removes those files after installing (``grounding-eval doctor --fix``,
+citations as citeurl does, so the pack removes those files after installing (``grounding-eval doctor --fix``,
 which ``scripts/install`` runs): only the files each distribution's own ``RECORD`` lists under ``tests/``,
 then the folders left empty. Only installed wheels are read — a ``.dist-info`` folder with a ``RECORD``,
 inside the environment's own site-packages (``sysconfig`` purelib and platlib) — and only files inside that

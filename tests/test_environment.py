@@ -1,6 +1,6 @@
 """Installing the pack adds no top-level ``tests`` package to the user's environment (issue 39, finding 8).
 
-citeurl and fast-diff-match-patch ship one; ``grounding-eval doctor --fix`` (run by ``scripts/install``)
+citeurl ships one (and fast-diff-match-patch, in an environment that holds it); ``grounding-eval doctor --fix`` (run by ``scripts/install``)
 removes exactly the files their ``RECORD`` lists. Read through :mod:`importlib.metadata`, as pip does.
 """
 

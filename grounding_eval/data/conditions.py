@@ -14,12 +14,13 @@ block came out empty (``directory_gap``, ``full_content_gap``), and the test gen
 from __future__ import annotations
 
 import dataclasses
-import unicodedata
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import jinja2
+import regex
 
 from grounding_eval.data.dataset import Dataset
 from grounding_eval.data.records import Query
@@ -48,38 +49,22 @@ _ELLIPSIS = "\u2026"
 # reads as if text were missing twice.
 # The text's own "…" goes too, so the cut never reads "……".
 _TRAILING = ",;:-\u2013\u2014([{/\u2026 \t\n\r\u00a0"
-_ZWJ = "\u200d"
 
 
-def _joins(before: str, after: str, run: int) -> bool:
-    """Whether ``after`` belongs to the same user-perceived character as the ``before`` it follows (a
-    cut between them would split it). ``run``: how many regional indicators end at ``before``.
-
-    Python has no grapheme segmentation and none of the pack's libraries offers one, so this covers the
-    cases a description can plausibly hold: combining and spacing marks (Mn, Mc, Me, which include the
-    variation selectors), ZWJ sequences (either side of the joiner), emoji skin-tone modifiers, tag
-    characters (subdivision flags) and regional-indicator pairs (country flags).
-    """
-    if unicodedata.category(after) in ("Mn", "Mc", "Me") or after == _ZWJ or before == _ZWJ:
-        return True
-    if "\U0001f3fb" <= after <= "\U0001f3ff" or "\U000e0020" <= after <= "\U000e007f":
-        return True
-    return _regional(before) and _regional(after) and run % 2 == 1
-
-
-def _regional(char: str) -> bool:
-    return "\U0001f1e6" <= char <= "\U0001f1ff"
+@cache
+def _clusters() -> Any:  # regex.Pattern (the regex package ships no type information)
+    return regex.compile(r"\X")
 
 
 def _whole_characters(text: str, end: int) -> int:
-    """``end`` moved back until ``text[:end]`` ends on a whole user-perceived character."""
-    while end > 0 and end < len(text):
-        run = 0
-        while run < end and _regional(text[end - 1 - run]):
-            run += 1
-        if not _joins(text[end - 1], text[end], run):
-            break
-        end -= 1
+    r"""``end`` moved back until ``text[:end]`` ends on a whole user-perceived character: the start of the
+    extended grapheme cluster (Unicode's UAX #29, the ``regex`` package's ``\X``) that ``end`` falls inside.
+    A letter and its marks, a Hangul syllable of conjoining jamo, an emoji ZWJ sequence or a flag is one."""
+    if end <= 0 or end >= len(text):
+        return end
+    for cluster in _clusters().finditer(text):
+        if cluster.end() > end:
+            return int(cluster.start())
     return end
 
 

@@ -268,7 +268,7 @@ def _data_from_json(value: Any) -> LibraryData:
 def _build_eyecite(
     templates: dict[str, list[str]], digitless: list[str], rejected: dict[str, str], written: list[str]
 ) -> LibraryData:
-    from eyecite.tokenizers import EXTRACTORS, _strip_ws  # (the one place eyecite's import is paid)
+    from grounding_eval._vendor.eyecite.tokenizers import EXTRACTORS, _strip_ws  # (eyecite import paid here)
 
     case_strings: dict[str, list[int]] = {}
     extractors: list[tuple[str, str]] = []
@@ -306,7 +306,8 @@ def _key() -> str:
         digest.update(file.read_bytes() if file.exists() else b"missing")
     for package, name in (
         ("citeurl", "templates/state law.yaml"), ("citeurl", "templates/general federal law.yaml"),
-        ("citeurl", "template.py"), ("eyecite", "tokenizers.py"), ("eyecite", "regexes.py"),
+        ("citeurl", "template.py"), ("grounding_eval._vendor.eyecite", "tokenizers.py"),
+        ("grounding_eval._vendor.eyecite", "regexes.py"),
         ("reporters_db", "data/reporters.json"), ("reporters_db", "data/laws.json"),
         ("reporters_db", "data/journals.json"), ("reporters_db", "data/regexes.json"),
     ):  # fmt: skip

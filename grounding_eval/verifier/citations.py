@@ -1065,7 +1065,7 @@ def _cases(
     if not _eyecite_needed(scanner, sentence, lo, places, statutes):
         return []
     try:
-        from eyecite import get_citations
+        from grounding_eval._vendor.eyecite import get_citations
 
         cites: list[Any] = get_citations(sentence, tokenizer=_tokenizer())  # (no annotations in eyecite)
     except Exception as error:  # eyecite fails on this sentence: its places are listed, not read
@@ -1114,7 +1114,7 @@ def _tokenizer() -> Any:
     extractors whose strings occur in the text without white space, and those without strings), but
     gathering them by identity: eyecite's set hashes each extractor through its ``repr``, half of a
     sentence's reading time."""
-    from eyecite.tokenizers import Tokenizer, _strip_ws, default_tokenizer
+    from grounding_eval._vendor.eyecite.tokenizers import Tokenizer, _strip_ws, default_tokenizer
 
     class _Selecting(Tokenizer):
         def get_extractors(self, text: str) -> list[Any]:
@@ -1138,7 +1138,7 @@ def _tokenizer() -> Any:
 
 def _eyecite_mention(found: Any, sentence: str) -> CitationMention | None:
     """One of eyecite's full citations as a citation of the pack (None: not a full citation)."""
-    from eyecite.models import FullCaseCitation, FullJournalCitation, FullLawCitation
+    from grounding_eval._vendor.eyecite.models import FullCaseCitation, FullJournalCitation, FullLawCitation
 
     cite: Any = found  # (eyecite's methods carry no annotations)
     if not isinstance(found, (FullCaseCitation, FullLawCitation, FullJournalCitation)):
@@ -1202,7 +1202,7 @@ def _case_jurisdiction(cite: Any, text: str, end: int) -> str | None:
     if not court:
         paren = _PAREN.match(text, end)
         if paren:
-            from eyecite.helpers import get_court_by_paren
+            from grounding_eval._vendor.eyecite.helpers import get_court_by_paren
 
             court = get_court_by_paren(paren.group("court").strip())
     if court:

@@ -141,8 +141,8 @@ def corpus(every: int = 1) -> list[str]:
 
 def eyecite_finds(text: str) -> list[Found]:
     """eyecite's full citations in ``text``."""
-    from eyecite import get_citations
-    from eyecite.models import FullCaseCitation, FullJournalCitation, FullLawCitation
+    from grounding_eval._vendor.eyecite import get_citations
+    from grounding_eval._vendor.eyecite.models import FullCaseCitation, FullJournalCitation, FullLawCitation
 
     kinds = ((FullCaseCitation, "case"), (FullJournalCitation, "journal"), (FullLawCitation, "law"))
     out = []

@@ -649,15 +649,18 @@ def _refusal_reason(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> s
     """Say why ``address`` must not be contacted (``"loopback address 127.0.0.1"``), or ``None``.
 
     An IPv6 address that carries an IPv4 address (6to4, Teredo, NAT64) leads to that IPv4 address
-    through a relay or gateway, so the IPv4 address is judged too. A NAT64 address of a public IPv4
-    address is allowed: on an IPv6-only network it is how every IPv4-only site is reached.
+    through a relay or gateway, so the IPv4 address is judged too. A NAT64 or 6to4 address of a public
+    IPv4 address is allowed: on an IPv6-only network it is how every IPv4-only site is reached. Its prefix
+    is not judged itself: Python 3.13 (and the 3.11 and 3.12 patch releases with the CVE-2024-4032 fix)
+    follows IANA's registry, where 6to4 (2002::/16) is not global, so ``is_private`` holds for every 6to4
+    address there and for none on 3.11.7: the verdict would depend on the Python (issue 42).
     """
     if isinstance(address, ipaddress.IPv6Address):
         for label, inner in _embedded_ipv4(address):
             kind = _forbidden_kind(inner)
             if kind is not None:
                 return f"{label} address {address} embeds {kind} address {inner}"
-        if address in _NAT64:
+        if address in _NAT64 or address.sixtofour is not None:
             return None
     kind = _forbidden_kind(address)
     return None if kind is None else f"{kind} address {address}"
