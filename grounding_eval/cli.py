@@ -79,7 +79,8 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         type=Path,
         default=None,
-        help="organization directory YAML (default: the sample's)",
+        help="organization directory YAML (default: the pack's directory of every state, DC and the "
+        "territories, datasets/directory/organizations.yaml)",
     )
     v.add_argument(
         "--citations",
@@ -175,7 +176,8 @@ def _add_data_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
         metavar="FILE",
         type=Path,
         default=None,
-        help="organization directory (default: the sample's)",
+        help="organization directory (default: the pack's directory of every state, "
+        "datasets/directory/organizations.yaml)",
     )
     check.add_argument("--index", metavar="FILE", type=Path, required=True)
 
@@ -253,6 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from grounding_eval.files import read_text
+    from grounding_eval.resources import pack_directory
     from grounding_eval.states import parse_state
     from grounding_eval.user_cache import cache_root
     from grounding_eval.verifier.explain import check_lines, summary_line
@@ -273,7 +276,7 @@ def _verify(args: argparse.Namespace) -> int:
     sources = [read_text(p) for p in args.source]
     resources = load_resources(
         allowlist=args.allowlist or _sample("allowlist.txt"),
-        orgs=args.orgs or _sample("organizations.yaml"),
+        orgs=args.orgs or pack_directory(),
         citations=args.citations or _sample("citations.yaml"),
         liveness="offline" if args.offline else "live",
         snapshot=args.liveness_snapshot,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grounding_eval.errors import DataError, clip
-from grounding_eval.resources import pack_root
+from grounding_eval.resources import pack_directory, pack_root
 
 if TYPE_CHECKING:
     from grounding_eval.data.dataset import Dataset
@@ -148,7 +148,7 @@ def _orgs_check(args: argparse.Namespace) -> int:
     from grounding_eval.verifier.directory import load_directory
     from grounding_eval.verifier.urls import url_host
 
-    orgs = args.orgs or pack_root() / "datasets" / "sample" / "organizations.yaml"
+    orgs = args.orgs or pack_directory()
     directory = load_directory(orgs)
     index = load_index(args.index)
     unowned: dict[str, list[str]] = {}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from grounding_eval.errors import DataError
 
-__all__ = ["VERSION", "pack_file", "pack_root", "pack_version", "sha256_file"]
+__all__ = ["VERSION", "pack_directory", "pack_file", "pack_root", "pack_version", "sha256_file"]
 
 VERSION = "0.1.0"
 """grounding-eval's version: the one place it is written (pyproject.toml reads it from here)."""
@@ -63,6 +63,12 @@ def pack_file(*parts: str) -> Path:
     if not path.exists():
         raise DataError(path, "not in grounding-eval's data (missing from this install or checkout)")
     return path
+
+
+def pack_directory() -> Path:
+    """The organization directory of every state, DC and the territories (``datasets/directory``): the
+    verifier's directory for a dataset without its own ``organizations.yaml``."""
+    return pack_root() / "datasets" / "directory" / "organizations.yaml"
 
 
 def pack_version() -> str:

@@ -1,11 +1,15 @@
-"""Two-letter jurisdiction codes, and the names a user or a dataset may write instead.
+"""Two-letter jurisdiction codes, and the names a user, a dataset or the field's libraries write instead.
 
+Every state, the District of Columbia and the territories (AS, GU, MP, PR, VI), with Micronesia (FM),
+whose legal-aid program the Legal Services Corporation funds. The codes and names are the USPS ones;
+``tests/test_states.py`` checks them against courts-db's list of states and against every state
+reporters-db and citeurl's templates name, so a citation of any of them is read as its state's law.
 The verifier compares jurisdictions as codes; ``US`` marks a national organization, which serves everyone.
 """
 
 from __future__ import annotations
 
-__all__ = ["NATIONAL", "STATE_NAMES", "parse_state"]
+__all__ = ["ALL_NAMES", "NATIONAL", "OTHER_NAMES", "STATE_NAMES", "parse_state", "state_of_name"]
 
 NATIONAL = "US"
 
@@ -24,7 +28,29 @@ STATE_NAMES: dict[str, str] = {
     "PR": "Puerto Rico", "VI": "U.S. Virgin Islands",
 }  # fmt: skip
 
-_BY_NAME = {name.casefold(): code for code, name in STATE_NAMES.items()}
+OTHER_NAMES: dict[str, str] = {
+    "Virgin Islands": "VI",  # (courts-db's, reporters-db's and citeurl's name for it)
+    "United States Virgin Islands": "VI",
+    "Washington D.C.": "DC",  # (courts-db's location of the District's courts)
+    "Washington, D.C.": "DC",
+    "Federated States of Micronesia": "FM",  # (courts-db's)
+    "Commonwealth of the Northern Mariana Islands": "MP",
+    "Commonwealth of Puerto Rico": "PR",
+}
+"""Other names the field's data writes for a jurisdiction: name -> code."""
+
+_NAMES: dict[str, str] = {**{name: code for code, name in STATE_NAMES.items()}, **OTHER_NAMES}
+_BY_NAME = {name.casefold(): code for name, code in _NAMES.items()}
+
+ALL_NAMES: tuple[tuple[str, str], ...] = tuple(sorted(_NAMES.items(), key=lambda kv: (-len(kv[0]), kv[0])))
+"""Every name and its code, longest first ("West Virginia" before "Virginia", "Washington D.C." before
+"Washington"), for finding a name inside a longer text."""
+
+
+def state_of_name(name: str) -> str | None:
+    """The code of a jurisdiction's name as written (``Virgin Islands``, ``District Of Columbia``), any
+    case; None for a name that is not one."""
+    return _BY_NAME.get(" ".join(name.split()).casefold())
 
 
 def parse_state(value: object, *, allow_national: bool = False) -> str:
@@ -42,7 +68,7 @@ def parse_state(value: object, *, allow_national: bool = False) -> str:
         return NATIONAL
     if code in STATE_NAMES:
         return code
-    by_name = _BY_NAME.get(text.casefold())
+    by_name = state_of_name(text)
     if by_name is not None:
         return by_name
     raise ValueError(f"unknown state code {value!r}")

@@ -580,7 +580,7 @@ class TestDatasetResources:
         inputs = result["metadata"]["verifier_inputs"]
         assert inputs["allowlist"]["path"] == f"{TINY / 'jkb_index.csv'} (built from the index)"
         assert inputs["allowlist"]["urls"] == 3
-        assert inputs["directory"]["path"] == str(SAMPLE / "organizations.yaml")  # the pack's sample
+        assert inputs["directory"]["path"] == str(REPO / "datasets" / "directory" / "organizations.yaml")
         statuses = [u["status"] for u in result["metadata"]["verifier"]["urls"]]
         assert statuses == ["IN_ALLOWLIST", "UNCHECKED"]  # the tiny index's URL; the sample's is not in it
 

@@ -129,7 +129,8 @@ def test_swapping_the_dataset_needs_no_code_change(tmp_path: Path) -> None:
     )
     assert row_scores(c15)["quotation_score"] == 1.0
     # The verifier follows the dataset too: the tiny dataset has no allowlist file, so one is built
-    # from its index, and the reason says so; it has no directory, so the pack's sample is named.
+    # from its index, and the reason says so; it has no directory, so the pack's directory of every state
+    # is named.
     for row in rows:
         verifier = next(
             c
@@ -138,7 +139,7 @@ def test_swapping_the_dataset_needs_no_code_change(tmp_path: Path) -> None:
         )
         inputs = verifier["metadata"]["verifier_inputs"]
         assert inputs["allowlist"] == {"path": f"{tiny}/jkb_index.csv (built from the index)", "urls": 3}
-        assert inputs["directory"]["path"].endswith("datasets/sample/organizations.yaml")
+        assert inputs["directory"]["path"].endswith("datasets/directory/organizations.yaml")
 
 
 ROUNDS = {  # config → (rubric, items, conditions)

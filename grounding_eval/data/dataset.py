@@ -8,7 +8,7 @@ A dataset is a folder with the standard file names (so a user's private data is 
     articles/            article cache: <index id>.txt or <index id>.md, one file per article
     allowlist.txt        the verifier's URL allowlist (or allowlist.csv; optional: when absent it is
                          built from the index on load, as `grounding-eval allowlist build` does)
-    organizations.yaml   the verifier's organization directory (optional: the pack's sample otherwise)
+    organizations.yaml   the verifier's organization directory (optional: the pack's directory of every state otherwise)
     dataset.yaml         what the folder is: a name, and which of the methods document's real sets it
                          claims to hold (optional; :mod:`grounding_eval.data.manifest`)
 

@@ -15,7 +15,9 @@ recordings of the items of a file that did not load) is not reported again.
   record), or — for an item a C1.5 round selects (2, 2b, 3) — whose C1.5 content comes out empty (no
   cached article among its records). An eval would otherwise send an empty block; the test generator
   makes such a cell an ``ERROR (no grounding for …)`` row instead.
-* **Warnings**: C1.5 content of one article (the methods document: "two or three relevant articles");
+* **Warnings**: an item whose articles are all another state's law (the index's ``state`` of each; national
+  ``US`` ones aside): a WA item grounded on Oregon's statutes;
+  C1.5 content of one article (the methods document: "two or three relevant articles");
   a documented size that differs when ``dataset.yaml`` claims the real set
   (:func:`~grounding_eval.data.rounds.size_warnings`); a citation index range cover that holds unlisted
   sections between listed ones, or may (:func:`~grounding_eval.verifier.citations.cover_gaps`: each would be an
@@ -31,7 +33,9 @@ from pathlib import Path
 
 from grounding_eval.data.conditions import condition_vars
 from grounding_eval.data.dataset import Dataset
+from grounding_eval.data.records import Query
 from grounding_eval.data.rounds import ROUNDS, select_items, size_warnings
+from grounding_eval.data.select import Selection
 
 __all__ = [
     "MIN_ARTICLES",
@@ -67,6 +71,9 @@ def check_dataset(dataset: Dataset) -> Findings:
         grounding = condition_vars(item, dataset)
         if grounding.directory_gap:
             errors.append(f"{dataset.root}: no grounding for C1: {grounding.directory_gap}")
+        other_state = _other_states_grounding(item, (*grounding.directory, *grounding.full_content))
+        if other_state:
+            warnings.append(f"{dataset.root}: {other_state}")
         rounds = full_content_rounds.get(item.id)
         if not rounds:
             continue
@@ -82,6 +89,25 @@ def check_dataset(dataset: Dataset) -> Findings:
     texts = [article.text for article in dataset.articles.values()]
     errors += check_citation_index(Path(dataset.root), warnings, texts)
     return Findings(tuple(errors), (*warnings, *size_warnings(dataset)))
+
+
+def _other_states_grounding(item: Query, chosen: Sequence[Selection]) -> str | None:
+    """Why ``item``'s grounding is another state's law, or None: every article chosen for it (its
+    ``article_ids``, or those ranked for it) that is not national (``US`` in the index) is of a state
+    other than the item's jurisdiction. The index's ``state`` says whose an article is."""
+    from grounding_eval.states import NATIONAL
+
+    records = {s.record.id: s.record for s in chosen}
+    local = [r for r in records.values() if r.state != NATIONAL]
+    if not local or any(r.state == item.jurisdiction for r in local):
+        return None
+    states = ", ".join(sorted({r.state for r in local}))
+    national = len(records) - len(local)
+    besides = f"; {national} national" if national else ""
+    return (
+        f"item {item.id!r} is {item.jurisdiction} but its articles are {states} law "
+        f"({', '.join(r.id for r in local)}{besides}): none is {item.jurisdiction}'s"
+    )
 
 
 _CITATION_SCHEMA = "datasets/schemas/citations.schema.json"

@@ -306,7 +306,7 @@ def _resources(
             citations = find_citation_index(dataset)
     loaded = load_resources(
         allowlist=chosen or sample / "allowlist.txt",
-        orgs=orgs or sample / "organizations.yaml",
+        orgs=orgs or pack_root / "datasets" / "directory" / "organizations.yaml",  # every state's
         liveness=liveness,
         snapshot=snapshot,
         cache_path=cache_path,

@@ -1030,10 +1030,11 @@ def _kind(template_name: str) -> str:
 
 
 def _template_state(name: str) -> str | None:
-    from grounding_eval.states import STATE_NAMES
+    """The state a template's name names (``Virgin Islands Code``: VI), longest name first."""
+    from grounding_eval.states import ALL_NAMES
 
-    for code, state in sorted(STATE_NAMES.items(), key=lambda kv: -len(kv[1])):
-        if name.startswith(state) or f" {state}" in name or name.startswith(f"Code of {state}"):
+    for state, code in ALL_NAMES:
+        if name.startswith(state) or f" {state}" in name:
             return code
     return None
 
@@ -1178,12 +1179,11 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 def _law_jurisdiction(short_name: str) -> str | None:
     import reporters_db
 
-    from grounding_eval.states import STATE_NAMES
+    from grounding_eval.states import state_of_name
 
-    by_name = {name: code for code, name in STATE_NAMES.items()}
     for entry in reporters_db.LAWS.get(short_name, ()):
         where = str(entry.get("jurisdiction"))
-        return "US" if where == "United States" else by_name.get(where)
+        return "US" if where == "United States" else state_of_name(where)
     return None
 
 
@@ -1197,7 +1197,17 @@ def _case_jurisdiction(cite: Any, text: str, end: int) -> str | None:
     The court is eyecite's, or read from the parenthetical after the citation up to its year or a dash
     (eyecite reads no court in "(Tex. App.—Dallas 2003, no pet.)"). A state reporter is the state its
     reporters-db entry names first (``Or.`` also lists Oklahoma, ``Ohio St.`` an Oklahoma court too).
+
+    A state's own reporter outweighs a court of another state: eyecite reads the court "(V.I. 2003)" as
+    the Virginia Beach circuit court and "(P.R. 1990)" as Prince William's, so "45 V.I. 123 (V.I. 2003)"
+    would be Virginia law; the Virgin Islands Reports print no Virginia case.
     """
+    reporter = cite.all_editions[0].reporter if cite.all_editions else None
+    own = (
+        _reporter_states(reporter.short_name)
+        if reporter and reporter.cite_type in ("state", "neutral")
+        else ()
+    )
     court = getattr(cite.metadata, "court", None)
     if not court:
         paren = _PAREN.match(text, end)
@@ -1207,9 +1217,8 @@ def _case_jurisdiction(cite: Any, text: str, end: int) -> str | None:
             court = get_court_by_paren(paren.group("court").strip())
     if court:
         where = _court_state(str(court))
-        if where is not None:
+        if where is not None and (where == "US" or not own or where in own):
             return where
-    reporter = cite.all_editions[0].reporter if cite.all_editions else None
     if reporter is None:
         return None
     if reporter.cite_type == "federal":
@@ -1223,14 +1232,13 @@ def _case_jurisdiction(cite: Any, text: str, end: int) -> str | None:
 def _court_state(court_id: str) -> str | None:
     from courts_db import courts
 
-    from grounding_eval.states import STATE_NAMES
+    from grounding_eval.states import state_of_name
 
-    by_name = {name: code for code, name in STATE_NAMES.items()}
     for court in courts:
         if court.get("id") == court_id:
             if court.get("system") == "federal":
                 return "US"
-            return by_name.get(str(court.get("location")))
+            return state_of_name(str(court.get("location")))
     return None
 
 
