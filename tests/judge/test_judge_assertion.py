@@ -96,10 +96,10 @@ class TestWireFormats:
         assert row_scores(result)["v3.hallucinations"] == 0.5
         assert "v3.llm_judge_score" in row_scores(result)
         lines = [ln for c in result["componentResults"] for ln in c["reason"].splitlines()]
-        assert sorted(ln.partition(": ")[0] for ln in lines if ln.partition(": ")[0] in V3.ids) == sorted(
-            V3.ids
-        )
-        assert "hallucinations: Partial — " in "\n".join(lines)  # each criterion once, with its verdict
+        names = [ln.partition(": ")[0].removesuffix(" (No = good)") for ln in lines]
+        assert sorted(n for n in names if n in V3.ids) == sorted(V3.ids)
+        # each criterion once, with its verdict; a negative one marked as the HTML report marks it
+        assert "hallucinations (No = good): Partial — " in "\n".join(lines)
         meta = result["metadata"]["judge"]
         assert (
             meta["rubric_id"] == "v3" and meta["model"] == wire_case.provider_id and meta["condition"] == "C1"
