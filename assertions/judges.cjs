@@ -224,6 +224,60 @@ function refuseSelfGrading(choice, context, config) {
   }
 }
 
+// Settings that decide where a provider sends its requests, and its key (OPENAI_BASE_URL, ANTHROPIC_BASE_URL,
+// AZURE_OPENAI_API_HOST, OLLAMA_HOST, *_ENDPOINT…), through which proxy, or whether their TLS is checked.
+const ENDPOINT_ENV = /(?:_BASE_URL|_API_BASE|_API_BASE_URL|_API_HOST|_API_URL|_HOST|_ENDPOINT|_BASE_PATH|^(?:HTTPS?|ALL)_PROXY|^NODE_TLS_REJECT_UNAUTHORIZED)$/i;
+const envFileFindings = new Map();
+
+// The .env files promptfoo read into this process: the one in the folder it runs in, and --env-file/--env-path.
+// [file, overrides]: promptfoo's --env-file values replace the environment's, the folder's .env fills only gaps.
+function envFilesRead() {
+  const files = [[path.resolve(process.cwd(), '.env'), false]];
+  const argv = process.argv;
+  for (let i = 0; i < argv.length; i += 1) {
+    const a = String(argv[i]);
+    const given = a === '--env-file' || a === '--env-path' ? argv[i + 1] : /^--env-(?:file|path)=/.test(a) ? a.slice(a.indexOf('=') + 1) : undefined;
+    for (const p of String(given || '').split(',').map((s) => s.trim()).filter(Boolean)) files.push([path.resolve(process.cwd(), p), true]);
+  }
+  return files;
+}
+
+// While the user's own choice decides the judge (the switch, or the command line's --judge), an endpoint
+// setting this process took from a .env file — a received study's, read by promptfoo from the folder it runs
+// in — is refused in one line naming the file and variable: it would send the user's key to the file's host.
+// A variable counts as the file's unless the user set another value themselves: the folder's .env never
+// overrides the user's own value (and one the environment lacks is filled in when promptfoo's library loads,
+// perhaps after this check); --env-file always does.
+function refuseEnvFileEndpoints() {
+  const files = envFilesRead();
+  const key = JSON.stringify(files);
+  if (!envFileFindings.has(key)) {
+    const fs = require('node:fs');
+    let found;
+    for (const [file, overrides] of files) {
+      let text;
+      try {
+        text = fs.readFileSync(file, 'utf8');
+      } catch (_err) {
+        continue; // no such file: nothing was read from it
+      }
+      const dotenv = require(require.resolve('dotenv', { paths: [path.dirname(require.resolve('promptfoo', { paths: [process.cwd(), __dirname] })), process.cwd(), __dirname] }));
+      for (const [name, value] of Object.entries(dotenv.parse(text))) {
+        const own = process.env[name];
+        if (ENDPOINT_ENV.test(name) && value.trim() && (overrides || own === undefined || own === value)) {
+          found = `${file} sets ${name} (${label(value)}): while $${JUDGE_PROVIDER_ENV} or --judge decides the judge, a .env file may not `
+            + 'choose where its requests and your key go; delete the line, or set the variable in your own environment';
+          break;
+        }
+      }
+      if (found) break;
+    }
+    envFileFindings.set(key, found);
+  }
+  const found = envFileFindings.get(key);
+  if (found) throw new Refused(found);
+}
+
 // The judges a pack call uses, as settings (not loaded): {judge, cheap} or a Refused error thrown.
 //   call: judge | factuality | docs_qa; context: promptfoo's assertion context (test, config, provider);
 //   options.assertionProvider: the assertion's provider when the caller knows it (beforeAll);
@@ -260,6 +314,7 @@ function chooseJudges(call, context, options = {}) {
     }
     if (judge && config.base_url) judge = withBaseUrl(judge, config.base_url, 'config.base_url');
   }
+  if (judgeFromSwitch || override.provider) refuseEnvFileEndpoints();
   if (!judge) {
     const hint = test.provider
       ? ' (defaultTest.provider sets the model under test, not the grader: use defaultTest.options.provider)'
@@ -477,9 +532,12 @@ function utf8Escape(lead) {
   // longest first: "%25C3%25A9" is é encoded twice, not "%" and "C3"
   return `${lead}[fF][0-4](?:${more}){3}|${lead}[eE][0-9A-Fa-f](?:${more}){2}|${lead}[cdCD][0-9A-Fa-f]${more}|${lead}[0-7][0-9A-Fa-f]`;
 }
-const ESCAPE = new RegExp(`(?=[%\\\\&\\x01])(?:(${utf8Escape('%(?:25)?')}|${utf8Escape('\\\\x')})`
+const ESCAPE_SOURCE = `(?=[%\\\\&\\x01])(?:(${utf8Escape('%(?:25)?')}|${utf8Escape('\\\\x')})`
   + '|\\\\u\\{([0-9A-Fa-f]{1,6})\\}|\\\\u([0-9A-Fa-f]{4})|\\\\U([0-9A-Fa-f]{8})|\\\\([nrt])|\\\\([/"\'\\\\])'
-  + '|&#[xX]([0-9A-Fa-f]{1,8});?|&#([0-9]{1,10});?|&([A-Za-z][A-Za-z0-9]{1,31};)|\\x01)', 'g');
+  + '|&#[xX]([0-9A-Fa-f]{1,8});?|&#([0-9]{1,10});?|&([A-Za-z][A-Za-z0-9]{1,31};)|\\x01)';
+// Found without captures (far faster in a long text), then read with them, once per distinct escape.
+const ESCAPE = new RegExp(ESCAPE_SOURCE.replace(/\((?!\?)/g, '(?:'), 'g');
+const ESCAPE_ONE = new RegExp(`^${ESCAPE_SOURCE}$`);
 // HTML's named references for the characters up to U+00FF (the table _redact.py takes from html.entities).
 const ENTITY_TABLE = [
   '9:Tab a:NewLine 21:excl 22:QUOT,quot 23:num 24:dollar 25:percnt 26:AMP,amp 27:apos 28:lpar 29:rpar ',
@@ -519,23 +577,41 @@ function decodeBytes(token) {
   }
 }
 
-// The text with each escape decoded at its first character and the rest of it filled: the same length.
+// One escape, decoded: the character at the escape's first place, the rest filled ('' kept as written).
+function decodeToken(token) {
+  const m = ESCAPE_ONE.exec(token);
+  if (!m || token === '\x01') return '\x02';
+  const [, bytes, cp, u4, u8, ctl, lit, hx, dec, name] = m;
+  let char = '';
+  if (bytes) char = decodeBytes(token);
+  else if (ctl) char = { n: '\n', r: '\r', t: '\t' }[ctl];
+  else if (lit) char = lit;
+  else if (name) char = ENTITIES.get(name) || '';
+  else if (u4) char = String.fromCharCode(parseInt(u4, 16));
+  else {
+    const code = parseInt(cp || u8 || hx || dec, dec ? 10 : 16);
+    char = code <= 0x10ffff ? String.fromCodePoint(code) : '';
+  }
+  return char && char.length <= token.length ? char + FILL.repeat(token.length - char.length) : token;
+}
+
+// The same few escapes recur: each is decoded once.
+const decodedTokens = new Map();
+function decodeOnce(token) {
+  let out = decodedTokens.get(token);
+  if (out === undefined) {
+    if (decodedTokens.size >= 4096) decodedTokens.clear();
+    out = decodeToken(token);
+    decodedTokens.set(token, out);
+  }
+  return out;
+}
+
+// The text with each escape decoded at its first character and the rest of it filled: the same length, each
+// character at its own index, so a match in this view is a span of the text.
 function decoded(text) {
   if (!/[%\\&\x01]/.test(text)) return text;
-  return text.replace(ESCAPE, (token, bytes, cp, u4, u8, ctl, lit, hx, dec, name) => {
-    if (token === '\x01') return '\x02';
-    let char = '';
-    if (bytes) char = decodeBytes(token);
-    else if (ctl) char = { n: '\n', r: '\r', t: '\t' }[ctl];
-    else if (lit) char = lit;
-    else if (name) char = ENTITIES.get(name) || '';
-    else if (u4) char = String.fromCharCode(parseInt(u4, 16));
-    else {
-      const code = parseInt(cp || u8 || hx || dec, dec ? 10 : 16);
-      char = code <= 0x10ffff ? String.fromCodePoint(code) : '';
-    }
-    return char && char.length <= token.length ? char + FILL.repeat(token.length - char.length) : token;
-  });
+  return text.replace(ESCAPE, decodeOnce);
 }
 
 // A secret's characters as patterns over the view: a space of the key may come back as "+".

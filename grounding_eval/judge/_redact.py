@@ -274,13 +274,16 @@ def _utf8(lead: str) -> str:
 
 _URL_BYTES: Final = _utf8("%(?:25)?")
 _PY_BYTES: Final = _utf8(r"\\x")
-_ESCAPE: Final = re.compile(
+_ESCAPE_SOURCE: Final = (
     rf"(?=[%\\&\x01])(?:(?P<bytes>{_URL_BYTES}|{_PY_BYTES})"
     r"|\\u\{(?P<cp>[0-9A-Fa-f]{1,6})\}|\\u(?P<u4>[0-9A-Fa-f]{4})|\\U(?P<u8>[0-9A-Fa-f]{8})"
     r"|\\(?P<ctl>[nrt])|\\(?P<lit>[/\"'\\])"
     r"|&\#[xX](?P<hx>[0-9A-Fa-f]{1,8});?|&\#(?P<dec>[0-9]{1,10});?|&(?P<name>[A-Za-z][A-Za-z0-9]{1,31};)"
     r"|\x01)"
 )
+# Found without groups, then read with them, once per distinct escape (the same few recur).
+_ESCAPE: Final = re.compile(re.sub(r"\(\?P<[a-z0-9]+>", "(?:", _ESCAPE_SOURCE))
+_ESCAPE_ONE: Final = re.compile(_ESCAPE_SOURCE)
 _CONTROL: Final = {"n": "\n", "r": "\r", "t": "\t"}
 
 
@@ -299,7 +302,7 @@ def _decode(match: re.Match[str]) -> str:
 @lru_cache(maxsize=4096)
 def _decode_token(token: str) -> str:
     """One escape, decoded (a token fully determines it: the same few recur, so each is decoded once)."""
-    match = _ESCAPE.fullmatch(token)
+    match = _ESCAPE_ONE.fullmatch(token)
     kind = match.lastgroup if match else None
     if match is None or kind is None:
         return "\x02"
