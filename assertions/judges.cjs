@@ -519,8 +519,8 @@ const REDACTED = '[REDACTED]';
 const MIN_FORM_CHARS = 12; // shortest secret whose base64, hex, shortened, truncated and spread forms are looked for
 const TRUNCATED_MIN = 12; // characters of a key's random part a truncated echo must show (_redact.TRUNCATED_MIN)
 const FILL = '\x01'; // the rest of a decoded escape, in the view (a \x01 of the text is shown as \x02)
-const GAP = '[\\s\\x01]{0,40}'; // between two characters of a form: a line break, an indent, an escape's fill
-const HEX_GAP = '[\\s\\x01:-]{0,40}';
+const GAP = String.raw`[\s\x01]{0,40}`; // between two characters of a form: a line break, an indent, an escape's fill
+const HEX_GAP = String.raw`[\s\x01:-]{0,40}`;
 const FILLS = '\\x01*';
 const ELLIPSIS = `(?:…|\\.{2,}|\\*{2,})${FILLS}`;
 const PREFIX_SEGMENT = /^[A-Za-z0-9]+[-_]/;
@@ -532,9 +532,9 @@ function utf8Escape(lead) {
   // longest first: "%25C3%25A9" is é encoded twice, not "%" and "C3"
   return `${lead}[fF][0-4](?:${more}){3}|${lead}[eE][0-9A-Fa-f](?:${more}){2}|${lead}[cdCD][0-9A-Fa-f]${more}|${lead}[0-7][0-9A-Fa-f]`;
 }
-const ESCAPE_SOURCE = `(?=[%\\\\&\\x01])(?:(${utf8Escape('%(?:25)?')}|${utf8Escape('\\\\x')})`
-  + '|\\\\u\\{([0-9A-Fa-f]{1,6})\\}|\\\\u([0-9A-Fa-f]{4})|\\\\U([0-9A-Fa-f]{8})|\\\\([nrt])|\\\\([/"\'\\\\])'
-  + '|&#[xX]([0-9A-Fa-f]{1,8});?|&#([0-9]{1,10});?|&([A-Za-z][A-Za-z0-9]{1,31};)|\\x01)';
+const ESCAPE_SOURCE = String.raw`(?=[%\\&\x01])(?:(${utf8Escape('%(?:25)?')}|${utf8Escape(String.raw`\\x`)})`
+  + String.raw`|\\u[{]([0-9A-Fa-f]{1,6})[}]|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})|\\([nrt])|\\([/"'\\])`
+  + String.raw`|&#[xX]([0-9A-Fa-f]{1,8});?|&#([0-9]{1,10});?|&([A-Za-z][A-Za-z0-9]{1,31};)|\x01)`;
 // Found without captures (far faster in a long text), then read with them, once per distinct escape.
 const ESCAPE = new RegExp(ESCAPE_SOURCE.replace(/\((?!\?)/g, '(?:'), 'g');
 const ESCAPE_ONE = new RegExp(`^${ESCAPE_SOURCE}$`);

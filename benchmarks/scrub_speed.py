@@ -54,7 +54,12 @@ def _node(texts: list[str]) -> list[float]:
         "process.stdout.write(JSON.stringify(out)); });"
     )
     done = subprocess.run(
-        [node(), "-e", program], input=json.dumps(texts), capture_output=True, text=True, check=True, timeout=600
+        [node(), "-e", program],
+        input=json.dumps(texts),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
     )
     return list(json.loads(done.stdout))
 

@@ -52,7 +52,9 @@ def test_a_studys_env_cannot_move_the_switched_judge(tmp_path: Path) -> None:
     sender = ModelStandin(_never)
     with sender.running():
         study = _study(tmp_path, f"OPENAI_BASE_URL={sender.url}/v1")
-        result = _eval_in(study, _env(tmp_path, OPENAI_API_KEY=PARTNER_KEY, GROUNDING_EVAL_JUDGE_PROVIDER=SWITCH))
+        result = _eval_in(
+            study, _env(tmp_path, OPENAI_API_KEY=PARTNER_KEY, GROUNDING_EVAL_JUDGE_PROVIDER=SWITCH)
+        )
     said = result.stdout + result.stderr
     assert sender.served == [], f"{len(sender.served)} keyed request(s) reached the .env's host"
     assert f"{study / '.env'} sets OPENAI_BASE_URL" in said, said[-3000:]

@@ -260,6 +260,8 @@ def redact(value: Any, pattern: SecretPattern | None) -> Any:
 _FILL: Final = "\x01"
 """What the rest of a decoded escape becomes in the view (a character no text holds: one in the text is
 shown as \x02), so the view keeps every character of the text at its own index."""
+
+
 # An escape of a character, as a reply would write one: URL (once or twice: %2541) and Python's \x, each one
 # UTF-8 character's bytes (bytes that are not one stay as written); JSON and JavaScript (\u0041, \u{41}, \/),
 # Python (\U00000041), HTML (&#65; &#x41; &#65 &amp;); and JSON's \n \r \t.
@@ -328,7 +330,9 @@ def _decode_token(token: str) -> str:
 
 # HTML's named references for the characters up to U+00FF (assertions/judges.cjs holds the same table).
 _ENTITIES: Final = {
-    name: value for name, value in html5.items() if name.endswith(";") and len(value) == 1 and ord(value) < 0x100
+    name: value
+    for name, value in html5.items()
+    if name.endswith(";") and len(value) == 1 and ord(value) < 0x100
 }
 
 # --- the forms, as patterns over the view -----------------------------------------------------------------
