@@ -13,6 +13,8 @@ grader — so the receiver reads it before running anything (:func:`config_findi
 * every **remote call** whatever its host: a ``webhook:``, ``http(s)://`` or ``ws(s)://`` provider id (in
   ``providers``, ``targets``, a grader or an assertion's ``provider``) and a ``webhook`` assertion, which
   promptfoo posts each output to;
+* every **path a config has the pack write** (``audit_dir``, ``review_queue``, ``cache_dir``…) that is
+  absolute or climbs out with ``..``: refused when it runs (:mod:`grounding_eval.promptfoo.written_paths`);
 * every **code reference** outside the pack's entries: ``file://`` to anything but data (prompts, tables,
   YAML), ``exec:``, ``python:``, ``package:``, an inline ``javascript`` or ``python`` assertion, and an
   inline ``transform`` (or another key promptfoo runs as JavaScript, ``_INLINE_CODE_KEYS``) — code
@@ -29,6 +31,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from grounding_eval.errors import clip
+from grounding_eval.promptfoo.written_paths import WRITTEN_KEYS
 
 __all__ = ["ENV_ENDPOINT", "config_findings", "entry_problem", "is_config_member", "name_problem"]
 
@@ -148,6 +151,11 @@ def config_findings(name: str, document: Any, members: dict[str, str]) -> list[s
             if host is None or not _official(host):
                 what += ", not a model provider's API host"
             out.append(f"endpoint: {name}: {where} = {clip(value, 80)} ({what})")
+        elif kind == "written":
+            out.append(
+                f"path: {name}: {where} = {clip(value, 80)} (a file the pack writes, outside the study folder: "
+                "refused when run, unless you list its folder in $GROUNDING_EVAL_WRITE_DIRS)"
+            )
         elif kind == "webhook":
             out.append(f"endpoint: {name}: {where} = {clip(value, 80)} (a webhook assertion: promptfoo posts "
                        "each output to it)")  # fmt: skip
@@ -184,7 +192,14 @@ def _walk(value: Any, where: str, key: str = "") -> Iterator[tuple[str, str, str
             yield from _walk(v, f"{where}[{i}]", key)
     elif isinstance(value, str):
         text = value.strip()
-        if key in _PROVIDER_KEYS and text.lower().startswith(_REMOTE_IDS):
+        if key in WRITTEN_KEYS:
+            if (
+                text.startswith(("/", "~", "\\"))
+                or re.match(r"[A-Za-z]:", text)
+                or ".." in re.split(r"[\\/]", text)
+            ):
+                yield where, "written", text
+        elif key in _PROVIDER_KEYS and text.lower().startswith(_REMOTE_IDS):
             yield where, "remote", text
         elif key in _ENDPOINT_KEYS or ENV_ENDPOINT.search(key):
             yield where, "endpoint", text

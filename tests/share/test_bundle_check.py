@@ -731,3 +731,30 @@ def test_every_remote_call_a_config_makes_is_listed(
         f"{where}: targets[0] = 'wss://socket.sender.example/chat' (a URL as a provider, not a model provider's API "
         "host)",
     ])  # fmt: skip
+
+
+def test_paths_a_config_has_the_pack_write_outside_the_study_are_listed(
+    bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """audit_dir, review_queue, cache_dir… absolute or climbing out with '..' are listed (refused when run,
+    grounding_eval/promptfoo/written_paths.py); one inside the study is not."""
+    config = yaml.safe_load(
+        dict((i.name, d) for i, d in _members(bundle))["study/promptfooconfig.yaml"] or b""
+    )
+    judge = next(a for a in config["defaultTest"]["assert"] if a["value"].endswith(":judge"))
+    judge["config"].update({"audit_dir": "/home/partner/.config/autostart", "review_queue": "../../q.jsonl",
+                            "cache_dir": "results/judge-cache", "human_queue": "~/h.jsonl"})  # fmt: skip
+    forged = _forged(
+        bundle, tmp_path / "f.tar.gz", {"study/promptfooconfig.yaml": yaml.safe_dump(config).encode()}
+    )
+    code, out, err = _run(capsys, "bundle", "check", str(forged))
+    assert (code, err) == (0, "")
+    at = f"path: study/promptfooconfig.yaml: defaultTest.assert[{config['defaultTest']['assert'].index(judge)}].config"
+    tail = (
+        "(a file the pack writes, outside the study folder: refused when run, unless you list its folder in "
+    )
+    assert sorted(line for line in out.splitlines() if line.startswith("path:")) == [
+        f"{at}.audit_dir = '/home/partner/.config/autostart' {tail}$GROUNDING_EVAL_WRITE_DIRS)",
+        f"{at}.human_queue = '~/h.jsonl' {tail}$GROUNDING_EVAL_WRITE_DIRS)",
+        f"{at}.review_queue = '../../q.jsonl' {tail}$GROUNDING_EVAL_WRITE_DIRS)",
+    ]
