@@ -1090,6 +1090,7 @@ module.exports = {
   scrubber,
   decoded,
   ENTITIES,
+  ENDPOINT_ENV,
   promptfoo,
 };
 

@@ -189,3 +189,17 @@ def test_a_1mb_reply_is_scrubbed_in_well_under_a_second() -> None:
     seconds, found, _ = out
     assert found == 3
     assert seconds < 1.0, seconds
+
+
+def test_endpoint_settings_are_one_rule() -> None:
+    """The settings a .env may not set for a switched judge (judges.cjs) are the ones bundle check names
+    (grounding_eval/share/received.py)."""
+    from grounding_eval.share.received import ENV_ENDPOINT
+
+    names = ["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_BASE", "OPENAI_API_BASE_URL", "AZURE_OPENAI_API_HOST",
+             "OLLAMA_HOST", "MY_ENDPOINT", "X_API_URL", "HTTPS_PROXY", "http_proxy", "ALL_PROXY", "OLLAMA_BASE_PATH",
+             "NODE_TLS_REJECT_UNAUTHORIZED", "OPENAI_API_KEY", "PROMPTFOO_PYTHON", "NO_PROXY", "HOSTNAME",
+             "PROMPTFOO_DISABLE_TELEMETRY"]  # fmt: skip
+    node = _node_eval("return data.map((n) => judges.ENDPOINT_ENV.test(n));", names)
+    assert node == [bool(ENV_ENDPOINT.search(n)) for n in names]
+    assert sum(node) == 13
