@@ -23,8 +23,10 @@
 // without a URL's userinfo or query), the endpoint host and a digest for its reply cache. Every model
 // reply and error is scrubbed here of every secret value the provider holds — its config's key-like
 // values and headers, values taken from environment variables whatever their names, its API key, a URL's
-// userinfo and query values — in each form a server echoes them (URL-, JSON-, HTML-entity-, hex- and
-// base64-encoded, shortened, in another case, without a vendor prefix).
+// userinfo and query values — in each form a server echoes them (any mix of URL, JSON, Python and HTML
+// escapes; hex- and base64-encoded; spread over lines; shortened or truncated; in another case; without a
+// vendor prefix). While the switch decides the judge, an endpoint setting a .env file gave this process is
+// refused too (refuseEnvFileEndpoints).
 'use strict';
 
 const crypto = require('node:crypto');
