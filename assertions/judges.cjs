@@ -634,6 +634,7 @@ function hexForms(secret) {
 // base64 (or base64url) of the key alone, and where it starts 0, 1 or 2 bytes into a group, line breaks anywhere.
 function base64Forms(bytes) {
   const form = (encoded, padded) => ({
+    text: encoded,
     regex: encoded.split('').map((c) => ({ '+': '[+-]', '/': '[/_]' }[c] || c)).join(GAP)
       + (padded ? `(?:${GAP}=${FILLS}){0,2}` : FILLS),
     starts: { '+': ['+', '-'], '/': ['/', '_'] }[encoded[0]] || [encoded[0]],
@@ -696,37 +697,70 @@ function union(forms, flags) {
   return new RegExp(`(?=[${starts}])(?:${alternatives})`, flags);
 }
 
+// The views a group's needles are looked for in: the text's decoded view with its gaps taken out (and a "+",
+// which may stand for a key's space), case folded ('L'); with byte separators too, for hex ('H'); with the
+// two base64 alphabets made one ('B'). A match of a form holds its needle in that view, so a form whose
+// needles are all absent cannot match: it is not run (a reply is seldom near any of the user's keys).
+const VIEWS = {
+  L: (view) => view.replace(/[\s\x01+]+/g, '').toLowerCase(),
+  H: (view) => view.replace(/[\s\x01:-]+/g, '').toLowerCase(),
+  B: (view) => view.replace(/[\s\x01]+/g, '').replace(/-/g, '+').replace(/_/g, '/'),
+  E: (view) => (/…|\.\.|\*\*/.test(view) ? 'ellipsis' : ''), // whether there is one: the shortened forms need it
+};
+const NEEDLE_CHARS = 6;
+
+function needle(kind, text) {
+  const folded = VIEWS[kind](text);
+  return folded.length >= 3 ? [kind, folded.slice(0, NEEDLE_CHARS)] : undefined;
+}
+
+// A secret's forms in groups, each with the needles one of which (every needle of an entry) a match holds.
+function groups(secret) {
+  const key = decoded(String(secret)).split(FILL).join('');
+  if (!key) return [];
+  const long = Array.from(key).length >= MIN_FORM_CHARS;
+  const joint = long ? GAP : FILLS;
+  const all = variants(key);
+  const core = all[all.length - 1];
+  const gate = (...entries) => (entries.every((e) => e.every(Boolean)) ? entries : undefined); // else always run
+  // The key first, then each prefix-stripped rest, longest first; a truncated key last. Each holds the start of
+  // the random part (a truncated one shows 12 characters of it).
+  const main = all.map((v) => ({ regex: atoms(v).join(joint) + FILLS, starts: cases(Array.from(v)[0]) }));
+  if (long) main.push(...truncated(key, core));
+  const out = [{ forms: main, flags: 'gi', gate: gate([needle('L', Array.from(core).slice(0, 12).join(''))]) }];
+  if (!long) return out;
+  const shortened = [];
+  const entries = [];
+  for (const v of all) {
+    const list = atoms(v);
+    const starts = cases(Array.from(v)[0]);
+    // (the last characters as written: a shortened echo seldom escapes them, and their n² alternatives stay small)
+    shortened.push({ regex: `${prefixes(list, 3, FILLS)}${ELLIPSIS}${suffixes(list, 3, '')}`, starts });
+    shortened.push({ regex: `${prefixes(list, 8, FILLS)}${ELLIPSIS}`, starts });
+    const chars = Array.from(v);
+    // every suffix of 3 or more characters ends with the last 3
+    entries.push([needle('L', chars.slice(0, 3).join('')), needle('L', chars.slice(-3).join('')), ['E', 'ellipsis']], [needle('L', chars.slice(0, 8).join('')), ['E', 'ellipsis']]);
+  }
+  out.push({ forms: shortened, flags: 'gi', gate: gate(...entries) });
+  out.push({ forms: all.map(hexForms), flags: 'gi', gate: gate([needle('H', Buffer.from(core, 'utf8').subarray(0, 3).toString('hex'))]) });
+  const b64 = all.flatMap((v) => base64Forms(Buffer.from(v, 'utf8')));
+  out.push({ forms: b64, flags: 'g', gate: gate(...b64.map((f) => [needle('B', f.text.slice(Math.max(0, (f.text.length >> 1) - 3)))])) });
+  return out;
+}
+
 // One function that replaces every form of every secret in a string (or in the strings of a value).
 function scrubber(secrets) {
-  const caseless = [];
-  const exact = [];
-  for (const secret of secrets) {
-    const key = decoded(String(secret)).split(FILL).join('');
-    if (!key) continue;
-    const long = Array.from(key).length >= MIN_FORM_CHARS;
-    const joint = long ? GAP : FILLS;
-    const all = variants(key);
-    // The key first, then each prefix-stripped rest, longest first; a truncated key last.
-    for (const v of all) caseless.push({ regex: atoms(v).join(joint) + FILLS, starts: cases(Array.from(v)[0]) });
-    if (!long) continue;
-    for (const v of all) {
-      const list = atoms(v);
-      const starts = cases(Array.from(v)[0]);
-      caseless.push({ regex: `${prefixes(list, 3, FILLS)}${ELLIPSIS}${suffixes(list, 3, FILLS)}${FILLS}`, starts });
-      caseless.push({ regex: `${prefixes(list, 8, FILLS)}${ELLIPSIS}`, starts });
-    }
-    for (const v of all) {
-      caseless.push(hexForms(v));
-      exact.push(...base64Forms(Buffer.from(v, 'utf8')));
-    }
-    caseless.push(...truncated(key, all[all.length - 1]));
-  }
-  const patterns = [union(caseless, 'gi'), union(exact, 'g')].filter(Boolean);
+  const all = secrets.flatMap(groups).map((g) => ({ ...g, pattern: union(g.forms, g.flags) })).filter((g) => g.pattern);
   const scrubText = (text) => {
-    if (!patterns.length) return text;
+    if (!all.length) return text;
     const view = decoded(text);
+    const folded = {};
+    const has = ([kind, piece]) => (folded[kind] === undefined ? (folded[kind] = VIEWS[kind](view)) : folded[kind]).includes(piece);
     const found = [];
-    for (const p of patterns) for (const m of view.matchAll(p)) if (m[0].length) found.push([m.index, m.index + m[0].length]);
+    for (const g of all) {
+      if (g.gate && !g.gate.some((entry) => entry.every(has))) continue;
+      for (const m of view.matchAll(g.pattern)) if (m[0].length) found.push([m.index, m.index + m[0].length]);
+    }
     if (!found.length) return text;
     found.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     let out = '';

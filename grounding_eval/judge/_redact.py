@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Callable
 from functools import cache, lru_cache
 from html.entities import html5
 from typing import Any, Final, NamedTuple
@@ -142,13 +143,27 @@ class SecretPattern:
     """One secret's forms, matched in the text's decoded view (:func:`decoded`) and reported as spans of the
     text itself (the view keeps every character where it was)."""
 
-    def __init__(self, caseless: re.Pattern[str] | None, exact: re.Pattern[str] | None) -> None:
-        self._patterns = [p for p in (caseless, exact) if p is not None]
+    def __init__(self, groups: list[_Group]) -> None:
+        self._groups = groups
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Where the secret is in ``text``: sorted, overlapping spans merged."""
         view = decoded(text)
-        found = sorted(m.span() for p in self._patterns for m in p.finditer(view) if m.end() > m.start())
+        folded: dict[str, str] = {}
+
+        def has(needle: tuple[str, str]) -> bool:
+            kind, piece = needle
+            if kind not in folded:
+                folded[kind] = _VIEWS[kind](view)
+            return piece in folded[kind]
+
+        found = sorted(
+            m.span()
+            for g in self._groups
+            if g.gate is None or any(all(has(n) for n in entry) for entry in g.gate)
+            for m in g.pattern.finditer(view)
+            if m.end() > m.start()
+        )
         merged: list[tuple[int, int]] = []
         for start, end in found:
             if merged and start <= merged[-1][1]:
@@ -189,29 +204,74 @@ class _Found:
 
 @cache
 def _compiled(secret: str) -> SecretPattern:
+    """The secret's forms in groups, each run only when the text holds one of its needles (see ``_VIEWS``)."""
     key = decoded(secret).replace(_FILL, "")
-    caseless: list[_Form] = []
-    exact: list[_Form] = []
     long = len(key) >= MIN_FORM_CHARS
     joint = _GAP if long else f"{_FILL}*"
     variants = _variants(key)
+    core = variants[-1]
     # The key itself first, then each prefix-stripped rest, longest first: where two forms match at the
-    # same place, the one covering more of the key wins; a truncated key is tried last.
-    for variant in variants:
-        caseless.append(_Form(_joined(_atoms(variant), joint) + f"{_FILL}*", _cases(variant[0])))
+    # same place, the one covering more of the key wins; a truncated key is tried last. Each holds the
+    # start of the random part (a truncated one shows 12 characters of it).
+    main = [_Form(_joined(_atoms(v), joint) + f"{_FILL}*", _cases(v[0])) for v in variants]
     if long:
+        main += _truncated(key, core)
+    groups = [_group(main, re.IGNORECASE, [[_needle("L", core[:12])]])]
+    if long:
+        shortened: list[_Form] = []
+        entries: list[list[tuple[str, str] | None]] = []
         for variant in variants:
-            caseless += _shortened(variant)
-        for variant in variants:
-            caseless.append(_hex(variant))
-            exact += _base64_forms(variant.encode("utf-8"))
-        caseless += _truncated(key, variants[-1])
-    return SecretPattern(_union(caseless, re.IGNORECASE), _union(exact, 0))
+            shortened += _shortened(variant)
+            # every suffix of 3 or more characters ends with the last 3
+            entries += [[_needle("L", variant[:3]), _needle("L", variant[-3:]), _ELLIPSIS_SEEN],
+                        [_needle("L", variant[:8]), _ELLIPSIS_SEEN]]  # fmt: skip
+        groups.append(_group(shortened, re.IGNORECASE, entries))
+        hex_needle = _needle("H", core.encode("utf-8")[:3].hex())
+        groups.append(_group([_hex(v) for v in variants], re.IGNORECASE, [[hex_needle]]))
+        b64 = [f for v in variants for f in _base64_forms(v.encode("utf-8"))]
+        groups.append(_group(b64, 0, [[_needle("B", f.text[max(0, len(f.text) // 2 - 3) :])] for f in b64]))
+    return SecretPattern(groups)
+
+
+class _Group(NamedTuple):
+    pattern: re.Pattern[str]
+    gate: (
+        list[list[tuple[str, str]]] | None
+    )  # run when every needle of one entry is in the text; None: always
+
+
+def _group(forms: list[_Form], flags: int, entries: list[list[tuple[str, str] | None]]) -> _Group:
+    pattern = _union(forms, flags)
+    assert pattern is not None  # every group has forms
+    if all(all(n is not None for n in entry) for entry in entries):
+        return _Group(pattern, [[n for n in entry if n is not None] for entry in entries])
+    return _Group(pattern, None)
+
+
+# The views a group's needles are looked for in: the text's decoded view with its gaps taken out (and a "+",
+# which may stand for a key's space), case folded ("L"); with byte separators too, for hex ("H"); with the two
+# base64 alphabets made one ("B"); and whether it holds an ellipsis ("E"). A match of a form holds its needle
+# in that view, so a form whose needles are all absent cannot match and is not run: a reply is seldom near
+# any of the user's keys (assertions/judges.cjs holds the same).
+_VIEWS: Final[dict[str, Callable[[str], str]]] = {
+    "L": lambda view: re.sub(r"[\s\x01+]+", "", view).casefold(),  # (as re.IGNORECASE folds: ſ is s)
+    "H": lambda view: re.sub(r"[\s\x01:-]+", "", view).casefold(),
+    "B": lambda view: re.sub(r"[\s\x01]+", "", view).replace("-", "+").replace("_", "/"),
+    "E": lambda view: "ellipsis" if re.search(r"…|\.\.|\*\*", view) else "",
+}
+_NEEDLE_CHARS: Final = 6
+_ELLIPSIS_SEEN: Final = ("E", "ellipsis")
+
+
+def _needle(kind: str, text: str) -> tuple[str, str] | None:
+    folded = _VIEWS[kind](text)
+    return (kind, folded[:_NEEDLE_CHARS]) if len(folded) >= 3 else None
 
 
 class _Form(NamedTuple):
     regex: str
     starts: frozenset[str]  # every character a match can start with; empty: any
+    text: str = ""  # a base64 form's characters (its needle is taken from them)
 
 
 def _union(forms: list[_Form], flags: int) -> re.Pattern[str] | None:
@@ -377,7 +437,7 @@ def _base64_forms(data: bytes) -> list[_Form]:
         atoms = [{"+": "[+-]", "/": "[/_]"}.get(ch, ch) for ch in encoded]
         tail = rf"(?:{_GAP}={_FILL}*){{0,2}}" if padded else f"{_FILL}*"
         first = {"+": {"+", "-"}, "/": {"/", "_"}}.get(encoded[0], {encoded[0]})
-        return _Form(_GAP.join(atoms) + tail, frozenset(first))
+        return _Form(_GAP.join(atoms) + tail, frozenset(first), encoded)
 
     forms = [form(base64.b64encode(data).decode("ascii").rstrip("="), True)]
     for offset in range(3):
@@ -392,10 +452,11 @@ def _shortened(secret: str) -> list[_Form]:
     joint = f"{_FILL}*"
     atoms = _atoms(secret)
     prefix = _prefixes(atoms, _PREFIX_MIN, joint)
-    suffix = "(?:" + "|".join(joint.join(atoms[i:]) for i in range(1, len(atoms) - _SUFFIX_MIN + 1)) + ")"
+    # the last characters as written: a shortened echo seldom escapes them, and their n² alternatives stay small
+    suffix = "(?:" + "|".join("".join(atoms[i:]) for i in range(1, len(atoms) - _SUFFIX_MIN + 1)) + ")"
     alone = _prefixes(atoms, _PREFIX_ALONE_MIN, joint)
     starts = _cases(secret[0])
-    return [_Form(f"{prefix}{_ELLIPSIS}{suffix}{joint}", starts), _Form(f"{alone}{_ELLIPSIS}", starts)]
+    return [_Form(f"{prefix}{_ELLIPSIS}{suffix}", starts), _Form(f"{alone}{_ELLIPSIS}", starts)]
 
 
 def _truncated(key: str, core: str) -> list[_Form]:
