@@ -704,7 +704,7 @@ function union(forms, flags) {
 const VIEWS = {
   L: (view) => view.replace(/[\s\x01+]+/g, '').toLowerCase(),
   H: (view) => view.replace(/[\s\x01:-]+/g, '').toLowerCase(),
-  B: (view) => view.replace(/[\s\x01]+/g, '').replace(/-/g, '+').replace(/_/g, '/'),
+  B: (view) => view.replace(/[\s\x01]+/g, '').split('-').join('+').split('_').join('/'),
   E: (view) => (/…|\.\.|\*\*/.test(view) ? 'ellipsis' : ''), // whether there is one: the shortened forms need it
 };
 const NEEDLE_CHARS = 6;

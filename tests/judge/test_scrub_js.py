@@ -207,3 +207,17 @@ def test_endpoint_settings_are_one_rule() -> None:
     node = _node_eval("return data.map((n) => judges.ENDPOINT_ENV.test(n));", names)
     assert node == [bool(ENV_ENDPOINT.search(n)) for n in names]
     assert sum(node) == 13
+
+
+@pytest.mark.parametrize("entry", sorted(p.name for p in (REPO / "assertions").iterdir() if p.is_file()))
+def test_the_entry_files_hold_nothing_share_would_rewrite(entry: str) -> None:
+    """A redacted share rewrites local paths and refuses key shapes: an entry file holding a look-alike (a
+    regular expression such as '\\\\s\\\\x01]' or '/-/g') would reach the partner changed, and bundle check
+    would refuse it as code that differs from the pack's."""
+    from grounding_eval.judge._redact import key_shape
+    from grounding_eval.share.leaks import find_absolute_path
+
+    text = (REPO / "assertions" / entry).read_text(encoding="utf-8")
+    found = find_absolute_path(text)
+    assert found is None, text[max(0, found.start() - 40) : found.end() + 10]
+    assert key_shape(text) is None
