@@ -23,8 +23,10 @@
 // without a URL's userinfo or query), the endpoint host and a digest for its reply cache. Every model
 // reply and error is scrubbed here of every secret value the provider holds — its config's key-like
 // values and headers, values taken from environment variables whatever their names, its API key, a URL's
-// userinfo and query values — in each form a server echoes them (URL-, JSON-, HTML-entity-, hex- and
-// base64-encoded, shortened, in another case, without a vendor prefix).
+// userinfo and query values — in each form a server echoes them (any mix of URL, JSON, Python and HTML
+// escapes; hex- and base64-encoded; spread over lines; shortened or truncated; in another case; without a
+// vendor prefix). While the switch decides the judge, an endpoint setting a .env file gave this process is
+// refused too (refuseEnvFileEndpoints).
 'use strict';
 
 const crypto = require('node:crypto');
@@ -274,6 +276,60 @@ function refuseSelfGrading(choice, context, config) {
   }
 }
 
+// Settings that decide where a provider sends its requests, and its key (OPENAI_BASE_URL, ANTHROPIC_BASE_URL,
+// AZURE_OPENAI_API_HOST, OLLAMA_HOST, *_ENDPOINT…), through which proxy, or whether their TLS is checked.
+const ENDPOINT_ENV = /(?:_BASE_URL|_API_BASE|_API_BASE_URL|_API_HOST|_API_URL|_HOST|_ENDPOINT|_BASE_PATH|^(?:HTTPS?|ALL)_PROXY|^NODE_TLS_REJECT_UNAUTHORIZED)$/i;
+const envFileFindings = new Map();
+
+// The .env files promptfoo read into this process: the one in the folder it runs in, and --env-file/--env-path.
+// [file, overrides]: promptfoo's --env-file values replace the environment's, the folder's .env fills only gaps.
+function envFilesRead() {
+  const files = [[path.resolve(process.cwd(), '.env'), false]];
+  const argv = process.argv;
+  for (let i = 0; i < argv.length; i += 1) {
+    const a = String(argv[i]);
+    const given = a === '--env-file' || a === '--env-path' ? argv[i + 1] : /^--env-(?:file|path)=/.test(a) ? a.slice(a.indexOf('=') + 1) : undefined;
+    for (const p of String(given || '').split(',').map((s) => s.trim()).filter(Boolean)) files.push([path.resolve(process.cwd(), p), true]);
+  }
+  return files;
+}
+
+// While the user's own choice decides the judge (the switch, or the command line's --judge), an endpoint
+// setting this process took from a .env file — a received study's, read by promptfoo from the folder it runs
+// in — is refused in one line naming the file and variable: it would send the user's key to the file's host.
+// A variable counts as the file's unless the user set another value themselves: the folder's .env never
+// overrides the user's own value (and one the environment lacks is filled in when promptfoo's library loads,
+// perhaps after this check); --env-file always does.
+function refuseEnvFileEndpoints() {
+  const files = envFilesRead();
+  const key = JSON.stringify(files);
+  if (!envFileFindings.has(key)) {
+    const fs = require('node:fs');
+    let found;
+    for (const [file, overrides] of files) {
+      let text;
+      try {
+        text = fs.readFileSync(file, 'utf8');
+      } catch (_err) {
+        continue; // no such file: nothing was read from it
+      }
+      const dotenv = require(require.resolve('dotenv', { paths: [path.dirname(require.resolve('promptfoo', { paths: [process.cwd(), __dirname] })), process.cwd(), __dirname] }));
+      for (const [name, value] of Object.entries(dotenv.parse(text))) {
+        const own = process.env[name];
+        if (ENDPOINT_ENV.test(name) && value.trim() && (overrides || own === undefined || own === value)) {
+          found = `${file} sets ${name} (${label(value)}): while $${JUDGE_PROVIDER_ENV} or --judge decides the judge, a .env file may not `
+            + 'choose where its requests and your key go; delete the line, or set the variable in your own environment';
+          break;
+        }
+      }
+      if (found) break;
+    }
+    envFileFindings.set(key, found);
+  }
+  const found = envFileFindings.get(key);
+  if (found) throw new Refused(found);
+}
+
 // The judges a pack call uses, as settings (not loaded): {judge, cheap} or a Refused error thrown.
 //   call: judge | factuality | docs_qa; context: promptfoo's assertion context (test, config, provider);
 //   options.assertionProvider: the assertion's provider when the caller knows it (beforeAll);
@@ -311,6 +367,7 @@ function chooseJudges(call, context, options = {}) {
     }
     if (judge && config.base_url) judge = withBaseUrl(judge, config.base_url, 'config.base_url');
   }
+  if (judgeFromSwitch || override.provider) refuseEnvFileEndpoints();
   if (!judge) {
     const hint = test.provider
       ? ' (defaultTest.provider sets the model under test, not the grader: use defaultTest.options.provider)'
@@ -553,117 +610,279 @@ function safeDecode(text) {
   }
 }
 
-// --- the scrubber: a secret in every form a server echoes it (ported from grounding_eval/judge/_redact.py) --
+// --- the scrubber: a secret in every form a server echoes it (the same rules as grounding_eval/judge/_redact.py,
+// held to one table, tests/golden/key_echoes.yaml) ------------------------------------------------------------
+//
+// Escapes by rule: the text is read through a view (decoded) in which every escape of a character — URL %XX
+// (once or twice), JSON/JavaScript \uXXXX, \u{X}, \/, Python \xHH, \UXXXXXXXX, HTML numeric and named
+// references — is decoded where it stands and the rest of it filled, so any mix of them is the key itself and
+// a match in the view is a span of the text. Whitespace anywhere inside the key, its hex or its base64 (a line
+// break, an indent, JSON's \n), for a key of MIN_FORM_CHARS and more. Forms: the key in any case, without its
+// vendor prefix segments, hex, base64 (any alignment), shortened with an ellipsis, and truncated once it shows
+// TRUNCATED_MIN characters of its random part (a key written as one token). Literals, classes, bounded gaps and
+// chains of optional groups that each start with a literal: one text matches a form in one way per length.
 
 const REDACTED = '[REDACTED]';
-const MIN_FORM_CHARS = 12; // shortest secret whose base64, hex and shortened forms are looked for
-const ELLIPSIS = '(?:…|\\\\u2026|\\.{2,}|\\*{2,})';
-const UNRESERVED = /^[A-Za-z0-9_.~-]$/;
+const MIN_FORM_CHARS = 12; // shortest secret whose base64, hex, shortened, truncated and spread forms are looked for
+const TRUNCATED_MIN = 12; // characters of a key's random part a truncated echo must show (_redact.TRUNCATED_MIN)
+const FILL = '\x01'; // the rest of a decoded escape, in the view (a \x01 of the text is shown as \x02)
+const GAP = String.raw`[\s\x01]{0,40}`; // between two characters of a form: a line break, an indent, an escape's fill
+const HEX_GAP = String.raw`[\s\x01:-]{0,40}`;
+const FILLS = '\\x01*';
+const ELLIPSIS = `(?:…|\\.{2,}|\\*{2,})${FILLS}`;
 const PREFIX_SEGMENT = /^[A-Za-z0-9]+[-_]/;
-const NAMED_ENTITIES = { '&': ['amp;'], '<': ['lt;'], '>': ['gt;'], '"': ['quot;'], "'": ['apos;'], '/': ['sol;'],
-  _: ['lowbar;', 'UnderBar;'], '.': ['period;'], '-': ['hyphen;', 'dash;'], '+': ['plus;'], '=': ['equals;'],
-  ':': ['colon;'], '#': ['num;'], '!': ['excl;'], '?': ['quest;'], '%': ['percnt;'], '@': ['commat;'], '$': ['dollar;'],
-  '*': ['ast;', 'midast;'], ',': ['comma;'], ';': ['semi;'], '(': ['lpar;'], ')': ['rpar;'], '[': ['lsqb;', 'lbrack;'],
-  ']': ['rsqb;', 'rbrack;'], '{': ['lcub;', 'lbrace;'], '}': ['rcub;', 'rbrace;'], '|': ['vert;', 'verbar;'],
-  '\\': ['bsol;'], '^': ['Hat;'], '`': ['grave;'], '~': [] };
+const ONE_TOKEN = /^[A-Za-z0-9._~+/=-]+$/;
+// An escape of one character: URL %XX (once or twice) and Python's \xHH, one UTF-8 character's bytes each;
+// JSON/JavaScript \uXXXX, \u{X}, \/; Python \UXXXXXXXX; HTML numeric and named references; JSON's \n \r \t.
+function utf8Escape(lead) {
+  const more = `${lead}[89abAB][0-9A-Fa-f]`;
+  // longest first: "%25C3%25A9" is é encoded twice, not "%" and "C3"
+  return `${lead}[fF][0-4](?:${more}){3}|${lead}[eE][0-9A-Fa-f](?:${more}){2}|${lead}[cdCD][0-9A-Fa-f]${more}|${lead}[0-7][0-9A-Fa-f]`;
+}
+const ESCAPE_SOURCE = String.raw`(?=[%\\&\x01])(?:(${utf8Escape('%(?:25)?')}|${utf8Escape(String.raw`\\x`)})`
+  + String.raw`|\\u[{]([0-9A-Fa-f]{1,6})[}]|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})|\\([nrt])|\\([/"'\\])`
+  + String.raw`|&#[xX]([0-9A-Fa-f]{1,8});?|&#([0-9]{1,10});?|&([A-Za-z][A-Za-z0-9]{1,31};)|\x01)`;
+// Found without captures (far faster in a long text), then read with them, once per distinct escape.
+const ESCAPE = new RegExp(ESCAPE_SOURCE.replace(/\((?!\?)/g, '(?:'), 'g');
+const ESCAPE_ONE = new RegExp(`^${ESCAPE_SOURCE}$`);
+// HTML's named references for the characters up to U+00FF (the table _redact.py takes from html.entities).
+const ENTITY_TABLE = [
+  '9:Tab a:NewLine 21:excl 22:QUOT,quot 23:num 24:dollar 25:percnt 26:AMP,amp 27:apos 28:lpar 29:rpar ',
+  '2a:ast,midast 2b:plus 2c:comma 2e:period 2f:sol 3a:colon 3b:semi 3c:LT,lt 3d:equals 3e:GT,gt 3f:quest ',
+  '40:commat 5b:lbrack,lsqb 5c:bsol 5d:rbrack,rsqb 5e:Hat 5f:UnderBar,lowbar 60:DiacriticalGrave,grave ',
+  '7b:lbrace,lcub 7c:VerticalLine,verbar,vert 7d:rbrace,rcub a0:NonBreakingSpace,nbsp a1:iexcl a2:cent a3:pound ',
+  'a4:curren a5:yen a6:brvbar a7:sect a8:Dot,DoubleDot,die,uml a9:COPY,copy aa:ordf ab:laquo ac:not ad:shy ',
+  'ae:REG,circledR,reg af:macr,strns b0:deg b1:PlusMinus,plusmn,pm b2:sup2 b3:sup3 b4:DiacriticalAcute,acute ',
+  'b5:micro b6:para b7:CenterDot,centerdot,middot b8:Cedilla,cedil b9:sup1 ba:ordm bb:raquo bc:frac14 ',
+  'bd:frac12,half be:frac34 bf:iquest c0:Agrave c1:Aacute c2:Acirc c3:Atilde c4:Auml c5:Aring,angst c6:AElig ',
+  'c7:Ccedil c8:Egrave c9:Eacute ca:Ecirc cb:Euml cc:Igrave cd:Iacute ce:Icirc cf:Iuml d0:ETH d1:Ntilde d2:Ograve ',
+  'd3:Oacute d4:Ocirc d5:Otilde d6:Ouml d7:times d8:Oslash d9:Ugrave da:Uacute db:Ucirc dc:Uuml dd:Yacute ',
+  'de:THORN df:szlig e0:agrave e1:aacute e2:acirc e3:atilde e4:auml e5:aring e6:aelig e7:ccedil e8:egrave ',
+  'e9:eacute ea:ecirc eb:euml ec:igrave ed:iacute ee:icirc ef:iuml f0:eth f1:ntilde f2:ograve f3:oacute f4:ocirc ',
+  'f5:otilde f6:ouml f7:div,divide f8:oslash f9:ugrave fa:uacute fb:ucirc fc:uuml fd:yacute fe:thorn ff:yuml',
+].join('');
+const ENTITIES = new Map(ENTITY_TABLE.split(' ').flatMap((group) => {
+  const [code, names] = group.split(':');
+  return names.split(',').map((n) => [`${n};`, String.fromCharCode(parseInt(code, 16))]);
+}));
 
 function esc(text) {
-  return String(text).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  return String(text).replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
 }
 
-function entities(ch) {
-  const code = ch.codePointAt(0);
-  return [`&#0*${code};`, `&#x0*${code.toString(16)};`, ...(NAMED_ENTITIES[ch] || []).map((n) => `&${esc(n)}`)];
-}
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-function charEncoded(secret) {
-  const parts = [];
-  for (const ch of Array.from(secret)) {
-    const alternatives = new Set([esc(ch)]);
-    for (const same of new Set([ch, ch.toLowerCase(), ch.toUpperCase()].filter((c) => Array.from(c).length === 1))) {
-      for (const e of entities(same)) alternatives.add(e);
-      if (UNRESERVED.test(same)) continue;
-      alternatives.add([...Buffer.from(same, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join(''));
-      if (same === ' ') alternatives.add('\\+');
-      if ('/"\\'.includes(same)) alternatives.add(esc(`\\${same}`));
-      else if (same.charCodeAt(0) > 0x7e || same.charCodeAt(0) < 0x20) {
-        const units = [];
-        for (let i = 0; i < same.length; i += 1) units.push(`\\u${same.charCodeAt(i).toString(16).padStart(4, '0')}`);
-        alternatives.add(esc(units.join('')));
-      }
-    }
-    parts.push(`(?:${[...alternatives].join('|')})`);
+// One character's escaped UTF-8 bytes ("%41", "%2541", "\\x41", "%C3%A9"): the character, or '' if not UTF-8.
+function decodeBytes(token) {
+  const digits = [];
+  for (let i = token.length; i > 0; i -= 1) if (i === token.length || token[i] === '%' || token[i] === '\\') digits.unshift(token.slice(i - 2, i));
+  if (digits.length === 1) return String.fromCharCode(parseInt(digits[0], 16));
+  try {
+    return UTF8.decode(Uint8Array.from(digits.map((d) => parseInt(d, 16))));
+  } catch (_err) {
+    return '';
   }
-  return parts.join('');
 }
 
+// One escape, decoded: the character at the escape's first place, the rest filled ('' kept as written).
+function decodeToken(token) {
+  const m = ESCAPE_ONE.exec(token);
+  if (!m || token === '\x01') return '\x02';
+  const [, bytes, cp, u4, u8, ctl, lit, hx, dec, name] = m;
+  let char = '';
+  if (bytes) char = decodeBytes(token);
+  else if (ctl) char = { n: '\n', r: '\r', t: '\t' }[ctl];
+  else if (lit) char = lit;
+  else if (name) char = ENTITIES.get(name) || '';
+  else if (u4) char = String.fromCharCode(parseInt(u4, 16));
+  else {
+    const code = parseInt(cp || u8 || hx || dec, dec ? 10 : 16);
+    char = code <= 0x10ffff ? String.fromCodePoint(code) : '';
+  }
+  return char && char.length <= token.length ? char + FILL.repeat(token.length - char.length) : token;
+}
+
+// The same few escapes recur: each is decoded once.
+const decodedTokens = new Map();
+function decodeOnce(token) {
+  let out = decodedTokens.get(token);
+  if (out === undefined) {
+    if (decodedTokens.size >= 4096) decodedTokens.clear();
+    out = decodeToken(token);
+    decodedTokens.set(token, out);
+  }
+  return out;
+}
+
+// The text with each escape decoded at its first character and the rest of it filled: the same length, each
+// character at its own index, so a match in this view is a span of the text.
+function decoded(text) {
+  if (!/[%\\&\x01]/.test(text)) return text;
+  return text.replace(ESCAPE, decodeOnce);
+}
+
+// A secret's characters as patterns over the view: a space of the key may come back as "+".
+function atoms(text) {
+  return Array.from(text).map((ch) => (/\s/.test(ch) ? '[\\s+]' : esc(ch)));
+}
+
+function cases(ch) {
+  return /\s/.test(ch) ? [] : [...new Set([ch, ch.toLowerCase(), ch.toUpperCase()].filter((c) => Array.from(c).length === 1))];
+}
+
+// The key's UTF-8 bytes in hex, byte separators and line breaks allowed (\x escapes are decoded in the view).
 function hexForms(secret) {
-  const octets = [...Buffer.from(secret, 'utf8')].map((b) => b.toString(16).padStart(2, '0'));
-  const escaped = octets.map((o) => `\\\\x${o}`).join('');
-  const split = [':', '-', ' '].map((sep) => octets.join(esc(sep))).join('|');
-  return `(?:${escaped}|${octets.join('')}|${split})`;
+  const digits = Buffer.from(secret, 'utf8').toString('hex');
+  return { regex: digits.split('').join(HEX_GAP) + FILLS, starts: cases(digits[0]) };
 }
 
-function b64Class(text) {
-  return text.replace(/[+/]/g, (c) => (c === '+' ? '[+-]' : '[/_]'));
-}
-
+// base64 (or base64url) of the key alone, and where it starts 0, 1 or 2 bytes into a group, line breaks anywhere.
 function base64Forms(bytes) {
-  const alone = bytes.toString('base64').replace(/=+$/, '');
-  const forms = [`${b64Class(alone)}={0,2}`];
+  const form = (encoded, padded) => ({
+    text: encoded,
+    regex: encoded.split('').map((c) => ({ '+': '[+-]', '/': '[/_]' }[c] || c)).join(GAP)
+      + (padded ? `(?:${GAP}=${FILLS}){0,2}` : FILLS),
+    starts: { '+': ['+', '-'], '/': ['/', '_'] }[encoded[0]] || [encoded[0]],
+  });
+  const forms = [form(bytes.toString('base64').replace(/=+$/, ''), true)];
   for (let offset = 0; offset < 3; offset += 1) {
     const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
     const first = Math.floor((4 * offset + 2) / 3);
     const last = Math.floor((8 * (offset + bytes.length)) / 6);
-    forms.push(b64Class(encoded.slice(first, last)));
+    forms.push(form(encoded.slice(first, last), false));
   }
   return forms;
 }
 
-function prefixes(secret, minimum) {
-  const chars = Array.from(secret);
+// Any proper prefix of the key (its atoms) with at least `minimum` characters, longest first, as a chain of
+// optional groups that each start with a joint and a literal.
+function prefixes(list, minimum, joint) {
   let tail = '';
-  for (const ch of chars.slice(minimum, -1).reverse()) tail = `(?:${esc(ch)}${tail})?`;
-  return esc(chars.slice(0, minimum).join('')) + tail;
+  for (const atom of list.slice(minimum, -1).reverse()) tail = `(?:${joint}${atom}${tail})?`;
+  return list.slice(0, minimum).join(joint) + tail;
 }
 
-function suffixes(secret, minimum) {
-  const chars = Array.from(secret);
+function suffixes(list, minimum, joint) {
   const alts = [];
-  for (let i = 1; i <= chars.length - minimum; i += 1) alts.push(esc(chars.slice(i).join('')));
-  return `(?:${alts.join('|') || esc(secret)})`;
+  for (let i = 1; i <= list.length - minimum; i += 1) alts.push(list.slice(i).join(joint));
+  return `(?:${alts.join('|') || list.join(joint)})`;
 }
 
+// The key, and the key without each longer run of its leading prefix segments (the last: its random part).
 function variants(secret) {
   const out = [secret];
   let rest = secret;
   let m;
-  while ((m = rest.match(PREFIX_SEGMENT)) && rest.length - m[0].length >= MIN_FORM_CHARS) {
+  while ((m = rest.match(PREFIX_SEGMENT)) && Array.from(rest).length - m[0].length >= MIN_FORM_CHARS) {
     rest = rest.slice(m[0].length);
     out.push(rest);
   }
   return out;
 }
 
+// The key cut short once it shows TRUNCATED_MIN characters of its random part, with or without any run of its
+// vendor prefix segments; only for a key written as one token (a URL's or a phrase's beginning is ordinary text).
+function truncated(key, core) {
+  if (!ONE_TOKEN.test(key) || Array.from(core).length <= TRUNCATED_MIN) return [];
+  let vendor = '';
+  const starts = cases(core[0]);
+  for (const segment of key.slice(0, key.length - core.length).match(/[A-Za-z0-9]+[-_]/g) || []) {
+    vendor = `(?:${vendor}${atoms(segment).join(GAP)}${GAP})?`;
+    starts.push(...cases(segment[0])); // the chain may start at any segment
+  }
+  return [{ regex: vendor + prefixes(atoms(core), TRUNCATED_MIN, GAP) + FILLS, starts }];
+}
+
+function union(forms, flags) {
+  if (!forms.length) return undefined;
+  const alternatives = forms.map((f) => f.regex).join('|');
+  if (forms.some((f) => !f.starts.length)) return new RegExp(alternatives, flags);
+  // One look at the next character before the alternatives: else every position tries each form.
+  const starts = [...new Set(forms.flatMap((f) => f.starts))].sort().map(esc).join('');
+  return new RegExp(`(?=[${starts}])(?:${alternatives})`, flags);
+}
+
+// The views a group's needles are looked for in: the text's decoded view with its gaps taken out (and a "+",
+// which may stand for a key's space), case folded ('L'); with byte separators too, for hex ('H'); with the
+// two base64 alphabets made one ('B'). A match of a form holds its needle in that view, so a form whose
+// needles are all absent cannot match: it is not run (a reply is seldom near any of the user's keys).
+const VIEWS = {
+  L: (view) => view.replace(/[\s\x01+]+/g, '').toLowerCase(),
+  H: (view) => view.replace(/[\s\x01:-]+/g, '').toLowerCase(),
+  B: (view) => view.replace(/[\s\x01]+/g, '').split('-').join('+').split('_').join('/'),
+  E: (view) => (/…|\.\.|\*\*/.test(view) ? 'ellipsis' : ''), // whether there is one: the shortened forms need it
+};
+const NEEDLE_CHARS = 6;
+
+function needle(kind, text) {
+  const folded = VIEWS[kind](text);
+  return folded.length >= 3 ? [kind, folded.slice(0, NEEDLE_CHARS)] : undefined;
+}
+
+// A secret's forms in groups, each with the needles one of which (every needle of an entry) a match holds.
+function groups(secret) {
+  const key = decoded(String(secret)).split(FILL).join('');
+  if (!key) return [];
+  const long = Array.from(key).length >= MIN_FORM_CHARS;
+  const joint = long ? GAP : FILLS;
+  const all = variants(key);
+  const core = all[all.length - 1];
+  const gate = (...entries) => (entries.every((e) => e.every(Boolean)) ? entries : undefined); // else always run
+  // The key first, then each prefix-stripped rest, longest first; a truncated key last. Each holds the start of
+  // the random part (a truncated one shows 12 characters of it).
+  const main = all.map((v) => ({ regex: atoms(v).join(joint) + FILLS, starts: cases(Array.from(v)[0]) }));
+  if (long) main.push(...truncated(key, core));
+  const out = [{ forms: main, flags: 'gi', gate: gate([needle('L', Array.from(core).slice(0, 12).join(''))]) }];
+  if (!long) return out;
+  const shortened = [];
+  const entries = [];
+  for (const v of all) {
+    const list = atoms(v);
+    const starts = cases(Array.from(v)[0]);
+    // (the last characters as written: a shortened echo seldom escapes them, and their n² alternatives stay small)
+    shortened.push({ regex: `${prefixes(list, 3, FILLS)}${ELLIPSIS}${suffixes(list, 3, '')}`, starts });
+    shortened.push({ regex: `${prefixes(list, 8, FILLS)}${ELLIPSIS}`, starts });
+    const chars = Array.from(v);
+    // every suffix of 3 or more characters ends with the last 3
+    entries.push([needle('L', chars.slice(0, 3).join('')), needle('L', chars.slice(-3).join('')), ['E', 'ellipsis']], [needle('L', chars.slice(0, 8).join('')), ['E', 'ellipsis']]);
+  }
+  out.push({ forms: shortened, flags: 'gi', gate: gate(...entries) });
+  out.push({ forms: all.map(hexForms), flags: 'gi', gate: gate([needle('H', Buffer.from(core, 'utf8').subarray(0, 3).toString('hex'))]) });
+  const b64 = all.flatMap((v) => base64Forms(Buffer.from(v, 'utf8')));
+  out.push({ forms: b64, flags: 'g', gate: gate(...b64.map((f) => [needle('B', f.text.slice(Math.max(0, (f.text.length >> 1) - 3)))])) });
+  return out;
+}
+
 // One function that replaces every form of every secret in a string (or in the strings of a value).
 function scrubber(secrets) {
-  const caseless = [];
-  const exact = [];
-  for (const secret of secrets) {
-    for (const variant of variants(secret)) {
-      caseless.push(charEncoded(variant));
-      if (Array.from(variant).length >= MIN_FORM_CHARS) {
-        exact.push(...base64Forms(Buffer.from(variant, 'utf8')));
-        caseless.push(hexForms(variant));
-        caseless.push(`${prefixes(variant, 3)}${ELLIPSIS}${suffixes(variant, 3)}`, `${prefixes(variant, 8)}${ELLIPSIS}`);
+  const all = secrets.flatMap(groups).map((g) => ({ ...g, pattern: union(g.forms, g.flags) })).filter((g) => g.pattern);
+  const scrubText = (text) => {
+    if (!all.length) return text;
+    const view = decoded(text);
+    const folded = {};
+    const has = ([kind, piece]) => (folded[kind] === undefined ? (folded[kind] = VIEWS[kind](view)) : folded[kind]).includes(piece);
+    const found = [];
+    for (const g of all) {
+      if (g.gate && !g.gate.some((entry) => entry.every(has))) continue;
+      for (const m of view.matchAll(g.pattern)) if (m[0].length) found.push([m.index, m.index + m[0].length]);
+    }
+    if (!found.length) return text;
+    found.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    let out = '';
+    let at = 0;
+    let cur;
+    for (const span of found) {
+      if (cur && span[0] <= cur[1]) cur[1] = Math.max(cur[1], span[1]);
+      else {
+        if (cur) { out += text.slice(at, cur[0]) + REDACTED; at = cur[1]; }
+        cur = [...span];
       }
     }
-  }
-  const patterns = [];
-  if (caseless.length) patterns.push(new RegExp(caseless.join('|'), 'gi'));
-  if (exact.length) patterns.push(new RegExp(exact.join('|'), 'g'));
+    out += text.slice(at, cur[0]) + REDACTED;
+    return out + text.slice(cur[1]);
+  };
   const scrub = (value) => {
-    if (typeof value === 'string') return patterns.reduce((text, p) => text.replace(p, REDACTED), value);
+    if (typeof value === 'string') return scrubText(value);
     if (Array.isArray(value)) return value.map(scrub);
     if (value && typeof value === 'object') {
       return Object.fromEntries(Object.entries(value).map(([k, v]) => [scrub(k), scrub(v)]));
@@ -1070,6 +1289,9 @@ module.exports = {
   endpointHost,
   secretsOf,
   scrubber,
+  decoded,
+  ENTITIES,
+  ENDPOINT_ENV,
   promptfoo,
   runningPromptfoo,
 };

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from grounding_eval.promptfoo.written_paths import WRITE_DIRS_ENV
 from grounding_eval.verifier.directory import Directory, load_directory
 from grounding_eval.verifier.setup import load_resources
 from grounding_eval.verifier.verdict import VerifierResources
@@ -25,6 +26,9 @@ def _session_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     folder = tmp_path_factory.mktemp("xdg-cache")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("XDG_CACHE_HOME", str(folder))
+        # The tests' configs write their audit files, queues and caches under the session's temporary folder,
+        # outside the folder they run in: granted as a user grants a folder (grounding_eval/promptfoo/written_paths.py).
+        mp.setenv(WRITE_DIRS_ENV, str(tmp_path_factory.getbasetemp()))
         yield folder
 
 

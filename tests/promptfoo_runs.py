@@ -56,7 +56,12 @@ def shared_group(config: str) -> str:
 def offline_env(database: Path, extra_env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of an offline run with its own promptfoo database under ``database``: none of the
     caller's ``GROUNDING_EVAL_*`` variables, only those in ``extra_env``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDING_EVAL_")}
+    # (but the folders the test session lets configs write into: tests/conftest.py)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("GROUNDING_EVAL_") or k == "GROUNDING_EVAL_WRITE_DIRS"
+    }
     return {**env, "PROMPTFOO_CONFIG_DIR": str(database / ".promptfoo"), "NO_COLOR": "1", **(extra_env or {})}
 
 

@@ -1,31 +1,44 @@
 """Finding an API key in what a server sent back, in each form servers echo it, so it can be scrubbed.
 
 A judge API that echoes the key (an error body, a debugging proxy, a model repeating a header) must not
-get it into a reply, an error message or a cache file, and servers seldom echo it verbatim:
-:func:`secret_pattern` builds one regular expression for the key as written, URL-, JSON-, HTML-entity-,
-hex- and base64-encoded, shortened (``sk-ab…wxyz``), in another case and without its vendor prefix. The
-forms and what is not found: docs/explanation/security.md#judges-and-keys. :func:`key_shape` finds text
-shaped like *some* key, for files where the key itself is not known (``share``).
+get it into a reply, an error message or a cache file, and servers seldom echo it verbatim. The rules
+(one table for both scrubbers, tests/golden/key_echoes.yaml; the Node one is assertions/judges.cjs):
 
-Budget: literals, character classes, one chain of optional prefixes and one separator run before an
-alternation of suffixes. Nothing matches one text in two ways, so an attempt costs at most the separator
-run plus a few times the key's length (O(len(text) x len(key)) at worst), and in practice one pass: an
-attempt dies at its first character unless the text there looks like the key.
+* **Escapes, by rule.** The text is read through a view (:func:`decoded`) in which every escape of a
+  character — URL ``%XX`` (once or twice), JSON and JavaScript ``\\uXXXX``, ``\\u{X}``, ``\\/``, Python
+  ``\\xHH``, ``\\UXXXXXXXX``, HTML numeric and named references — is decoded where it stands and the rest
+  of it filled, so every mix of them is the key itself, and a match in the view is a span of the text.
+* **Whitespace anywhere** inside the key, its hex or its base64 (a line break, an indent, JSON's ``\\n``;
+  up to 40 characters at a time), for a key of ``MIN_FORM_CHARS`` and more.
+* **Forms:** the key, in any case; without its vendor prefix segments; hex of its bytes (``:``/``-``/space
+  separated or not); base64 and base64url (alone, or inside base64 of more bytes at any alignment);
+  shortened with an ellipsis (``sk-ab…wxyz``); truncated, once it shows ``TRUNCATED_MIN`` characters of its
+  random part. :func:`key_shape` finds text shaped like *some* key, for files where the key itself is not
+  known (``share``).
+
+Budget: building the view is one pass (escapes are found with one regular expression). The patterns are
+literals, character classes, bounded gaps and chains of optional groups, each starting with a literal, so
+nothing matches one text in many ways: an attempt costs at most the key's length times a gap, and dies at
+its first character unless the text there looks like the key (a 1 MB reply: tests/judge/test_redact.py).
 """
 
 from __future__ import annotations
 
 import base64
-import json
 import re
-from functools import cache
-from typing import Any, Final
+from collections.abc import Callable
+from functools import cache, lru_cache
+from html.entities import html5
+from typing import Any, Final, NamedTuple
 
 __all__ = [
     "MIN_FORM_CHARS",
     "MIN_SECRET_CHARS",
     "REDACTED",
     "SECRET_NAME",
+    "TRUNCATED_MIN",
+    "SecretPattern",
+    "decoded",
     "key_shape",
     "redact",
     "secret_pattern",
@@ -42,13 +55,6 @@ is scrubbed from what a judge hands back and looked for in a shared bundle."""
 MIN_SECRET_CHARS: Final = 8
 """Shortest such value looked for verbatim; shorter ones would match prose (only key shapes find them)."""
 
-_PREFIX_MIN: Final = 3  # characters of the key shown before "…" in a shortened echo with a suffix
-_SUFFIX_MIN: Final = 3  # characters shown after it
-_PREFIX_ALONE_MIN: Final = 8  # characters shown before a trailing "…" with no suffix
-# "…" also as JSON writes it in an error body it did not decode (ensure_ascii: "\u2026").
-_ELLIPSIS: Final = r"(?:…|\\u2026|\.{2,}|\*{2,})"
-# RFC 3986 unreserved characters: the ones urllib.parse.quote never encodes.
-_UNRESERVED: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
 # A vendor prefix segment: letters and digits ended by "-" or "_" ("sk-", "ant-", "api03-").
 _PREFIX_SEGMENT: Final = re.compile(r"[A-Za-z0-9]+[-_]")
 
@@ -123,8 +129,8 @@ def _word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
-def secret_pattern(secret: str) -> re.Pattern[str] | None:
-    """Return one pattern matching ``secret`` in every form listed in the module docstring.
+def secret_pattern(secret: str) -> SecretPattern | None:
+    """Return a matcher for ``secret`` in every form listed in the module docstring.
 
     Returns ``None`` for an empty secret (nothing to scrub).
     """
@@ -133,38 +139,159 @@ def secret_pattern(secret: str) -> re.Pattern[str] | None:
     return _compiled(secret)
 
 
+class SecretPattern:
+    """One secret's forms, matched in the text's decoded view (:func:`decoded`) and reported as spans of the
+    text itself (the view keeps every character where it was)."""
+
+    def __init__(self, groups: list[_Group]) -> None:
+        self._groups = groups
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where the secret is in ``text``: sorted, overlapping spans merged."""
+        view = decoded(text)
+        folded: dict[str, str] = {}
+
+        def has(needle: tuple[str, str]) -> bool:
+            kind, piece = needle
+            if kind not in folded:
+                folded[kind] = _VIEWS[kind](view)
+            return piece in folded[kind]
+
+        found = sorted(
+            m.span()
+            for g in self._groups
+            if g.gate is None or any(all(has(n) for n in entry) for entry in g.gate)
+            for m in g.pattern.finditer(view)
+            if m.end() > m.start()
+        )
+        merged: list[tuple[int, int]] = []
+        for start, end in found:
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return merged
+
+    def search(self, text: str) -> _Found | None:
+        """The first place the secret is in ``text``, or ``None``."""
+        spans = self.spans(text)
+        return _Found(*spans[0]) if spans else None
+
+    def sub(self, replacement: str, text: str) -> str:
+        """``text`` with each place the secret is replaced by ``replacement``."""
+        out, at = [], 0
+        for start, end in self.spans(text):
+            out += [text[at:start], replacement]
+            at = end
+        return "".join(out) + text[at:] if out else text
+
+
+class _Found:
+    """Where a secret was found (the part of :class:`re.Match` that callers read)."""
+
+    def __init__(self, start: int, end: int) -> None:
+        self._span = (start, end)
+
+    def start(self) -> int:
+        return self._span[0]
+
+    def end(self) -> int:
+        return self._span[1]
+
+    def span(self) -> tuple[int, int]:
+        return self._span
+
+
 @cache
-def _compiled(secret: str) -> re.Pattern[str]:
-    forms: list[str] = []
-    starts: set[str] = set()  # every character a form can start with
+def _compiled(secret: str) -> SecretPattern:
+    """The secret's forms in groups, each run only when the text holds one of its needles (see ``_VIEWS``)."""
+    key = decoded(secret).replace(_FILL, "")
+    long = len(key) >= MIN_FORM_CHARS
+    joint = _GAP if long else f"{_FILL}*"
+    variants = _variants(key)
+    core = variants[-1]
     # The key itself first, then each prefix-stripped rest, longest first: where two forms match at the
-    # same place, the one covering more of the key wins.
-    for variant in _variants(secret):
-        first = variant[0]
-        forms.append(f"(?i:{_char_encoded(variant)})")
-        starts |= {first, first.lower(), first.upper(), "&", "%", "\\"}
-        if len(variant) >= MIN_FORM_CHARS:
-            for form in _base64_forms(variant.encode("utf-8")):
-                forms.append(form)
-                starts |= (
-                    {"+", "-"}
-                    if form.startswith("[+-]")
-                    else {"/", "_"}
-                    if form.startswith("[/_]")
-                    else {form[0]}
-                )
-            forms.append(f"(?i:{_hex(variant)})")
-            lead = f"{variant.encode('utf-8')[0]:02x}"[0]
-            starts |= {lead, lead.upper(), "\\"}
-            forms += [f"(?i:{form})" for form in _shortened(variant)]
+    # same place, the one covering more of the key wins; a truncated key is tried last. Each holds the
+    # start of the random part (a truncated one shows 12 characters of it).
+    main = [_Form(_joined(_atoms(v), joint) + f"{_FILL}*", _cases(v[0])) for v in variants]
+    if long:
+        main += _truncated(key, core)
+    groups = [_group(main, re.IGNORECASE, [[_needle("L", core[:12])]])]
+    if long:
+        shortened: list[_Form] = []
+        entries: list[list[tuple[str, str] | None]] = []
+        for variant in variants:
+            shortened += _shortened(variant)
+            # every suffix of 3 or more characters ends with the last 3
+            entries += [[_needle("L", variant[:3]), _needle("L", variant[-3:]), _ELLIPSIS_SEEN],
+                        [_needle("L", variant[:8]), _ELLIPSIS_SEEN]]  # fmt: skip
+        groups.append(_group(shortened, re.IGNORECASE, entries))
+        hex_needle = _needle("H", core.encode("utf-8")[:3].hex())
+        groups.append(_group([_hex(v) for v in variants], re.IGNORECASE, [[hex_needle]]))
+        b64 = [f for v in variants for f in _base64_forms(v.encode("utf-8"))]
+        groups.append(_group(b64, 0, [[_needle("B", f.text[max(0, len(f.text) // 2 - 3) :])] for f in b64]))
+    return SecretPattern(groups)
+
+
+class _Group(NamedTuple):
+    pattern: re.Pattern[str]
+    gate: (
+        list[list[tuple[str, str]]] | None
+    )  # run when every needle of one entry is in the text; None: always
+
+
+def _group(forms: list[_Form], flags: int, entries: list[list[tuple[str, str] | None]]) -> _Group:
+    pattern = _union(forms, flags)
+    assert pattern is not None  # every group has forms
+    if all(all(n is not None for n in entry) for entry in entries):
+        return _Group(pattern, [[n for n in entry if n is not None] for entry in entries])
+    return _Group(pattern, None)
+
+
+# The views a group's needles are looked for in: the text's decoded view with its gaps taken out (and a "+",
+# which may stand for a key's space), case folded ("L"); with byte separators too, for hex ("H"); with the two
+# base64 alphabets made one ("B"); and whether it holds an ellipsis ("E"). A match of a form holds its needle
+# in that view, so a form whose needles are all absent cannot match and is not run: a reply is seldom near
+# any of the user's keys (assertions/judges.cjs holds the same).
+_VIEWS: Final[dict[str, Callable[[str], str]]] = {
+    "L": lambda view: re.sub(r"[\s\x01+]+", "", view).casefold(),  # (as re.IGNORECASE folds: ſ is s)
+    "H": lambda view: re.sub(r"[\s\x01:-]+", "", view).casefold(),
+    "B": lambda view: re.sub(r"[\s\x01]+", "", view).replace("-", "+").replace("_", "/"),
+    "E": lambda view: "ellipsis" if re.search(r"…|\.\.|\*\*", view) else "",
+}
+_NEEDLE_CHARS: Final = 6
+_ELLIPSIS_SEEN: Final = ("E", "ellipsis")
+
+
+def _needle(kind: str, text: str) -> tuple[str, str] | None:
+    folded = _VIEWS[kind](text)
+    return (kind, folded[:_NEEDLE_CHARS]) if len(folded) >= 3 else None
+
+
+class _Form(NamedTuple):
+    regex: str
+    starts: frozenset[str]  # every character a match can start with; empty: any
+    text: str = ""  # a base64 form's characters (its needle is taken from them)
+
+
+def _union(forms: list[_Form], flags: int) -> re.Pattern[str] | None:
+    if not forms:
+        return None
+    alternatives = "|".join(f.regex for f in forms)
+    if any(not f.starts for f in forms):
+        return re.compile(alternatives, flags)
     # One look at the next character before trying the alternatives: without it every position of the
     # text tries each form (some 40 times slower on text that holds no key).
-    guard = "".join(re.escape(c) for c in sorted(c for c in starts if len(c) == 1))
-    return re.compile(f"(?=[{guard}])(?:{'|'.join(forms)})")
+    guard = "".join(re.escape(c) for c in sorted(set().union(*(f.starts for f in forms))))
+    return re.compile(f"(?=[{guard}])(?:{alternatives})", flags)
+
+
+def _cases(ch: str) -> frozenset[str]:
+    return frozenset() if ch.isspace() else frozenset(c for c in (ch, ch.lower(), ch.upper()) if len(c) == 1)
 
 
 def _variants(secret: str) -> list[str]:
-    """The key, and the key without each longer run of its leading prefix segments."""
+    """The key, and the key without each longer run of its leading prefix segments (the last: its random part)."""
     out, rest = [secret], secret
     while (match := _PREFIX_SEGMENT.match(rest)) and len(rest) - match.end() >= MIN_FORM_CHARS:
         rest = rest[match.end() :]
@@ -172,7 +299,7 @@ def _variants(secret: str) -> list[str]:
     return out
 
 
-def redact(value: Any, pattern: re.Pattern[str] | None) -> Any:
+def redact(value: Any, pattern: SecretPattern | None) -> Any:
     """Return ``value`` with every match of ``pattern`` in its strings (keys too) replaced by ``[REDACTED]``.
 
     Dicts and lists are rebuilt; other values come back as they are.
@@ -188,91 +315,170 @@ def redact(value: Any, pattern: re.Pattern[str] | None) -> Any:
     return value
 
 
-def _char_encoded(secret: str) -> str:
-    """Each character as itself or URL-, JSON- or HTML-entity-encoded (the pattern is used ignoring case,
-    so the encodings of the character's other case are listed too: ``é`` is ``%C3%A9``, ``É`` ``%C3%89``)."""
-    parts = []
-    for ch in secret:
-        alternatives = [re.escape(ch)]
-        for same in dict.fromkeys(c for c in (ch, ch.lower(), ch.upper()) if len(c) == 1):
-            alternatives += _entities(same)
-            if same in _UNRESERVED:
-                continue
-            alternatives.append("".join(f"%{b:02x}" for b in same.encode("utf-8")))
-            if same == " ":
-                alternatives.append(r"\+")
-            # As JSON may write it in a body no one decoded: "\/", "\"", "\\", or "\u00e9".
-            if same in '/"\\':
-                alternatives.append(re.escape("\\" + same))
-            elif not same.isascii() or not same.isprintable():
-                alternatives.append(re.escape(json.dumps(same)[1:-1]))
-        parts.append(f"(?:{'|'.join(dict.fromkeys(alternatives))})")
-    return "".join(parts)
+# --- the decoded view: each escape decoded where it stands, the rest of it filled -------------------------
+
+_FILL: Final = "\x01"
+"""What the rest of a decoded escape becomes in the view (a character no text holds: one in the text is
+shown as \x02), so the view keeps every character of the text at its own index."""
 
 
-def _entities(ch: str) -> list[str]:
-    """``ch`` as an HTML character reference: decimal and hex (any leading zeros) and its named ones."""
-    named = sorted(name for name, value in _html5().items() if value == ch and name.endswith(";"))
-    return [f"&\\#0*{ord(ch)};", f"&\\#x0*{ord(ch):x};", *(f"&{re.escape(name)}" for name in named)]
+# An escape of a character, as a reply would write one: URL (once or twice: %2541) and Python's \x, each one
+# UTF-8 character's bytes (bytes that are not one stay as written); JSON and JavaScript (\u0041, \u{41}, \/),
+# Python (\U00000041), HTML (&#65; &#x41; &#65 &amp;); and JSON's \n \r \t.
+def _utf8(lead: str) -> str:
+    more = rf"{lead}[89abAB][0-9A-Fa-f]"
+    # longest first: "%25C3%25A9" is é encoded twice, not "%" and "C3"
+    return (
+        rf"{lead}[fF][0-4](?:{more}){{3}}|{lead}[eE][0-9A-Fa-f](?:{more}){{2}}"
+        rf"|{lead}[cdCD][0-9A-Fa-f]{more}|{lead}[0-7][0-9A-Fa-f]"
+    )
 
 
-@cache
-def _html5() -> dict[str, str]:
-    from html.entities import html5
-
-    return html5
-
-
-def _hex(secret: str) -> str:
-    """The key's UTF-8 bytes in hex: contiguous, each byte after ``\\x``, or bytes split by ``:``/``-``/space."""
-    octets = [f"{b:02x}" for b in secret.encode("utf-8")]
-    plain = "".join(octets)
-    escaped = "".join(rf"\\x{o}" for o in octets)
-    split = "(?:" + "|".join(re.escape(sep).join(octets) for sep in (":", "-", " ")) + ")"
-    return f"(?:{escaped}|{plain}|{split})"
-
-
-def _b64_class(text: str) -> str:
-    # One pattern for both alphabets: "+" or "-" at 62, "/" or "_" at 63.
-    return "".join({"+": "[+-]", "/": "[/_]"}.get(ch, ch) for ch in text)
+_URL_BYTES: Final = _utf8("%(?:25)?")
+_PY_BYTES: Final = _utf8(r"\\x")
+_ESCAPE_SOURCE: Final = (
+    rf"(?=[%\\&\x01])(?:(?P<bytes>{_URL_BYTES}|{_PY_BYTES})"
+    r"|\\u\{(?P<cp>[0-9A-Fa-f]{1,6})\}|\\u(?P<u4>[0-9A-Fa-f]{4})|\\U(?P<u8>[0-9A-Fa-f]{8})"
+    r"|\\(?P<ctl>[nrt])|\\(?P<lit>[/\"'\\])"
+    r"|&\#[xX](?P<hx>[0-9A-Fa-f]{1,8});?|&\#(?P<dec>[0-9]{1,10});?|&(?P<name>[A-Za-z][A-Za-z0-9]{1,31};)"
+    r"|\x01)"
+)
+# Found without groups, then read with them, once per distinct escape (the same few recur).
+_ESCAPE: Final = re.compile(re.sub(r"\(\?P<[a-z0-9]+>", "(?:", _ESCAPE_SOURCE))
+_ESCAPE_ONE: Final = re.compile(_ESCAPE_SOURCE)
+_CONTROL: Final = {"n": "\n", "r": "\r", "t": "\t"}
 
 
-def _base64_forms(data: bytes) -> list[str]:
-    alone = base64.b64encode(data).decode("ascii").rstrip("=")
-    forms = [_b64_class(alone) + "={0,2}"]
+def decoded(text: str) -> str:
+    """``text`` with each escape (see ``_ESCAPE``) decoded at its first character and the rest of it filled:
+    the same length, each character at its own index, so a match in the view is a span of the text."""
+    if not any(c in text for c in "%\\&\x01"):
+        return text
+    return _ESCAPE.sub(_decode, text)
+
+
+def _decode(match: re.Match[str]) -> str:
+    return _decode_token(match.group())
+
+
+@lru_cache(maxsize=4096)
+def _decode_token(token: str) -> str:
+    """One escape, decoded (a token fully determines it: the same few recur, so each is decoded once)."""
+    match = _ESCAPE_ONE.fullmatch(token)
+    kind = match.lastgroup if match else None
+    if match is None or kind is None:
+        return "\x02"
+    value = match.group(kind)
+    if kind == "bytes":
+        # each byte's two hex digits end its escape: "%41", "%2541", "\\x41"
+        digits = [token[i - 2 : i] for i in range(len(token), 0, -1) if i == len(token) or token[i] in "%\\"]
+        try:
+            char = bytes(int(d, 16) for d in reversed(digits)).decode("utf-8")
+        except UnicodeDecodeError:
+            char = ""
+    elif kind == "ctl":
+        char = _CONTROL[value]
+    elif kind == "lit":
+        char = value
+    elif kind == "name":
+        char = _ENTITIES.get(value, "")
+    else:
+        code = int(value, 10 if kind == "dec" else 16)
+        char = chr(code) if code <= 0x10FFFF else ""
+    return char + _FILL * (len(token) - 1) if char else token
+
+
+# HTML's named references for the characters up to U+00FF (assertions/judges.cjs holds the same table).
+_ENTITIES: Final = {
+    name: value
+    for name, value in html5.items()
+    if name.endswith(";") and len(value) == 1 and ord(value) < 0x100
+}
+
+# --- the forms, as patterns over the view -----------------------------------------------------------------
+
+# Between two characters of a form: a line break, an indent, JSON's \n (in the view: whitespace and fill).
+_GAP: Final = rf"[\s{_FILL}]{{0,40}}"
+# Between two hex digits: that, or a byte separator (":", "-").
+_HEX_GAP: Final = rf"[\s{_FILL}:-]{{0,40}}"
+_PREFIX_MIN: Final = 3  # characters of the key shown before "…" in a shortened echo with a suffix
+_SUFFIX_MIN: Final = 3  # characters shown after it
+_PREFIX_ALONE_MIN: Final = 8  # characters shown before a trailing "…" with no suffix
+TRUNCATED_MIN: Final = 12
+"""Characters of a key's random part (the key after its vendor prefix segments) a truncated echo must
+show to be scrubbed: as many as any other derived form needs (``MIN_FORM_CHARS``), and enough that it names
+one key (12 base-62 characters are 71 bits: no other text holds them by chance), where the vendor prefix
+alone names every key of its kind."""
+_ELLIPSIS: Final = rf"(?:…|\.{{2,}}|\*{{2,}}){_FILL}*"
+_TOKEN: Final = re.compile(r"[A-Za-z0-9._~+/=-]+")  # a secret written as one token, as keys are
+
+
+def _atoms(text: str) -> list[str]:
+    # A space of the key may come back as "+" (a form's encoding): the view never decodes "+".
+    return [r"[\s+]" if ch.isspace() else re.escape(ch) for ch in text]
+
+
+def _joined(atoms: list[str], joint: str) -> str:
+    return joint.join(atoms)
+
+
+def _hex(secret: str) -> _Form:
+    """The key's UTF-8 bytes in hex, byte separators and line breaks allowed (``\\x`` escapes are decoded in
+    the view, so they are the key itself)."""
+    digits = secret.encode("utf-8").hex()
+    return _Form(_HEX_GAP.join(digits) + f"{_FILL}*", _cases(digits[0]))
+
+
+def _base64_forms(data: bytes) -> list[_Form]:
+    """base64 (or base64url) of the key alone, and where it starts 0, 1 or 2 bytes into a group (the
+    characters fully determined by its bits), with line breaks anywhere."""
+
+    def form(encoded: str, padded: bool) -> _Form:
+        atoms = [{"+": "[+-]", "/": "[/_]"}.get(ch, ch) for ch in encoded]
+        tail = rf"(?:{_GAP}={_FILL}*){{0,2}}" if padded else f"{_FILL}*"
+        first = {"+": {"+", "-"}, "/": {"/", "_"}}.get(encoded[0], {encoded[0]})
+        return _Form(_GAP.join(atoms) + tail, frozenset(first), encoded)
+
+    forms = [form(base64.b64encode(data).decode("ascii").rstrip("="), True)]
     for offset in range(3):
-        # The characters fully determined by the key's bits when it starts `offset` bytes into a group.
         encoded = base64.b64encode(bytes(offset) + data).decode("ascii")
         first = (4 * offset + 2) // 3
         last = (8 * (offset + len(data))) // 6
-        forms.append(_b64_class(encoded[first:last]))
+        forms.append(form(encoded[first:last], False))
     return forms
 
 
-def _shortened(secret: str) -> list[str]:
-    prefix = _prefixes(secret, _PREFIX_MIN)
-    suffix = _suffixes(secret, _SUFFIX_MIN)
-    alone = _prefixes(secret, _PREFIX_ALONE_MIN)
-    return [f"{prefix}{_ELLIPSIS}{suffix}", f"{alone}{_ELLIPSIS}"]
+def _shortened(secret: str) -> list[_Form]:
+    joint = f"{_FILL}*"
+    atoms = _atoms(secret)
+    prefix = _prefixes(atoms, _PREFIX_MIN, joint)
+    # the last characters as written: a shortened echo seldom escapes them, and their n² alternatives stay small
+    suffix = "(?:" + "|".join("".join(atoms[i:]) for i in range(1, len(atoms) - _SUFFIX_MIN + 1)) + ")"
+    alone = _prefixes(atoms, _PREFIX_ALONE_MIN, joint)
+    starts = _cases(secret[0])
+    return [_Form(f"{prefix}{_ELLIPSIS}{suffix}", starts), _Form(f"{alone}{_ELLIPSIS}", starts)]
 
 
-def _prefixes(secret: str, minimum: int) -> str:
-    """Any proper prefix of ``secret`` with at least ``minimum`` characters, longest first.
+def _truncated(key: str, core: str) -> list[_Form]:
+    """The key cut short, once it shows ``TRUNCATED_MIN`` characters of its random part ``core``, with or
+    without any run of its vendor prefix segments; only for a key written as one token (a URL's or a
+    phrase's beginning is ordinary text)."""
+    if not _TOKEN.fullmatch(key) or len(core) <= TRUNCATED_MIN:
+        return []
+    vendor, starts = "", _cases(core[0])
+    for segment in _PREFIX_SEGMENT.findall(key[: len(key) - len(core)]):
+        vendor = f"(?:{vendor}{_joined(_atoms(segment), _GAP)}{_GAP})?"
+        starts |= _cases(segment[0])  # the chain may start at any segment
+    return [_Form(vendor + _prefixes(_atoms(core), TRUNCATED_MIN, _GAP) + f"{_FILL}*", starts)]
 
-    Written as a chain of optional groups (``abc(?:d(?:e)?)?``): each starts with a literal, so a given
-    text matches it in one way per length, and backing off to a shorter prefix costs one step.
+
+def _prefixes(atoms: list[str], minimum: int, joint: str) -> str:
+    """Any proper prefix of the key (its ``atoms``) with at least ``minimum`` characters, longest first.
+
+    Written as a chain of optional groups (``a b(?: c(?: d)?)?``): each starts with a joint and a literal, so
+    a given text matches it in one way per length, and backing off to a shorter prefix costs one step.
     """
-    core, rest = secret[:minimum], secret[minimum:-1]
     tail = ""
-    for ch in reversed(rest):
-        tail = f"(?:{re.escape(ch)}{tail})?"
-    return re.escape(core) + tail
-
-
-def _suffixes(secret: str, minimum: int) -> str:
-    """Any proper suffix of ``secret`` with at least ``minimum`` characters, longest first.
-
-    An alternation, not nested groups: nested optional groups growing leftwards could match one text in
-    many ways for a key that repeats itself, and backtrack exponentially.
-    """
-    return "(?:" + "|".join(re.escape(secret[i:]) for i in range(1, len(secret) - minimum + 1)) + ")"
+    for atom in reversed(atoms[minimum:-1]):
+        tail = f"(?:{joint}{atom}{tail})?"
+    return joint.join(atoms[:minimum]) + tail

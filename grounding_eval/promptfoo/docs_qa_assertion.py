@@ -75,6 +75,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         unscored_reason,
     )
     from grounding_eval.promptfoo.judge_assertion import answer_recording, audit_fields, not_run_advice
+    from grounding_eval.promptfoo.written_paths import written_path
 
     config = context.get("config") or {}
     test = context.get("test") or {}
@@ -152,16 +153,18 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         return {**evidence, "retried": outcome.retried, "rendered_prompt": prompt, "raw_replies": outcome.replies,
                 "question_id": question.id, "errors": outcome.errors}  # fmt: skip
 
-    audit_dir = Path(str(config.get("audit_dir") or DEFAULT_AUDIT_DIR))
+    try:
+        audit_dir = written_path(config, "audit_dir", DEFAULT_AUDIT_DIR)
+        queue = written_path(config, "review_queue", "results/docs_qa_review_queue.jsonl")
+    except DataError as exc:
+        return _error(str(exc))
     outcome = run_judge(
         client,
         Prompt(rendered.system, rendered.user),
         fixture_key=key,
         parse=lambda text: parse_grading(text, rubric, out_of_scope=out_of_scope, judged_text=answer),
         audit=Audit(audit_dir, audit_record),
-        review=Review(
-            Path(str(config.get("review_queue") or "results/docs_qa_review_queue.jsonl")), review_record
-        ),
+        review=Review(queue, review_record),
     )
     evidence["retried"] = outcome.retried
     evidence.update(outcome.flags())
@@ -327,10 +330,11 @@ def _client(choice: Any, config: dict[str, Any]) -> Any:
     its position in a key's replies, reply 1 then the retry's reply 2, starts over for every row)."""
     from grounding_eval.judge.cache import default_cache_dir
     from grounding_eval.promptfoo.judge_provider import judge_client
+    from grounding_eval.promptfoo.written_paths import written_path
 
     return judge_client(
         choice,
-        str(config.get("cache_dir") or default_cache_dir()),
+        str(written_path(config, "cache_dir", default_cache_dir())),
         float(config.get("timeout", 120.0)),
         int(config.get("max_retries", 4)),
     )

@@ -63,6 +63,7 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
     from grounding_eval.judge.calls import JudgeConfigError, JudgeError
     from grounding_eval.promptfoo.judge_assertion import answer_recording, condition_of
     from grounding_eval.promptfoo.judge_provider import judge_client, judges_for
+    from grounding_eval.promptfoo.written_paths import written_path
 
     config = context.get("config") or {}
     vars_ = context.get("vars") or {}
@@ -87,7 +88,10 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
             vars_.get("risk_level") or config.get("risk_level"), tier=metadata.get("risk_tier")
         )
         judges = judges_for("factuality", context)  # the cheap stage too (assertions/judges.cjs)
-        cache_dir = str(config.get("cache_dir") or default_cache_dir())
+        cache_dir = str(written_path(config, "cache_dir", default_cache_dir()))
+        review_queue = written_path(config, "review_queue", _DEFAULT_QUEUE)
+        human_queue = written_path(config, "human_queue", _DEFAULT_HUMAN_QUEUE)
+        audit_dir = written_path(config, "audit_dir", DEFAULT_AUDIT_DIR)
         timeout = float(config.get("timeout", 120.0))
         retries = int(config.get("max_retries", 4))
         # Built once per process, as the other judges' (a recording restarted for every row).
@@ -116,9 +120,9 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
             domain_constraints=constraints,
             answer_is_recorded=answer_recording(context) is not None,
             downgrade_ungrounded=downgrade,
-            review_queue=Path(str(config.get("review_queue") or _DEFAULT_QUEUE)),
-            human_queue=Path(str(config.get("human_queue") or _DEFAULT_HUMAN_QUEUE)),
-            audit_dir=Path(str(config.get("audit_dir") or DEFAULT_AUDIT_DIR)),
+            review_queue=review_queue,
+            human_queue=human_queue,
+            audit_dir=audit_dir,
             item=item,
         )
     except DataError as exc:

@@ -99,6 +99,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     from grounding_eval.judge.render import render_judge_prompt
     from grounding_eval.judge.score import judge_scores, score_name
     from grounding_eval.promptfoo.judge_provider import judge_client, judges_for
+    from grounding_eval.promptfoo.written_paths import written_path
 
     config = context.get("config") or {}
     vars_ = context.get("vars") or {}
@@ -111,9 +112,11 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         rubric = _rubric(rubric_file)
         choice = judges_for("judge", context).judge
         provider = choice.id
+        audit_dir = written_path(config, "audit_dir", DEFAULT_AUDIT_DIR)
+        queue = written_path(config, "review_queue", "results/judge_review_queue.jsonl")
         client = judge_client(
             choice,
-            str(config.get("cache_dir") or default_cache_dir()),
+            str(written_path(config, "cache_dir", default_cache_dir())),
             float(config.get("timeout", 120.0)),
             int(config.get("max_retries", 4)),
         )
@@ -176,8 +179,6 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         return {**evidence, "cached": outcome.cached, "rendered_prompt": prompt, "raw_replies": outcome.replies,
                 "query_id": query_id, "description": test.get("description"), "errors": outcome.errors}  # fmt: skip
 
-    audit_dir = Path(str(config.get("audit_dir") or DEFAULT_AUDIT_DIR))
-    queue = Path(str(config.get("review_queue") or "results/judge_review_queue.jsonl"))
     outcome = run_judge(
         client,
         Prompt(rendered.system, rendered.user),

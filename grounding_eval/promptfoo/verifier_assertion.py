@@ -66,6 +66,7 @@ def verifier_assertion(output: Any, context: Any, *, pack_root: Path) -> dict[st
 
 def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, Any]:
     from grounding_eval.errors import DataError
+    from grounding_eval.promptfoo.written_paths import written_path
     from grounding_eval.states import parse_state
     from grounding_eval.user_cache import cache_root
     from grounding_eval.verifier.limits import answer_too_large
@@ -105,7 +106,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
             pack_root,
             str(os.environ.get("GROUNDING_EVAL_LIVENESS") or config.get("liveness") or "offline"),
             _optional_path(config.get("liveness_snapshot")),
-            _path(config.get("liveness_cache"), cache_root() / "liveness.sqlite"),
+            written_path(config, "liveness_cache", cache_root() / "liveness.sqlite"),
             tuple(str(h) for h in config.get("allow_hosts") or ()),
             str(config["dns_server"]) if config.get("dns_server") else None,
             _limits_key(config),
@@ -231,10 +232,6 @@ def _as_text(output: Any) -> str:
         return json.dumps(output, ensure_ascii=False)
     except (TypeError, ValueError):
         return str(output)
-
-
-def _path(value: Any, default: Path) -> Path:
-    return Path(str(value)).expanduser() if value else default
 
 
 def _optional_path(value: Any) -> Path | None:

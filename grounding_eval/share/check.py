@@ -42,8 +42,9 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any, Final
 
 from grounding_eval.errors import DataError, clip
+from grounding_eval.judge._redact import SECRET_NAME
 from grounding_eval.share.leaks import ARCHIVE_HEAD, KeyScan, archive_kind, find_absolute_path, is_env_file
-from grounding_eval.share.received import is_config_member
+from grounding_eval.share.received import ENV_ENDPOINT, is_config_member
 
 __all__ = ["CheckReport", "check_bundle"]
 
@@ -51,6 +52,7 @@ _CHUNK: Final = 1 << 20
 _OVERLAP: Final = 4096  # text kept from the previous chunk, so a key or path across the cut is seen
 _PARSED: Final = (".json", ".jsonl", ".ndjson", ".yaml", ".yml", ".csv", ".tsv", ".ipynb", ".har")
 _ENV_LINE: Final = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=[A-Za-z0-9._/:-]*$")
+_ENV_NAME: Final = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*[=:]")
 # Never in a bundle (share skips them): a cache, installed packages or promptfoo's database and cache, any
 # of which could decide a verdict or run code on the receiver's machine.
 _NEVER_SHARED: Final = (".cache", "node_modules", ".promptfoo")
@@ -289,6 +291,17 @@ class _Reader:
             match = _ENV_LINE.match(line)
             if number == 1 and line.startswith("# Rebuilt by grounding-eval share"):
                 continue
+            named = _ENV_NAME.match(line)
+            setting = named.group(1) if named and named.group(1) not in keep else None
+            if setting and ENV_ENDPOINT.search(setting):
+                raise self.fail(
+                    f"member 'study/.env': line {number} sets {setting}, an endpoint setting: promptfoo reads the "
+                    "folder's .env, so it would choose where the judge's requests and your key go"
+                )
+            if setting and SECRET_NAME.search(setting):
+                raise self.fail(
+                    f"member 'study/.env': line {number} sets {setting}, a key: a bundle never carries one"
+                )
             if not (match and match.group(1) in keep):
                 raise self.fail(
                     f"member 'study/.env': line {number} is not a shareable NAME=value setting "

@@ -7,10 +7,14 @@ name. The rest of what a config can do is listed, not refused — a study may we
 grader — so the receiver reads it before running anything (:func:`config_findings`):
 
 * every **model endpoint** a config names (``base_url``, ``cheap_base_url``, ``apiBaseUrl``, ``apiHost``,
-  a provider's ``url``, an ``http(s)://`` provider id, an ``env:`` variable such as ``OPENAI_BASE_URL``,
-  ``*_API_BASE*``, ``*_HOST`` or ``*_ENDPOINT``) whose host is not a model provider's official API
-  host (``policy.yaml`` ``bundle.official_api_hosts``): it would receive the prompts, and whatever key the
-  provider sends it;
+  a provider's ``url``, an ``env:`` variable such as ``OPENAI_BASE_URL``, ``*_API_BASE*``, ``*_HOST``,
+  ``*_ENDPOINT`` or a proxy) whose host is not a model provider's official API host (``policy.yaml``
+  ``bundle.official_api_hosts``): it would receive the prompts, and whatever key the provider sends it;
+* every **remote call** whatever its host: a ``webhook:``, ``http(s)://`` or ``ws(s)://`` provider id (in
+  ``providers``, ``targets``, a grader or an assertion's ``provider``) and a ``webhook`` assertion, which
+  promptfoo posts each output to;
+* every **path a config has the pack write** (``audit_dir``, ``review_queue``, ``cache_dir``…) that is
+  absolute or climbs out with ``..``: refused when it runs (:mod:`grounding_eval.promptfoo.written_paths`);
 * every **code reference** outside the pack's entries: ``file://`` to anything but data (prompts, tables,
   YAML), ``exec:``, ``python:``, ``package:``, an inline ``javascript`` or ``python`` assertion, and an
   inline ``transform`` (or another key promptfoo runs as JavaScript, ``_INLINE_CODE_KEYS``) — code
@@ -27,15 +31,25 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from grounding_eval.errors import clip
+from grounding_eval.promptfoo.written_paths import WRITTEN_KEYS
 
-__all__ = ["config_findings", "entry_problem", "is_config_member", "name_problem"]
+__all__ = ["ENV_ENDPOINT", "config_findings", "entry_problem", "is_config_member", "name_problem"]
 
 _ENDPOINT_KEYS: Final = frozenset({"base_url", "cheap_base_url", "apiBaseUrl", "apiHost", "baseUrl", "api_base",
                                    "apiBase", "endpoint", "url"})  # fmt: skip
 # An environment variable naming an endpoint (a config's `env:` block: OPENAI_BASE_URL, ANTHROPIC_BASE_URL,
 # OPENAI_API_BASE_URL, AZURE_OPENAI_API_HOST, OLLAMA_HOST, an ..._ENDPOINT), which promptfoo's providers read.
-_ENV_ENDPOINT: Final = re.compile(r"_(?:BASE_URL|API_BASE\w*|HOST|ENDPOINT)$", re.IGNORECASE)
-_PROVIDER_KEYS: Final = frozenset({"id", "provider", "providers", "cheap_provider"})
+# The same rule as assertions/judges.cjs ENDPOINT_ENV (where a study's .env may not point a switched judge):
+# also a proxy, and whether TLS is checked.
+ENV_ENDPOINT: Final = re.compile(
+    r"(?:_BASE_URL|_API_BASE\w*|_API_HOST|_API_URL|_HOST|_ENDPOINT|_BASE_PATH|^(?:HTTPS?|ALL)_PROXY"
+    r"|^NODE_TLS_REJECT_UNAUTHORIZED)$",
+    re.IGNORECASE,
+)
+_PROVIDER_KEYS: Final = frozenset({"id", "provider", "providers", "targets", "cheap_provider"})
+# A provider id that calls a remote service itself: promptfoo posts the prompt (a webhook: the prompt and
+# its variables) there. Listed whatever the host.
+_REMOTE_IDS: Final = ("webhook:", "http://", "https://", "ws://", "wss://")
 # Keys whose string promptfoo runs as JavaScript unless it is a file:// reference (an output or vars
 # transform, an http provider's request and response functions, a derived metric's expression).
 _INLINE_CODE_KEYS: Final = frozenset({"transform", "transformVars", "postprocess", "contextTransform",
@@ -130,6 +144,21 @@ def config_findings(name: str, document: Any, members: dict[str, str]) -> list[s
             host = _host(value)
             if host is not None and not _official(host):
                 out.append(f"endpoint: {name}: {where} = {clip(value, 80)} (not a model provider's API host)")
+        elif kind == "remote":
+            host = _host(value.removeprefix("webhook:"))
+            webhook = value.startswith("webhook:")
+            what = "a webhook provider: promptfoo posts to it" if webhook else "a URL as a provider"
+            if host is None or not _official(host):
+                what += ", not a model provider's API host"
+            out.append(f"endpoint: {name}: {where} = {clip(value, 80)} ({what})")
+        elif kind == "written":
+            out.append(
+                f"path: {name}: {where} = {clip(value, 80)} (a file the pack writes, outside the study folder: "
+                "refused when run, unless you list its folder in $GROUNDING_EVAL_WRITE_DIRS)"
+            )
+        elif kind == "webhook":
+            out.append(f"endpoint: {name}: {where} = {clip(value, 80)} (a webhook assertion: promptfoo posts "
+                       "each output to it)")  # fmt: skip
         elif kind == "inline":
             out.append(f"code: {name}: {where}: an inline {value} assertion")
         elif kind == "inline-js":
@@ -150,6 +179,9 @@ def _walk(value: Any, where: str, key: str = "") -> Iterator[tuple[str, str, str
             and not code.lstrip().startswith("file://")
         ):
             yield f"{where}.value".lstrip("."), "inline", str(kind)
+        if kind == "webhook" and isinstance(code, str):
+            yield f"{where}.value".lstrip("."), "webhook", code.strip()
+            value = {k: v for k, v in value.items() if k != "value"}
         for k, v in value.items():
             if str(k) != "vars":
                 # An assertion's value is split at its first ':' by promptfoo, every other reference at its last
@@ -160,11 +192,16 @@ def _walk(value: Any, where: str, key: str = "") -> Iterator[tuple[str, str, str
             yield from _walk(v, f"{where}[{i}]", key)
     elif isinstance(value, str):
         text = value.strip()
-        if (
-            key in _ENDPOINT_KEYS
-            or _ENV_ENDPOINT.search(key)
-            or (key in _PROVIDER_KEYS and text.startswith(("http://", "https://")))
-        ):
+        if key in WRITTEN_KEYS:
+            if (
+                text.startswith(("/", "~", "\\"))
+                or re.match(r"[A-Za-z]:", text)
+                or ".." in re.split(r"[\\/]", text)
+            ):
+                yield where, "written", text
+        elif key in _PROVIDER_KEYS and text.lower().startswith(_REMOTE_IDS):
+            yield where, "remote", text
+        elif key in _ENDPOINT_KEYS or ENV_ENDPOINT.search(key):
             yield where, "endpoint", text
         elif key in _INLINE_CODE_KEYS and text and not text.startswith(("file://", "package:")):
             yield where, "inline-js", text

@@ -472,7 +472,7 @@ class TestReceivedStudy:
             f"code: {where}: defaultTest.assert[{n - 2}].value = 'file://graders/mine.py:get_assert'",
             f"code: {where}: defaultTest.assert[{n - 1}].value: an inline javascript assertion",
             f"endpoint: {where}: providers[{providers - 3}].config.url = 'https://models.sender.example/x' (not a model provider's API host)",
-            f"endpoint: {where}: providers[{providers - 3}].id = 'https://models.sender.example/v1/chat' (not a model provider's API host)",
+            f"endpoint: {where}: providers[{providers - 3}].id = 'https://models.sender.example/v1/chat' (a URL as a provider, not a model provider's API host)",
             f"code: {where}: providers[{providers - 1}] = 'exec: ./answer.sh'",
         ]
 
@@ -668,3 +668,99 @@ def test_inline_javascript_a_config_runs_is_listed(
     listed = [line for line in out.splitlines() if line.startswith("code:")]
     assert listed == ["code: study/promptfooconfig.yaml: defaultTest.options.transform: inline JavaScript "
                       f"({clip(config['defaultTest']['options']['transform'], 60)})"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("line", "what"),
+    [("OPENAI_BASE_URL=http://127.0.0.1:8765/v1", "an endpoint setting"),
+     ("ANTHROPIC_BASE_URL=https://relay.sender.example", "an endpoint setting"),
+     ("export HTTPS_PROXY=http://proxy.sender.example:3128", "an endpoint setting"),
+     ("NODE_TLS_REJECT_UNAUTHORIZED=0", "an endpoint setting"),
+     ("SENDER_API_KEY=placeholder", "a key")],
+)  # fmt: skip
+def test_a_studys_env_naming_an_endpoint_or_a_key_is_refused_by_name(
+    bundle: Path, tmp_path: Path, line: str, what: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A received study/.env that would choose where the judge's key goes (or carries a key) is refused,
+    the line saying which setting and why (issue 39: promptfoo reads the folder's .env)."""
+    env = dict((i.name, d) for i, d in _members(bundle))["study/.env"] or b""
+    forged = _forged(bundle, tmp_path / "f.tar.gz", {"study/.env": env + line.encode() + b"\n"})
+    code, out, err = _run(capsys, "bundle", "check", str(forged))
+    name = line.removeprefix("export ").split("=")[0]
+    assert (code, out) == (2, "")
+    number = len(env.decode().splitlines()) + 1
+    assert f"member 'study/.env': line {number} sets {name}, {what}" in err, err
+    assert err.count("\n") == 1
+
+
+def test_another_env_file_is_refused(
+    bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    forged = _forged(
+        bundle, tmp_path / "f.tar.gz", {"study/.env.local": b"OPENAI_BASE_URL=http://127.0.0.1:1/v1\n"}
+    )
+    code, _, err = _run(capsys, "bundle", "check", str(forged))
+    assert code == 2 and "member 'study/.env.local': a .env.local file: only the rebuilt study/.env" in err
+
+
+def test_every_remote_call_a_config_makes_is_listed(
+    bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """webhook: provider ids, URL provider ids (in providers, targets, a grader, an assertion's provider) and
+    webhook assertions post prompts or outputs to a host: each listed whatever the host (issue 39)."""
+    config = yaml.safe_load(
+        dict((i.name, d) for i, d in _members(bundle))["study/promptfooconfig.yaml"] or b""
+    )
+    config["providers"] += ["webhook:https://hooks.sender.example/answer"]
+    config["targets"] = ["wss://socket.sender.example/chat"]
+    config["defaultTest"]["options"] = {"provider": "https://api.openai.com/v1/chat/completions"}
+    config["defaultTest"]["assert"] += [
+        {"type": "webhook", "value": "https://hooks.sender.example/grade"},
+        {"type": "llm-rubric", "value": "is polite", "provider": "webhook:https://api.anthropic.com/x"},
+    ]
+    forged = _forged(
+        bundle, tmp_path / "f.tar.gz", {"study/promptfooconfig.yaml": yaml.safe_dump(config).encode()}
+    )
+    code, out, err = _run(capsys, "bundle", "check", str(forged))
+    assert (code, err) == (0, "")
+    listed = sorted(line for line in out.splitlines() if line.startswith("endpoint:"))
+    where = "endpoint: study/promptfooconfig.yaml"
+    n, p = len(config["defaultTest"]["assert"]), len(config["providers"])
+    assert listed == sorted([
+        f"{where}: defaultTest.assert[{n - 2}].value = 'https://hooks.sender.example/grade' (a webhook assertion: "
+        "promptfoo posts each output to it)",
+        f"{where}: defaultTest.assert[{n - 1}].provider = 'webhook:https://api.anthropic.com/x' (a webhook "
+        "provider: promptfoo posts to it)",
+        f"{where}: defaultTest.options.provider = 'https://api.openai.com/v1/chat/completions' (a URL as a provider)",
+        f"{where}: providers[{p - 1}] = 'webhook:https://hooks.sender.example/answer' (a webhook provider: promptfoo "
+        "posts to it, not a model provider's API host)",
+        f"{where}: targets[0] = 'wss://socket.sender.example/chat' (a URL as a provider, not a model provider's API "
+        "host)",
+    ])  # fmt: skip
+
+
+def test_paths_a_config_has_the_pack_write_outside_the_study_are_listed(
+    bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """audit_dir, review_queue, cache_dir… absolute or climbing out with '..' are listed (refused when run,
+    grounding_eval/promptfoo/written_paths.py); one inside the study is not."""
+    config = yaml.safe_load(
+        dict((i.name, d) for i, d in _members(bundle))["study/promptfooconfig.yaml"] or b""
+    )
+    judge = next(a for a in config["defaultTest"]["assert"] if a["value"].endswith(":judge"))
+    judge["config"].update({"audit_dir": "/home/partner/.config/autostart", "review_queue": "../../q.jsonl",
+                            "cache_dir": "results/judge-cache", "human_queue": "~/h.jsonl"})  # fmt: skip
+    forged = _forged(
+        bundle, tmp_path / "f.tar.gz", {"study/promptfooconfig.yaml": yaml.safe_dump(config).encode()}
+    )
+    code, out, err = _run(capsys, "bundle", "check", str(forged))
+    assert (code, err) == (0, "")
+    at = f"path: study/promptfooconfig.yaml: defaultTest.assert[{config['defaultTest']['assert'].index(judge)}].config"
+    tail = (
+        "(a file the pack writes, outside the study folder: refused when run, unless you list its folder in "
+    )
+    assert sorted(line for line in out.splitlines() if line.startswith("path:")) == [
+        f"{at}.audit_dir = '/home/partner/.config/autostart' {tail}$GROUNDING_EVAL_WRITE_DIRS)",
+        f"{at}.human_queue = '~/h.jsonl' {tail}$GROUNDING_EVAL_WRITE_DIRS)",
+        f"{at}.review_queue = '../../q.jsonl' {tail}$GROUNDING_EVAL_WRITE_DIRS)",
+    ]
