@@ -258,8 +258,15 @@ function withDataset(choice, metadata, what) {
   return { ...choice, id, held, dataset };
 }
 
+// Self-grading, allowed by the assertion (allow_self_grading: true) or for a whole run by the user
+// (GROUNDING_EVAL_ALLOW_SELF_GRADING=1: how the methods document's own study, Sonnet 4.5 grading itself, is reproduced).
+function selfGradingAllowed(config) {
+  return Boolean(config && config.allow_self_grading === true)
+    || /^(1|true|yes)$/i.test(String(process.env.GROUNDING_EVAL_ALLOW_SELF_GRADING || '').trim());
+}
+
 function refuseSelfGrading(choice, context, config) {
-  if (choice.replay || (config && config.allow_self_grading)) return;
+  if (choice.replay || selfGradingAllowed(config)) return;
   const underTest = context && context.provider;
   if (!underTest) return;
   const sameObject = isLoadedProvider(choice.held) && choice.held === underTest;
@@ -271,7 +278,7 @@ function refuseSelfGrading(choice, context, config) {
     throw new Refused(
       `the judge ${JSON.stringify(label(choice.id))} (${choice.where}) is the model under test, which would grade its own `
       + 'answers (promptfoo #10581: defaultTest.provider sets the model under test, defaultTest.options.provider the '
-      + 'grader); name another judge, or set allow_self_grading: true',
+      + 'grader); name another judge, or set allow_self_grading: true (GROUNDING_EVAL_ALLOW_SELF_GRADING=1 for a run)',
     );
   }
 }

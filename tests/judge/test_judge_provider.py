@@ -140,6 +140,21 @@ class TestSelfGrading:
         judge = _resolve(_context(config, under_test={"id": UNDER_TEST["id"], "config": {}})).judge
         assert judge.id == UNDER_TEST["id"]
 
+    @pytest.mark.parametrize(("value", "allowed"), [("1", True), ("true", True), ("0", False), ("", False)])
+    def test_allowed_for_a_run_by_the_users_switch(
+        self, monkeypatch: pytest.MonkeyPatch, value: str, allowed: bool
+    ) -> None:
+        """The methods document's own study had Sonnet 4.5 grade its own answers: reproducible for one run."""
+        monkeypatch.setenv("GROUNDING_EVAL_ALLOW_SELF_GRADING", value)
+        context = _context({"provider": UNDER_TEST["id"]}, under_test={"id": UNDER_TEST["id"], "config": {}})
+        if allowed:
+            assert _resolve(context).judge.id == UNDER_TEST["id"]
+        else:
+            with pytest.raises(
+                ValueError, match=r"is the model under test.*GROUNDING_EVAL_ALLOW_SELF_GRADING=1"
+            ):
+                _resolve(context)
+
     def test_a_recording_is_never_the_model_under_test(self) -> None:
         under = {"id": "replay:r.yaml", "config": {}}
         assert _resolve(_context({"provider": "replay:r.yaml"}, under_test=under)).judge.use == "replay"
