@@ -260,9 +260,11 @@ function withDataset(choice, metadata, what) {
 
 // Self-grading, allowed by the assertion (allow_self_grading: true) or for a whole run by the user
 // (GROUNDING_EVAL_ALLOW_SELF_GRADING=1: how the methods document's own study, Sonnet 4.5 grading itself, is reproduced).
+// The run-wide switch counts only from the user's own environment, never from a study's .env file.
 function selfGradingAllowed(config) {
-  return Boolean(config && config.allow_self_grading === true)
-    || /^(1|true|yes)$/i.test(String(process.env.GROUNDING_EVAL_ALLOW_SELF_GRADING || '').trim());
+  if (config && config.allow_self_grading === true) return true;
+  if (!/^(1|true|yes)$/i.test(String(process.env.GROUNDING_EVAL_ALLOW_SELF_GRADING || '').trim())) return false;
+  return !envFileSettings().some(([, name]) => name === 'GROUNDING_EVAL_ALLOW_SELF_GRADING');
 }
 
 function refuseSelfGrading(choice, context, config) {
@@ -286,7 +288,6 @@ function refuseSelfGrading(choice, context, config) {
 // Settings that decide where a provider sends its requests, and its key (OPENAI_BASE_URL, ANTHROPIC_BASE_URL,
 // AZURE_OPENAI_API_HOST, OLLAMA_HOST, *_ENDPOINT…), through which proxy, or whether their TLS is checked.
 const ENDPOINT_ENV = /(?:_BASE_URL|_API_BASE|_API_BASE_URL|_API_HOST|_API_URL|_HOST|_ENDPOINT|_BASE_PATH|^(?:HTTPS?|ALL)_PROXY|^NODE_TLS_REJECT_UNAUTHORIZED)$/i;
-const envFileFindings = new Map();
 
 // The .env files promptfoo read into this process: the one in the folder it runs in, and --env-file/--env-path.
 // [file, overrides]: promptfoo's --env-file values replace the environment's, the folder's .env fills only gaps.
@@ -308,11 +309,24 @@ function envFilesRead() {
 // overrides the user's own value (and one the environment lacks is filled in when promptfoo's library loads,
 // perhaps after this check); --env-file always does.
 function refuseEnvFileEndpoints() {
+  const found = envFileSettings().find(([, name]) => ENDPOINT_ENV.test(name));
+  if (found) {
+    const [file, name, value] = found;
+    throw new Refused(`${file} sets ${name} (${label(value)}): while $${JUDGE_PROVIDER_ENV} or --judge decides the judge, a .env file may not `
+      + 'choose where its requests and your key go; delete the line, or set the variable in your own environment');
+  }
+}
+
+// [file, name, value] for every non-empty setting this process took from a .env file (envFilesRead's rule: a
+// variable counts as the file's unless the user set another value themselves), in file order; read once per
+// set of files.
+const envFileCache = new Map();
+function envFileSettings() {
   const files = envFilesRead();
   const key = JSON.stringify(files);
-  if (!envFileFindings.has(key)) {
+  if (!envFileCache.has(key)) {
     const fs = require('node:fs');
-    let found;
+    const taken = [];
     for (const [file, overrides] of files) {
       let text;
       try {
@@ -323,18 +337,12 @@ function refuseEnvFileEndpoints() {
       const dotenv = require(require.resolve('dotenv', { paths: [path.dirname(require.resolve('promptfoo', { paths: [process.cwd(), __dirname] })), process.cwd(), __dirname] }));
       for (const [name, value] of Object.entries(dotenv.parse(text))) {
         const own = process.env[name];
-        if (ENDPOINT_ENV.test(name) && value.trim() && (overrides || own === undefined || own === value)) {
-          found = `${file} sets ${name} (${label(value)}): while $${JUDGE_PROVIDER_ENV} or --judge decides the judge, a .env file may not `
-            + 'choose where its requests and your key go; delete the line, or set the variable in your own environment';
-          break;
-        }
+        if (value.trim() && (overrides || own === undefined || own === value)) taken.push([file, name, value]);
       }
-      if (found) break;
     }
-    envFileFindings.set(key, found);
+    envFileCache.set(key, taken);
   }
-  const found = envFileFindings.get(key);
-  if (found) throw new Refused(found);
+  return envFileCache.get(key);
 }
 
 // The judges a pack call uses, as settings (not loaded): {judge, cheap} or a Refused error thrown.

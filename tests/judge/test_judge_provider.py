@@ -155,6 +155,17 @@ class TestSelfGrading:
             ):
                 _resolve(context)
 
+    def test_the_run_switch_is_not_taken_from_a_studys_env_file(
+        self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    ) -> None:
+        """A received study's .env (which promptfoo loads into the environment) cannot allow self-grading."""
+        (tmp_path / ".env").write_text("GROUNDING_EVAL_ALLOW_SELF_GRADING=1\n", encoding="utf-8")
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setenv("GROUNDING_EVAL_ALLOW_SELF_GRADING", "1")  # as promptfoo loaded it from the file
+        context = _context({"provider": UNDER_TEST["id"]}, under_test={"id": UNDER_TEST["id"], "config": {}})
+        with pytest.raises(ValueError, match=r"is the model under test"):
+            _resolve(context)
+
     def test_a_recording_is_never_the_model_under_test(self) -> None:
         under = {"id": "replay:r.yaml", "config": {}}
         assert _resolve(_context({"provider": "replay:r.yaml"}, under_test=under)).judge.use == "replay"
