@@ -24,12 +24,19 @@ def row_scores(row: dict[str, Any]) -> dict[str, float]:
     return report_row(row).scores
 
 
+def query_id(row: dict[str, Any]) -> str | None:
+    """A results row's item id: its test's metadata (issue 42), or its vars in a file written before."""
+    meta = (row.get("testCase") or {}).get("metadata") or {}
+    found = meta.get("query_id") or (row.get("vars") or {}).get("query_id")
+    return str(found) if found is not None else None
+
+
 def sample_round_record(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A run's rows as tests/fixtures/sample_rounds/named_scores.json keeps them, in (item, condition) order:
     pass, score and every score, chips and metadata alike (pinned before the chips were cut to 8)."""
     kept = [
         {
-            "item_id": r["vars"].get("query_id"),
+            "item_id": query_id(r),
             "condition": r["prompt"]["label"].split(":")[0],
             "success": r["success"],
             "score": r["score"],
