@@ -2,13 +2,20 @@
 // output (condition) column's x range, read from its header and from the first row's cell, and the first
 // row's first verdict reason (a failing cell's `.fail-reason`): its top y and whether it is the element
 // actually drawn there (not under the sticky pager bar). Then the table's picture, and the picture of
-// that cell's details dialog. Usage: node reviewer_layout.mjs URL TABLE.png DETAILS.png WAIT_FOR → JSON.
+// that cell's details dialog. SETTINGS (optional JSON) are promptfoo's table settings as its viewer keeps them
+// in the browser (localStorage "eval-settings": Columns and Table Settings choices), set before the page loads.
+// Usage: node reviewer_layout.mjs URL TABLE.png DETAILS.png WAIT_FOR [SETTINGS] → JSON.
 import { launchChromium } from "./chromium.mjs";
 
-const [url, tableShot, detailsShot, waitFor] = process.argv.slice(2);
+const [url, tableShot, detailsShot, waitFor, settings] = process.argv.slice(2);
 const browser = await launchChromium();
 try {
   const page = await browser.newPage({ viewport: { width: 1920, height: 1080 } });
+  if (settings) {
+    await page.addInitScript((state) => {
+      localStorage.setItem("eval-settings", JSON.stringify({ state: JSON.parse(state), version: 2 }));
+    }, settings);
+  }
   await page.goto(url, { waitUntil: "networkidle", timeout: 60000 });
   await page.getByText(waitFor).first().waitFor({ timeout: 60000 });
   const seen = await page.evaluate(() => {
@@ -30,6 +37,9 @@ try {
       cells: outputs.map(range),
       varColumns: [...document.querySelectorAll("thead th")].filter((th) => th.closest("tr") && !/passing \(|^(Variables|Outputs)?$/.test(th.innerText.trim())).map((th) => ({ name: th.innerText.trim(), x: range(th) })),
       firstReason: first,
+      // Markdown rendered: the first answer's bold is an element, not literal asterisks.
+      answerBold: !!(row && row.querySelector("td .cell strong")),
+      answerAsterisks: outputs.some((td) => /\*\*\w/.test(td.innerText)),
     };
   });
   await page.screenshot({ path: tableShot, fullPage: false });
