@@ -25,8 +25,13 @@ def row_scores(row: dict[str, Any]) -> dict[str, float]:
 
 
 def query_id(row: dict[str, Any]) -> str | None:
-    """A results row's item id: its test's metadata (issue 42), or its vars in a file written before."""
-    meta = (row.get("testCase") or {}).get("metadata") or {}
+    """The item id of a results row or a generated test: its test's metadata (issue 42), or its vars (a
+    results file written before, a config of one's own)."""
+    meta = (
+        (row.get("testCase") or {}).get("metadata")
+        or (row.get("metadata") if "testCase" not in row else {})
+        or {}
+    )
     found = meta.get("query_id") or (row.get("vars") or {}).get("query_id")
     return str(found) if found is not None else None
 

@@ -113,7 +113,9 @@ def test_a_reviewer_reads_the_three_conditions_and_the_first_reason_at_1920(
     (tmp_path / "reviewer").mkdir()
     seen = _layout(run, tmp_path / "reviewer", REVIEWER_SETTINGS)
     assert [c["name"] for c in seen["varColumns"]] == ["question"], seen["varColumns"]
-    assert len(seen["cells"]) == 3 and all(0 <= left < right <= 1920 for left, right in seen["cells"]), seen["cells"]
+    assert len(seen["cells"]) == 3 and all(0 <= left < right <= 1920 for left, right in seen["cells"]), seen[
+        "cells"
+    ]
     reason = seen["firstReason"]
     assert reason is not None and reason["y"] < 1080 and reason["drawn"], reason
     assert reason["text"].split("\n")[1].startswith(("UNSAFE (", "FAIL: ")), reason
