@@ -75,7 +75,7 @@ def test_the_verdict_first_and_every_chip_in_view(
 LAYOUT = REPO / "tests" / "browser" / "reviewer_layout.mjs"
 # The choices docs/tutorial.md asks a reviewer to make once in promptfoo's viewer, as the viewer keeps them
 # in the browser: the jurisdiction column hidden (Columns; kept for every eval with these vars), answers as
-# Markdown and the per-cell chips off (Table Settings). promptfoo has no config key for any of them.
+# Markdown and "Metrics pills" off (Table Settings). promptfoo has no config key for any of them.
 REVIEWER_SETTINGS = {
     "hiddenVarNamesBySchema": {'["jurisdiction","question"]': ["jurisdiction"]},
     "renderMarkdown": True,
