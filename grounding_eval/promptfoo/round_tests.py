@@ -15,10 +15,10 @@ Vars per test: only what the prompts use — ``jurisdiction`` (two-letter code),
 description a column too (issue 42: at 1920 px the three conditions' answers must fit beside them). The
 item's id (``query_id``), topic, High-Risk fields and the grounding choices go in the test's metadata
 (lists in vars would make promptfoo multiply the test); readers of results files written before take
-``query_id`` and ``topic`` from the vars too. A test has no description. The two long ones are named in ``metadata.source_vars``: the
-pack's beforeAll hook lifts them out of the vars (no viewer column, no copy in the results file) and puts
-them back, verbatim, into the prompts and the assertions (``assertions/grounding.cjs``); :func:`source_vars`
-rebuilds them for ``rescore``.
+``query_id`` and ``topic`` from the vars too. A test has no description. The two long vars are named in
+``metadata.source_vars``: the pack's beforeAll hook lifts them out of the vars (no viewer column, no copy
+in the results file) and puts them back, verbatim, into the prompts and the assertions
+(``assertions/grounding.cjs``); :func:`source_vars` rebuilds them for ``rescore``.
 
 **An empty grounding block is an ERROR row, never a silent prompt.** When an item's C1 directory (or, in
 a round with C1.5, its C1.5 content) comes out empty, its var is ``file://<pack>/assertions/
