@@ -163,7 +163,7 @@ def test_round_config_offline(config: str, shared_eval: Callable[[str], EvalRun]
     _same_verdicts_as_before(config, rows)
     for row in rows:
         named = row_scores(row)
-        where = f"{row['vars']['query_id']} {row['prompt']['label'].split(':')[0]}"
+        where = f"{query_id(row)} {row['prompt']['label'].split(':')[0]}"
         assert row["failureReason"] in (0, 1), (where, row.get("error"))
         assert f"{rubric}.llm_judge_score" in named, where
         assert sum(k.startswith(f"{rubric}.") and ".dimension." not in k for k in named) >= 19, where
