@@ -591,6 +591,12 @@ function merged(base, own) {
   return { ...((base && typeof base === 'object') ? base : {}), ...((own && typeof own === 'object') ? own : {}) };
 }
 
+// A test's item id, for messages: its metadata's (the generators' place since issue 42), or a var's.
+function testId(test) {
+  const id = (test.metadata && test.metadata.query_id) || (test.vars && test.vars.query_id);
+  return typeof id === 'string' ? id : undefined;
+}
+
 // The rows' views of the suite: each test (defaultTest merged in, as promptfoo merges it) with each of
 // its pack assertions, once per provider under test (a judge must not be one of them).
 function checks(suite) {
@@ -623,7 +629,7 @@ function checks(suite) {
           judges.providerIdOf(provider)]);
         if (seen.has(key)) continue;
         seen.add(key);
-        out.push({ call, pythonEntry, assertion, context, where: test.description || (test.vars && test.vars.query_id) || 'defaultTest' });
+        out.push({ call, pythonEntry, assertion, context, where: test.description || testId(test) || 'defaultTest' });
       }
     }
   }
@@ -793,7 +799,7 @@ async function restoreSourceVars(suite, root, seconds) {
   missing.forEach((t, i) => {
     const answer = answers[i] || {};
     if (answer.vars && typeof answer.vars === 'object') t.vars = answer.vars;
-    else problems.push(`source vars (${t.description || (t.vars && t.vars.query_id) || 'a test'}): ${answer.error || 'no answer'}`);
+    else problems.push(`source vars (${t.description || testId(t) || 'a test'}): ${answer.error || 'no answer'}`);
   });
   return problems;
 }

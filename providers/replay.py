@@ -8,7 +8,7 @@ from typing import Any
 
 
 def call_api(prompt: str, options: Any, context: Any) -> dict[str, Any]:
-    """Return the recorded answer for this test's ``query_id`` and the prompt's condition label."""
+    """Return the recorded answer for this test's ``query_id`` (metadata or var) and the prompt's condition label."""
     from grounding_eval.promptfoo.replay_provider import call_replay
 
     return call_replay(prompt, options, context)

@@ -24,12 +24,24 @@ def row_scores(row: dict[str, Any]) -> dict[str, float]:
     return report_row(row).scores
 
 
+def query_id(row: dict[str, Any]) -> str | None:
+    """The item id of a results row or a generated test: its test's metadata (issue 42), or its vars (a
+    results file written before, a config of one's own)."""
+    meta = (
+        (row.get("testCase") or {}).get("metadata")
+        or (row.get("metadata") if "testCase" not in row else {})
+        or {}
+    )
+    found = meta.get("query_id") or (row.get("vars") or {}).get("query_id")
+    return str(found) if found is not None else None
+
+
 def sample_round_record(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A run's rows as tests/fixtures/sample_rounds/named_scores.json keeps them, in (item, condition) order:
     pass, score and every score, chips and metadata alike (pinned before the chips were cut to 8)."""
     kept = [
         {
-            "item_id": r["vars"].get("query_id"),
+            "item_id": query_id(r),
             "condition": r["prompt"]["label"].split(":")[0],
             "success": r["success"],
             "score": r["score"],

@@ -31,7 +31,7 @@ from grounding_eval.promptfoo.round_tests import generate_tests
 from grounding_eval.scoring.composite import round3_composite
 from tests.entry_points import load_entry_point
 from tests.outcomes import unscored_reason
-from tests.scores import row_scores
+from tests.scores import query_id, row_scores
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "datasets" / "sample"
@@ -72,7 +72,7 @@ def _tests(dataset: Path = SAMPLE, round_id: str | None = None) -> dict[str, dic
     config: dict[str, Any] = {"dataset": str(dataset)}
     if round_id:
         config["round"] = round_id
-    return {t["vars"]["query_id"]: t for t in generate_tests(config, pack_root=REPO)}
+    return {query_id(t): t for t in generate_tests(config, pack_root=REPO)}
 
 
 def _grade(answer: str, test: dict[str, Any], condition: str, **config: Any) -> dict[str, Any]:
@@ -705,7 +705,7 @@ def test_a_real_promptfoo_run_grades_one_text_alike_under_every_condition(tmp_pa
         (verifier,) = [
             c for c in row["gradingResult"]["componentResults"] if "verifier" in c.get("metadata", {})
         ]
-        by_answer.setdefault((row["vars"]["query_id"], row["vars"]["kind"]), {})[
+        by_answer.setdefault((query_id(row), row["vars"]["kind"]), {})[
             row["prompt"]["label"].split(":")[0]
         ] = verifier
     assert {item for item, _ in by_answer} == set(ROUND3)

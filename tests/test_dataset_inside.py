@@ -16,6 +16,7 @@ from grounding_eval.promptfoo.replay_provider import call_replay
 from grounding_eval.promptfoo.round_tests import generate_tests
 from tests.entry_points import REPO, load_entry_point
 from tests.outcomes import unscored_reason
+from tests.scores import query_id
 
 TINY = REPO / "tests" / "fixtures" / "data" / "tiny"
 get_assert = load_entry_point("verifier")
@@ -37,7 +38,7 @@ def _outside(tmp_path: Path, name: str, text: str) -> Path:
 
 def _test(dataset: Path) -> dict[str, Any]:
     tests = generate_tests({"dataset": str(dataset)}, pack_root=REPO)
-    return next(t for t in tests if t["vars"]["query_id"] == "tiny-oh-01")
+    return next(t for t in tests if query_id(t) == "tiny-oh-01")
 
 
 def _grade(dataset: Path, test: dict[str, Any] | None = None, **config: Any) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import pytest
 from grounding_eval.cli import main as cli_main
 from grounding_eval.promptfoo.round_tests import generate_tests
 from tests.entry_points import load_entry_point
+from tests.scores import query_id
 
 REPO = Path(__file__).resolve().parents[1]
 OFFLINE = {"liveness": "offline"}
@@ -99,7 +100,7 @@ get_assert = load_entry_point("verifier")
 
 def _grade(answer: str, dataset: Path, item: str, **config: str) -> dict[str, Any]:
     tests = generate_tests({"dataset": str(dataset)}, pack_root=REPO)
-    test = next(t for t in tests if t["vars"]["query_id"] == item)
+    test = next(t for t in tests if query_id(t) == item)
     context = {"vars": test["vars"], "test": {"metadata": test["metadata"]}, "prompt": "",
                "config": {**OFFLINE, **config}}  # fmt: skip
     return get_assert(answer, context)

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from tests.promptfoo_runs import EvalRun, run_eval, shared_group
-from tests.scores import row_scores, sample_round_record
+from tests.scores import query_id, row_scores, sample_round_record
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.e2e
@@ -58,7 +58,7 @@ def test_small_config(tmp_path: Path) -> None:
     """A passing row, a failing row and a missing recording: exit 100, each row as promptfoo reports it."""
     run = run_eval(REPO / "tests" / "fixtures" / "e2e" / "promptfooconfig.yaml", tmp_path)
     assert run.returncode == 100, run.tail()
-    rows = {row["vars"]["query_id"]: row for row in run.rows()}
+    rows = {query_id(row): row for row in run.rows()}
     passing, failing, missing = rows["e2e-pass"], rows["e2e-fail"], rows["e2e-missing"]
 
     assert passing["success"] is True
@@ -97,7 +97,7 @@ def test_verifier_demo_every_row_has_verifier_scores(shared_eval: Callable[[str]
         # promptfoo's failureReason: 0 none, 1 an assertion failed, 2 an error (e.g. from the provider).
         assert row["failureReason"] in (0, 1), row.get("error")
         assert row["response"]["metadata"]["recorded_fixture"] == "datasets/sample/recorded_answers.yaml"
-        assert "deterministic_verifier_score" in row_scores(row), row["vars"]["query_id"]
+        assert "deterministic_verifier_score" in row_scores(row), query_id(row)
         assert "jurisdiction_score" in row_scores(row)
     assert any(row["success"] for row in rows) and not all(row["success"] for row in rows)
     _same_verdicts_as_before("configs/verifier_demo.yaml", rows)
@@ -112,7 +112,7 @@ def test_swapping_the_dataset_needs_no_code_change(tmp_path: Path) -> None:
     run = run_eval("configs/verifier_demo.yaml", tmp_path, {"GROUNDING_EVAL_DATASET": tiny})
     assert run.returncode in (0, 100), run.tail()
     rows = run.rows()
-    assert sorted((r["vars"]["query_id"], r["prompt"]["label"].split(":")[0]) for r in rows) == [
+    assert sorted((query_id(r), r["prompt"]["label"].split(":")[0]) for r in rows) == [
         (q, c) for q in ("tiny-oh-01", "tiny-wv-01") for c in ("C0", "C1", "C1.5")
     ]
     dataset = load_dataset(REPO / tiny)
@@ -121,12 +121,8 @@ def test_swapping_the_dataset_needs_no_code_change(tmp_path: Path) -> None:
         assert row["response"]["metadata"]["recorded_fixture"] == f"{tiny}/recorded_answers.yaml"
         condition = row["prompt"]["label"].split(":")[0]
         # promptfoo rendered exactly the prompt our own renderer (and the snapshots) show.
-        assert row["prompt"]["raw"] == render_prompt(
-            condition, dataset.item(row["vars"]["query_id"]), dataset
-        )
-    c15 = next(
-        r for r in rows if r["vars"]["query_id"] == "tiny-oh-01" and r["prompt"]["label"].startswith("C1.5")
-    )
+        assert row["prompt"]["raw"] == render_prompt(condition, dataset.item(query_id(row)), dataset)
+    c15 = next(r for r in rows if query_id(r) == "tiny-oh-01" and r["prompt"]["label"].startswith("C1.5"))
     assert row_scores(c15)["quotation_score"] == 1.0
     # The verifier follows the dataset too: the tiny dataset has no allowlist file, so one is built
     # from its index, and the reason says so; it has no directory, so the pack's directory of every state
@@ -167,7 +163,7 @@ def test_round_config_offline(config: str, shared_eval: Callable[[str], EvalRun]
     _same_verdicts_as_before(config, rows)
     for row in rows:
         named = row_scores(row)
-        where = f"{row['vars']['query_id']} {row['prompt']['label'].split(':')[0]}"
+        where = f"{query_id(row)} {row['prompt']['label'].split(':')[0]}"
         assert row["failureReason"] in (0, 1), (where, row.get("error"))
         assert f"{rubric}.llm_judge_score" in named, where
         assert sum(k.startswith(f"{rubric}.") and ".dimension." not in k for k in named) >= 19, where
@@ -252,7 +248,7 @@ def test_main_job_on_a_swapped_dataset(tmp_path: Path) -> None:
     rows = run.rows()
     assert sorted(r["prompt"]["label"].split(":")[0] for r in rows) == ["C0", "C1", "C1.5"]
     for row in rows:
-        assert row["vars"]["query_id"] == "tiny-hr-wv-01"
+        assert query_id(row) == "tiny-hr-wv-01"
         assert row["failureReason"] in (0, 1), row.get("error")
         assert "round3.core_mean" in row_scores(row) and "composite" in row_scores(row)
         judge = next(

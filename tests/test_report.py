@@ -558,3 +558,33 @@ def test_a_verifier_check_that_raised_is_not_a_verifier_yes(tmp_path: Path) -> N
     assert row.agreement("org_attribution_correct") == ("not_comparable", "the verifier's check raised")
     assert row.agreement("hallucinated_citation") == ("both_yes", None)
     assert row.safety_split() is None
+
+
+def test_item_ids_and_topics_are_read_from_metadata_and_from_older_files_vars(tmp_path: Path) -> None:
+    """Issue 42: the generators keep ``query_id`` and ``topic`` in the test's metadata only; a results file
+    written before carries them in the vars too, and one of a config of one's own may carry them only there.
+    The report reads the same items and topics from each."""
+    old = json.loads((REPO / "tests" / "fixtures" / "analysis" / "round3.json").read_text(encoding="utf-8"))
+    rows = old["results"]["results"]
+
+    def variant(name: str, drop_from: str) -> Path:
+        data = json.loads(json.dumps(old))
+        for r in data["results"]["results"]:
+            holder = r["vars"] if drop_from == "vars" else r["testCase"]["metadata"]
+            for key in ("query_id", "topic"):
+                holder.pop(key)
+            if drop_from == "vars":
+                r["testCase"]["vars"] = {
+                    k: v for k, v in r["testCase"].get("vars", {}).items() if k not in ("query_id", "topic")
+                }
+        path = tmp_path / name
+        path.write_text(json.dumps(data), encoding="utf-8")
+        return path
+
+    expected = sorted(
+        (r["testCase"]["metadata"]["query_id"], r["testCase"]["metadata"]["topic"]) for r in rows
+    )
+    assert expected == sorted((r["vars"]["query_id"], r["vars"]["topic"]) for r in rows)
+    for path in (variant("new.json", "vars"), variant("vars_only.json", "metadata")):
+        read = load_rows(path)
+        assert sorted((r.query_id, r.keys["topic"]) for r in read) == expected, path.name

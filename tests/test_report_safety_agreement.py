@@ -28,6 +28,7 @@ from grounding_eval.analysis.summary import (
 from grounding_eval.cli import main
 from grounding_eval.errors import DataError
 from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS
+from tests.scores import query_id
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "report"
 HAND_MADE = FIXTURES / "safety_agreement.json"
@@ -243,9 +244,7 @@ class TestSplit:
 def test_other_rounds_print_a_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A file with no row judged with a rubric that asks the safety checks: one line, an empty JSON list."""
     data = json.loads(HAND_MADE.read_text(encoding="utf-8"))
-    data["results"]["results"] = [
-        r for r in data["results"]["results"] if r["vars"]["query_id"] == "q-round2b"
-    ]
+    data["results"]["results"] = [r for r in data["results"]["results"] if query_id(r) == "q-round2b"]
     path = tmp_path / "r2b.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     out = _cli(capsys, str(path))

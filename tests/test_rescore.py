@@ -16,7 +16,7 @@ from grounding_eval.cli import main
 from grounding_eval.judge.rubric import load_rubric, rubric_path
 from grounding_eval.promptfoo.rescore import aggregate, rescore_rows
 from tests.promptfoo_runs import EvalRun, run_eval, shared_group
-from tests.scores import row_scores
+from tests.scores import query_id, row_scores
 
 REPO = Path(__file__).resolve().parents[1]
 MAIN_JOB_GROUP = shared_group("promptfooconfig.yaml")
@@ -266,7 +266,7 @@ def test_safety_source_judge_in_promptfoo_and_in_rescore(
                     if verdicts[c] == "No"]  # fmt: skip
         score = sum(value[verdicts[c]] for c in core) / len(core) - 0.3 * len(judge_no)
         passed = score >= 0.5 and not judge_no and verdicts["source_fidelity"] != "No"
-        where = (row["vars"]["query_id"], row["prompt"]["label"][:4])
+        where = (query_id(row), row["prompt"]["label"][:4])
         assert row["success"] is passed, where
         assert row_scores(row)["composite"] == pytest.approx(score, abs=1e-4), where
         assert grading["metadata"]["safety"]["source"] == "judge", where

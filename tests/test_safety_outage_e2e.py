@@ -22,6 +22,7 @@ import yaml
 from grounding_eval.analysis.summary import load_rows, report_json
 from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS
 from tests.promptfoo_runs import REPO, run_eval
+from tests.scores import query_id
 from tests.test_judge_providers_e2e import _config
 
 pytestmark = pytest.mark.e2e
@@ -65,7 +66,7 @@ def outage(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict[str, Any
 
 
 def _key(row: dict[str, Any]) -> tuple[str, str]:
-    return str(row["vars"]["query_id"]), str(row["prompt"]["label"]).split(":")[0]
+    return str(query_id(row)), str(row["prompt"]["label"]).split(":")[0]
 
 
 def _verifier(row: dict[str, Any]) -> dict[str, Any]:

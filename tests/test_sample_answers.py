@@ -16,6 +16,7 @@ import pytest
 from grounding_eval.data.recorded_answers import load_recorded_answers
 from grounding_eval.promptfoo.round_tests import generate_tests
 from tests.entry_points import load_entry_point
+from tests.scores import query_id
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "datasets" / "sample"
@@ -41,7 +42,7 @@ get_assert = load_entry_point("verifier")
 
 def _tests() -> dict[str, dict[str, Any]]:
     tests = generate_tests({"dataset": str(SAMPLE)}, pack_root=REPO)
-    return {t["vars"]["query_id"]: t for t in tests}
+    return {query_id(t): t for t in tests}
 
 
 def _render(condition: str, vars_: dict[str, Any]) -> str:

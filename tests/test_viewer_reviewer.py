@@ -8,9 +8,11 @@ decided the row (``UNSAFE (<check>): <finding>`` or ``FAIL: …``). Each test wr
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,3 +70,54 @@ def test_the_verdict_first_and_every_chip_in_view(
         assert not PAGER.search(cell) and "FAIL" not in cell.split("\n", 1)[1], cell[:300]
     for cell in failing:
         assert _first_reason(cell).startswith(verdict_starts), cell[:900]
+
+
+LAYOUT = REPO / "tests" / "browser" / "reviewer_layout.mjs"
+# The choices docs/tutorial.md asks a reviewer to make once in promptfoo's viewer, as the viewer keeps them
+# in the browser: the jurisdiction column hidden (Columns; kept for every eval with these vars), answers as
+# Markdown and "Metrics pills" off (Table Settings). promptfoo has no config key for any of them.
+REVIEWER_SETTINGS = {
+    "hiddenVarNamesBySchema": {'["jurisdiction","question"]': ["jurisdiction"]},
+    "renderMarkdown": True,
+    "showMetricPills": False,
+}
+
+
+def _layout(run: EvalRun, folder: Path, settings: dict[str, object] | None) -> dict[str, Any]:
+    args = [folder / "details.png", "deterministic_verifier_score"]
+    with served_viewer(run.env) as base:
+        seen: dict[str, Any] = browse(
+            LAYOUT, f"{base}/eval", folder / "table.png", *map(str, args),
+            *([json.dumps(settings)] if settings else []), timeout=240,
+        )  # fmt: skip
+    assert (folder / "table.png").stat().st_size > 10_000 and (folder / "details.png").stat().st_size > 10_000
+    assert seen["viewport"] == [1920, 1080], seen
+    return seen
+
+
+@pytest.mark.xdist_group(shared_group("promptfooconfig.yaml"))
+def test_a_reviewer_reads_the_three_conditions_and_the_first_reason_at_1920(
+    tmp_path: Path, shared_eval: Callable[[str], EvalRun]
+) -> None:
+    """Issue 42: the variables are only what the prompts use; on first load the two variable columns and
+    C0, C1 fit the screen; with the reviewer's settings all three conditions sit side by side within
+    0..1920, the first row's verdict reason is drawn above 1080 and answers render as Markdown."""
+    require_chromium()
+    run = shared_eval("promptfooconfig.yaml")
+    assert run.returncode == 100, run.tail()
+    (tmp_path / "first").mkdir()
+    first = _layout(run, tmp_path / "first", None)
+    assert [c["name"] for c in first["varColumns"]] == ["jurisdiction", "question"], first["varColumns"]
+    assert len(first["headers"]) == 3 and [h["x"] for h in first["headers"]] == first["cells"], first
+    assert all(0 <= left < right <= 1920 for left, right in first["cells"][:2]), first["cells"]
+    (tmp_path / "reviewer").mkdir()
+    seen = _layout(run, tmp_path / "reviewer", REVIEWER_SETTINGS)
+    assert [c["name"] for c in seen["varColumns"]] == ["question"], seen["varColumns"]
+    assert len(seen["cells"]) == 3 and all(0 <= left < right <= 1920 for left, right in seen["cells"]), seen[
+        "cells"
+    ]
+    reason = seen["firstReason"]
+    assert reason is not None and reason["y"] < 1080 and reason["drawn"], reason
+    assert reason["text"].split("\n")[1].startswith(("UNSAFE (", "FAIL: ")), reason
+    assert seen["answerBold"] and not seen["answerAsterisks"], seen
+    assert first["answerAsterisks"]  # the same answer, raw, under promptfoo's default

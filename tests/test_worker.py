@@ -21,6 +21,7 @@ import pytest
 from grounding_eval.promptfoo import worker
 from tests.entry_points import load_entry_point
 from tests.outcomes import unscored_reason
+from tests.scores import query_id
 
 REPO = Path(__file__).resolve().parents[1]
 ENTRY = REPO / "assertions" / "grounding.cjs"
@@ -264,7 +265,7 @@ def _graded(path: Path) -> list[tuple[Any, ...]]:
             judge.pop("timestamp", None)  # when it was judged is the only thing allowed to differ
             metadata["judge"] = judge
             components.append((c["pass"], c["score"], c["reason"], json.dumps(metadata, sort_keys=True)))
-        key = (r["vars"]["query_id"], r["prompt"]["label"])
+        key = (query_id(r), r["prompt"]["label"])
         out.append(
             (key, r["success"], r["score"], r["gradingResult"]["reason"], r["namedScores"], components)
         )

@@ -28,6 +28,7 @@ from grounding_eval.analysis.summary import _row
 from grounding_eval.files import read_yaml
 from tests.outcomes import unscored_reason
 from tests.promptfoo_runs import EvalRun, shared_group
+from tests.scores import query_id
 from tests.test_worker import ANSWER, CONTEXT, ENTRY, REPO, _alive, _graded, _promptfoo, _workers
 
 GOLDEN: list[dict[str, Any]] = read_yaml(REPO / "tests" / "golden" / "call_timeout_env.yaml")["cases"]
@@ -405,7 +406,7 @@ def test_a_stopped_worker_never_hangs_the_eval(
     held = [r for r in rows if _mentions(r, said)]
     assert held, "no row was graded by the stopped worker"
     assert all(_row(r).unscored for r in held)
-    held_keys = {(r["vars"]["query_id"], r["prompt"]["label"]) for r in held}
+    held_keys = {(query_id(r), r["prompt"]["label"]) for r in held}
     graded = {g[0]: g for g in _graded(out)}
     expected = {g[0]: g for g in _graded(clean.out)}
     assert {k: v for k, v in graded.items() if k not in held_keys} == {
@@ -524,9 +525,9 @@ def test_a_worker_stopped_mid_eval_is_found_by_its_silence(
     said = "the grounding-eval worker showed no sign of life for 15 s (stopped, stuck or swapped out)"
     held = [r for r in rows if _mentions(r, said)]
     assert held, "no row was graded by the stopped worker"
-    clean_rows = {(r["vars"]["query_id"], r["prompt"]["label"]): r for r in clean.rows()}
+    clean_rows = {(query_id(r), r["prompt"]["label"]): r for r in clean.rows()}
     for r in held:
-        key = (r["vars"]["query_id"], r["prompt"]["label"])
+        key = (query_id(r), r["prompt"]["label"])
         results = [r["gradingResult"], *r["gradingResult"]["componentResults"]]
         assert any((c.get("metadata") or {}).get("worker_failure") == "stalled" for c in results), key
         report, before = _row(r), _row(clean_rows[key])
@@ -534,7 +535,7 @@ def test_a_worker_stopped_mid_eval_is_found_by_its_silence(
             assert (report.passed, report.unscored, report.safety_no) == (False, False, before.safety_no), key
         else:
             assert report.unscored, key
-    held_keys = {(r["vars"]["query_id"], r["prompt"]["label"]) for r in held}
+    held_keys = {(query_id(r), r["prompt"]["label"]) for r in held}
     graded = {g[0]: g for g in _graded(out)}
     expected = {g[0]: g for g in _graded(clean.out)}
     assert {k: v for k, v in graded.items() if k not in held_keys} == {

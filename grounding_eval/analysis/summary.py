@@ -667,7 +667,8 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
         or _label(provider.get("id"), "provider.id", "?"),
         "jurisdiction": _label(metadata.get("jurisdiction"), "testCase.metadata.jurisdiction", "")
         or _label(vars_.get("jurisdiction"), "vars.jurisdiction", "-"),
-        "topic": _label(metadata.get("topic"), "testCase.metadata.topic", "-"),
+        "topic": _label(metadata.get("topic"), "testCase.metadata.topic", "")
+        or _label(vars_.get("topic"), "vars.topic", "-"),
         "risk_tier": _label(metadata.get("risk_tier"), "testCase.metadata.risk_tier", "-"),
         "question_type": _label(metadata.get("question_type"), "testCase.metadata.question_type", "-"),
     }
@@ -737,8 +738,8 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
         judge=judge_score,
         verifier=_num(named.get("deterministic_verifier_score"), "namedScores.deterministic_verifier_score"),
         safety_no=tuple(c for c in ROUND3_SAFETY_CHECKS if c in failed),
-        query_id=_label(vars_.get("query_id"), "vars.query_id", "")
-        or _label(metadata.get("query_id"), "testCase.metadata.query_id", "")
+        query_id=_label(metadata.get("query_id"), "testCase.metadata.query_id", "")
+        or _label(vars_.get("query_id"), "vars.query_id", "")  # results files written before issue 42
         or _label(metadata.get("item_id"), "testCase.metadata.item_id", "")
         or _label(metadata.get("question_id"), "testCase.metadata.question_id", "-"),
         urls=len(urls),

@@ -105,7 +105,7 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
             raise ValueError("config.downgrade_ungrounded must be true or false")
     except (DataError, JudgeConfigError, JudgeError, ValueError, KeyError) as exc:
         return _error(str(exc))
-    query_id = str(vars_.get("query_id") or metadata.get("query_id") or test.get("description") or "")
+    query_id = str(metadata.get("query_id") or vars_.get("query_id") or test.get("description") or "")
     item = {"query_id": query_id, "condition": condition, "description": test.get("description"),
             "risk_tier": metadata.get("risk_tier")}  # fmt: skip
     try:

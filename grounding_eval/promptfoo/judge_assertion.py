@@ -140,7 +140,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         )
     except DataError as exc:
         return _error(f"cannot render rubric {rubric.id}: {exc}")
-    query_id = str(vars_.get("query_id") or metadata.get("query_id") or "")
+    query_id = str(metadata.get("query_id") or vars_.get("query_id") or "")
     key = f"{rubric.id}/{query_id}/{condition}"
     replay_note = ""
     recording = answer_recording(context)

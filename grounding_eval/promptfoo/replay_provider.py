@@ -1,7 +1,9 @@
 """Replay recorded model answers (fixtures) as a promptfoo provider, so an eval runs with no API key.
 
-A recorded answer is looked up by the test's ``query_id`` var and the condition, which is the prompt
-label's first field (promptfoo labels a file prompt ``"<label>: <file>: <text>"``). A missing answer is
+A recorded answer is looked up by the test's ``query_id`` — its metadata's, where the pack's generators
+put it, or a ``query_id`` var (a config of one's own, a test rebuilt from an older results file) — and the
+condition, which is the prompt label's first field (promptfoo labels a file prompt ``"<label>: <file>:
+<text>"``). A missing answer is
 a provider *error* naming the query, the condition and the file — never an empty or substituted output.
 Recordings are not keyed on the prompt text, so a change to how a block is built (such as the
 200-character directory description cut) leaves every recording in place; a recorded judge reply is
@@ -39,11 +41,11 @@ def call_replay(prompt: str, options: Any, context: Any) -> dict[str, Any]:
         answers = Path(str(metadata["dataset"])) / "recorded_answers.yaml"
     else:
         return {"error": "replay provider: set config.answers, or generate tests from a dataset folder"}
-    query_id = vars_.get("query_id")
+    query_id = metadata.get("query_id") or vars_.get("query_id")
     label = str((context.get("prompt") or {}).get("label") or "")
     condition = label.split(":", 1)[0].strip()
     if not query_id:
-        return {"error": "replay provider: the test has no 'query_id' var"}
+        return {"error": "replay provider: the test has no 'query_id' (in its metadata or vars)"}
     try:
         if not config.get("answers"):  # the dataset's own recordings never come from elsewhere
             check_inside(answers, Path(str(metadata["dataset"])))

@@ -10,12 +10,15 @@ Used as ``tests: [{path: file://datasets/generate.py:generate_tests, config: {..
              (:mod:`grounding_eval.data.sample`); the spec, pool size and chosen ids go in every test's
              ``metadata.sample`` and the row provenance
 
-Vars per test: ``query_id``, ``jurisdiction`` (two-letter code), ``question``, ``topic``, ``jkb_directory``,
-``jkb_full_content``. High-Risk fields and the grounding choices go in the test's metadata (lists in vars
-would make promptfoo multiply the test). The two long ones are named in ``metadata.source_vars``: the
-pack's beforeAll hook lifts them out of the vars (no viewer column, no copy in the results file) and puts
-them back, verbatim, into the prompts and the assertions (``assertions/grounding.cjs``); :func:`source_vars`
-rebuilds them for ``rescore``.
+Vars per test: only what the prompts use — ``jurisdiction`` (two-letter code), ``question``,
+``jkb_directory``, ``jkb_full_content`` — for promptfoo's viewer makes every var a column and every
+description a column too (issue 42: at 1920 px the three conditions' answers must fit beside them). The
+item's id (``query_id``), topic, High-Risk fields and the grounding choices go in the test's metadata
+(lists in vars would make promptfoo multiply the test); readers of results files written before take
+``query_id`` and ``topic`` from the vars too. A test has no description. The two long vars are named in
+``metadata.source_vars``: the pack's beforeAll hook lifts them out of the vars (no viewer column, no copy
+in the results file) and puts them back, verbatim, into the prompts and the assertions
+(``assertions/grounding.cjs``); :func:`source_vars` rebuilds them for ``rescore``.
 
 **An empty grounding block is an ERROR row, never a silent prompt.** When an item's C1 directory (or, in
 a round with C1.5, its C1.5 content) comes out empty, its var is ``file://<pack>/assertions/
@@ -85,7 +88,6 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
     if spec is not None:
         for line in size_warnings(dataset, spec.id, len(items)):
             _warn(line)
-    suffix = f" (round {spec.id})" if spec else ""
     tests = []
     for item in items:
         grounding = condition_vars(item, dataset)
@@ -121,10 +123,8 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
                 "sme_variables": list(item.sme_variables),
             }
         vars_: dict[str, Any] = {
-            "query_id": item.id,
             "jurisdiction": item.jurisdiction,
             "question": item.question,
-            "topic": item.topic,
             "jkb_directory": grounding.jkb_directory,
             "jkb_full_content": grounding.jkb_full_content,
         }
@@ -135,11 +135,7 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
                 _warn(f"{root}: {reason}: its {_condition(var)} cells will be ERROR rows")
             vars_["grounding_missing"] = json.dumps(gaps, ensure_ascii=False, sort_keys=True)
             metadata["grounding_missing"] = dict(gaps)
-        tests.append({
-            "description": f"{item.jurisdiction} · {item.topic} · {item.id}{suffix}",
-            "vars": vars_,
-            "metadata": metadata,
-        })  # fmt: skip
+        tests.append({"vars": vars_, "metadata": metadata})
     return tests
 
 

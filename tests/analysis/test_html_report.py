@@ -17,6 +17,7 @@ import pytest
 
 from grounding_eval.cli import main
 from tests.analysis.rows import FIXTURES, REPO
+from tests.scores import query_id
 
 SECTIONS = ["rates", "effects", "criteria", "findings", "safety", "docsqa", "calibration", "provenance"]
 
@@ -105,7 +106,7 @@ def big_results(path: Path, copies: int = 84) -> Path:
     for k in range(copies):
         for r in data["results"]["results"]:
             r = copy.deepcopy(r)
-            r["vars"]["query_id"] = f"{r['vars']['query_id']}-{k // 2}"
+            r["testCase"]["metadata"]["query_id"] = f"{query_id(r)}-{k // 2}"
             r["provider"] = {"id": "replay", "label": f"model-{'ab'[k % 2]}"}
             rows.append(r)
     data["results"]["results"] = rows
@@ -177,9 +178,7 @@ def test_a_disagreement_shows_what_each_side_said(tmp_path: Path, capsys: pytest
     and the verifier's findings mapped to it — escaped, since a judge's reason can quote the answer."""
     data = json.loads((FIXTURES / "round3.json").read_text(encoding="utf-8"))
     rows = data["results"]["results"]
-    row = next(
-        r for r in rows if r["vars"]["query_id"] == "hr-mi-utilities-01" and r["prompt"]["label"][:3] == "C0:"
-    )
+    row = next(r for r in rows if query_id(r) == "hr-mi-utilities-01" and r["prompt"]["label"][:3] == "C0:")
     row["gradingResult"]["componentResults"].append({
         "pass": False, "score": 0.0,
         "reason": "round3.hallucinated_citation: No — cites <script>alert(1)</script> 'Civil Code 789.3'",

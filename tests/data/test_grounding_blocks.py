@@ -24,6 +24,7 @@ from grounding_eval.errors import DataError
 from grounding_eval.promptfoo.round_tests import generate_tests
 from grounding_eval.promptfoo.verifier_assertion import verifier_assertion
 from tests.promptfoo_runs import EvalRun, run_eval, shared_group
+from tests.scores import query_id
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "datasets" / "sample"
@@ -146,10 +147,7 @@ class TestEmptyBlocks:
         assert findings.errors == (f"{folder}: no grounding for C1: {WHY_WV}",)
 
     def test_generator_marks_exactly_the_empty_vars(self) -> None:
-        tests = {
-            t["vars"]["query_id"]: t
-            for t in generate_tests({"dataset": str(GAPS), "round": "2"}, pack_root=REPO)
-        }
+        tests = {query_id(t): t for t in generate_tests({"dataset": str(GAPS), "round": "2"}, pack_root=REPO)}
         js = f"file://{(REPO / 'assertions' / 'missing_grounding.cjs').resolve().as_posix()}"
         assert "grounding_missing" not in tests["gap-il-01"]["vars"]
         assert tests["gap-oh-01"]["vars"]["jkb_full_content"] == js
@@ -170,8 +168,7 @@ class TestEmptyBlocks:
     def test_round_without_c15_marks_only_c1(self, tmp_path: Path) -> None:
         folder = _gaps_in_round_1a_only(tmp_path)
         tests = {
-            t["vars"]["query_id"]: t
-            for t in generate_tests({"dataset": str(folder), "round": "1a"}, pack_root=REPO)
+            query_id(t): t for t in generate_tests({"dataset": str(folder), "round": "1a"}, pack_root=REPO)
         }
         assert "grounding_missing" not in tests["gap-oh-01"]["vars"]
         assert tests["gap-oh-01"]["vars"]["jkb_full_content"] == ""
@@ -248,9 +245,7 @@ def test_eval_error_rows_exactly_where_a_block_is_empty(config: str, tmp_path: P
     assert done.out.exists(), done.tail()
     rows = done.rows()
     errors = {
-        (r["vars"]["query_id"], r["prompt"]["label"].split(":")[0]): r["error"]
-        for r in rows
-        if r["failureReason"] == 2
+        (query_id(r), r["prompt"]["label"].split(":")[0]): r["error"] for r in rows if r["failureReason"] == 2
     }
     assert errors == {
         ("gap-oh-01", "C1.5"): f"ERROR (no grounding for C1.5: {WHY_OH})",
@@ -264,7 +259,7 @@ def test_eval_error_rows_exactly_where_a_block_is_empty(config: str, tmp_path: P
     assert all(("jkb_full_content" in r["vars"]) is not lifted for r in rows)
     # The item with no article: its quotes are NO_SOURCE under every condition either way, and the
     # stand-in its C0 and C1 cells were given is the placeholder, never the var's file:// path.
-    oh = [r for r in graded if r["vars"]["query_id"] == "gap-oh-01"]
+    oh = [r for r in graded if query_id(r) == "gap-oh-01"]
     assert len(oh) == 2 and not any("file://" in r["prompt"]["raw"] for r in rows)
 
 
@@ -394,7 +389,7 @@ def test_lifting_the_source_vars_changes_no_prompt_and_no_grade(tmp_path: Path) 
     def cells(config: str, where: Path) -> dict[tuple[str, str], tuple[Any, ...]]:
         done = run_eval(config, where)
         return {
-            (r["vars"]["query_id"], r["prompt"]["label"].split(":")[0]): (
+            (query_id(r), r["prompt"]["label"].split(":")[0]): (
                 r["prompt"]["raw"], r.get("error"), r["success"], r["score"], r["namedScores"],
                 (r.get("gradingResult") or {}).get("reason"),
             )
@@ -418,7 +413,7 @@ def test_a_rerun_from_the_results_file_gets_its_source_vars_back(
 
     def cells(run: EvalRun) -> dict[tuple[str, str], tuple[Any, ...]]:
         return {
-            (r["vars"]["query_id"], r["prompt"]["label"].split(":")[0]): (
+            (query_id(r), r["prompt"]["label"].split(":")[0]): (
                 r["prompt"]["raw"], r["success"], r["score"], r["namedScores"]
             )
             for r in run.rows()

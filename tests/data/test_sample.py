@@ -19,6 +19,7 @@ from grounding_eval.data.records import HighRiskItem, Query
 from grounding_eval.data.sample import METHOD, SampleSpec, allocate, draw_sample, ids_digest, rank_key
 from grounding_eval.errors import DataError
 from grounding_eval.promptfoo.round_tests import generate_tests
+from tests.scores import query_id
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = yaml.safe_load((REPO / "tests" / "golden" / "sample_selection.yaml").read_text(encoding="utf-8"))
@@ -173,7 +174,7 @@ class TestGeneratorAndCli:
         tests = generate_tests(dict(self.CONFIG), pack_root=REPO)
         dataset = load_dataset(SAMPLE)
         drawn = draw_sample(dataset.high_risk, SampleSpec(n=4, seed=7, stratify=("risk_tier",)))
-        assert [t["vars"]["query_id"] for t in tests] == drawn.ids
+        assert [query_id(t) for t in tests] == drawn.ids
         for test in tests:
             sample = test["metadata"]["sample"]
             assert sample == {
@@ -191,7 +192,7 @@ class TestGeneratorAndCli:
         args = ["data", "sample", "--dataset", str(SAMPLE), "--round", "3", "--n", "4", "--seed", "7"]
         assert main([*args, "--stratify", "risk_tier", "--json"]) == 0
         printed = json.loads(capsys.readouterr().out)
-        assert printed["ids"] == [t["vars"]["query_id"] for t in tests]
+        assert printed["ids"] == [query_id(t) for t in tests]
         assert sum(s["seats"] for s in printed["strata"]) == 4
         assert [s["items"] for s in printed["strata"]] == [2, 3, 3]  # critical, high, moderate in the sample
 
@@ -230,7 +231,7 @@ def test_cli_ids_narrow_the_pool_as_the_config_does(capsys: pytest.CaptureFixtur
     assert main(["data", "sample", "--round", "3", *ids, "--n", "2", "--seed", "3", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["pool"] == 3
-    assert printed["ids"] == [t["vars"]["query_id"] for t in tests]
+    assert printed["ids"] == [query_id(t) for t in tests]
     assert len(printed["ids"]) == 2 and set(printed["ids"]) <= set(keep)
 
 
@@ -244,4 +245,4 @@ def test_cli_config_lines_name_the_ids_that_narrowed_the_pool(capsys: pytest.Cap
     assert out[-2:] == [f"config: ids: [{', '.join(keep)}]", "config: sample: {n: 2, seed: 3}"]
     chosen = out[-4].split(": ", 1)[1].split(", ")
     with_ids = generate_tests({"round": "3", "ids": keep, "sample": {"n": 2, "seed": 3}}, pack_root=REPO)
-    assert chosen == [t["vars"]["query_id"] for t in with_ids]
+    assert chosen == [query_id(t) for t in with_ids]

@@ -11,6 +11,7 @@ from grounding_eval.data.dataset import load_dataset
 from grounding_eval.data.sample import METHOD, SampleSpec, draw_sample, ids_digest
 from grounding_eval.share.provenance import format_provenance, results_provenance, row_provenance
 from tests.promptfoo_runs import run_eval
+from tests.scores import query_id
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = "tests/fixtures/data/sample_round3_n4.yaml"
@@ -57,7 +58,7 @@ def test_sampled_round_records_its_sample_in_every_row(tmp_path: Path) -> None:
     rows = done.rows()
     dataset = load_dataset(REPO / "datasets" / "sample")
     drawn = draw_sample(dataset.high_risk, SampleSpec(n=4, seed=7, stratify=("risk_tier",)))
-    assert sorted({r["vars"]["query_id"] for r in rows}) == sorted(drawn.ids)
+    assert sorted({query_id(r) for r in rows}) == sorted(drawn.ids)
     assert len(rows) == 12
     for row in rows:
         assert row["metadata"]["sample"]["ids"] == drawn.ids

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.scores import query_id
+
 REPO = Path(__file__).resolve().parents[2]
 TUTORIAL = REPO / "docs" / "tutorial.md"
 SERVER = "# runs until you press Ctrl+C"
@@ -180,7 +182,7 @@ def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
     # What the page says the runs show.
     assert (root / "results" / "report.html").stat().st_size > 0
     rows = {
-        row["vars"]["query_id"]: row
+        query_id(row): row
         for row in json.loads((root / "results" / "my-study.json").read_text(encoding="utf-8"))["results"][
             "results"
         ]

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.scores import row_scores
+from tests.scores import query_id, row_scores
 
 REPO = Path(__file__).resolve().parents[2]
 # The wheel and its venv are built once per pytest worker: --dist loadgroup keeps these tests on one.
@@ -161,7 +161,7 @@ def test_partner_study_end_to_end(installed: dict[str, Path]) -> None:
     assert {r["success"] for r in rows} == {True, False}
     # The installed pack grades exactly as the checkout's main job does (recorded by tests/test_promptfoo_e2e.py).
     recorded = json.loads((REPO / "tests" / "fixtures" / "sample_rounds" / "named_scores.json").read_text())
-    now = sorted(({"item_id": r["vars"]["query_id"], "condition": r["prompt"]["label"].split(":")[0], "success": r["success"],
+    now = sorted(({"item_id": query_id(r), "condition": r["prompt"]["label"].split(":")[0], "success": r["success"],
                    "score": r["score"], "namedScores": row_scores(r)} for r in rows),
                  key=lambda x: (x["item_id"], x["condition"]))  # fmt: skip
     assert now == recorded["promptfooconfig.yaml"]
