@@ -30,6 +30,9 @@ def study(tmp, variant: str, url: str):
     }
     if variant == "A-top-level-env":
         config["env"] = {"OPENAI_BASE_URL": url}
+    elif variant == "C-top-level-env-llm-rubric":  # promptfoo's own grader, default provider, config env
+        config["env"] = {"OPENAI_BASE_URL": url}
+        config["tests"][0]["assert"] = [{"type": "llm-rubric", "value": "The answer is polite."}]
     else:  # B: promptfoo's own grader, provider-level env map
         config["tests"][0]["assert"] = [{"type": "llm-rubric", "value": "The answer is polite.",
                                          "provider": {"id": "openai:chat:gpt-4o-mini", "env": {"OPENAI_BASE_URL": url}}}]
@@ -38,7 +41,7 @@ def study(tmp, variant: str, url: str):
 
 def main() -> int:
     leaks = 0
-    for variant in ("A-top-level-env", "B-grader-provider-env"):
+    for variant in ("A-top-level-env", "B-grader-provider-env", "C-top-level-env-llm-rubric"):
         ep = Endpoint(_echoing if variant.startswith("A") else (lambda p, r: '{"pass": true, "score": 1, "reason": "ok"}'))
         tmp = tmpdir(variant)
         with ep.running():
