@@ -21,8 +21,8 @@ the file, nothing written. The bundle is written to a temporary file and moved i
 The manifest names the SHA-256 and size of every member, grounding-eval's version, promptfoo's and
 Node's (as pinned by the study's ``package.json``, and as installed in its ``node_modules`` when
 present), the Python package versions, each rubric's id, version, source and file hash, and the names
-(never the values) of the settings and ``.env*`` files left out. ``bundle check``
-(:mod:`grounding_eval.share.check`) verifies all of it against what the members hold.
+(never the values) of the settings, ``.env*`` files and package managers' lockfiles and settings left
+out. ``bundle check`` (:mod:`grounding_eval.share.check`) verifies all of it against what the members hold.
 """
 
 from __future__ import annotations
@@ -320,7 +320,7 @@ def make_bundle(
     """
     from grounding_eval.files import RESULTS, read_bytes
     from grounding_eval.results_file import read_results
-    from grounding_eval.share.received import entry_problem, name_problem
+    from grounding_eval.share.received import entry_problem, is_package_manager_file, name_problem
 
     if not (study / "promptfooconfig.yaml").is_file():
         raise DataError(
@@ -330,6 +330,10 @@ def make_bundle(
     shared_data = {dataset.resolve(): f"data/{dataset.name}"} if dataset is not None and not redact else {}
     sharing = _Sharing(study, redact, shared_data)
     files = _study_files(study, output)
+    # A lockfile (npm install writes one in the study) or a package manager's settings: left out, never
+    # shared — bundle check refuses them, as they could have npm fetch promptfoo from another host.
+    package_files = sorted(name for name, _ in files if is_package_manager_file(name))
+    files = [(name, path) for name, path in files if not is_package_manager_file(name)]
     env_files = [(name, path) for name, path in files if is_env_file(path.name)]
     keys = KeyScan.for_study([read_bytes(p).decode("utf-8", "replace") for _, p in env_files], shareable)
     folders = dataset_folders(path for _, path in files)
@@ -377,11 +381,17 @@ def make_bundle(
         sharing.add(name, path, path.read_bytes())
     if dataset is not None:
         for name, path in _data_files(dataset):
+            if is_package_manager_file(name):
+                package_files.append(name)
+                continue
             if redact:  # hashes only: the files hold High-Risk questions, sources and answers
                 sharing.withheld[name] = sha256_file(path)
             else:
                 sharing.add(name, path, path.read_bytes())
     for name, path in _results_members(results):
+        if is_package_manager_file(name):
+            raise DataError(path, "a results file named as a package manager's lockfile or settings: "
+                            "bundle check refuses that name, so share does not write it; rename it")  # fmt: skip
         sharing.add_results(name, path, read_results(path))
     sharing.check(keys, sorted(folders | set(configured)))
     manifest = {
@@ -398,6 +408,7 @@ def make_bundle(
         "dataset_file_hashes": dict(sorted(sharing.withheld.items())),
         "env_dropped": env_dropped,
         "env_files_dropped": sorted(name for name, _ in env_files if name != "study/.env"),
+        "package_files_dropped": package_files,
         "files": {
             name: {"sha256": _sha(data), "size": len(data)} for name, data in sorted(sharing.members.items())
         },

@@ -33,7 +33,14 @@ from urllib.parse import urlsplit
 from grounding_eval.errors import clip
 from grounding_eval.promptfoo.written_paths import WRITTEN_KEYS
 
-__all__ = ["ENV_ENDPOINT", "config_findings", "entry_problem", "is_config_member", "name_problem"]
+__all__ = [
+    "ENV_ENDPOINT",
+    "config_findings",
+    "entry_problem",
+    "is_config_member",
+    "is_package_manager_file",
+    "name_problem",
+]
 
 _ENDPOINT_KEYS: Final = frozenset({"base_url", "cheap_base_url", "apiBaseUrl", "apiHost", "baseUrl", "api_base",
                                    "apiBase", "endpoint", "url"})  # fmt: skip
@@ -65,6 +72,13 @@ _RUNNABLE: Final = frozenset({".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".py
 _CODE_SUFFIXES: Final = frozenset({".py", ".pyc", ".pyo", ".pyw", ".pyd", ".so", ".pth", ".cjs", ".js", ".mjs",
                                    ".cts", ".mts", ".ts", ".node"})  # fmt: skip
 _PACK_FOLDERS: Final = ("assertions/", "providers/")  # a study's copies of the pack's entry files, only
+# What a package manager reads beside package.json: a lockfile's `resolved` URL, a registry setting or a
+# pnpm hook decides where `npm install` (the README's next step) fetches promptfoo from, whatever
+# package.json pins. init writes none of them but the study's .npmrc (its template, checked byte for byte),
+# so share leaves them out and bundle check refuses them; the receiver's own install resolves package.json.
+_PACKAGE_MANAGER_FILES: Final = frozenset({"package-lock.json", "npm-shrinkwrap.json", "yarn.lock", ".yarnrc",
+                                           ".yarnrc.yml", "pnpm-lock.yaml", "bun.lock", "bun.lockb",
+                                           ".pnpmfile.cjs", ".npmrc"})  # fmt: skip
 
 
 def is_config_member(name: str) -> bool:
@@ -76,12 +90,18 @@ def name_problem(name: str) -> str | None:
     """Why the member ``name`` must not be in a bundle whatever it holds, or ``None``: a code file that is
     not one of the pack's entry files or the generator ``init`` writes (checked byte for byte once read,
     :func:`entry_problem`), or any other file in the study's ``assertions/`` or ``providers/`` but a
-    providers YAML or JSON file (``-r file://providers/live.yaml``, data whose endpoints are listed). Names are
-    compared case-folded: on a file system that ignores case ``Assertions/x.py`` is ``assertions/x.py``."""
+    providers YAML or JSON file (``-r file://providers/live.yaml``, data whose endpoints are listed), or a
+    package manager's lockfile or settings (:func:`is_package_manager_file`). Names are compared case-folded:
+    on a file system that ignores case ``Assertions/x.py`` is ``assertions/x.py``."""
     from grounding_eval.share.scaffold import ENTRY_FILES
 
     folded = name.casefold()
     relative = folded.removeprefix("study/") if folded.startswith("study/") else None
+    if is_package_manager_file(name):
+        return (
+            "a package manager's lockfile or settings, which init does not write: npm, yarn or pnpm would "
+            "read it and could fetch promptfoo from the sender's host (share leaves such files out)"
+        )
     if relative in ENTRY_FILES or relative == "generate.py":
         return None
     providers_config = (
@@ -98,6 +118,13 @@ def name_problem(name: str) -> str | None:
             "study folder on sys.path, so even an unreferenced module can shadow the pack or a library)"
         )
     return None
+
+
+def is_package_manager_file(name: str) -> bool:
+    """Whether the bundle member ``name`` is a package manager's lockfile or settings (case-folded, in any
+    folder) other than the study's own ``.npmrc``, which init writes from the pack's template."""
+    folded = name.casefold()
+    return PurePosixPath(folded).name in _PACKAGE_MANAGER_FILES and folded != "study/.npmrc"
 
 
 def entry_problem(name: str, sha256: str) -> str | None:

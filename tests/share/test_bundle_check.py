@@ -616,6 +616,65 @@ def test_a_package_json_or_npmrc_that_init_did_not_write_is_refused(
                    "script, a preload)\n")  # fmt: skip
 
 
+# A lockfile whose `resolved` URL points promptfoo at the sender's host: `npm install --ignore-scripts`, the
+# README's next step, fetches it from there (the review's reproduction saw npm ask 127.0.0.1 for it).
+_LOCK = json.dumps({
+    "name": "grounding-eval-study", "lockfileVersion": 3, "requires": True,
+    "packages": {"node_modules/promptfoo": {"version": "0.123.1",
+                                            "resolved": "http://127.0.0.1:9/promptfoo-0.123.1.tgz"}},
+}).encode()  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("member", "data"),
+    [("study/package-lock.json", _LOCK), ("study/npm-shrinkwrap.json", _LOCK), ("study/Package-Lock.JSON", _LOCK),
+     ("study/.yarnrc.yml", b"npmRegistryServer: http://127.0.0.1:9\n"), ("study/.yarnrc", b"registry x\n"),
+     ("study/yarn.lock", b"# yarn lockfile v1\n"), ("study/pnpm-lock.yaml", b"lockfileVersion: '9.0'\n"),
+     ("study/bun.lock", b"{}\n"), ("study/bun.lockb", b"\0"), ("study/.pnpmfile.cjs", b"module.exports = {}\n"),
+     (".npmrc", b"registry=http://127.0.0.1:9/\n"), ("data/x/.npmrc", b"registry=http://127.0.0.1:9/\n"),
+     ("study/prompts/.npmrc", b"registry=http://127.0.0.1:9/\n"), ("pack/package-lock.json", _LOCK)],
+)  # fmt: skip
+def test_a_lockfile_or_package_manager_setting_is_refused(
+    bundle: Path, tmp_path: Path, member: str, data: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """init writes no lockfile and one .npmrc (study/.npmrc, checked against its template): anything else
+    a package manager reads would decide where promptfoo comes from. Refused before it is read, naming it."""
+    forged = _forged(bundle, tmp_path / "f.tar.gz", {member: data})
+    code, out, err = _run(capsys, "bundle", "check", str(forged))
+    assert (code, out) == (2, "")
+    assert err == (f"grounding-eval: error: {forged}: member {clip(member)}: a package manager's lockfile "
+                   "or settings, which init does not write: npm, yarn or pnpm would read it and could fetch "
+                   "promptfoo from the sender's host (share leaves such files out)\n")  # fmt: skip
+
+
+def test_share_leaves_lockfiles_and_package_manager_settings_out(tmp_path: Path) -> None:
+    """A study where `npm install` ran holds a package-lock.json: share leaves it out (and any other
+    lockfile or package manager setting, in the study or the dataset), names it in the manifest, and the
+    bundle verifies — share never writes what bundle check refuses."""
+    from grounding_eval.resources import pack_root
+
+    study = tmp_path / "study"
+    scaffold(study, "1a", None, force=False)
+    (study / "package-lock.json").write_bytes(_LOCK)
+    (study / ".yarnrc.yml").write_bytes(b"npmRegistryServer: http://127.0.0.1:9\n")
+    (study / "prompts" / ".npmrc").parent.mkdir(exist_ok=True)
+    (study / "prompts" / ".npmrc").write_bytes(b"registry=http://127.0.0.1:9/\n")
+    dataset = tmp_path / "sample"
+    import shutil
+
+    shutil.copytree(Path(pack_root()) / "datasets" / "sample", dataset)
+    (dataset / ".npmrc").write_bytes(b"registry=http://127.0.0.1:9/\n")
+    out = tmp_path / "b.tar.gz"
+    manifest = make_bundle(study, out, results=[], redact=False, dataset=dataset)
+    assert manifest["package_files_dropped"] == [
+        "study/.yarnrc.yml", "study/package-lock.json", "study/prompts/.npmrc", "data/sample/.npmrc"
+    ]  # fmt: skip
+    names = {i.name for i, _ in _members(out)}
+    assert "study/.npmrc" in names
+    assert not names & set(manifest["package_files_dropped"])
+    assert check_bundle(out).files == len(manifest["files"])
+
+
 def test_init_writes_the_packs_npmrc_and_a_bundle_carries_it(bundle: Path) -> None:
     """The study's .npmrc is the pack's (the telemetry preload), byte for byte, and it verifies."""
     from grounding_eval.resources import pack_root
