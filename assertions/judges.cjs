@@ -630,8 +630,9 @@ function safeDecode(text) {
 //
 // Escapes by rule: the text is read through a view (decoded) in which every escape of a character — URL %XX
 // (once or twice), JSON/JavaScript \uXXXX, \u{X}, \/, Python \xHH, \UXXXXXXXX, HTML numeric and named
-// references — is decoded where it stands and the rest of it filled, so any mix of them is the key itself and
-// a match in the view is a span of the text. Whitespace anywhere inside the key, its hex or its base64 (a line
+// references, octal, CSS, %uXXXX — is decoded where it stands and the rest of it filled, so any mix of them is
+// the key itself and a match in the view is a span of the text; zero-width characters, soft hyphens and terminal
+// colour codes are fill and compatibility forms (fullwidth) folded (NFKC, one character for one). Whitespace anywhere inside the key, its hex or its base64 (a line
 // break, an indent, JSON's \n), for a key of MIN_FORM_CHARS and more. Forms: the key in any case, without its
 // vendor prefix segments, hex, base64 (any alignment), shortened with an ellipsis, and truncated once it shows
 // TRUNCATED_MIN characters of its random part (a key written as one token). Literals, classes, bounded gaps and
@@ -654,8 +655,13 @@ function utf8Escape(lead) {
   // longest first: "%25C3%25A9" is é encoded twice, not "%" and "C3"
   return `${lead}[fF][0-4](?:${more}){3}|${lead}[eE][0-9A-Fa-f](?:${more}){2}|${lead}[cdCD][0-9A-Fa-f]${more}|${lead}[0-7][0-9A-Fa-f]`;
 }
-const ESCAPE_SOURCE = String.raw`(?=[%\\&\x01])(?:(${utf8Escape('%(?:25)?')}|${utf8Escape(String.raw`\\x`)})`
-  + String.raw`|\\u[{]([0-9A-Fa-f]{1,6})[}]|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})|\\([nrt])|\\([/"'\\])`
+// A terminal's control sequence (a colour: ESC [ 1 m), raw or with ESC escaped: it shows nothing, so the view
+// holds only fill for it. First, so that "\x1b[" is not read as the byte \x1b and a "[". Then JavaScript's
+// escape() %uXXXX, an octal \163 (three digits, 0-377) and CSS's \73 (ended by a space; \163 is octal).
+const ANSI = String.raw`(?:\x1b|\\u001[bB]|\\x1[bB]|\\033|\\e)\[[0-9;?]{0,32}[ -/]{0,4}[@-~]`;
+const ESCAPE_SOURCE = String.raw`(?=[%\\&\x01\x1b])(?:(${ANSI})|(${utf8Escape('%(?:25)?')}|${utf8Escape(String.raw`\\x`)})`
+  + String.raw`|\\u[{]([0-9A-Fa-f]{1,6})[}]|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})|%u([0-9A-Fa-f]{4})`
+  + String.raw`|\\([0-3][0-7]{2})|\\([0-9A-Fa-f]{1,6})[ \t\n]|\\([nrt])|\\([/"'\\])`
   + String.raw`|&#[xX]([0-9A-Fa-f]{1,8});?|&#([0-9]{1,10});?|&([A-Za-z][A-Za-z0-9]{1,31};)|\x01)`;
 // Found without captures (far faster in a long text), then read with them, once per distinct escape.
 const ESCAPE = new RegExp(ESCAPE_SOURCE.replace(/\((?!\?)/g, '(?:'), 'g');
@@ -703,15 +709,16 @@ function decodeBytes(token) {
 function decodeToken(token) {
   const m = ESCAPE_ONE.exec(token);
   if (!m || token === '\x01') return '\x02';
-  const [, bytes, cp, u4, u8, ctl, lit, hx, dec, name] = m;
+  const [, ansi, bytes, cp, u4, u8, pu, oct, css, ctl, lit, hx, dec, name] = m;
   let char = '';
+  if (ansi) return FILL.repeat(token.length);
   if (bytes) char = decodeBytes(token);
   else if (ctl) char = { n: '\n', r: '\r', t: '\t' }[ctl];
   else if (lit) char = lit;
   else if (name) char = ENTITIES.get(name) || '';
-  else if (u4) char = String.fromCharCode(parseInt(u4, 16));
+  else if (u4 || pu) char = String.fromCharCode(parseInt(u4 || pu, 16));
   else {
-    const code = parseInt(cp || u8 || hx || dec, dec ? 10 : 16);
+    const code = parseInt(cp || u8 || css || oct || hx || dec, dec ? 10 : oct ? 8 : 16);
     char = code <= 0x10ffff ? String.fromCodePoint(code) : '';
   }
   return char && char.length <= token.length ? char + FILL.repeat(token.length - char.length) : token;
@@ -729,11 +736,32 @@ function decodeOnce(token) {
   return out;
 }
 
-// The text with each escape decoded at its first character and the rest of it filled: the same length, each
-// character at its own index, so a match in this view is a span of the text.
+// Each character shown as another one (NFKC, one character for one: fullwidth ｓ is s, ſ is s, a mathematical
+// bold 𝐬 is s) in the blocks that hold such forms, and each invisible one (a soft hyphen, a zero-width space or
+// joiner, a word joiner, a BOM) as fill: the same table as _redact.py's _FOLD, built from the same blocks.
+const INVISIBLE = '\u00ad\u200b\u200c\u200d\u2060\ufeff';
+const FOLD_BLOCKS = [[0x80, 0x33ff], [0xfb00, 0xffef], [0x1d400, 0x1d7ff], [0x1f100, 0x1f1ff]];
+const FOLD = new Map(Array.from(INVISIBLE, (c) => [c, FILL]));
+for (const [low, high] of FOLD_BLOCKS) {
+  for (let code = low; code <= high; code += 1) {
+    if (code >= 0xd800 && code <= 0xdfff) continue;
+    const char = String.fromCodePoint(code);
+    const folded = char.normalize('NFKC');
+    // one character for one, as many UTF-16 units as the original (a folded astral character: its unit and fill)
+    if (!FOLD.has(char) && folded !== char && Array.from(folded).length === 1 && folded.length <= char.length) {
+      FOLD.set(char, folded + FILL.repeat(char.length - folded.length));
+    }
+  }
+}
+const FOLDED = new RegExp(`[${Array.from(FOLD.keys(), (c) => esc(c)).join('')}]`, 'gu');
+
+// The text with each escape decoded at its first character and the rest of it filled, each invisible character
+// and terminal control sequence filled and each compatibility form folded: the same length, each character at
+// its own index, so a match in this view is a span of the text.
 function decoded(text) {
-  if (!/[%\\&\x01]/.test(text)) return text;
-  return text.replace(ESCAPE, decodeOnce);
+  let view = /[%\\&\x01\x1b]/.test(text) ? text.replace(ESCAPE, decodeOnce) : text;
+  if (/[^\x00-\x7f]/.test(view)) view = view.replace(FOLDED, (c) => FOLD.get(c));
+  return view;
 }
 
 // A secret's characters as patterns over the view: a space of the key may come back as "+".

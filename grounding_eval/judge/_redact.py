@@ -8,6 +8,10 @@ get it into a reply, an error message or a cache file, and servers seldom echo i
   character — URL ``%XX`` (once or twice), JSON and JavaScript ``\\uXXXX``, ``\\u{X}``, ``\\/``, Python
   ``\\xHH``, ``\\UXXXXXXXX``, HTML numeric and named references — is decoded where it stands and the rest
   of it filled, so every mix of them is the key itself, and a match in the view is a span of the text.
+  Also octal ``\\163``, CSS ``\\73 `` and ``%uXXXX``; what shows nothing (zero-width characters, a soft
+  hyphen, a terminal's colour codes) is fill, and a compatibility form NFKC folds one character for one
+  (fullwidth ``ｓ``) is that character. Transformations (reversed, rot13, base32, compressed, split across
+  fields) are not chased: an endpoint that transforms the key on purpose is kept from it by where keys go.
 * **Whitespace anywhere** inside the key, its hex or its base64 (a line break, an indent, JSON's ``\\n``;
   up to 40 characters at a time), for a key of ``MIN_FORM_CHARS`` and more.
 * **Forms:** the key, in any case; without its vendor prefix segments; hex of its bytes (``:``/``-``/space
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import re
+import unicodedata
 from collections.abc import Callable
 from functools import cache, lru_cache
 from html.entities import html5
@@ -336,9 +341,13 @@ def _utf8(lead: str) -> str:
 
 _URL_BYTES: Final = _utf8("%(?:25)?")
 _PY_BYTES: Final = _utf8(r"\\x")
+# A terminal's control sequence (a colour: ESC [ 1 m), raw or with ESC escaped: it shows nothing, so the view
+# holds only fill for it. First, so that "\x1b[" is not read as the byte \x1b and a "[".
+_ANSI: Final = r"(?:\x1b|\\u001[bB]|\\x1[bB]|\\033|\\e)\[[0-9;?]{0,32}[ -/]{0,4}[@-~]"
 _ESCAPE_SOURCE: Final = (
-    rf"(?=[%\\&\x01])(?:(?P<bytes>{_URL_BYTES}|{_PY_BYTES})"
-    r"|\\u\{(?P<cp>[0-9A-Fa-f]{1,6})\}|\\u(?P<u4>[0-9A-Fa-f]{4})|\\U(?P<u8>[0-9A-Fa-f]{8})"
+    rf"(?=[%\\&\x01\x1b])(?:(?P<ansi>{_ANSI})|(?P<bytes>{_URL_BYTES}|{_PY_BYTES})"
+    r"|\\u\{(?P<cp>[0-9A-Fa-f]{1,6})\}|\\u(?P<u4>[0-9A-Fa-f]{4})|\\U(?P<u8>[0-9A-Fa-f]{8})|%u(?P<pu>[0-9A-Fa-f]{4})"
+    r"|\\(?P<oct>[0-3][0-7]{2})|\\(?P<css>[0-9A-Fa-f]{1,6})[ \t\n]"
     r"|\\(?P<ctl>[nrt])|\\(?P<lit>[/\"'\\])"
     r"|&\#[xX](?P<hx>[0-9A-Fa-f]{1,8});?|&\#(?P<dec>[0-9]{1,10});?|&(?P<name>[A-Za-z][A-Za-z0-9]{1,31};)"
     r"|\x01)"
@@ -347,14 +356,55 @@ _ESCAPE_SOURCE: Final = (
 _ESCAPE: Final = re.compile(re.sub(r"\(\?P<[a-z0-9]+>", "(?:", _ESCAPE_SOURCE))
 _ESCAPE_ONE: Final = re.compile(_ESCAPE_SOURCE)
 _CONTROL: Final = {"n": "\n", "r": "\r", "t": "\t"}
+_INVISIBLE: Final = "\u00ad\u200b\u200c\u200d\u2060\ufeff"  # soft hyphen, zero-width space/joiners, BOM
+
+
+def _fold_table() -> dict[int, str]:
+    """Each character shown as another one (NFKC, one character for one: fullwidth ``ｓ`` is ``s``, ``ſ`` is
+    ``s``, a mathematical bold ``𝐬`` is ``s``), in the blocks that hold such forms; each invisible character
+    (``_INVISIBLE``) becomes fill. assertions/judges.cjs builds the same table from the same blocks."""
+    table = {ord(c): _FILL for c in _INVISIBLE}
+    for low, high in _FOLD_BLOCKS:
+        for code in range(low, high + 1):
+            char = chr(code)
+            if code in table or 0xD800 <= code <= 0xDFFF:
+                continue
+            folded = unicodedata.normalize("NFKC", char)
+            if len(folded) == 1 and folded != char:
+                table[code] = folded
+    return table
+
+
+# Latin-1 to CJK symbols (superscripts, letterlike symbols, enclosed and compatibility forms), the
+# halfwidth and fullwidth forms, mathematical alphanumerics and enclosed alphanumerics.
+_FOLD_BLOCKS: Final = ((0x80, 0x33FF), (0xFB00, 0xFFEF), (0x1D400, 0x1D7FF), (0x1F100, 0x1F1FF))
+_FOLD: Final = _fold_table()
+
+
+def _ranges(codes: list[int]) -> str:
+    """A character class of ``codes`` written as runs (``a-z``): one test per run, not per character."""
+    runs: list[list[int]] = []
+    for code in codes:
+        if runs and runs[-1][1] == code - 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in runs)
+
+
+_FOLDABLE: Final = re.compile(f"[{_ranges(sorted(_FOLD))}]")
 
 
 def decoded(text: str) -> str:
-    """``text`` with each escape (see ``_ESCAPE``) decoded at its first character and the rest of it filled:
-    the same length, each character at its own index, so a match in the view is a span of the text."""
-    if not any(c in text for c in "%\\&\x01"):
+    """``text`` with each escape (see ``_ESCAPE``) decoded at its first character and the rest of it filled,
+    each invisible character (``_INVISIBLE``) and terminal control sequence filled, and each compatibility
+    form folded (``_FOLD``): the same length, each character at its own index, so a match in the view is a
+    span of the text."""
+    if any(c in text for c in "%\\&\x01\x1b"):
+        text = _ESCAPE.sub(_decode, text)
+    if text.isascii() or not _FOLDABLE.search(text):
         return text
-    return _ESCAPE.sub(_decode, text)
+    return _FOLDABLE.sub(lambda m: _FOLD[ord(m.group())], text)
 
 
 def _decode(match: re.Match[str]) -> str:
@@ -369,6 +419,8 @@ def _decode_token(token: str) -> str:
     if match is None or kind is None:
         return "\x02"
     value = match.group(kind)
+    if kind == "ansi":
+        return _FILL * len(token)
     if kind == "bytes":
         # each byte's two hex digits end its escape: "%41", "%2541", "\\x41"
         digits = [token[i - 2 : i] for i in range(len(token), 0, -1) if i == len(token) or token[i] in "%\\"]
@@ -383,7 +435,7 @@ def _decode_token(token: str) -> str:
     elif kind == "name":
         char = _ENTITIES.get(value, "")
     else:
-        code = int(value, 10 if kind == "dec" else 16)
+        code = int(value, {"dec": 10, "oct": 8}.get(kind, 16))
         char = chr(code) if code <= 0x10FFFF else ""
     return char + _FILL * (len(token) - 1) if char else token
 
