@@ -196,16 +196,53 @@ const PROVIDER_FILE_MAX_DEPTH = 4;
 // The folders promptfoo may resolve a relative `file://` provider in: the one it runs in and each config's
 // (-c/--config; promptfoo uses the config's folder). Every one is checked, so no copy goes unseen.
 function fileBases(extra = []) {
-  const bases = [process.cwd(), ...extra];
+  const fs = require('node:fs');
+  const dirOf = (p) => { try { return fs.statSync(p).isDirectory() ? p : path.dirname(p); } catch (_err) { return path.dirname(p); } };
+  return [...new Set([process.cwd(), ...extra, ...configsGiven().map(dirOf)])];
+}
+
+// The configs this promptfoo process was given (-c/--config, each value up to the next option), absolute.
+function configsGiven() {
   const argv = process.argv;
+  const out = [];
   for (let i = 0; i < argv.length; i += 1) {
     const a = String(argv[i]);
-    const given = a === '-c' || a === '--config' ? argv[i + 1] : /^--config=/.test(a) ? a.slice(a.indexOf('=') + 1) : undefined;
-    if (!given) continue;
-    const where = path.resolve(process.cwd(), String(given));
-    bases.push(/\.(?:ya?ml|json|js|cjs|mjs|ts)$/i.test(where) ? path.dirname(where) : where);
+    if (/^--config=/.test(a)) out.push(a.slice(a.indexOf('=') + 1));
+    else if (a === '-c' || a === '--config') for (let j = i + 1; j < argv.length && !String(argv[j]).startsWith('-'); j += 1) out.push(String(argv[j]));
   }
-  return [...new Set(bases)];
+  return out.map((p) => path.resolve(process.cwd(), p));
+}
+
+// The config's top-level `env:` block, which promptfoo's getEnvString reads before the process's environment
+// (its state, not the suite beforeAll sees): the suite's, and each config file's this promptfoo eval read
+// (-c, else promptfooconfig.* in the folder it runs in), parsed with the yaml library promptfoo uses.
+// [where, name, value] for each setting.
+function configEnv(suite) {
+  const out = [];
+  const add = (env, where) => {
+    if (env && typeof env === 'object' && !Array.isArray(env)) for (const [k, v] of Object.entries(env)) out.push([where, k, v]);
+  };
+  add(suite && suite.env, "the config's env");
+  if (!runningPromptfoo()) return out;
+  const fs = require('node:fs');
+  let files = configsGiven().filter((f) => /\.(?:ya?ml|json)$/i.test(f));
+  if (!configsGiven().length) files = ['promptfooconfig.yaml', 'promptfooconfig.yml', 'promptfooconfig.json'].map((f) => path.resolve(process.cwd(), f));
+  for (const file of files.filter((f) => fs.existsSync(f))) {
+    let data;
+    try {
+      if (fs.statSync(file).size > PROVIDER_FILE_MAX_BYTES * 16) throw new Error(`larger than ${PROVIDER_FILE_MAX_BYTES * 16} bytes`);
+      data = yamlLibrary().load(fs.readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new Refused(`${file}: cannot be read to check its env block: ${oneLine(err.message)}`);
+    }
+    const env = data && typeof data === 'object' ? data.env : undefined;
+    add(typeof env === 'string' && isProviderFile(env) ? providerFile(env, [path.dirname(file)], 0, true)[0] : env, `the env block of ${file}`);
+  }
+  return out;
+}
+
+function yamlLibrary() {
+  return require(require.resolve('js-yaml', { paths: [path.dirname(require.resolve('promptfoo', { paths: [process.cwd(), __dirname] })), process.cwd(), __dirname] }));
 }
 
 // The provider options a `file://` provider file holds, as promptfoo reads them (YAML or JSON, one provider
@@ -218,7 +255,7 @@ function providerFile(ref, bases, depth = 0, whole = false) {
   const paths = path.isAbsolute(rel) ? [rel] : [...new Set(bases.map((b) => path.resolve(b, rel)))];
   const found = paths.filter((p) => fs.existsSync(p));
   if (!found.length) throw new Refused(`${label(ref)}: the provider file is not in ${paths.join(' or ')}, so the endpoint it names cannot be checked`);
-  const yaml = require(require.resolve('js-yaml', { paths: [path.dirname(require.resolve('promptfoo', { paths: [process.cwd(), __dirname] })), process.cwd(), __dirname] }));
+  const yaml = yamlLibrary();
   const out = [];
   for (const file of found) {
     let data;
@@ -338,9 +375,15 @@ function suiteRefusals(suite, isPackEntry) {
   const named = suiteGraders(suite, isPackEntry).flatMap(({ where, spec }) => namedEndpoints(spec, where));
   // The config's own `env:` block: promptfoo reads it before the process's environment (getEnvString), so
   // an endpoint setting there moves every provider that reads it — refused as a .env file's line is.
-  const env = suite && suite.env && typeof suite.env === 'object' ? suite.env : {};
-  const fromEnv = Object.entries(env).filter(([k, v]) => ENDPOINT_ENV.test(k) && v !== undefined && v !== null && String(v).trim())
-    .map(([k, v]) => `env.${k} (${label(String(v))}) in the config's env: while $${JUDGE_PROVIDER_ENV} decides the judge, the config may not `
+  let settings;
+  try {
+    settings = configEnv(suite);
+  } catch (err) {
+    if (!(err instanceof Refused)) throw err;
+    return [err.message];
+  }
+  const fromEnv = settings.filter(([, k, v]) => ENDPOINT_ENV.test(k) && v !== undefined && v !== null && String(v).trim())
+    .map(([where, k, v]) => `env.${k} (${label(String(v))}) in ${where}: while $${JUDGE_PROVIDER_ENV} decides the judge, the config may not `
       + 'choose where its requests and your key go; delete it, or set the variable in your own environment');
   return [...new Set([...fromEnv, ...named.map(refusalOf)])];
 }
@@ -1355,10 +1398,14 @@ async function keyLines(suite, judges, isPackEntry = () => false) {
   // served, from the endpoint settings in the config's env block or the environment.
   const graded = defaultGraded(suite);
   if (graded) {
-    const env = suite && suite.env && typeof suite.env === 'object' ? suite.env : {};
-    const set = Object.entries(env).find(([k, v]) => ENDPOINT_ENV.test(k) && String(v || '').trim());
-    const where = set ? `${hostOf(set[1]) || label(String(set[1]))} (the config's env sets ${set[0]})`
-      : "the endpoint your environment sets for that provider, else its own API host";
+    let where;
+    try {
+      const set = configEnv(suite).find(([, k, v]) => ENDPOINT_ENV.test(k) && String(v || '').trim());
+      where = set ? `${hostOf(set[2]) || label(String(set[2]))} (${set[0]} sets ${set[1]})`
+        : 'the endpoint your environment sets for that provider, else its own API host';
+    } catch (err) {
+      where = `an endpoint not known here (${oneLine(err.message)})`;
+    }
     lines.add(`grounding-eval: API key sent to promptfoo's default grader for ${graded}, no grader named: promptfoo picks it from the keys you set, at ${where}`);
   }
   return [...lines];
