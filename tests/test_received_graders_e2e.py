@@ -16,6 +16,7 @@ grades (no grader named), beforeAll says where the key goes.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -143,17 +144,18 @@ def test_rescore_never_follows_an_endpoint_the_results_file_hides(
                 assertion["config"]["provider"] = judge
     given = tmp_path / "received.json"
     given.write_text(json.dumps(data), encoding="utf-8")
-    with received.running():
+    shutil.copytree(REPO / "datasets" / "sample", tmp_path / "datasets" / "sample")  # a received study ships its data
+    with received.running():  # run in the received folder, as a partner would: promptfoo finds grader.yaml there
         done = subprocess.run(
-            [sys.executable, "-m", "grounding_eval", "rescore", str(given), "-o", str(tmp_path / "new.json"), "-j", "2"],
-            cwd=REPO, env=_env(tmp_path, OPENAI_API_KEY=PARTNER_KEY), capture_output=True, text=True, timeout=300,
-            check=False,
+            [sys.executable, "-m", "grounding_eval", "rescore", given.name, "-o", str(tmp_path / "new.json"), "-j", "2"],
+            cwd=tmp_path, env=_env(tmp_path, OPENAI_API_KEY=PARTNER_KEY, PYTHONPATH=str(REPO)), capture_output=True,
+            text=True, timeout=300, check=False,
         )  # fmt: skip
     assert received.requests == [], f"{len(received.carrying(PARTNER_KEY))} request(s) carried the key"
     assert done.returncode == 0, done.stderr[-2000:]
     setting = "config.provider (file://grader.yaml).config.apiBaseUrl" if hidden == "file-ref" else (
         "config.provider.env.OPENAI_BASE_URL")  # fmt: skip
-    line = f"grounding-eval: {setting} names a judge endpoint ({received.url}/v1) in the results file {given}: not followed"
+    line = f"grounding-eval: {setting} names a judge endpoint ({received.url}/v1) in the results file {given.name}: not followed"
     assert done.stderr.count(line) == 1, done.stderr[-2000:]
     rows = json.loads((tmp_path / "new.json").read_text(encoding="utf-8"))["results"]["results"]
     judged = [c["reason"] for r in rows for c in r["gradingResult"]["componentResults"] if "judge" in c["reason"]]
