@@ -56,7 +56,9 @@ def _refused(result: subprocess.CompletedProcess[str], line: str) -> None:
     said = result.stdout + result.stderr
     assert said.count(line) == 1, said[-3000:]
     tail = result.stderr.rstrip("\n").splitlines()
-    assert tail[-2].startswith("grounding-eval: the configuration has 1 problem(s); no model was called:"), tail[-3:]
+    assert tail[-2].startswith("grounding-eval: the configuration has 1 problem(s); no model was called:"), (
+        tail[-3:]
+    )
     assert line in tail[-1]
     assert result.returncode == 1
 
@@ -97,7 +99,8 @@ def test_promptfoos_default_grader_gets_a_key_line(tmp_path: Path) -> None:
     with received.running():
         path = _study(tmp_path / "study", RUBRIC, env={"OPENAI_BASE_URL": f"{received.url}/v1"})
         result = _eval(path, tmp_path / "out.json", _env(tmp_path, OPENAI_API_KEY=PARTNER_KEY))
-    assert received.carrying(PARTNER_KEY), result.stdout[-2000:] + result.stderr[-2000:]  # the key did go there
+    # the key did go there: promptfoo grades with its default grader at the env block's host
+    assert received.carrying(PARTNER_KEY), result.stdout[-2000:] + result.stderr[-2000:]
     line = (f"grounding-eval: API key sent to promptfoo's default grader for llm-rubric at tests[0].assert[0], no "
             f"grader named: promptfoo picks it from the keys you set, at {received.host} (the env block of "
             f"{path} sets OPENAI_BASE_URL)")  # fmt: skip
@@ -118,7 +121,8 @@ def test_a_provider_files_endpoint_is_refused_under_the_switch(tmp_path: Path, w
     else:
         path = _study(study, {**RUBRIC, "provider": "file://grader.yaml"})
     with received.running(), own.running():
-        result = _eval(path, tmp_path / "out.json", _partner_env(tmp_path, own))  # run from the pack, not the study
+        # run from the pack, not the study: promptfoo reads grader.yaml from the config's folder
+        result = _eval(path, tmp_path / "out.json", _partner_env(tmp_path, own))
     assert received.requests == [], f"{len(received.carrying(PARTNER_KEY))} request(s) carried the key"
     _refused(result, f"{where} (file://grader.yaml).config.apiBaseUrl names a judge endpoint ({received.url}/v1) "
                      "while $GROUNDING_EVAL_JUDGE_PROVIDER decides")  # fmt: skip
@@ -144,8 +148,9 @@ def test_rescore_never_follows_an_endpoint_the_results_file_hides(
                 assertion["config"]["provider"] = judge
     given = tmp_path / "received.json"
     given.write_text(json.dumps(data), encoding="utf-8")
-    shutil.copytree(REPO / "datasets" / "sample", tmp_path / "datasets" / "sample")  # a received study ships its data
-    with received.running():  # run in the received folder, as a partner would: promptfoo finds grader.yaml there
+    # a received study ships its data; rescore runs in its folder, as a partner would (promptfoo finds grader.yaml)
+    shutil.copytree(REPO / "datasets" / "sample", tmp_path / "datasets" / "sample")
+    with received.running():
         done = subprocess.run(
             [sys.executable, "-m", "grounding_eval", "rescore", given.name, "-o", str(tmp_path / "new.json"), "-j", "2"],
             cwd=tmp_path, env=_env(tmp_path, OPENAI_API_KEY=PARTNER_KEY, PYTHONPATH=str(REPO)), capture_output=True,
@@ -158,5 +163,7 @@ def test_rescore_never_follows_an_endpoint_the_results_file_hides(
     line = f"grounding-eval: {setting} names a judge endpoint ({received.url}/v1) in the results file {given.name}: not followed"
     assert done.stderr.count(line) == 1, done.stderr[-2000:]
     rows = json.loads((tmp_path / "new.json").read_text(encoding="utf-8"))["results"]["results"]
-    judged = [c["reason"] for r in rows for c in r["gradingResult"]["componentResults"] if "judge" in c["reason"]]
+    judged = [
+        c["reason"] for r in rows for c in r["gradingResult"]["componentResults"] if "judge" in c["reason"]
+    ]
     assert sum("ERROR (judge unscored)" in r and "not followed" in r for r in judged) == len(rows)
