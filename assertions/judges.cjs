@@ -153,15 +153,133 @@ function fromSetting(value, where) {
   throw new Refused(`${where} must be a provider id or {id, config}, got ${shape(value)}`);
 }
 
-// Where a spec (id or {id, config}) names its endpoint: [setting, value] pairs.
-function namedEndpoints(spec, where) {
+// Where a spec (id or {id, config, env}) names its endpoint: [setting, value] pairs — its config's endpoint
+// keys, its own `env` map's endpoint settings (ENDPOINT_ENV: promptfoo gives them to the provider), and,
+// for a `file://…yaml|yml|json` reference, what the file holds (providerFile), as promptfoo would load it.
+// A file that cannot be checked is [setting, Refused]. bases: the folders a relative file is looked up in.
+function namedEndpoints(spec, where, bases = fileBases(), depth = 0) {
   const out = [];
   if (spec === undefined || spec === null) return out;
   const id = providerIdOf(spec);
   if (typeof id === 'string' && /^https?:\/\//i.test(id)) out.push([`${where} (a URL)`, id]);
+  if (typeof id === 'string' && isProviderFile(id) && !isLoadedProvider(spec)) {
+    let held;
+    try {
+      held = providerFile(id, bases, depth);
+    } catch (err) {
+      out.push([`${where} (${label(id)})`, err instanceof Refused ? err : new Refused(`${where}: ${oneLine(err.message)}`)]);
+      held = [];
+    }
+    for (const [i, one] of held.entries()) {
+      out.push(...namedEndpoints(one, `${where} (${label(id)}${held.length > 1 ? `[${i}]` : ''})`, bases, depth + 1));
+    }
+  }
   const config = spec && typeof spec === 'object' ? spec.config : undefined;
   if (config && typeof config === 'object') {
     for (const k of ENDPOINT_KEYS) if (config[k] !== undefined && config[k] !== '') out.push([`${where}.config.${k}`, config[k]]);
+  }
+  const env = spec && typeof spec === 'object' && !isLoadedProvider(spec) ? spec.env : undefined;
+  if (env && typeof env === 'object') {
+    for (const [k, v] of Object.entries(env)) if (ENDPOINT_ENV.test(k) && v !== undefined && v !== null && v !== '') out.push([`${where}.env.${k}`, v]);
+  }
+  return out;
+}
+
+// A provider reference promptfoo expands from a YAML or JSON file (its isProviderConfigFileReference).
+function isProviderFile(id) {
+  return /^file:\/\/.*\.(?:ya?ml|json)$/i.test(String(id).trim());
+}
+
+const PROVIDER_FILE_MAX_BYTES = 1 << 20;
+const PROVIDER_FILE_MAX_DEPTH = 4;
+
+// The folders promptfoo may resolve a relative `file://` provider in: the one it runs in and each config's
+// (-c/--config; promptfoo uses the config's folder). Every one is checked, so no copy goes unseen.
+function fileBases(extra = []) {
+  const fs = require('node:fs');
+  const dirOf = (p) => { try { return fs.statSync(p).isDirectory() ? p : path.dirname(p); } catch (_err) { return path.dirname(p); } };
+  return [...new Set([process.cwd(), ...extra, ...configsGiven().map(dirOf)])];
+}
+
+// The configs this promptfoo process was given (-c/--config, each value up to the next option), absolute.
+function configsGiven() {
+  const argv = process.argv;
+  const out = [];
+  for (let i = 0; i < argv.length; i += 1) {
+    const a = String(argv[i]);
+    if (/^--config=/.test(a)) out.push(a.slice(a.indexOf('=') + 1));
+    else if (a === '-c' || a === '--config') for (let j = i + 1; j < argv.length && !String(argv[j]).startsWith('-'); j += 1) out.push(String(argv[j]));
+  }
+  return out.map((p) => path.resolve(process.cwd(), p));
+}
+
+// The config's top-level `env:` block, which promptfoo's getEnvString reads before the process's environment
+// (its state, not the suite beforeAll sees): the suite's, and each config file's this promptfoo eval read
+// (-c, else promptfooconfig.* in the folder it runs in), parsed with the yaml library promptfoo uses.
+// [where, name, value] for each setting.
+function configEnv(suite) {
+  const out = [];
+  const add = (env, where) => {
+    if (env && typeof env === 'object' && !Array.isArray(env)) for (const [k, v] of Object.entries(env)) out.push([where, k, v]);
+  };
+  add(suite && suite.env, "the config's env");
+  if (!runningPromptfoo()) return out;
+  const fs = require('node:fs');
+  let files = configsGiven().filter((f) => /\.(?:ya?ml|json)$/i.test(f));
+  if (!configsGiven().length) files = ['promptfooconfig.yaml', 'promptfooconfig.yml', 'promptfooconfig.json'].map((f) => path.resolve(process.cwd(), f));
+  for (const file of files.filter((f) => fs.existsSync(f))) {
+    let data;
+    try {
+      if (fs.statSync(file).size > PROVIDER_FILE_MAX_BYTES * 16) throw new Error(`larger than ${PROVIDER_FILE_MAX_BYTES * 16} bytes`);
+      data = yamlLibrary().load(fs.readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new Refused(`${file}: cannot be read to check its env block: ${oneLine(err.message)}`);
+    }
+    const env = data && typeof data === 'object' ? data.env : undefined;
+    add(typeof env === 'string' && isProviderFile(env) ? providerFile(env, [path.dirname(file)], 0, true)[0] : env, `the env block of ${file}`);
+  }
+  return out;
+}
+
+function yamlLibrary() {
+  return require(require.resolve('js-yaml', { paths: [path.dirname(require.resolve('promptfoo', { paths: [process.cwd(), __dirname] })), process.cwd(), __dirname] }));
+}
+
+// The provider options a `file://` provider file holds, as promptfoo reads them (YAML or JSON, one provider
+// or a list; nested `file://` YAML/JSON values loaded in their place), from every base folder it exists in.
+// promptfoo's own reader is not exported: the file is parsed here with the yaml library promptfoo uses.
+function providerFile(ref, bases, depth = 0, whole = false) {
+  if (depth >= PROVIDER_FILE_MAX_DEPTH) throw new Refused(`${label(ref)}: provider files nested more than ${PROVIDER_FILE_MAX_DEPTH} deep cannot be checked`);
+  const fs = require('node:fs');
+  const rel = String(ref).trim().slice('file://'.length);
+  const paths = path.isAbsolute(rel) ? [rel] : [...new Set(bases.map((b) => path.resolve(b, rel)))];
+  const found = paths.filter((p) => fs.existsSync(p));
+  if (!found.length) throw new Refused(`${label(ref)}: the provider file is not in ${paths.join(' or ')}, so the endpoint it names cannot be checked`);
+  const yaml = yamlLibrary();
+  const out = [];
+  for (const file of found) {
+    let data;
+    try {
+      const size = fs.statSync(file).size;
+      if (size > PROVIDER_FILE_MAX_BYTES) throw new Error(`larger than ${PROVIDER_FILE_MAX_BYTES} bytes`);
+      data = yaml.load(fs.readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new Refused(`${file}: the provider file cannot be read, so the endpoint it names cannot be checked: ${oneLine(err.message)}`);
+    }
+    // A nested reference's content replaces it (one value, as promptfoo's maybeLoadConfigFromExternalFile).
+    const nested = (value, d) => {
+      if (typeof value === 'string' && isProviderFile(value)) {
+        const copies = providerFile(value, [path.dirname(file), ...bases], d + 1, true);
+        if (new Set(copies.map((c) => stringify(c))).size > 1) throw new Refused(`${label(value)} (in ${file}): its copies in different folders differ, so which one promptfoo reads cannot be checked`);
+        return copies[0];
+      }
+      if (Array.isArray(value)) return value.map((v) => nested(v, d));
+      if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'id' ? v : nested(v, d)]));
+      return value;
+    };
+    const loaded = nested(data, depth);
+    if (whole) out.push(loaded);
+    else out.push(...(Array.isArray(loaded) ? loaded.flat() : [loaded]));
   }
   return out;
 }
@@ -208,12 +326,66 @@ function suiteGraders(suite, isPackEntry) {
   return out;
 }
 
+// The assertion types promptfoo grades with a model, calling its default grader when no provider is named:
+// promptfoo 0.123.1's MODEL_GRADED_ASSERTION_TYPES (not exported), with g-eval, select-best and
+// conversation-relevance, which call the same default grader (matchers' getDefaultProviders), and
+// moderation and similar, which call its default moderation and embedding providers.
+const MODEL_GRADED = new Set([
+  'agent-rubric', 'answer-relevance', 'context-faithfulness', 'context-recall', 'context-relevance', 'factuality',
+  'llm-rubric', 'model-graded-closedqa', 'model-graded-factuality', 'search-rubric', 'trajectory:goal-success',
+  'g-eval', 'select-best', 'conversation-relevance', 'moderation', 'similar',
+]);
+
+// The first assertion promptfoo grades with its default grader (a model-graded type, no provider named by
+// it, its test or defaultTest), as "<type> at <where>", or undefined.
+function defaultGraded(suite) {
+  const d = suite && suite.defaultTest && typeof suite.defaultTest === 'object' ? suite.defaultTest : {};
+  const named = (t) => Boolean(t && typeof t === 'object' && t.options && typeof t.options === 'object' && t.options.provider);
+  if (named(d) || d.provider) return undefined;
+  const first = (list, where) => {
+    for (const [i, a] of (Array.isArray(list) ? list : []).entries()) {
+      if (!a || typeof a !== 'object') continue;
+      const found = a.type === 'assert-set' ? first(a.assert, `${where}[${i}].assert`)
+        : MODEL_GRADED.has(String(a.type || '').replace(/^not-/, '')) && (a.provider === undefined || a.provider === null) ? `${a.type} at ${where}[${i}]` : undefined;
+      if (found) return found;
+    }
+    return undefined;
+  };
+  const tests = [];
+  (Array.isArray(suite && suite.tests) ? suite.tests : []).forEach((t, i) => tests.push([t, `tests[${i}]`]));
+  (Array.isArray(suite && suite.scenarios) ? suite.scenarios : []).forEach((sc, i) => {
+    (Array.isArray(sc && sc.tests) ? sc.tests : []).forEach((t, j) => tests.push([t, `scenarios[${i}].tests[${j}]`]));
+  });
+  if (!tests.some(([t]) => named(t))) {
+    const found = first(d.assert, 'defaultTest.assert');
+    if (found) return found;
+  }
+  for (const [t, where] of tests) {
+    if (named(t)) continue;
+    const found = first(t && t.assert, `${where}.assert`);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 // While the switch is set: one line for each judge or grader endpoint the suite's config names (the
 // pack's rule, refuseEndpoints's, for promptfoo's own graders too), before any call. Else none.
 function suiteRefusals(suite, isPackEntry) {
   if (!String(process.env[JUDGE_PROVIDER_ENV] || '').trim()) return [];
   const named = suiteGraders(suite, isPackEntry).flatMap(({ where, spec }) => namedEndpoints(spec, where));
-  return [...new Set(named.map(refusalOf))];
+  // The config's own `env:` block: promptfoo reads it before the process's environment (getEnvString), so
+  // an endpoint setting there moves every provider that reads it — refused as a .env file's line is.
+  let settings;
+  try {
+    settings = configEnv(suite);
+  } catch (err) {
+    if (!(err instanceof Refused)) throw err;
+    return [err.message];
+  }
+  const fromEnv = settings.filter(([, k, v]) => ENDPOINT_ENV.test(k) && v !== undefined && v !== null && String(v).trim())
+    .map(([where, k, v]) => `env.${k} (${label(String(v))}) in ${where}: while $${JUDGE_PROVIDER_ENV} decides the judge, the config may not `
+      + 'choose where its requests and your key go; delete it, or set the variable in your own environment');
+  return [...new Set([...fromEnv, ...named.map(refusalOf)])];
 }
 
 // The assertion's own `provider`: promptfoo passes the assertion's config but not its provider, so it is
@@ -412,6 +584,7 @@ function chooseJudges(call, context, options = {}) {
 // While the switch decides the judge, every judge or grader endpoint the config names is refused, never
 // merged: the one rule, for a row's judges (here) and for the whole suite's graders (suiteRefusals).
 function refusalOf([where, value]) {
+  if (value instanceof Error) return `${value.message}; while $${JUDGE_PROVIDER_ENV} decides the judge and its endpoint, it is refused`;
   return `${where} names a judge endpoint (${label(typeof value === 'string' ? value : stringify(value))}) while `
     + `$${JUDGE_PROVIDER_ENV} decides the judge and its endpoint; it is refused, not merged: remove it, or unset the `
     + 'switch to use the judge the config names';
@@ -420,19 +593,21 @@ function refusalOf([where, value]) {
 // Every judge endpoint a row's settings name, as [where, value] pairs.
 function rowEndpoints(call, config, context, options, override) {
   const named = [];
+  // A results file's relative `file://` judge is looked up beside the file too.
+  const bases = fileBases(options.received && options.received.source ? [path.dirname(path.resolve(String(options.received.source)))] : []);
   if (config.base_url) named.push(['config.base_url', config.base_url]);
   if (config.cheap_base_url) named.push(['config.cheap_base_url', config.cheap_base_url]);
   if (override.base_url) named.push(['--base-url', override.base_url]);
   if (override.cheap_base_url && !override.cheap_provider) named.push(['--cheap-base-url', override.cheap_base_url]);
-  if (config.provider) named.push(...namedEndpoints(graderOf(config.provider), 'config.provider'));
-  if (config.cheap_provider) named.push(...namedEndpoints(graderOf(config.cheap_provider), 'config.cheap_provider'));
+  if (config.provider) named.push(...namedEndpoints(graderOf(config.provider), 'config.provider', bases));
+  if (config.cheap_provider) named.push(...namedEndpoints(graderOf(config.cheap_provider), 'config.cheap_provider', bases));
   const own = 'assertionProvider' in options ? options.assertionProvider : ownAssertionProvider(call, context);
-  if (own !== undefined && !(own instanceof Error) && !isLoadedProvider(own)) named.push(...namedEndpoints(own, "the assertion's provider"));
+  if (own !== undefined && !(own instanceof Error) && !isLoadedProvider(own)) named.push(...namedEndpoints(own, "the assertion's provider", bases));
   // The test's grader (defaultTest.options.provider, merged into each test by promptfoo): the switch
   // replaces it as the pack's judge, and refuses the endpoint it names rather than let it pass unseen.
   const test = context && context.test && typeof context.test === 'object' ? context.test : {};
   const grader = test.options && typeof test.options === 'object' ? test.options.provider : undefined;
-  for (const [where, spec] of gradersIn(grader, 'options.provider')) named.push(...namedEndpoints(spec, where));
+  for (const [where, spec] of gradersIn(grader, 'options.provider')) named.push(...namedEndpoints(spec, where, bases));
   return named;
 }
 
@@ -456,6 +631,7 @@ function refuseReceivedEndpoints(call, config, context, options) {
   };
   for (const [where, value] of rowEndpoints(call, config, context, options, {})) {
     if (typeof value === 'string' && allowed(value)) continue;
+    if (value instanceof Error) throw new Refused(`${value.message} (the results file ${source}): not followed`);
     throw new Refused(
       `${where} names a judge endpoint (${label(typeof value === 'string' ? value : stringify(value))}) in the results `
       + `file ${source}: not followed (a results file is data, not a choice of where your key goes); to use it, `
@@ -1245,6 +1421,20 @@ async function keyLines(suite, judges, isPackEntry = () => false) {
     } catch (err) {
       lines.add(`grounding-eval: the grader ${label(choice.id)} (${where}) did not load here, so where it sends a key is not known: ${oneLine((err && err.message) || err)}`);
     }
+  }
+  // promptfoo's default grader: which provider it is, promptfoo decides from the keys set; where it is
+  // served, from the endpoint settings in the config's env block or the environment.
+  const graded = defaultGraded(suite);
+  if (graded) {
+    let where;
+    try {
+      const set = configEnv(suite).find(([, k, v]) => ENDPOINT_ENV.test(k) && String(v || '').trim());
+      where = set ? `${hostOf(set[2]) || label(String(set[2]))} (${set[0]} sets ${set[1]})`
+        : 'the endpoint your environment sets for that provider, else its own API host';
+    } catch (err) {
+      where = `an endpoint not known here (${oneLine(err.message)})`;
+    }
+    lines.add(`grounding-eval: API key sent to promptfoo's default grader for ${graded}, no grader named: promptfoo picks it from the keys you set, at ${where}`);
   }
   return [...lines];
 }
