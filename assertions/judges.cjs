@@ -1405,22 +1405,39 @@ async function keyLines(suite, judges, isPackEntry = () => false) {
   for (const j of judges) {
     if (j && j.use === 'live' && j.key_host) lines.add(`grounding-eval: API key sent to ${j.key_host} (judge: ${j.id})`);
   }
-  for (const { where, spec, promptfoo: used } of suiteGraders(suite, isPackEntry)) {
-    if (!used) continue;
+  // A provider named by a setting (not loaded yet): loaded as promptfoo loads it, and its key host said.
+  const said = new Set();
+  const settingLine = async (spec, where, role) => {
+    if (isLoadedProvider(spec)) {
+      const host = keyHost(spec);
+      if (host) lines.add(`grounding-eval: API key sent to ${host} (${role}: ${label(providerIdOf(spec) || 'provider')})`);
+      return;
+    }
     let choice;
     try {
       choice = fromSetting(spec, where);
     } catch (err) {
-      lines.add(`grounding-eval: cannot tell where the grader ${where} sends a key: ${err.message}`);
-      continue;
+      lines.add(`grounding-eval: cannot tell where the ${role} ${where} sends a key: ${err.message}`);
+      return;
     }
-    if (choice.replay) continue; // the pack's recordings: no model, no key
+    if (choice.replay || said.has(stringify(choice.held))) return; // recordings: no model, no key
+    said.add(stringify(choice.held));
     try {
       const host = keyHost((await loaded(register(choice))).provider);
-      if (host) lines.add(`grounding-eval: API key sent to ${host} (grader: ${label(choice.id)})`);
+      if (host) lines.add(`grounding-eval: API key sent to ${host} (${role}: ${label(choice.id)})`);
     } catch (err) {
-      lines.add(`grounding-eval: the grader ${label(choice.id)} (${where}) did not load here, so where it sends a key is not known: ${oneLine((err && err.message) || err)}`);
+      lines.add(`grounding-eval: the ${role} ${label(choice.id)} (${where}) did not load here, so where it sends a key is not known: ${oneLine((err && err.message) || err)}`);
     }
+  };
+  for (const { where, spec, promptfoo: used } of suiteGraders(suite, isPackEntry)) {
+    if (used) await settingLine(spec, where, 'grader');
+  }
+  // A model under test named per test (defaultTest.provider, a test's provider): generation too.
+  const d = suite && suite.defaultTest && typeof suite.defaultTest === 'object' ? suite.defaultTest : {};
+  if (d.provider) await settingLine(d.provider, 'defaultTest.provider', 'generation');
+  const tests = Array.isArray(suite && suite.tests) ? suite.tests : [];
+  for (let i = 0; i < tests.length; i += 1) {
+    if (tests[i] && typeof tests[i] === 'object' && tests[i].provider) await settingLine(tests[i].provider, `tests[${i}].provider`, 'generation');
   }
   // promptfoo's default grader: which provider it is, promptfoo decides from the keys set; where it is
   // served, from the endpoint settings in the config's env block or the environment.

@@ -167,3 +167,25 @@ def test_rescore_never_follows_an_endpoint_the_results_file_hides(
         c["reason"] for r in rows for c in r["gradingResult"]["componentResults"] if "judge" in c["reason"]
     ]
     assert sum("ERROR (judge unscored)" in r and "not followed" in r for r in judged) == len(rows)
+
+
+@pytest.mark.parametrize("where", ["defaultTest.provider", "tests[0].provider"])
+def test_a_model_under_test_named_per_test_gets_a_key_line(tmp_path: Path, where: str) -> None:
+    """A received config can name the model under test per test (defaultTest.provider, a test's provider):
+    beforeAll says where that model's key goes, before any call, as it does for the suite's providers."""
+    received = Endpoint(lambda p, r: "An answer.")
+    spec = {"id": "openai:chat:gpt-4o-mini", "config": {"apiBaseUrl": f"{received.url}/v1"}}
+    with received.running():
+        if where == "defaultTest.provider":
+            path = _study(
+                tmp_path / "study", {"type": "contains", "value": "answer"}, defaultTest={"provider": spec}
+            )
+        else:
+            path = _study(tmp_path / "study", {"type": "contains", "value": "answer"})
+            config = yaml.safe_load(path.read_text(encoding="utf-8"))
+            config["tests"][0]["provider"] = spec
+            path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+        result = _eval(path, tmp_path / "out.json", _env(tmp_path, OPENAI_API_KEY=PARTNER_KEY))
+    assert received.carrying(PARTNER_KEY), result.stdout[-2000:] + result.stderr[-2000:]  # promptfoo's choice
+    line = f"grounding-eval: API key sent to {received.host} (generation: openai:chat:gpt-4o-mini)"
+    assert result.stderr.count(line) == 1, result.stderr[-3000:]
