@@ -642,8 +642,12 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
             and (check := metric.rpartition(".")[2]) in ROUND3_SAFETY_CHECKS
             and reason
         ):
-            # the criterion's own name starts its reason (older files: with the rubric's id)
-            criterion_reasons.setdefault(check, reason.removeprefix(f"{metric}: ").removeprefix(f"{check}: "))
+            # the criterion's own name starts its reason (older files: with the rubric's id; newer: with its
+            # polarity mark, "hallucinated_citation (Yes = safe): …")
+            said = reason.removeprefix(f"{metric}: ").removeprefix(f"{check}: ")
+            if said.startswith(f"{check} ("):
+                said = _POLARITY_MARK.sub("", said, count=1)
+            criterion_reasons.setdefault(check, said)
     judge_key = next((k for k in named if k.endswith(".llm_judge_score")), None)
     judge_score = _num(named[judge_key], f"namedScores[{clip(judge_key)}]") if judge_key else None
     hard_failures = () if verifier is None else verifier.hard_failures
@@ -859,6 +863,10 @@ def _lost_judge_call(assertion: dict[str, Any], meta: dict[str, Any]) -> JudgeCa
     config = assertion.get("config")
     provider = config.get("provider") if isinstance(config, dict) else None
     return JudgeCalls(judge_label(provider) if isinstance(provider, str) and provider else "?", failed=1)
+
+
+# The mark a judge's criterion line carries after the criterion's name (promptfoo/judge_assertion.py).
+_POLARITY_MARK: Final = re.compile(r"\A[\w.]+ \((?:Yes|No) = (?:safe|good)\): ")
 
 
 def judge_calls_table(rows: Iterable[ReportRow], by: Sequence[str] = ("round",)) -> list[dict[str, Any]]:
