@@ -241,9 +241,33 @@ def _report_text(args: argparse.Namespace, by: list[str], loaded: list[Any], row
         if args.json:
             return json.dumps(entries, indent=2)
         return terminal_safe(format_question_types(entries), lines=True)
+    from grounding_eval.analysis.reliability import answer_length_table, format_reliability, judge_reliability
+
+    if any(row.opinions for row in rows):
+        _need_analysis("report (judge test-retest and panel agreement)")
+    reliability = judge_reliability(rows)
     if args.json:
-        return json.dumps(report_json(rows, by), indent=2)
-    return terminal_safe("\n".join([format_report(rows, by), *_provenance_lines(loaded)]), lines=True)
+        found = report_json(rows, by)
+        found["answer_length"] = answer_length_table(rows)
+        if reliability is not None:
+            found["judge_reliability"] = reliability
+        return json.dumps(found, indent=2)
+    lines = [format_report(rows, by), "", *_length_lines(answer_length_table(rows))]
+    if reliability is not None:
+        lines += ["", *format_reliability(reliability)]
+    return terminal_safe("\n".join([*lines, *_provenance_lines(loaded)]), lines=True)
+
+
+def _length_lines(table: list[dict[str, Any]]) -> list[str]:
+    """The answers' mean length per round, condition and model (text report)."""
+    from grounding_eval.analysis.summary import table_lines
+
+    if not table:
+        return []
+    body = [["round", "condition", "provider", "answers", "mean chars", "mean words", "median words"]]
+    body += [[t["round"], t["condition"], t["provider"], str(t["rows"]), f"{t['mean_chars']:.0f}",
+              f"{t['mean_words']:.0f}", f"{t['median_words']:.0f}"] for t in table]  # fmt: skip
+    return ["Answer length (from response.output; characters and words)", *table_lines(body)]
 
 
 def _provenance_lines(loaded: list[Any]) -> list[str]:

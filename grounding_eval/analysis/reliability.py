@@ -1,0 +1,331 @@
+"""Is the judge itself reliable, and does answer length explain an effect (issue 41).
+
+* :func:`answer_length` — an answer's characters and words, computed by the report from the row's
+  ``response.output`` (the text the judge saw): every results file has it, the pack's or not, so nothing
+  needs to be recorded at grading time for it.
+* :func:`length_adjusted` — a paired effect adjusted for the difference in answer length: the intercept
+  of the least-squares line of the items' differences on their length differences (in 100 words), i.e.
+  the effect the line predicts for two answers of equal length, with its t interval.
+* :func:`judge_reliability` — test–retest (the same judge asked again, ``rescore --retest``) and panel
+  (other judges, ``rescore --panel``) agreement per criterion: share agreeing, Cohen's kappa and linearly
+  weighted kappa, with percentile intervals from a bootstrap over items
+  (:func:`~grounding_eval.analysis.stats.item_agreement`, the calibration's).
+* :func:`panel_verdict` — the panel's verdict on one criterion: the majority, a tie going to the more
+  severe verdict (``decisions.yaml`` ``judge_reliability.panel_rule``; our rule).
+
+Every choice is in ``decisions.yaml`` (``length``, ``judge_reliability``) with its reference.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from grounding_eval.analysis.summary import ReportRow, table_lines
+
+__all__ = [
+    "LengthFit",
+    "answer_length",
+    "answer_length_table",
+    "format_reliability",
+    "judge_reliability",
+    "length_adjusted",
+    "panel_verdict",
+]
+
+_CODES = {"No": 0, "Partial": 1, "Yes": 2}  # the ordinal scale of a judge verdict (linear weights)
+MAIN = "judge"  # the row's own judge, in the panel's pairs
+
+
+def answer_length(text: str) -> tuple[int, int]:
+    """``(characters, words)`` of an answer: code points, and runs of non-whitespace (``str.split()``)."""
+    return len(text), len(text.split())
+
+
+def answer_length_table(rows: Sequence[ReportRow]) -> list[dict[str, Any]]:
+    """Per round, condition and model: rows, mean and median characters and words of the answers (every
+    row with an answer, scored or not: length is a property of the answer, not of its grading)."""
+    from statistics import fmean, median
+
+    groups: dict[tuple[str, str, str], list[tuple[int, int]]] = defaultdict(list)
+    for row in rows:
+        if row.answer:
+            key = (row.keys["round"], row.keys["condition"], row.keys["provider"])
+            groups[key].append(answer_length(row.answer))
+    from grounding_eval.analysis.effects import condition_order
+
+    order = {c: i for i, c in enumerate(condition_order(k[1] for k in groups))}
+    out = []
+    for key in sorted(groups, key=lambda k: (k[0], order[k[1]], k[2])):
+        chars, words = zip(*groups[key], strict=True)
+        out.append(
+            {
+                "round": key[0],
+                "condition": key[1],
+                "provider": key[2],
+                "rows": len(chars),
+                "mean_chars": round(fmean(chars), 1),
+                "mean_words": round(fmean(words), 1),
+                "median_words": float(median(words)),
+            }
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class LengthFit:
+    """A paired effect adjusted for answer length (:func:`length_adjusted`).
+
+    Attributes:
+        n: items in the fit.
+        mean_length_diff: mean difference in words (to − from).
+        slope: change in the item's difference per 100 words of length difference.
+        adjusted: the intercept: the difference the line predicts at equal length.
+        ci_low, ci_high: its t interval (n − 2 degrees of freedom).
+        p_value: its two-sided t-test p.
+    """
+
+    n: int
+    mean_length_diff: float
+    slope: float
+    adjusted: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "mean_words_diff": round(self.mean_length_diff, 2),
+            "slope_per_100_words": round(self.slope, 6),
+            "adjusted_diff": round(self.adjusted, 6),
+            "adjusted_ci_low": round(self.ci_low, 6),
+            "adjusted_ci_high": round(self.ci_high, 6),
+            "adjusted_p": round(self.p_value, 6),
+        }
+
+
+def length_adjusted(
+    diffs: Sequence[float], length_diffs: Sequence[float], confidence: float = 0.95
+) -> LengthFit | None:
+    """The paired effect at equal answer length: least squares ``d_i = a + b·(Δw_i / 100) + e_i``.
+
+    ``d_i`` is an item's difference in the metric (to − from), ``Δw_i`` its difference in answer words.
+    The intercept ``a`` is the effect the line predicts for two answers of the same length — analysis of
+    covariance on the paired differences with the covariate's own difference (Snedecor & Cochran 1989,
+    *Statistical Methods*, 8th ed., ch. 18; length as a judge's confounder: Dubois et al. 2024,
+    "Length-Controlled AlpacaEval", arXiv:2404.04475). Its interval is the t interval,
+    ``a ± t(1 − α/2, n − 2)·se(a)``, ``se(a) = s·sqrt(1/n + x̄² / Sxx)``. None with fewer than 3 items
+    or when every item has the same length difference (no slope can be fitted).
+    """
+    from scipy import stats  # type: ignore[import-untyped]
+
+    n = len(diffs)
+    if n != len(length_diffs):
+        raise ValueError("one length difference per item")
+    if n < 3:
+        return None
+    x = [w / 100.0 for w in length_diffs]
+    mx, my = math.fsum(x) / n, math.fsum(diffs) / n
+    sxx = math.fsum((xi - mx) ** 2 for xi in x)
+    if sxx <= 1e-12 * max(1.0, mx * mx) * n:
+        return None
+    slope = math.fsum((xi - mx) * (yi - my) for xi, yi in zip(x, diffs, strict=True)) / sxx
+    intercept = my - slope * mx
+    residual = math.fsum((yi - intercept - slope * xi) ** 2 for xi, yi in zip(x, diffs, strict=True))
+    s2 = residual / (n - 2)
+    se = math.sqrt(s2 * (1 / n + mx * mx / sxx))
+    t = float(stats.t.ppf(1 - (1 - confidence) / 2, n - 2))
+    exact = 1.0 if intercept == 0 else 0.0  # residuals all 0: the line is exact
+    p = exact if se == 0 else float(2 * stats.t.sf(abs(intercept) / se, n - 2))
+    return LengthFit(n, mx * 100, slope, intercept, intercept - t * se, intercept + t * se, p)
+
+
+def panel_verdict(verdicts: Sequence[str], negative: bool) -> str:
+    """The panel's verdict on one criterion: the verdict most judges gave; among tied verdicts the more
+    severe — the one that scores the criterion lower (No for an ordinary criterion, Yes for a negative
+    one, where a Yes is bad). Ours (``decisions.yaml`` ``judge_reliability.panel_rule``)."""
+    if not verdicts:
+        raise ValueError("no verdicts")
+    counts = Counter(verdicts)
+    most = max(counts.values())
+    tied = [v for v in counts if counts[v] == most]
+    score = {"Yes": 1.0, "Partial": 0.5, "No": 0.0}
+    return min(tied, key=lambda v: 1.0 - score[v] if negative else score[v])
+
+
+def _setup() -> Mapping[str, Any]:
+    from grounding_eval.analysis.effects import decisions
+
+    setup: Mapping[str, Any] = decisions()["judge_reliability"]
+    return setup
+
+
+def judge_reliability(rows: Sequence[ReportRow]) -> dict[str, Any] | None:
+    """Test–retest and panel agreement per criterion (see the module docstring); None when no row carries
+    a second opinion (a file ``rescore --retest`` / ``--panel`` did not write)."""
+    if not any(row.opinions for row in rows):
+        return None
+    items: dict[tuple[str, str], int] = {}
+    for row in rows:
+        items.setdefault((row.dataset, row.query_id), len(items))
+    retest = [(row, o) for row in rows for o in row.opinions if o.kind == "retest"]
+    panels = [(row, [o for o in row.opinions if o.kind == "panel"]) for row in rows]
+    panels = [(row, found) for row, found in panels if found]
+    out: dict[str, Any] = {"retest": None, "panel": None}
+    if retest:
+        pairs = [(items[(r.dataset, r.query_id)], r.verdicts, o.verdicts) for r, o in retest if o.scored]
+        out["retest"] = {
+            "rows": len(retest),
+            # a second asking that did not score, or a row whose own judge did not: left out, counted
+            "unscored": sum(1 for r, o in retest if not (o.scored and r.verdicts)),
+            "judges": sorted({o.provider for _, o in retest}),
+            **_agreement(pairs, len(items)),
+        }
+    if panels:
+        judges = [MAIN, *dict.fromkeys(o.provider for _, found in panels for o in found)]
+        by_judge = [(row, {MAIN: row.verdicts, **{o.provider: o.verdicts for o in found if o.scored}})
+                    for row, found in panels]  # fmt: skip
+        pairs_out = []
+        for i, a in enumerate(judges):
+            for b in judges[i + 1 :]:
+                pairs = [(items[(r.dataset, r.query_id)], said[a], said[b]) for r, said in by_judge
+                         if a in said and b in said]  # fmt: skip
+                pairs_out.append({"a": a, "b": b, **_agreement(pairs, len(items))})
+        out["panel"] = {
+            "rows": len(panels),
+            "judges": judges,
+            "unscored": sum(1 for _, found in panels for o in found if not o.scored),
+            "pairs": pairs_out,
+            "rule": str(_setup()["panel_rule"]),
+            "verdicts": _panel_changes(by_judge, judges),
+        }
+    return out
+
+
+def _agreement(
+    pairs: Sequence[tuple[int, Mapping[str, str], Mapping[str, str]]], items: int
+) -> dict[str, Any]:
+    """Per criterion agreement and kappa of two judges' verdicts on the same rows, bootstrapped by item."""
+    from grounding_eval.analysis.stats import Graded, item_agreement
+
+    graded = [
+        Graded(item, criterion, _CODES[a[criterion]], _CODES[b[criterion]])
+        for item, a, b in pairs
+        for criterion in sorted(a.keys() & b.keys())
+    ]
+    if not graded:
+        return {"compared_rows": 0, "criteria": [], "macro_agreement": None, "macro_kappa": None}
+    setup = _setup()["bootstrap"]
+    names = {g.criterion for g in graded}
+    found = item_agreement(
+        graded,
+        items=items,
+        categories=dict.fromkeys(names, 3),
+        weighted=frozenset(names),
+        resamples=int(setup["resamples"]),
+        seed=int(setup["seed"]),
+        confidence=float(setup["confidence"]),
+    )
+
+    def rounded(pair: tuple[float, float] | None) -> list[float] | None:
+        return None if pair is None else [round(pair[0], 4), round(pair[1], 4)]
+
+    return {
+        "compared_rows": len(pairs),
+        "criteria": [
+            {
+                "criterion": c.criterion,
+                "n": c.n,
+                "items": c.items,
+                "agreement": round(c.agreement, 4),
+                "agreement_ci": rounded(c.agreement_ci),
+                "kappa": None if c.kappa is None else round(c.kappa, 4),
+                "kappa_ci": rounded(c.kappa_ci),
+                "weighted_kappa": None if c.weighted_kappa is None else round(c.weighted_kappa, 4),
+                "confusion": c.confusion,
+            }
+            for c in found.criteria
+        ],
+        "macro_agreement": round(found.macro_agreement, 4),
+        "macro_agreement_ci": rounded(found.macro_agreement_ci),
+        "macro_kappa": None if found.macro_kappa is None else round(found.macro_kappa, 4),
+        "macro_kappa_ci": rounded(found.macro_kappa_ci),
+    }
+
+
+def _panel_changes(
+    by_judge: Sequence[tuple[ReportRow, Mapping[str, Mapping[str, str]]]], judges: Sequence[str]
+) -> dict[str, Any]:
+    """How often the panel's verdict (:func:`panel_verdict` over every judge that scored the row) differs
+    from the row's own judge's, per criterion: ``{compared, changed, by_criterion: {c: [changed, n]}}``."""
+    compared = changed = 0
+    by: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for row, said in by_judge:
+        if MAIN not in said or not said[MAIN]:
+            continue
+        for criterion, own in said[MAIN].items():
+            votes = [said[j][criterion] for j in judges if j in said and criterion in said[j]]
+            if len(votes) < 2:
+                continue
+            verdict = panel_verdict(votes, criterion in row.negative)
+            compared += 1
+            by[criterion][1] += 1
+            if verdict != own:
+                changed += 1
+                by[criterion][0] += 1
+    return {"compared": compared, "changed": changed, "by_criterion": {c: by[c] for c in sorted(by)}}
+
+
+def format_reliability(found: Mapping[str, Any] | None) -> list[str]:
+    """Text lines: the retest's and each panel pair's agreement and kappa per criterion (empty: none)."""
+    if not found:
+        return []
+    lines: list[str] = []
+    blocks = []
+    if found.get("retest"):
+        r = found["retest"]
+        blocks.append((f"Judge test-retest: {r['compared_rows']} rows asked twice ({r['unscored']} unscored, "
+                       f"left out); second asking: {', '.join(r['judges'])}", r))  # fmt: skip
+    if found.get("panel"):
+        p = found["panel"]
+        for pair in p["pairs"]:
+            blocks.append((f"Judge panel: {pair['a']} vs {pair['b']}, {pair['compared_rows']} rows", pair))
+    for title, block in blocks:
+        if lines:
+            lines.append("")
+        lines.append(title)
+        body = [["criterion", "n", "items", "agree [95% CI]", "kappa [95% CI]", "weighted kappa"]]
+        for c in block["criteria"]:
+            body.append([c["criterion"], str(c["n"]), str(c["items"]),
+                         f"{c['agreement']:.0%} {_ci(c['agreement_ci'], pct=True)}",
+                         f"{_num(c['kappa'])} {_ci(c['kappa_ci'])}".strip(), _num(c["weighted_kappa"])])  # fmt: skip
+        if block["criteria"]:
+            body.append(["mean over criteria", "", "", f"{block['macro_agreement']:.0%} "
+                         f"{_ci(block['macro_agreement_ci'], pct=True)}",
+                         f"{_num(block['macro_kappa'])} {_ci(block['macro_kappa_ci'])}".strip(), ""])  # fmt: skip
+        lines += table_lines(body)
+    if found.get("panel"):
+        v = found["panel"]["verdicts"]
+        lines.append(
+            f"Panel verdict ({found['panel']['rule']}): differs from the row's own judge on {v['changed']} of "
+            f"{v['compared']} criterion verdicts (scores and pass/fail stay the row's own judge's)."
+        )
+    lines.append(
+        "Agreement and Cohen's kappa per criterion (Yes / Partial / No; weighted: linear weights), 95 % "
+        "percentile intervals from a bootstrap over items; unscored askings are counted apart."
+    )
+    return lines
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def _ci(pair: Sequence[float] | None, *, pct: bool = False) -> str:
+    if pair is None:
+        return ""
+    return f"[{pair[0]:.0%}, {pair[1]:.0%}]" if pct else f"[{pair[0]:.2f}, {pair[1]:.2f}]"
