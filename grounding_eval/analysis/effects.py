@@ -310,7 +310,7 @@ def paired_effects(
                     diff,
                     int(np.count_nonzero(has_a ^ has_b)),
                     length_diff=words[b][both] - words[a][both],
-                )  # fmt: skip
+                )
             )
     # Comparisons with equally many paired items share one draw (the same seed draws the same anyway).
     by_size: dict[int, list[_Comparison]] = defaultdict(list)

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Plan", "detectable_effect", "items_needed", "pilot_plans", "power", "format_plans"]
+__all__ = ["Plan", "detectable_effect", "format_plans", "items_needed", "pilot_plans", "plan", "power"]
 
 
 def power(effect: float, sd: float, n: int, alpha: float) -> float:
@@ -159,7 +159,7 @@ def pilot_plans(
                 target_power=target_power,
                 target=target,
                 pilot_mean=e.mean_diff,
-            )  # fmt: skip
+            )
         )
     return out
 
