@@ -316,7 +316,8 @@ def format_reliability(found: Mapping[str, Any] | None) -> list[str]:
         )
     lines.append(
         "Agreement and Cohen's kappa per criterion (Yes / Partial / No; weighted: linear weights), 95 % "
-        "percentile intervals from a bootstrap over items; unscored askings are counted apart."
+        "percentile intervals from a bootstrap over items; unscored askings are counted apart. Where one verdict "
+        "dominates, kappa is low or undefined (–) even at high agreement (Feinstein & Cicchetti 1990)."
     )
     return lines
 
