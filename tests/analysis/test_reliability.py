@@ -120,7 +120,9 @@ class TestJudgeReliability:
         assert found is not None
         (retest,) = found["retest"]["criteria"]
         assert retest["n"] == 15 and retest["items"] == len({f"q{i // 3}" for i in range(0, 30, 2)})
-        assert retest["agreement"] == pytest.approx(sum(x == y for x, y in zip(first, second)) / 15, abs=1e-4)
+        assert retest["agreement"] == pytest.approx(
+            sum(x == y for x, y in zip(first, second, strict=True)) / 15, abs=1e-4
+        )
         assert retest["kappa"] == pytest.approx(_kappa(first, second), abs=1e-4)
         (pair,) = found["panel"]["pairs"]
         assert (pair["a"], pair["b"]) == ("judge", "other")
@@ -129,7 +131,8 @@ class TestJudgeReliability:
         low, high = entry["kappa_ci"]
         assert low <= entry["kappa"] <= high
         changed = sum(
-            panel_verdict([r.verdicts["clear"], c], False) != r.verdicts["clear"] for r, c in zip(rows, other)
+            panel_verdict([r.verdicts["clear"], c], False) != r.verdicts["clear"]
+            for r, c in zip(rows, other, strict=True)
         )
         assert found["panel"]["verdicts"]["changed"] == changed
 
