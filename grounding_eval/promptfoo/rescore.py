@@ -148,7 +148,8 @@ class Reliability:
 
 def draw_retest(rows: Sequence[Any], reliability: Reliability) -> Reliability:
     """The rows asked again: ``round(fraction × N)`` (halves up, at least 1) of the N rows with an output and
-    a rubric judge, drawn without replacement by ``random.Random(seed).sample`` over their indices."""
+    a rubric judge, drawn without replacement by ``random.Random(seed).sample`` over them in the eval's
+    grid order (``testIdx``, ``promptIdx``, provider id): the same eval, the same seed, the same rows."""
     import math
     import random
     from dataclasses import replace
@@ -156,8 +157,17 @@ def draw_retest(rows: Sequence[Any], reliability: Reliability) -> Reliability:
     if reliability.fraction is None or reliability.seed is None:
         return reliability
     judged = [i for i, row in enumerate(rows) if _row_context(row) is not None and _judges(row)]
+    # In the order of the eval's grid (test, then prompt, then provider), not the file's: promptfoo writes
+    # rows as they finish, so the same eval run twice lists them in another order and would draw others.
+    judged.sort(key=lambda i: (_place(rows[i], "testIdx"), _place(rows[i], "promptIdx"),
+                               str((rows[i].get("provider") or {}).get("id") or ""), i))  # fmt: skip
     k = min(len(judged), max(1, math.floor(reliability.fraction * len(judged) + 0.5))) if judged else 0
     return replace(reliability, chosen=frozenset(random.Random(reliability.seed).sample(judged, k)))
+
+
+def _place(row: Any, field: str) -> int:
+    value = row.get(field)
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1
 
 
 def _judges(row: Any) -> bool:
