@@ -275,11 +275,11 @@ def _report_text(args: argparse.Namespace, by: list[str], loaded: list[Any], row
         _need_analysis("report (judge test-retest and panel agreement)")
     reliability = judge_reliability(rows)
     if args.json:
-        found = report_json(rows, by)
-        found["answer_length"] = answer_length_table(rows)
+        whole = report_json(rows, by)
+        whole["answer_length"] = answer_length_table(rows)
         if reliability is not None:
-            found["judge_reliability"] = reliability
-        return json.dumps(found, indent=2)
+            whole["judge_reliability"] = reliability
+        return json.dumps(whole, indent=2)
     lines = [format_report(rows, by), "", *_length_lines(answer_length_table(rows))]
     if reliability is not None:
         lines += ["", *format_reliability(reliability)]
