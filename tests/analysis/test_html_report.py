@@ -18,7 +18,8 @@ import pytest
 from grounding_eval.cli import main
 from tests.analysis.rows import FIXTURES, REPO
 
-SECTIONS = ["rates", "effects", "criteria", "findings", "safety", "docsqa", "calibration", "provenance"]
+SECTIONS = ["rates", "effects", "criteria", "findings", "safety", "docsqa", "length", "reliability", "calibration",
+            "provenance"]  # fmt: skip
 
 
 def _report(tmp_path: Path, *files: Path, extra: tuple[str, ...] = ()) -> str:

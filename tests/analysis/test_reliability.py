@@ -3,6 +3,7 @@ agreement, the panel's rule, and planning — each checked against an independen
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -185,3 +186,33 @@ class TestPlanning:
         mde = detectable_effect(0.4, 10, 0.05 / 3)
         assert power(mde, 0.4, 10, 0.05 / 3) == pytest.approx(0.8, abs=1e-5)
         assert power(mde * 0.99, 0.4, 10, 0.05 / 3) < 0.8
+
+
+class TestPlanCommand:
+    """grounding-eval plan: a stated SD prints the plan; a missing input is one line naming the option."""
+
+    def test_stated_sd(self, capsys: pytest.CaptureFixture[str]) -> None:
+        from grounding_eval.cli import main
+
+        assert (
+            main(["plan", "--sd", "0.4", "--items", "10", "--target", "0.2", "--family", "9", "--json"]) == 0
+        )
+        (found,) = json.loads(capsys.readouterr().out)
+        assert found["alpha_per_test"] == pytest.approx(0.05 / 9)
+        assert found["items_needed"] == items_needed(0.2, 0.4, 0.05 / 9)
+        assert found["detectable_effect"] == pytest.approx(detectable_effect(0.4, 10, 0.05 / 9), abs=1e-6)
+
+    @pytest.mark.parametrize(
+        ("args", "message"),
+        [
+            ([], "plan: give a pilot results file (RESULTS_JSON) or --sd SD --items N"),
+            (["--sd", "0.4"], "--sd: needs a positive SD and --items N"),
+            (["--sd", "0.4", "--items", "10", "--power", "1.2"], "--power: 1.2 is out of range"),
+        ],
+    )
+    def test_one_line_errors(self, capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+        from grounding_eval.cli import main
+
+        assert main(["plan", *args]) != 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], err
