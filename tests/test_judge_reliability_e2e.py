@@ -106,6 +106,25 @@ def test_offline_retest_and_panel_keep_both_answers_and_change_no_score(
     assert "Judge test-retest: 12 rows asked twice" in text and "Judge panel: judge vs replay:" in text
 
 
+@pytest.mark.e2e
+@pytest.mark.xdist_group(shared_group("promptfooconfig.yaml"))
+def test_a_recording_is_never_retested_against_itself(
+    main_job: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--retest with the row's own recorded judge would read the same replies twice (agreement by
+    construction): each such retest is unscored, saying why, and the report counts it apart."""
+    out = tmp_path / "out.json"
+    assert main(["rescore", str(main_job), "-o", str(out), "-j", "1", "--retest", "0.25", "--seed", "1"]) == 0
+    entries = [r["gradingResult"]["metadata"]["judge_retest"] for r in _rows(out)
+               if "judge_retest" in r["gradingResult"]["metadata"]]  # fmt: skip
+    assert len(entries) == 6
+    assert all(e["status"] == "unscored" and "--retest-judge" in e["reason"] for e in entries)
+    capsys.readouterr()
+    assert main(["report", str(out), "--json"]) == 0
+    retest = json.loads(capsys.readouterr().out)["judge_reliability"]["retest"]
+    assert (retest["unscored"], retest["compared_rows"], retest["criteria"]) == (6, 0, [])
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

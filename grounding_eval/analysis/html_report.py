@@ -469,7 +469,13 @@ def _reliability_section(data: ReportData) -> str:
                          f"{ci(entry['macro_agreement_ci'], True)}",
                          f"{_f(entry['macro_kappa'], '.2f')}{ci(entry['macro_kappa_ci'], False)}", ""])  # fmt: skip
         head = ["criterion", "n", "items", "agreement [95% CI]", "kappa [95% CI]", "weighted kappa"]
-        return f"<h3>{_e(title)}</h3>" + _table(head, body, labels=1)
+        reasons = "".join(
+            f'<p class="warn">{count} unscored: {_e(reason)}</p>'
+            for reason, count in (entry.get("unscored_reasons") or {}).items()
+        )
+        if not entry["criteria"]:
+            return f"<h3>{_e(title)}</h3><p>No criterion to compare: no row was scored by both.</p>{reasons}"
+        return f"<h3>{_e(title)}</h3>" + _table(head, body, labels=1) + reasons
 
     parts = [
         '<p class="note">Per criterion, the share of rows where two askings agree (Yes / Partial / No), '

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from grounding_eval.analysis.summary import ReportRow, table_lines
+from grounding_eval.analysis.summary import ReportRow, SecondOpinion, table_lines
 
 __all__ = [
     "LengthFit",
@@ -183,6 +183,7 @@ def judge_reliability(rows: Sequence[ReportRow]) -> dict[str, Any] | None:
             # a second asking that did not score, or a row whose own judge did not: left out, counted
             "unscored": sum(1 for r, o in retest if not (o.scored and r.verdicts)),
             "judges": sorted({o.provider for _, o in retest}),
+            "unscored_reasons": _reasons(o for _, o in retest),
             **_agreement(pairs, len(items)),
         }
     if panels:
@@ -199,11 +200,17 @@ def judge_reliability(rows: Sequence[ReportRow]) -> dict[str, Any] | None:
             "rows": len(panels),
             "judges": judges,
             "unscored": sum(1 for _, found in panels for o in found if not o.scored),
+            "unscored_reasons": _reasons(o for _, found in panels for o in found),
             "pairs": pairs_out,
             "rule": str(_setup()["panel_rule"]),
             "verdicts": _panel_changes(by_judge, judges),
         }
     return out
+
+
+def _reasons(opinions: Iterable[SecondOpinion]) -> dict[str, int]:
+    """How many askings did not score, per reason."""
+    return dict(Counter(o.reason or "no reason recorded" for o in opinions if not o.scored))
 
 
 def _agreement(
@@ -218,7 +225,8 @@ def _agreement(
         for criterion in sorted(a.keys() & b.keys())
     ]
     if not graded:
-        return {"compared_rows": 0, "criteria": [], "macro_agreement": None, "macro_kappa": None}
+        return {"compared_rows": 0, "criteria": [], "macro_agreement": None, "macro_agreement_ci": None,
+                "macro_kappa": None, "macro_kappa_ci": None}  # fmt: skip
     setup = _setup()["bootstrap"]
     names = {g.criterion for g in graded}
     found = item_agreement(
@@ -298,6 +306,9 @@ def format_reliability(found: Mapping[str, Any] | None) -> list[str]:
         if lines:
             lines.append("")
         lines.append(title)
+        if not block["criteria"]:
+            lines.append("No criterion to compare: no row was scored by both.")
+            continue
         body = [["criterion", "n", "items", "agree [95% CI]", "kappa [95% CI]", "weighted kappa"]]
         for c in block["criteria"]:
             body.append([c["criterion"], str(c["n"]), str(c["items"]),
@@ -308,6 +319,9 @@ def format_reliability(found: Mapping[str, Any] | None) -> list[str]:
                          f"{_ci(block['macro_agreement_ci'], pct=True)}",
                          f"{_num(block['macro_kappa'])} {_ci(block['macro_kappa_ci'])}".strip(), ""])  # fmt: skip
         lines += table_lines(body)
+    for kind in ("retest", "panel"):
+        for reason, count in ((found.get(kind) or {}).get("unscored_reasons") or {}).items():
+            lines.append(f"{kind}: {count} unscored: {reason}")
     if found.get("panel"):
         v = found["panel"]["verdicts"]
         lines.append(

@@ -792,6 +792,7 @@ class SecondOpinion:
     provider: str
     scored: bool
     verdicts: Mapping[str, str]
+    reason: str = ""
 
 
 def _opinions(grading_meta: dict[str, Any]) -> tuple[SecondOpinion, ...]:
@@ -808,8 +809,11 @@ def _opinions(grading_meta: dict[str, Any]) -> tuple[SecondOpinion, ...]:
         scored = entry.get("status") == "scored"
         said = _obj(entry.get("verdicts"), f"{at}.verdicts") if scored else {}
         verdicts = {str(c): word for c, v in said.items() if (word := verdict(v)) is not None}
+        reason = "" if scored else _label(entry.get("reason"), f"{at}.reason", "")
         out.append(
-            SecondOpinion(kind, _label(entry.get("provider"), f"{at}.provider", "?"), scored, verdicts)
+            SecondOpinion(
+                kind, _label(entry.get("provider"), f"{at}.provider", "?"), scored, verdicts, reason
+            )
         )
     return tuple(out)
 

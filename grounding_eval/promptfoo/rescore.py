@@ -493,10 +493,20 @@ def _ask_again(output: Any, ctx: dict[str, Any], index: int, asked: _Asked) -> d
     out: dict[str, Any] = {}
     if asked.retest:
         other = {OTHER_JUDGE_KEY: {"provider": asked.retest_judge}} if asked.retest_judge else {}
-        out["judge_retest"] = ask({FRESH_KEY: True, **other})
+        entry = ask({FRESH_KEY: True, **other})
+        if not asked.retest_judge and str(entry.get("provider") or "").startswith("replay:"):
+            # A recording read twice gives the same replies: that would be agreement by construction.
+            entry = {**entry, "status": "unscored", "verdicts": {}, "reason": NOT_ASKED_AGAIN}
+        out["judge_retest"] = entry
     if asked.panel:
         out["judge_panel"] = [ask({OTHER_JUDGE_KEY: {"provider": judge}}) for judge in asked.panel]
     return out
+
+
+NOT_ASKED_AGAIN = (
+    "a recorded judge (replay:) cannot be asked again: name the recording of a second asking with "
+    "--retest-judge"
+)
 
 
 def _second_opinion(result: dict[str, Any]) -> dict[str, Any]:
