@@ -248,8 +248,17 @@ def _report_text(args: argparse.Namespace, by: list[str], loaded: list[Any], row
             return json.dumps([e.as_dict() for e in effects], indent=2)
         # What the verifier found per condition stands beside the effects (report --json: "findings").
         found = findings_lines(findings_table(rows), ("round", "condition", "provider"))
+        # The judge's own reliability stands beside them too, when rescore --retest / --panel measured it
+        # (report --json: "judge_reliability"; --effects --json stays the list of effects).
+        from grounding_eval.analysis.reliability import format_reliability, judge_reliability
+
+        measured = format_reliability(judge_reliability(rows))
         text = "\n".join(
-            [format_effects(effects, pass_rates(rows), primary), *(["", *found] if found else [])]
+            [
+                format_effects(effects, pass_rates(rows), primary),
+                *(["", *found] if found else []),
+                *(["", *measured] if measured else []),
+            ]
         )
         return terminal_safe(text, lines=True)
     if args.rates:
