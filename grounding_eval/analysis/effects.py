@@ -28,6 +28,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from grounding_eval.analysis.length import answer_length, length_adjusted
 from grounding_eval.analysis.summary import ReportRow, format_rate, pass_rate
 from grounding_eval.errors import DataError
 
@@ -357,8 +358,6 @@ class _Comparison:
     def effects(self) -> list[Effect]:
         import numpy as np
 
-        from grounding_eval.analysis.reliability import length_adjusted
-
         out = []
         for j, metric in enumerate(self.kept):
             column = self.diff[:, j]
@@ -400,10 +399,8 @@ class _Comparison:
 
 def _words(by_item: Mapping[str, list[ReportRow]], index: Mapping[str, int]) -> Any:
     """Per item of ``index``: the mean number of words of its answers (every row with one, scored or
-    not; NaN when none): :func:`~grounding_eval.analysis.reliability.answer_length`."""
+    not; NaN when none): :func:`~grounding_eval.analysis.length.answer_length`."""
     import numpy as np
-
-    from grounding_eval.analysis.reliability import answer_length
 
     out = np.full(len(index), np.nan)
     for item, rows in by_item.items():
@@ -708,7 +705,7 @@ LENGTH_METRICS = ("composite",)  # the text and HTML tables; --json has every me
 
 def length_lines(effects: Sequence[Effect]) -> list[str]:
     """Text table: the composite's and the judges' scores' effects beside the same adjusted for the
-    difference in answer length (:func:`~grounding_eval.analysis.reliability.length_adjusted`)."""
+    difference in answer length (:func:`~grounding_eval.analysis.length.length_adjusted`)."""
     from grounding_eval.analysis.summary import table_lines
 
     shown = [e for e in effects if e.length is not None and _length_shown(e.metric)]

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from grounding_eval.analysis.effects import (
+    LENGTH_METRICS,
     Effect,
     ci_text,
     condition_order,
@@ -41,6 +42,7 @@ from grounding_eval.analysis.effects import (
     question_type_groups,
 )
 from grounding_eval.analysis.figures import MAX_CHARTED, MAX_EFFECTS, Chart, report_charts, verdict_kinds
+from grounding_eval.analysis.reliability import answer_length_table, judge_reliability
 from grounding_eval.analysis.report_data import MAX_PAIRS, ReportData
 from grounding_eval.analysis.summary import (
     AGREEMENT_CELLS,
@@ -358,9 +360,6 @@ def _effects_section(data: ReportData, figures: Sequence[str]) -> str:
 
 def _length_section(data: ReportData) -> str:
     """The answers' length per condition and model, and the headline effects adjusted for it."""
-    from grounding_eval.analysis.effects import LENGTH_METRICS
-    from grounding_eval.analysis.reliability import answer_length_table
-
     table = answer_length_table(data.rows)
     if not table:
         return "<p>No row has an answer.</p>"
@@ -437,8 +436,6 @@ def _length_section(data: ReportData) -> str:
 
 def _reliability_section(data: ReportData) -> str:
     """Test–retest and panel agreement per criterion, when ``rescore --retest`` / ``--panel`` wrote them."""
-    from grounding_eval.analysis.reliability import judge_reliability
-
     found = judge_reliability(data.rows)
     if found is None:
         return (

@@ -1,11 +1,8 @@
 """Is the judge itself reliable, and does answer length explain an effect (issue 41).
 
-* :func:`answer_length` — an answer's characters and words, computed by the report from the row's
-  ``response.output`` (the text the judge saw): every results file has it, the pack's or not, so nothing
-  needs to be recorded at grading time for it.
-* :func:`length_adjusted` — a paired effect adjusted for the difference in answer length: the intercept
-  of the least-squares line of the items' differences on their length differences (in 100 words), i.e.
-  the effect the line predicts for two answers of equal length, with its t interval.
+* :func:`answer_length_table` — the answers' length per round, condition and model
+  (:func:`~grounding_eval.analysis.length.answer_length`; the effects adjusted for it are
+  :mod:`grounding_eval.analysis.length`'s).
 * :func:`judge_reliability` — test–retest (the same judge asked again, ``rescore --retest``) and panel
   (other judges, ``rescore --panel``) agreement per criterion: share agreeing, Cohen's kappa and linearly
   weighted kappa, with percentile intervals from a bootstrap over items
@@ -18,31 +15,23 @@ Every choice is in ``decisions.yaml`` (``length``, ``judge_reliability``) with i
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from grounding_eval.analysis.effects import condition_order, decisions
+from grounding_eval.analysis.length import answer_length
 from grounding_eval.analysis.summary import ReportRow, SecondOpinion, table_lines
 
 __all__ = [
-    "LengthFit",
-    "answer_length",
     "answer_length_table",
     "format_reliability",
     "judge_reliability",
-    "length_adjusted",
     "panel_verdict",
 ]
 
 _CODES = {"No": 0, "Partial": 1, "Yes": 2}  # the ordinal scale of a judge verdict (linear weights)
 MAIN = "judge"  # the row's own judge, in the panel's pairs
-
-
-def answer_length(text: str) -> tuple[int, int]:
-    """``(characters, words)`` of an answer: code points, and runs of non-whitespace (``str.split()``)."""
-    return len(text), len(text.split())
 
 
 def answer_length_table(rows: Sequence[ReportRow]) -> list[dict[str, Any]]:
@@ -55,8 +44,6 @@ def answer_length_table(rows: Sequence[ReportRow]) -> list[dict[str, Any]]:
         if row.answer:
             key = (row.keys["round"], row.keys["condition"], row.keys["provider"])
             groups[key].append(answer_length(row.answer))
-    from grounding_eval.analysis.effects import condition_order
-
     order = {c: i for i, c in enumerate(condition_order(k[1] for k in groups))}
     out = []
     for key in sorted(groups, key=lambda k: (k[0], order[k[1]], k[2])):
@@ -75,75 +62,6 @@ def answer_length_table(rows: Sequence[ReportRow]) -> list[dict[str, Any]]:
     return out
 
 
-@dataclass(frozen=True)
-class LengthFit:
-    """A paired effect adjusted for answer length (:func:`length_adjusted`).
-
-    Attributes:
-        n: items in the fit.
-        mean_length_diff: mean difference in words (to − from).
-        slope: change in the item's difference per 100 words of length difference.
-        adjusted: the intercept: the difference the line predicts at equal length.
-        ci_low, ci_high: its t interval (n − 2 degrees of freedom).
-        p_value: its two-sided t-test p.
-    """
-
-    n: int
-    mean_length_diff: float
-    slope: float
-    adjusted: float
-    ci_low: float
-    ci_high: float
-    p_value: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "n": self.n,
-            "mean_words_diff": round(self.mean_length_diff, 2),
-            "slope_per_100_words": round(self.slope, 6),
-            "adjusted_diff": round(self.adjusted, 6),
-            "adjusted_ci_low": round(self.ci_low, 6),
-            "adjusted_ci_high": round(self.ci_high, 6),
-            "adjusted_p": round(self.p_value, 6),
-        }
-
-
-def length_adjusted(
-    diffs: Sequence[float], length_diffs: Sequence[float], confidence: float = 0.95
-) -> LengthFit | None:
-    """The paired effect at equal answer length: least squares ``d_i = a + b·(Δw_i / 100) + e_i``.
-
-    ``d_i`` is an item's difference in the metric (to − from), ``Δw_i`` its difference in answer words.
-    The intercept ``a`` is the effect the line predicts for two answers of the same length — analysis of
-    covariance on the paired differences with the covariate's own difference (Snedecor & Cochran 1989,
-    *Statistical Methods*, 8th ed., ch. 18; length as a judge's confounder: Dubois et al. 2024,
-    "Length-Controlled AlpacaEval", arXiv:2404.04475). Its interval is the t interval,
-    ``a ± t(1 − α/2, n − 2)·se(a)``, ``se(a) = s·sqrt(1/n + x̄² / Sxx)``. None with fewer than 3 items
-    or when every item has the same length difference (no slope can be fitted).
-    """
-    from scipy import stats  # type: ignore[import-untyped]
-
-    n = len(diffs)
-    if n != len(length_diffs):
-        raise ValueError("one length difference per item")
-    if n < 3:
-        return None
-    x = [w / 100.0 for w in length_diffs]
-    mx, my = math.fsum(x) / n, math.fsum(diffs) / n
-    sxx = math.fsum((xi - mx) ** 2 for xi in x)
-    if sxx <= 1e-12 * max(1.0, mx * mx) * n:
-        return None
-    slope = math.fsum((xi - mx) * (yi - my) for xi, yi in zip(x, diffs, strict=True)) / sxx
-    intercept = my - slope * mx
-    residual = math.fsum((yi - intercept - slope * xi) ** 2 for xi, yi in zip(x, diffs, strict=True))
-    s2 = residual / (n - 2)
-    se = math.sqrt(s2 * (1 / n + mx * mx / sxx))
-    t = float(stats.t.ppf(1 - (1 - confidence) / 2, n - 2))
-    exact = 1.0 if intercept == 0 else 0.0  # residuals all 0: the line is exact
-    p = exact if se == 0 else float(2 * stats.t.sf(abs(intercept) / se, n - 2))
-    return LengthFit(n, mx * 100, slope, intercept, intercept - t * se, intercept + t * se, p)
-
-
 def panel_verdict(verdicts: Sequence[str], negative: bool) -> str:
     """The panel's verdict on one criterion: the verdict most judges gave; among tied verdicts the more
     severe — the one that scores the criterion lower (No for an ordinary criterion, Yes for a negative
@@ -158,8 +76,6 @@ def panel_verdict(verdicts: Sequence[str], negative: bool) -> str:
 
 
 def _setup() -> Mapping[str, Any]:
-    from grounding_eval.analysis.effects import decisions
-
     setup: Mapping[str, Any] = decisions()["judge_reliability"]
     return setup
 
