@@ -26,7 +26,14 @@ def _generated() -> list[dict]:
     return rounds + docs
 
 
-@pytest.mark.parametrize("test", _generated(), ids=lambda t: t["description"][:60])
+def _id(test: dict) -> str:
+    """A round test's item id (in metadata since the viewer shows only prompt variables), a docs-QA test's
+    description."""
+    meta = test["metadata"]
+    return str(meta.get("query_id") or test.get("description") or meta.get("question_id"))[:60]
+
+
+@pytest.mark.parametrize("test", _generated(), ids=_id)
 def test_rebuilt_exactly_as_generated(test: dict) -> None:
     names = test["metadata"]["source_vars"]
     assert names and all(test["vars"][n] for n in names)

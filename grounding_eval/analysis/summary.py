@@ -644,10 +644,10 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
         ):
             # the criterion's own name starts its reason (older files: with the rubric's id; newer: with its
             # polarity mark, "hallucinated_citation (Yes = safe): …")
-            said = reason.removeprefix(f"{metric}: ").removeprefix(f"{check}: ")
-            if said.startswith(f"{check} ("):
-                said = _POLARITY_MARK.sub("", said, count=1)
-            criterion_reasons.setdefault(check, said)
+            told = reason.removeprefix(f"{metric}: ").removeprefix(f"{check}: ")
+            if told.startswith(f"{check} ("):
+                told = _POLARITY_MARK.sub("", told, count=1)
+            criterion_reasons.setdefault(check, told)
     judge_key = next((k for k in named if k.endswith(".llm_judge_score")), None)
     judge_score = _num(named[judge_key], f"namedScores[{clip(judge_key)}]") if judge_key else None
     hard_failures = () if verifier is None else verifier.hard_failures
