@@ -245,6 +245,7 @@ class ReportRow:
     citations: Mapping[str, int] | None = None
     safety_unknown: tuple[str, ...] = ()
     unsafe_no_composite: bool = False
+    opinions: tuple[SecondOpinion, ...] = ()
 
     @property
     def url_score(self) -> float | None:
@@ -781,7 +782,45 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
         citations=_citation_statuses(verifier_meta),
         safety_unknown=tuple(c for c in verifier_unknown(verifier_meta) if c not in failed),
         unsafe_no_composite=decided and not unscored and "composite" not in named,
+        opinions=_opinions(grading_meta),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SecondOpinion:
+    """The rubric judge asked again on a row by ``grounding-eval rescore`` (issue 41): ``kind`` ``retest``
+    (the same judge, its reply cache bypassed, or a recording of a second asking) or ``panel`` (another
+    judge). ``verdicts``: Yes / Partial / No per criterion; empty when it did not score (``scored``
+    False: counted apart, never as a disagreement)."""
+
+    kind: Literal["retest", "panel"]
+    provider: str
+    scored: bool
+    verdicts: Mapping[str, str]
+    reason: str = ""
+
+
+def _opinions(grading_meta: dict[str, Any]) -> tuple[SecondOpinion, ...]:
+    """The row's ``gradingResult.metadata.judge_retest`` and ``judge_panel`` entries."""
+    where = "gradingResult.metadata"
+    entries: list[tuple[Literal["retest", "panel"], str, Any]] = []
+    if grading_meta.get("judge_retest") is not None:
+        entries.append(("retest", f"{where}.judge_retest", grading_meta["judge_retest"]))
+    for i, entry in enumerate(_arr(grading_meta.get("judge_panel"), f"{where}.judge_panel")):
+        entries.append(("panel", f"{where}.judge_panel[{i}]", entry))
+    out = []
+    for kind, at, entry in entries:
+        entry = _obj(entry, at)
+        scored = entry.get("status") == "scored"
+        said = _obj(entry.get("verdicts"), f"{at}.verdicts") if scored else {}
+        verdicts = {str(c): word for c, v in said.items() if (word := verdict(v)) is not None}
+        reason = "" if scored else _label(entry.get("reason"), f"{at}.reason", "")
+        out.append(
+            SecondOpinion(
+                kind, _label(entry.get("provider"), f"{at}.provider", "?"), scored, verdicts, reason
+            )
+        )
+    return tuple(out)
 
 
 def _safety_source_of(safety_meta: dict[str, Any], judge_config: Any) -> SafetySource | None:
