@@ -65,7 +65,7 @@ class TestCheck:
         assert result.returncode == 0, result.stdout + result.stderr
         assert re.fullmatch(
             r"ok: every answer_sha256 matches its recorded answer \(\d+ replies in 6 files\)\n",
-            result.stdout,  # with round3_retest and round3_second_judge
+            result.stdout,  # with round3.retest and round3.second_judge
         )
 
     def test_tiny_exact_output(self, dataset: Path, capsys: pytest.CaptureFixture[str]) -> None:

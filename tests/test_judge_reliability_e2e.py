@@ -20,8 +20,8 @@ from tests.promptfoo_runs import EvalRun, offline_env, shared_group
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "datasets" / "sample"
-RETEST = "replay:{dataset}/judge_replies/round3_retest.yaml"
-SECOND = "replay:{dataset}/judge_replies/round3_second_judge.yaml"
+RETEST = "replay:{dataset}/judge_replies/round3.retest.yaml"
+SECOND = "replay:{dataset}/judge_replies/round3.second_judge.yaml"
 
 
 @pytest.fixture
@@ -69,13 +69,13 @@ def test_offline_retest_and_panel_keep_both_answers_and_change_no_score(
     assert [(r["success"], r["score"], r["namedScores"]) for r in after] == [
         (r["success"], r["score"], r["namedScores"]) for r in before
     ]
-    retest, second = _fixture_verdicts("round3_retest.yaml"), _fixture_verdicts("round3_second_judge.yaml")
+    retest, second = _fixture_verdicts("round3.retest.yaml"), _fixture_verdicts("round3.second_judge.yaml")
     retested = [r for r in after if "judge_retest" in r["gradingResult"]["metadata"]]
     assert len(retested) == 12  # round(0.5 × 24)
     for row in retested:
         entry = row["gradingResult"]["metadata"]["judge_retest"]
         assert entry["status"] == "scored" and entry["verdicts"] == retest[_key(row)]
-        assert entry["provider"] == "replay:datasets/sample/judge_replies/round3_retest.yaml"
+        assert entry["provider"] == "replay:datasets/sample/judge_replies/round3.retest.yaml"
     for row in after:
         (entry,) = row["gradingResult"]["metadata"]["judge_panel"]
         assert entry["verdicts"] == second[_key(row)]
@@ -98,7 +98,7 @@ def test_offline_retest_and_panel_keep_both_answers_and_change_no_score(
     (pair,) = reliability["panel"]["pairs"]
     assert (
         pair["compared_rows"] == 24
-        and pair["b"] == "replay:datasets/sample/judge_replies/round3_second_judge.yaml"
+        and pair["b"] == "replay:datasets/sample/judge_replies/round3.second_judge.yaml"
     )
     assert {"round", "condition", "provider", "mean_words"} <= set(found["answer_length"][0])
     assert main(["report", str(asked)]) == 0

@@ -288,11 +288,40 @@ def _report_text(args: argparse.Namespace, by: list[str], loaded: list[Any], row
         whole["answer_length"] = answer_length_table(rows)
         if reliability is not None:
             whole["judge_reliability"] = reliability
+        whole["statistics"] = _statistics_json(rows, args.primary)
         return json.dumps(whole, indent=2)
-    lines = [format_report(rows, by), "", *_length_lines(answer_length_table(rows))]
+    length = _length_lines(answer_length_table(rows))
+    lines = [format_report(rows, by), *(["", *length] if length else [])]
     if reliability is not None:
         lines += ["", *format_reliability(reliability)]
     return terminal_safe("\n".join([*lines, *_provenance_lines(loaded)]), lines=True)
+
+
+def _statistics_json(rows: list[Any], primary_spec: str | None) -> dict[str, Any]:
+    """``report --json``'s ``statistics``: what ``--effects``, ``--rates`` and ``--by question_type`` print
+    (paired effects with raw and Holm-adjusted p, the paired pass-rate tests among them; pass rates with
+    their item-level intervals; the docs-QA table per model), or why they were not computed."""
+    from grounding_eval.errors import DataError
+
+    try:
+        _need_analysis("report --json (statistics)")
+    except DataError as exc:  # the plain report needs no NumPy: the JSON says what it left out, and why
+        return {"status": "not computed", "reason": str(exc)}
+    from grounding_eval.analysis.effects import declared_primary
+    from grounding_eval.analysis.report_data import ReportData
+
+    data = ReportData(rows, primary=declared_primary(rows, primary_spec))
+    return {
+        "status": "computed",
+        "primary": (
+            None
+            if data.primary is None
+            else {"metric": data.primary.metric, "from": data.primary.from_, "to": data.primary.to}
+        ),
+        "effects": [e.as_dict() for e in data.effects],
+        "pass_rates": data.rates,
+        "question_types": data.question_types,
+    }
 
 
 def _length_lines(table: list[dict[str, Any]]) -> list[str]:
