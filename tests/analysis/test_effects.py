@@ -79,7 +79,9 @@ def test_cli_json_list(results: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert first["mean_diff"] == pytest.approx(0.3)
 
 
-def test_the_plain_json_report_carries_the_statistics(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_plain_json_report_carries_the_statistics(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``report --json`` (issue 41): the hand table's effects with raw and Holm-adjusted p, the paired
     pass-rate test, and the pass rates, without a second command."""
     assert main(["report", str(results), "--json"]) == 0
