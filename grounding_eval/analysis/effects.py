@@ -28,7 +28,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from grounding_eval.analysis.length import answer_length, length_adjusted
+from grounding_eval.analysis.length import length_adjusted
 from grounding_eval.analysis.summary import ReportRow, format_rate, pass_rate
 from grounding_eval.errors import DataError
 
@@ -399,12 +399,12 @@ class _Comparison:
 
 def _words(by_item: Mapping[str, list[ReportRow]], index: Mapping[str, int]) -> Any:
     """Per item of ``index``: the mean number of words of its answers (every row with one, scored or
-    not; NaN when none): :func:`~grounding_eval.analysis.length.answer_length`."""
+    not; NaN when none): :attr:`~grounding_eval.analysis.summary.ReportRow.length`."""
     import numpy as np
 
     out = np.full(len(index), np.nan)
     for item, rows in by_item.items():
-        lengths = [answer_length(r.answer)[1] for r in rows if r.answer]
+        lengths = [r.length[1] for r in rows if r.length is not None]
         if lengths:
             out[index[item]] = fmean(lengths)
     return out

@@ -12,12 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LengthFit", "answer_length", "length_adjusted"]
-
-
-def answer_length(text: str) -> tuple[int, int]:
-    """``(characters, words)`` of an answer: code points, and runs of non-whitespace (``str.split()``)."""
-    return len(text), len(text.split())
+__all__ = ["LengthFit", "length_adjusted"]
 
 
 @dataclass(frozen=True)

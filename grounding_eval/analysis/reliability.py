@@ -1,7 +1,7 @@
 """Is the judge itself reliable, and does answer length explain an effect (issue 41).
 
 * :func:`answer_length_table` — the answers' length per round, condition and model
-  (:func:`~grounding_eval.analysis.length.answer_length`; the effects adjusted for it are
+  (:func:`~grounding_eval.results_file.answer_length`; the effects adjusted for it are
   :mod:`grounding_eval.analysis.length`'s).
 * :func:`judge_reliability` — test–retest (the same judge asked again, ``rescore --retest``) and panel
   (other judges, ``rescore --panel``) agreement per criterion: share agreeing, Cohen's kappa and linearly
@@ -20,7 +20,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from grounding_eval.analysis.effects import condition_order, decisions
-from grounding_eval.analysis.length import answer_length
 from grounding_eval.analysis.summary import ReportRow, SecondOpinion, table_lines
 
 __all__ = [
@@ -41,9 +40,9 @@ def answer_length_table(rows: Sequence[ReportRow]) -> list[dict[str, Any]]:
 
     groups: dict[tuple[str, str, str], list[tuple[int, int]]] = defaultdict(list)
     for row in rows:
-        if row.answer:
+        if row.length is not None:
             key = (row.keys["round"], row.keys["condition"], row.keys["provider"])
-            groups[key].append(answer_length(row.answer))
+            groups[key].append(row.length)
     order = {c: i for i, c in enumerate(condition_order(k[1] for k in groups))}
     out = []
     for key in sorted(groups, key=lambda k: (k[0], order[k[1]], k[2])):
