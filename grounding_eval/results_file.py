@@ -55,9 +55,11 @@ __all__ = [
     "FAILED_ERROR",
     "MAX_DEPTH",
     "NOT_RESULTS",
+    "REDACTED_LENGTH",
     "SCORE_LIMIT",
     "STREAMED_RESULTS",
     "RowProblem",
+    "answer_length",
     "arr",
     "json_type",
     "number",
@@ -430,3 +432,12 @@ def json_type(value: Any) -> str:
     if isinstance(value, str):
         return "a string"
     return "a list" if isinstance(value, list) else "an object"
+
+
+REDACTED_LENGTH = "answer_length"  # a redacted row's {"chars", "words"}: its answer's length, kept without it
+
+
+def answer_length(text: str) -> tuple[int, int]:
+    """``(characters, words)`` of an answer: code points, and runs of non-whitespace (``str.split()``). The
+    report's answer-length table and length-adjusted effects count with it, and redaction keeps it."""
+    return len(text), len(text.split())

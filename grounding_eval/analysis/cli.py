@@ -14,7 +14,7 @@ from typing import Any
 
 __all__ = ["COMMANDS", "add_commands", "run"]
 
-COMMANDS = frozenset({"report", "calibrate"})
+COMMANDS = frozenset({"report", "calibrate", "plan"})
 
 
 def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
@@ -94,6 +94,32 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         help="write what would be printed to FILE instead (replaced whole: never left half-written)",
     )
 
+    p = sub.add_parser(
+        "plan",
+        help="the smallest effect a round's items can detect, and the items a target effect needs "
+        "(from a pilot results file, or a stated SD)",
+    )
+    p.add_argument(
+        "results", metavar="RESULTS_JSON", type=Path, nargs="*", help="a pilot's results (several allowed)"
+    )
+    p.add_argument("--sd", type=float, help="instead of a pilot: the SD of the items' paired differences")
+    p.add_argument("--items", type=int, help="items per round (default: the pilot's; required with --sd)")
+    p.add_argument("--metric", default="composite", help="the metric compared (default composite)")
+    p.add_argument(
+        "--target", type=float, help="a target effect (mean paired difference): the items it needs"
+    )
+    p.add_argument("--power", type=float, default=None, help="power to plan for (default 0.80)")
+    p.add_argument(
+        "--alpha", type=float, default=None, help="the study's α before multiplicity (default 0.05)"
+    )
+    p.add_argument(
+        "--family", type=int,
+        help="comparisons in the Holm family (default: as the report counts them in the pilot; 1 with --sd)",
+    )  # fmt: skip
+    p.add_argument(
+        "--primary", metavar="METRIC:TO-FROM", help="the declared primary endpoint (its own family)"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
     c = sub.add_parser("calibrate", help="calibrate the judge against people: draw a sample, score it")
     csub = c.add_subparsers(dest="action", required=True, parser_class=type(r))
     s = csub.add_parser("sample", help="draw a stratified random sample and write a grading sheet (CSV)")
@@ -143,6 +169,8 @@ def run(args: argparse.Namespace) -> int:
     """Run a results command; returns the exit status."""
     if args.command == "calibrate":
         return _calibrate(args)
+    if args.command == "plan":
+        return _plan(args)
     from grounding_eval.analysis.summary import load_results
     from grounding_eval.files import write_text_atomic
 
@@ -220,8 +248,17 @@ def _report_text(args: argparse.Namespace, by: list[str], loaded: list[Any], row
             return json.dumps([e.as_dict() for e in effects], indent=2)
         # What the verifier found per condition stands beside the effects (report --json: "findings").
         found = findings_lines(findings_table(rows), ("round", "condition", "provider"))
+        # The judge's own reliability stands beside them too, when rescore --retest / --panel measured it
+        # (report --json: "judge_reliability"; --effects --json stays the list of effects).
+        from grounding_eval.analysis.reliability import format_reliability, judge_reliability
+
+        measured = format_reliability(judge_reliability(rows))
         text = "\n".join(
-            [format_effects(effects, pass_rates(rows), primary), *(["", *found] if found else [])]
+            [
+                format_effects(effects, pass_rates(rows), primary),
+                *(["", *found] if found else []),
+                *(["", *measured] if measured else []),
+            ]
         )
         return terminal_safe(text, lines=True)
     if args.rates:
@@ -241,9 +278,62 @@ def _report_text(args: argparse.Namespace, by: list[str], loaded: list[Any], row
         if args.json:
             return json.dumps(entries, indent=2)
         return terminal_safe(format_question_types(entries), lines=True)
+    from grounding_eval.analysis.reliability import answer_length_table, format_reliability, judge_reliability
+
+    if any(row.opinions for row in rows):
+        _need_analysis("report (judge test-retest and panel agreement)")
+    reliability = judge_reliability(rows)
     if args.json:
-        return json.dumps(report_json(rows, by), indent=2)
-    return terminal_safe("\n".join([format_report(rows, by), *_provenance_lines(loaded)]), lines=True)
+        whole = report_json(rows, by)
+        whole["answer_length"] = answer_length_table(rows)
+        if reliability is not None:
+            whole["judge_reliability"] = reliability
+        whole["statistics"] = _statistics_json(rows, args.primary)
+        return json.dumps(whole, indent=2)
+    length = _length_lines(answer_length_table(rows))
+    lines = [format_report(rows, by), *(["", *length] if length else [])]
+    if reliability is not None:
+        lines += ["", *format_reliability(reliability)]
+    return terminal_safe("\n".join([*lines, *_provenance_lines(loaded)]), lines=True)
+
+
+def _statistics_json(rows: list[Any], primary_spec: str | None) -> dict[str, Any]:
+    """``report --json``'s ``statistics``: what ``--effects``, ``--rates`` and ``--by question_type`` print
+    (paired effects with raw and Holm-adjusted p, the paired pass-rate tests among them; pass rates with
+    their item-level intervals; the docs-QA table per model), or why they were not computed."""
+    from grounding_eval.errors import DataError
+
+    try:
+        _need_analysis("report --json (statistics)")
+    except DataError as exc:  # the plain report needs no NumPy: the JSON says what it left out, and why
+        return {"status": "not computed", "reason": str(exc)}
+    from grounding_eval.analysis.effects import declared_primary
+    from grounding_eval.analysis.report_data import ReportData
+
+    data = ReportData(rows, primary=declared_primary(rows, primary_spec))
+    return {
+        "status": "computed",
+        "primary": (
+            None
+            if data.primary is None
+            else {"metric": data.primary.metric, "from": data.primary.from_, "to": data.primary.to}
+        ),
+        "effects": [e.as_dict() for e in data.effects],
+        "pass_rates": data.rates,
+        "question_types": data.question_types,
+    }
+
+
+def _length_lines(table: list[dict[str, Any]]) -> list[str]:
+    """The answers' mean length per round, condition and model (text report)."""
+    from grounding_eval.analysis.summary import table_lines
+
+    if not table:
+        return []
+    body = [["round", "condition", "provider", "answers", "mean chars", "mean words", "median words"]]
+    body += [[t["round"], t["condition"], t["provider"], str(t["rows"]), f"{t['mean_chars']:.0f}",
+              f"{t['mean_words']:.0f}", f"{t['median_words']:.0f}"] for t in table]  # fmt: skip
+    return ["Answer length (from response.output; characters and words)", *table_lines(body)]
 
 
 def _provenance_lines(loaded: list[Any]) -> list[str]:
@@ -280,6 +370,47 @@ def _need_analysis(command: str, *, figures: bool = False) -> None:
             f"{command} needs the analysis extra ({exc.name or 'numpy/scipy'} is not installed): "
             "pip install 'grounding-eval[analysis]'",
         ) from None
+
+
+def _plan(args: argparse.Namespace) -> int:
+    """``grounding-eval plan``: :mod:`grounding_eval.analysis.planning` over a pilot, or a stated SD."""
+    from grounding_eval.analysis.effects import decisions
+    from grounding_eval.errors import DataError, terminal_safe
+
+    _need_analysis("plan")
+    from grounding_eval.analysis import planning
+
+    setup = decisions()["planning"]
+    alpha = float(setup["alpha"]) if args.alpha is None else args.alpha
+    target_power = float(setup["power"]) if args.power is None else args.power
+    for name, value, ok in (("--alpha", alpha, 0 < alpha < 1), ("--power", target_power, 0 < target_power < 1),
+                            ("--family", args.family, args.family is None or args.family >= 1),
+                            ("--items", args.items, args.items is None or args.items >= 2),
+                            ("--target", args.target, args.target is None or args.target != 0)):  # fmt: skip
+        if not ok:
+            raise DataError(name, f"{value} is out of range")
+    if args.sd is not None:
+        if args.results:
+            raise DataError("--sd", "give a pilot results file or --sd, not both")
+        if args.sd <= 0 or args.items is None:
+            raise DataError("--sd", "needs a positive SD and --items N")
+        plans = [planning.plan("stated SD", args.metric, sd=args.sd, n=args.items, family=args.family or 1,
+                               alpha=alpha, target_power=target_power, target=args.target)]  # fmt: skip
+    else:
+        if not args.results:
+            raise DataError("plan", "give a pilot results file (RESULTS_JSON) or --sd SD --items N")
+        from grounding_eval.analysis.effects import declared_primary
+        from grounding_eval.analysis.summary import load_rows
+
+        rows = [row for path in args.results for row in load_rows(path)]
+        plans = planning.pilot_plans(rows, metric=args.metric, target=args.target, alpha=alpha,
+                                     target_power=target_power, family=args.family, items=args.items,
+                                     primary=declared_primary(rows, args.primary))  # fmt: skip
+    if args.json:
+        print(json.dumps([p.as_dict() for p in plans], indent=2))
+    else:
+        print(terminal_safe(planning.format_plans(plans), lines=True))
+    return 0
 
 
 def _calibrate(args: argparse.Namespace) -> int:

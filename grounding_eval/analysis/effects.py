@@ -28,6 +28,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from grounding_eval.analysis.length import length_adjusted
 from grounding_eval.analysis.summary import ReportRow, format_rate, pass_rate
 from grounding_eval.errors import DataError
 
@@ -99,6 +100,7 @@ class Effect:
     primary: bool = False
     test: str = "sign-flip"
     discordant: tuple[int, int] | None = None
+    length: Mapping[str, Any] | None = None  # the effect adjusted for answer length (LengthFit.as_dict)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready, with ``from`` for ``from_``."""
@@ -108,8 +110,11 @@ class Effect:
                 "p_holm", "family", "primary", "test")  # fmt: skip
         extra = ("discordant",) if self.discordant is not None else ()
         return {
-            k: (list(out[k]) if k == "discordant" else out[k])
-            for k in (*keys, *extra, "n_missing", "n_unscored")
+            **{
+                k: (list(out[k]) if k == "discordant" else out[k])
+                for k in (*keys, *extra, "n_missing", "n_unscored")
+            },
+            "length_adjusted": dict(self.length) if self.length is not None else None,
         }
 
 
@@ -286,6 +291,7 @@ def paired_effects(
         items = sorted({item for by_item in by_condition.values() for item in by_item})
         index = {item: i for i, item in enumerate(items)}
         table = {c: _value_table(by_item, index, columns) for c, by_item in by_condition.items()}
+        words = {c: _words(by_item, index) for c, by_item in by_condition.items()}
         for a, b in condition_pairs(by_condition, max_pairs):
             (before, has_a), (after, has_b) = table[a], table[b]
             exists = ~np.all(np.isnan(before), axis=0) | ~np.all(np.isnan(after), axis=0)
@@ -296,7 +302,16 @@ def paired_effects(
             picked = [columns[m] for m in kept]
             diff = after[both][:, picked] - before[both][:, picked]  # NaN: unscored under one condition
             compared.append(
-                _Comparison(provider, round_, a, b, kept, diff, int(np.count_nonzero(has_a ^ has_b)))
+                _Comparison(
+                    provider,
+                    round_,
+                    a,
+                    b,
+                    kept,
+                    diff,
+                    int(np.count_nonzero(has_a ^ has_b)),
+                    length_diff=words[b][both] - words[a][both],
+                )
             )
     # Comparisons with equally many paired items share one draw (the same seed draws the same anyway).
     by_size: dict[int, list[_Comparison]] = defaultdict(list)
@@ -338,6 +353,7 @@ class _Comparison:
     missing: int  # items with a row under one condition only
     cis: Sequence[tuple[float, float] | None] = ()
     ps: Sequence[float | None] = ()
+    length_diff: Any = None  # per paired item: mean answer words under ``to`` − under ``from_``
 
     def effects(self) -> list[Effect]:
         import numpy as np
@@ -346,6 +362,11 @@ class _Comparison:
         for j, metric in enumerate(self.kept):
             column = self.diff[:, j]
             diffs = column[~np.isnan(column)].tolist()
+            fit = None
+            if self.length_diff is not None:
+                both = ~np.isnan(column) & ~np.isnan(self.length_diff)
+                found = length_adjusted(column[both].tolist(), self.length_diff[both].tolist())
+                fit = found.as_dict() if found is not None else None
             ci = self.cis[j] if diffs else None
             p = self.ps[j] if diffs else None
             test, discordant = "sign-flip", None
@@ -370,9 +391,23 @@ class _Comparison:
                     n_unscored=len(column) - len(diffs),
                     test=test,
                     discordant=discordant,
+                    length=fit,
                 )
             )
         return out
+
+
+def _words(by_item: Mapping[str, list[ReportRow]], index: Mapping[str, int]) -> Any:
+    """Per item of ``index``: the mean number of words of its answers (every row with one, scored or
+    not; NaN when none): :attr:`~grounding_eval.analysis.summary.ReportRow.length`."""
+    import numpy as np
+
+    out = np.full(len(index), np.nan)
+    for item, rows in by_item.items():
+        lengths = [r.length[1] for r in rows if r.length is not None]
+        if lengths:
+            out[index[item]] = fmean(lengths)
+    return out
 
 
 def _value_table(
@@ -665,6 +700,39 @@ def interval_note() -> str:
     )
 
 
+LENGTH_METRICS = ("composite",)  # the text and HTML tables; --json has every metric's adjustment
+
+
+def length_lines(effects: Sequence[Effect]) -> list[str]:
+    """Text table: the composite's and the judges' scores' effects beside the same adjusted for the
+    difference in answer length (:func:`~grounding_eval.analysis.length.length_adjusted`)."""
+    from grounding_eval.analysis.summary import table_lines
+
+    shown = [e for e in effects if e.length is not None and _length_shown(e.metric)]
+    if not shown:
+        return []
+    body = [["provider", "round", "to − from", "metric", "n", "words diff", "mean diff", "at equal length",
+             "95% t CI", "p", "per 100 words"]]  # fmt: skip
+    for e in shown:
+        fit = e.length
+        assert fit is not None and e.mean_diff is not None
+        body.append([e.provider, e.round, f"{e.to} − {e.from_}", e.metric, str(fit["n"]),
+                     f"{fit['mean_words_diff']:+.0f}", f"{e.mean_diff:+.3f}", f"{fit['adjusted_diff']:+.3f}",
+                     f"[{fit['adjusted_ci_low']:+.3f}, {fit['adjusted_ci_high']:+.3f}]",
+                     f"{fit['adjusted_p']:.3g}", f"{fit['slope_per_100_words']:+.3f}"])  # fmt: skip
+    return [
+        "Effects adjusted for answer length (words of response.output)",
+        *table_lines(body),
+        "at equal length: the intercept of the items' differences regressed on their differences in words "
+        "(least squares), the effect predicted for answers of equal length, with its t interval; per 100 "
+        "words: the slope. Beside the unadjusted effect, not instead of it.",
+    ]
+
+
+def _length_shown(metric: str) -> bool:
+    return metric in LENGTH_METRICS or metric.endswith(".llm_judge_score")
+
+
 def ci_text(e: Effect) -> str:
     """An effect's interval as text: ``[-0.100, +0.600]``, ``unbounded`` or ``–`` (no items)."""
     if e.mean_diff is None:
@@ -707,6 +775,7 @@ def format_effects(
         )
     lines += table_lines(body)
     lines.append(interval_note())
+    lines += ["", *length_lines(effects)]
     lines.append(
         "pass: the difference of the items' pass rates (an item's share of passing scored rows). Items missing "
         "a condition (missing) or unscored under one (unscored) are left out, never imputed."

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from grounding_eval.analysis.effects import (
+    LENGTH_METRICS,
     Effect,
     ci_text,
     condition_order,
@@ -41,6 +42,7 @@ from grounding_eval.analysis.effects import (
     question_type_groups,
 )
 from grounding_eval.analysis.figures import MAX_CHARTED, MAX_EFFECTS, Chart, report_charts, verdict_kinds
+from grounding_eval.analysis.reliability import answer_length_table, judge_reliability
 from grounding_eval.analysis.report_data import MAX_PAIRS, ReportData
 from grounding_eval.analysis.summary import (
     AGREEMENT_CELLS,
@@ -122,6 +124,8 @@ def render_html(
         ("findings", "Verifier findings", _findings_section(rows)),
         ("safety", "Judge vs verifier on safety", _safety_section(rows)),
         ("docsqa", "Docs-QA by question type", _question_type_section(data, drawn["docsqa"])),
+        ("length", "Answer length", _length_section(data)),
+        ("reliability", "Judge reliability", _reliability_section(data)),
         ("calibration", "Calibration against people", _calibration_section(loaded, sheet)),
         ("provenance", "Provenance", _provenance_section(loaded)),
     ]
@@ -352,6 +356,151 @@ def _effects_section(data: ReportData, figures: Sequence[str]) -> str:
         + _table(_EFFECT_HEAD, _effect_rows(effects), labels=4, whole="report --effects --json")
         + "</details>"
     )
+
+
+def _length_section(data: ReportData) -> str:
+    """The answers' length per condition and model, and the headline effects adjusted for it."""
+    table = answer_length_table(data.rows)
+    if not table:
+        return "<p>No row has an answer.</p>"
+    lengths = _table(
+        ["round", "condition", "model", "answers", "mean characters", "mean words", "median words"],
+        [
+            [
+                t["round"],
+                t["condition"],
+                t["provider"],
+                t["rows"],
+                f"{t['mean_chars']:.0f}",
+                f"{t['mean_words']:.0f}",
+                f"{t['median_words']:.0f}",
+            ]
+            for t in table
+        ],
+        labels=3,
+    )
+    shown = [
+        e for e in data.effects
+        if e.length is not None and (e.metric in LENGTH_METRICS or e.metric.endswith(".llm_judge_score"))
+    ]  # fmt: skip
+    adjusted = (
+        _table(
+            [
+                "model",
+                "round",
+                "to − from",
+                "metric",
+                "n",
+                "words diff",
+                "mean diff",
+                "at equal length",
+                "95% t CI",
+                "p (t)",
+                "per 100 words",
+            ],
+            [
+                [
+                    e.provider,
+                    e.round,
+                    _Html(f"{_clip(e.to)} − {_clip(e.from_)}"),
+                    e.metric,
+                    e.length["n"],
+                    f"{e.length['mean_words_diff']:+.1f}",
+                    _f(e.mean_diff, "+.3f"),
+                    f"{e.length['adjusted_diff']:+.3f}",
+                    f"[{e.length['adjusted_ci_low']:+.3f}, {e.length['adjusted_ci_high']:+.3f}]",
+                    f"{e.length['adjusted_p']:.3g}",
+                    f"{e.length['slope_per_100_words']:+.3f}",
+                ]
+                for e in shown
+                if e.length is not None
+            ],
+            labels=4,
+            whole="report --effects --json",
+        )
+        if shown
+        else "<p>No effect has 3 or more paired items with different length differences.</p>"
+    )
+    return (
+        '<p class="note">Characters and words of each row\'s answer (<code>response.output</code>, the text '
+        "the judge saw), every row with an answer.</p>"
+        + lengths
+        + "<h3>Effects adjusted for answer length</h3>"
+        '<p class="note">Judges tend to favour longer answers. <em>At equal length</em>: the intercept of '
+        "the items' differences regressed (least squares) on their differences in words, the effect the line "
+        "predicts for answers of equal length, with its t interval; <em>per 100 words</em>: the slope. "
+        "Shown beside the unadjusted effect, not instead of it; with few items, one item far from the others "
+        "in length can decide the slope.</p>" + adjusted
+    )
+
+
+def _reliability_section(data: ReportData) -> str:
+    """Test–retest and panel agreement per criterion, when ``rescore --retest`` / ``--panel`` wrote them."""
+    found = judge_reliability(data.rows)
+    if found is None:
+        return (
+            "<p>No row carries a second asking of the judge. <code>grounding-eval rescore RESULTS.json -o "
+            "NEW.json --retest 0.2 --seed 1</code> asks the judge again for a fifth of the rows (its reply "
+            "cache bypassed); <code>--panel ID[,ID...]</code> asks other judges on every row.</p>"
+        )
+
+    def ci(pair: Sequence[float] | None, pct: bool) -> str:
+        if pair is None:
+            return ""
+        return f" [{pair[0]:.0%}, {pair[1]:.0%}]" if pct else f" [{pair[0]:.2f}, {pair[1]:.2f}]"
+
+    def block(title: str, entry: dict[str, Any]) -> str:
+        body: list[list[Any]] = [
+            [
+                c["criterion"],
+                c["n"],
+                c["items"],
+                f"{c['agreement']:.0%}{ci(c['agreement_ci'], True)}",
+                f"{_f(c['kappa'], '.2f')}{ci(c['kappa_ci'], False)}",
+                _f(c["weighted_kappa"], ".2f"),
+            ]
+            for c in entry["criteria"]
+        ]
+        if entry["criteria"]:
+            body.append(["mean over criteria", "", "", f"{entry['macro_agreement']:.0%}"
+                         f"{ci(entry['macro_agreement_ci'], True)}",
+                         f"{_f(entry['macro_kappa'], '.2f')}{ci(entry['macro_kappa_ci'], False)}", ""])  # fmt: skip
+        head = ["criterion", "n", "items", "agreement [95% CI]", "kappa [95% CI]", "weighted kappa"]
+        reasons = "".join(
+            f'<p class="warn">{count} unscored: {_e(reason)}</p>'
+            for reason, count in (entry.get("unscored_reasons") or {}).items()
+        )
+        if not entry["criteria"]:
+            return f"<h3>{_e(title)}</h3><p>No criterion to compare: no row was scored by both.</p>{reasons}"
+        return f"<h3>{_e(title)}</h3>" + _table(head, body, labels=1) + reasons
+
+    parts = [
+        '<p class="note">Per criterion, the share of rows where two askings agree (Yes / Partial / No), '
+        "Cohen's kappa and the linearly weighted kappa, with 95 % percentile intervals from a bootstrap over "
+        "items. An asking that did not score is counted apart, never as a disagreement. Where one verdict "
+        "dominates a criterion, kappa is low or undefined (–) even at high agreement (Feinstein & Cicchetti "
+        "1990): read both.</p>"
+    ]
+    if found["retest"]:
+        r = found["retest"]
+        parts.append(
+            block(
+                f"Test–retest: {r['compared_rows']} rows asked twice ({r['unscored']} unscored); second "
+                f"asking: {', '.join(r['judges'])}",
+                r,
+            )
+        )
+    if found["panel"]:
+        p = found["panel"]
+        for pair in p["pairs"]:
+            parts.append(block(f"Panel: {pair['a']} vs {pair['b']}, {pair['compared_rows']} rows", pair))
+        v = p["verdicts"]
+        parts.append(
+            f'<p class="lead">Panel verdict ({_e(p["rule"])}; our rule): differs from the row\'s own judge on '
+            f"{v['changed']} of {v['compared']} criterion verdicts. Scores and pass/fail stay the row's own "
+            "judge's.</p>"
+        )
+    return "".join(parts)
 
 
 def _pairs_left_out(rows: Sequence[ReportRow]) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
-from typing import TYPE_CHECKING, Any, Final, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeGuard, cast, get_args
 
 from grounding_eval.errors import DataError, clip, terminal_safe
 from grounding_eval.judge.pipeline import judge_label
@@ -25,8 +25,10 @@ from grounding_eval.outcome import composite_failed, legacy_unscored, read_outco
 from grounding_eval.promptfoo.source_vars import NOT_SOURCES as _NOT_SOURCES
 from grounding_eval.result_rows import JUDGE_KINDS, ResultRow, result_row
 from grounding_eval.results_file import (
+    REDACTED_LENGTH,
     SCORE_LIMIT,
     RowProblem,
+    answer_length,
     arr,
     json_type,
     number,
@@ -245,6 +247,8 @@ class ReportRow:
     citations: Mapping[str, int] | None = None
     safety_unknown: tuple[str, ...] = ()
     unsafe_no_composite: bool = False
+    opinions: tuple[SecondOpinion, ...] = ()
+    length: tuple[int, int] | None = None
 
     @property
     def url_score(self) -> float | None:
@@ -781,7 +785,69 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
         citations=_citation_statuses(verifier_meta),
         safety_unknown=tuple(c for c in verifier_unknown(verifier_meta) if c not in failed),
         unsafe_no_composite=decided and not unscored and "composite" not in named,
+        opinions=_opinions(grading_meta),
+        length=_length(raw, output),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SecondOpinion:
+    """The rubric judge asked again on a row by ``grounding-eval rescore`` (issue 41): ``kind`` ``retest``
+    (the same judge, its reply cache bypassed, or a recording of a second asking) or ``panel`` (another
+    judge). ``verdicts``: Yes / Partial / No per criterion; empty when it did not score (``scored``
+    False: counted apart, never as a disagreement)."""
+
+    kind: Literal["retest", "panel"]
+    provider: str
+    scored: bool
+    verdicts: Mapping[str, str]
+    reason: str = ""
+
+
+def _opinions(grading_meta: dict[str, Any]) -> tuple[SecondOpinion, ...]:
+    """The row's ``gradingResult.metadata.judge_retest`` and ``judge_panel`` entries."""
+    where = "gradingResult.metadata"
+    entries: list[tuple[Literal["retest", "panel"], str, Any]] = []
+    if grading_meta.get("judge_retest") is not None:
+        entries.append(("retest", f"{where}.judge_retest", grading_meta["judge_retest"]))
+    for i, entry in enumerate(_arr(grading_meta.get("judge_panel"), f"{where}.judge_panel")):
+        entries.append(("panel", f"{where}.judge_panel[{i}]", entry))
+    out = []
+    for kind, at, entry in entries:
+        entry = _obj(entry, at)
+        scored = entry.get("status") == "scored"
+        said = _obj(entry.get("verdicts"), f"{at}.verdicts") if scored else {}
+        verdicts = {str(c): word for c, v in said.items() if (word := verdict(v)) is not None}
+        reason = "" if scored else _label(entry.get("reason"), f"{at}.reason", "")
+        out.append(
+            SecondOpinion(
+                kind, _label(entry.get("provider"), f"{at}.provider", "?"), scored, verdicts, reason
+            )
+        )
+    return tuple(out)
+
+
+def _length(raw: dict[str, Any], output: Any) -> tuple[int, int] | None:
+    """The answer's ``(characters, words)``: counted from ``response.output`` (a non-empty one), or, on a
+    redacted row (which keeps no answer), as its redaction recorded them; None when neither is there."""
+    if isinstance(output, str):
+        return answer_length(output) if output else None
+    if output is not None:
+        return answer_length(json.dumps(output))
+    kept = raw.get(REDACTED_LENGTH)
+    if raw.get("redacted") is not True or kept is None:
+        return None
+    kept = _obj(kept, REDACTED_LENGTH)
+    chars, words = kept.get("chars"), kept.get("words")
+    if not (_count(chars) and _count(words)):
+        raise RowProblem(
+            f"{REDACTED_LENGTH}: chars and words must be whole numbers ≥ 0, got {[chars, words]}"
+        )
+    return chars, words
+
+
+def _count(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _safety_source_of(safety_meta: dict[str, Any], judge_config: Any) -> SafetySource | None:

@@ -6,7 +6,7 @@ recordings of the items of a file that did not load) is not reported again.
 
 * **Files**: items, index and articles as :func:`~grounding_eval.data.dataset.load_dataset` reads them;
   the allowlist, line by line; the organization directory, entry by entry; the recorded answers (fields,
-  conditions, items of the dataset); every recorded judge reply (``judge_replies/<rubric>.yaml``,
+  conditions, items of the dataset); every recorded judge reply (``judge_replies/<rubric>[.<label>].yaml``,
   ``factuality/*_replies.yaml``; docs-QA: ``grader_replies.yaml``) — its key's rubric and item, its
   ``answer_sha256`` against its recorded answer, its replies as its judge asks for them and the last one
   read by that judge's own parser (a missing criterion named by its id); the citation index against its
@@ -280,7 +280,7 @@ def check_replies(
 ) -> list[str]:
     """A file of recorded judge replies: each entry a
     :class:`~grounding_eval.data.models.RecordedReplyEntry` whose key is ``<rubric>/<item>/<condition>``
-    (``rubric``: the one it must name; default the file's stem) for an item of the dataset, whose
+    (``rubric``: the one it must name; default the file's name up to its first dot) for an item of the dataset, whose
     ``answer_sha256`` is its recorded answer's, and whose replies are the ones its judge asks for
     (``most``: its calls at most) with the last one valid."""
     from grounding_eval.data.models import RecordedReplyEntry, validate
@@ -288,7 +288,7 @@ def check_replies(
     from grounding_eval.files import read_text, read_yaml
     from grounding_eval.judge.calls import answer_sha256
 
-    rubric = rubric or path.stem
+    rubric = rubric or _rubric_name(path)
     data = read_yaml(path)
     if not isinstance(data, list) or not data:
         return [
@@ -339,16 +339,25 @@ def check_replies(
     return out
 
 
+def _rubric_name(path: Path) -> str:
+    """``judge_replies/<rubric>.yaml``, or ``<rubric>.<label>.yaml`` for another recording of the same rubric
+    (a retest, a panel judge)."""
+    return path.name.split(".", 1)[0]
+
+
 def _rubric_check(path: Path) -> ReplyCheck:
     from grounding_eval.errors import DataError
     from grounding_eval.judge.parse import ParseFailure, parse_reply
     from grounding_eval.judge.rubric import load_rubric
     from grounding_eval.resources import pack_root
 
-    rubric_path = pack_root() / "rubrics" / f"{path.stem}.yaml"
+    name = _rubric_name(path)
+    rubric_path = pack_root() / "rubrics" / f"{name}.yaml"
     if not rubric_path.is_file():
         raise DataError(
-            path, f"no rubric {path.stem!r} (rubrics/{path.stem}.yaml): name the file after its rubric"
+            path,
+            f"no rubric {name!r} (rubrics/{name}.yaml): name the file after its rubric "
+            "(<rubric>.yaml, or <rubric>.<label>.yaml)",
         )
     rubric = load_rubric(rubric_path)
 

@@ -39,7 +39,9 @@ if TYPE_CHECKING:
     from grounding_eval.judge.pipeline import Recorded, Scored
 
 __all__ = [
+    "FRESH_KEY",
     "JUDGE_PROVIDER_ENV",
+    "OTHER_JUDGE_KEY",
     "answer_recording",
     "audit_fields",
     "condition_of",
@@ -47,6 +49,12 @@ __all__ = [
     "judged",
     "not_run_advice",
 ]
+
+# Set only by ``grounding-eval rescore`` (a context promptfoo builds never has them; rescore builds each row's
+# context from fixed fields): the judge to ask instead ({"provider": ID}, as the command line's --judge), and
+# whether to ask with the reply cache bypassed (a retest: the same request must reach the model again).
+OTHER_JUDGE_KEY = "grounding_eval_other_judge"
+FRESH_KEY = "grounding_eval_fresh"
 
 # Fullest first: a C1.5 prompt may hold the directory's text too, so its condition is the first found.
 _SOURCE_VARS = dict(reversed(GROUNDING_VARS.items()))
@@ -110,13 +118,17 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     try:
         rubric_file = _rubric_path(config.get("rubric") or metadata.get("rubric"), pack_root)
         rubric = _rubric(rubric_file)
-        choice = judges_for("judge", context).judge
+        # rescore's judge reliability (--retest, --panel): another judge, or the same asked afresh.
+        override = context.get(OTHER_JUDGE_KEY)
+        choice = judges_for("judge", context, override=override if isinstance(override, dict) else None).judge
         provider = choice.id
         audit_dir = written_path(config, "audit_dir", DEFAULT_AUDIT_DIR)
         queue = written_path(config, "review_queue", "results/judge_review_queue.jsonl")
         client = judge_client(
             choice,
-            str(written_path(config, "cache_dir", default_cache_dir())),
+            None
+            if context.get(FRESH_KEY) is True
+            else str(written_path(config, "cache_dir", default_cache_dir())),
             float(config.get("timeout", 120.0)),
             int(config.get("max_retries", 4)),
         )

@@ -39,6 +39,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,18 @@ from grounding_eval.errors import clip
 from grounding_eval.outcome import row_unscored
 from grounding_eval.promptfoo.source_vars import with_source_vars
 
-__all__ = ["COMMANDS", "add_commands", "announce_judges", "check_row", "remetric", "rescore_rows", "run"]
+__all__ = [
+    "COMMANDS",
+    "Reliability",
+    "add_commands",
+    "announce_judges",
+    "check_row",
+    "draw_retest",
+    "reliability_options",
+    "remetric",
+    "rescore_rows",
+    "run",
+]
 
 COMMANDS = frozenset({"rescore"})
 
@@ -74,6 +86,93 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         help="a judge endpoint host the results file names that you accept (repeatable; by default a row's "
         "judge endpoint other than a model provider's own API host is not followed)",
     )  # fmt: skip
+    r.add_argument(
+        "--retest", metavar="FRACTION", type=float, default=None,
+        help="judge test-retest: ask the judge again, its reply cache bypassed, for this share of the rows "
+        "(0 < FRACTION <= 1, drawn with --seed); both verdicts kept (gradingResult.metadata.judge_retest)",
+    )  # fmt: skip
+    r.add_argument("--seed", type=int, default=None, help="the seed that draws the --retest rows (required)")
+    r.add_argument(
+        "--retest-judge", metavar="ID",
+        help="with --retest: who answers the second asking (default: each row's own judge); a recording of "
+        "a second asking (replay:FILE) replays it offline",
+    )  # fmt: skip
+    r.add_argument(
+        "--panel", metavar="ID[,ID...]",
+        help="a judge panel: each of these promptfoo provider ids (or replay:FILE) also judges every row with "
+        "the row's rubric; their verdicts kept beside the judge's (gradingResult.metadata.judge_panel)",
+    )  # fmt: skip
+
+
+def reliability_options(args: argparse.Namespace) -> Reliability | None:
+    """``--retest``, ``--seed``, ``--retest-judge`` and ``--panel`` as a :class:`Reliability`, checked before
+    anything is read (None when none is given).
+
+    Raises:
+        DataError: an option out of range or without the one it needs (one line naming it).
+    """
+    from grounding_eval.errors import DataError
+
+    retest, seed, retest_judge = (getattr(args, k, None) for k in ("retest", "seed", "retest_judge"))
+    panel = tuple(p.strip() for p in str(getattr(args, "panel", None) or "").split(",") if p.strip())
+    if retest is None:
+        for given, name in ((seed, "--seed"), (retest_judge, "--retest-judge")):
+            if given is not None:
+                raise DataError(name, "needs --retest FRACTION")
+        return Reliability(panel=panel) if panel else None
+    if not 0 < retest <= 1:
+        raise DataError("--retest", f"{retest} is not a share of the rows in (0, 1]")
+    if seed is None:
+        raise DataError("--retest", "needs --seed N (the draw of the rows asked again is recorded with it)")
+    judge = str(retest_judge).strip() if retest_judge else None
+    return Reliability(fraction=retest, seed=seed, retest_judge=judge, panel=panel)
+
+
+@dataclass(frozen=True)
+class Reliability:
+    """What rescore asks beyond the grading: a test-retest sample and a judge panel (issue 41).
+
+    Attributes:
+        fraction, seed: the share of the graded rows asked again, and the seed that draws them.
+        retest_judge: who answers the second asking (None: the row's own judge, its cache bypassed).
+        panel: other judges' provider ids, each asked on every row.
+        chosen: the indices of the rows drawn for the retest (filled by :func:`draw_retest`).
+    """
+
+    fraction: float | None = None
+    seed: int | None = None
+    retest_judge: str | None = None
+    panel: tuple[str, ...] = ()
+    chosen: frozenset[int] = frozenset()
+
+
+def draw_retest(rows: Sequence[Any], reliability: Reliability) -> Reliability:
+    """The rows asked again: ``round(fraction × N)`` (halves up, at least 1) of the N rows with an output and
+    a rubric judge, drawn without replacement by ``random.Random(seed).sample`` over them in the eval's
+    grid order (``testIdx``, ``promptIdx``, provider id): the same eval, the same seed, the same rows."""
+    import math
+    import random
+    from dataclasses import replace
+
+    if reliability.fraction is None or reliability.seed is None:
+        return reliability
+    judged = [i for i, row in enumerate(rows) if _row_context(row) is not None and _judges(row)]
+    # In the order of the eval's grid (test, then prompt, then provider), not the file's: promptfoo writes
+    # rows as they finish, so the same eval run twice lists them in another order and would draw others.
+    judged.sort(key=lambda i: (_place(rows[i], "testIdx"), _place(rows[i], "promptIdx"),
+                               str((rows[i].get("provider") or {}).get("id") or ""), i))  # fmt: skip
+    k = min(len(judged), max(1, math.floor(reliability.fraction * len(judged) + 0.5))) if judged else 0
+    return replace(reliability, chosen=frozenset(random.Random(reliability.seed).sample(judged, k)))
+
+
+def _place(row: Any, field: str) -> int:
+    value = row.get(field)
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1
+
+
+def _judges(row: Any) -> bool:
+    test = row.get("testCase") or {}
+    return any(_our_assertion(a) == "judge" for a in test.get("assert") or ())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -85,6 +184,7 @@ def run(args: argparse.Namespace) -> int:
     from grounding_eval.results_file import RowProblem, obj, read_results
 
     started = time.perf_counter()
+    reliability = reliability_options(args)
     data = read_results(args.results)  # strict, shape-checked, lone surrogates made writable
     rows = data["results"]["results"]
     try:
@@ -113,7 +213,9 @@ def run(args: argparse.Namespace) -> int:
     with received_rows(str(args.results), allow):
         announce_judges(rows)  # before any call: where keys go, and what is not followed
         grading_started = time.perf_counter()
-        new_rows, kept = rescore_rows(rows, default_scoring, jobs=jobs)
+        if reliability is not None:
+            reliability = draw_retest(rows, reliability)
+        new_rows, kept = rescore_rows(rows, default_scoring, jobs=jobs, reliability=reliability)
         grading = time.perf_counter() - grading_started
     data["results"]["results"] = new_rows
     _restat(data, new_rows)
@@ -122,7 +224,12 @@ def run(args: argparse.Namespace) -> int:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     data["metadata"] = {
         **(data["metadata"] if isinstance(data.get("metadata"), dict) else {}),
-        "groundingEvalRescore": {"from": str(args.results), "fromEvalId": data.get("evalId"), "at": stamp},
+        "groundingEvalRescore": {
+            "from": str(args.results),
+            "fromEvalId": data.get("evalId"),
+            "at": stamp,
+            **(_reliability_record(reliability) if reliability is not None else {}),
+        },
     }
     data["evalId"] = f"{data.get('evalId') or 'eval'}-rescored-{stamp}"
     write_text_atomic(args.output, json.dumps(data, ensure_ascii=False))  # a failure leaves the old file
@@ -236,8 +343,18 @@ def _check_result(result: dict[str, Any], where: str) -> None:
         )
 
 
+def _reliability_record(reliability: Reliability) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if reliability.fraction is not None:
+        out["retest"] = {"fraction": reliability.fraction, "seed": reliability.seed, "rows": len(reliability.chosen),
+                         "judge": reliability.retest_judge or "each row's own, reply cache bypassed"}  # fmt: skip
+    if reliability.panel:
+        out["panel"] = list(reliability.panel)
+    return out
+
+
 def rescore_rows(
-    rows: Sequence[Any], default_scoring: Any, *, jobs: int = 1
+    rows: Sequence[Any], default_scoring: Any, *, jobs: int = 1, reliability: Reliability | None = None
 ) -> tuple[list[Any], dict[str, int]]:
     """Every row graded again (in ``jobs`` processes), and counts of what was kept as recorded.
 
@@ -248,8 +365,8 @@ def rescore_rows(
     if jobs > 1 and len(rows) > 1:
         import multiprocessing
 
-        first = _changes(rows[0], default_scoring)  # imports and loads once, before the fork shares them
-        _FORKED_ROWS = (rows, default_scoring)
+        first = _changes(rows[0], default_scoring, _asked(reliability, 0))  # imports once, before the fork
+        _FORKED_ROWS = (rows, default_scoring, reliability)
         try:
             with multiprocessing.get_context("fork").Pool(jobs) as pool:
                 chunks = max(1, len(rows) // (jobs * 8))
@@ -257,7 +374,7 @@ def rescore_rows(
         finally:
             _FORKED_ROWS = None
     else:
-        done = [_changes(row, default_scoring) for row in rows]
+        done = [_changes(row, default_scoring, _asked(reliability, i)) for i, row in enumerate(rows)]
     kept = {"rows": 0, "assertions": 0, "scoring": 0}
     out = []
     for row, (changes, counts) in zip(rows, done, strict=True):
@@ -267,24 +384,45 @@ def rescore_rows(
     return out, kept
 
 
-_FORKED_ROWS: tuple[Sequence[Any], Any] | None = None
+_FORKED_ROWS: tuple[Sequence[Any], Any, Reliability | None] | None = None
+
+
+def _asked(reliability: Reliability | None, index: int) -> _Asked | None:
+    """What row ``index`` is asked beyond its grading (None: nothing)."""
+    if reliability is None:
+        return None
+    retest = index in reliability.chosen
+    if not retest and not reliability.panel:
+        return None
+    return _Asked(retest, reliability.retest_judge, reliability.panel)
+
+
+@dataclass(frozen=True)
+class _Asked:
+    retest: bool
+    retest_judge: str | None
+    panel: tuple[str, ...]
 
 
 def _rescore_index(index: int) -> tuple[dict[str, Any], dict[str, int]]:
     assert _FORKED_ROWS is not None  # set before the pool forks
-    rows, default_scoring = _FORKED_ROWS
-    return _changes(rows[index], default_scoring)
+    rows, default_scoring, reliability = _FORKED_ROWS
+    return _changes(rows[index], default_scoring, _asked(reliability, index))
 
 
-def _changes(row: Any, default_scoring: Any) -> tuple[dict[str, Any], dict[str, int]]:
-    new, counts = rescore_row(row, default_scoring)
+def _changes(
+    row: Any, default_scoring: Any, asked: _Asked | None = None
+) -> tuple[dict[str, Any], dict[str, int]]:
+    new, counts = rescore_row(row, default_scoring, asked)
     if new is row:
         return {}, counts
     return {k: new[k] for k in ("gradingResult", "namedScores", "success", "score", "failureReason")}, counts
 
 
-def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
-    """One row graded again; the counts say what was kept as recorded."""
+def rescore_row(row: Any, default_scoring: Any, asked: _Asked | None = None) -> tuple[Any, dict[str, int]]:
+    """One row graded again; the counts say what was kept as recorded. ``asked``: the second asking of its
+    rubric judge (test-retest) and the panel's judges, kept in ``gradingResult.metadata`` (they change no
+    score: the row's verdict stays its own judge's)."""
     from grounding_eval.results_file import FAILED_ASSERT  # not at the top: cli imports us
 
     counts = {"rows": 0, "assertions": 0, "scoring": 0}
@@ -300,6 +438,7 @@ def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
     new = dict(row)  # only the grading fields are replaced, with new objects
     recorded = list((row.get("gradingResult") or {}).get("componentResults") or ())
     results = []
+    extra: dict[str, Any] = {}  # judge_retest, judge_panel
     for index, assertion in enumerate(test.get("assert") or ()):
         call = _our_assertion(assertion)
         if call is None:
@@ -311,6 +450,8 @@ def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
             {"id": index, "call": call, "args": [response["output"], ctx], "pack_root": str(pack_root())}
         )
         results.append({**reply["result"], "assertion": assertion})
+        if asked is not None and call == "judge" and "judge_retest" not in extra:
+            extra.update(_ask_again(response["output"], ctx, index, asked))
     grading = aggregate(results, test.get("assert") or ())
     scoring = test.get("assertScoringFunction") or default_scoring
     if scoring:
@@ -324,6 +465,8 @@ def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
             grading = {**grading, **scored}
             if metadata:
                 grading["metadata"] = metadata
+    if extra:
+        grading["metadata"] = {**(grading.get("metadata") or {}), **extra}
     new["gradingResult"] = grading
     new["namedScores"] = grading["namedScores"]
     new["success"] = bool(grading["pass"])
@@ -333,6 +476,56 @@ def rescore_row(row: Any, default_scoring: Any) -> tuple[Any, dict[str, int]]:
     if not grading["pass"]:
         new["error"] = grading["reason"]
     return new, counts
+
+
+def _ask_again(output: Any, ctx: dict[str, Any], index: int, asked: _Asked) -> dict[str, Any]:
+    """The rubric judge asked again for a retest (the reply cache bypassed) and each panel judge asked,
+    each kept as :func:`_second_opinion`: ``{"judge_retest": …, "judge_panel": [...]}``."""
+    from grounding_eval.promptfoo.judge_assertion import FRESH_KEY, OTHER_JUDGE_KEY
+    from grounding_eval.promptfoo.worker import handle
+    from grounding_eval.resources import pack_root
+
+    def ask(extra: dict[str, Any]) -> dict[str, Any]:
+        reply = handle({"id": index, "call": "judge", "args": [output, {**ctx, **extra}],
+                        "pack_root": str(pack_root())})  # fmt: skip
+        return _second_opinion(reply["result"])
+
+    out: dict[str, Any] = {}
+    if asked.retest:
+        other = {OTHER_JUDGE_KEY: {"provider": asked.retest_judge}} if asked.retest_judge else {}
+        entry = ask({FRESH_KEY: True, **other})
+        if not asked.retest_judge and str(entry.get("provider") or "").startswith("replay:"):
+            # A recording read twice gives the same replies: that would be agreement by construction.
+            entry = {**entry, "status": "unscored", "verdicts": {}, "reason": NOT_ASKED_AGAIN}
+        out["judge_retest"] = entry
+    if asked.panel:
+        out["judge_panel"] = [ask({OTHER_JUDGE_KEY: {"provider": judge}}) for judge in asked.panel]
+    return out
+
+
+NOT_ASKED_AGAIN = (
+    "a recorded judge (replay:) cannot be asked again: name the recording of a second asking with "
+    "--retest-judge"
+)
+
+
+def _second_opinion(result: dict[str, Any]) -> dict[str, Any]:
+    """A judge's result cut to what agreement needs: its provider, status, verdict per criterion, whether
+    the reply came from a cache or a recording, and the reason when it did not score."""
+    judge = (result.get("metadata") or {}).get("judge") or {}
+    verdicts = judge.get("verdicts") if judge.get("status") == "scored" else None
+    out = {
+        "provider": judge.get("provider"),
+        "status": "scored" if isinstance(verdicts, dict) else "unscored",
+        "verdicts": {
+            str(c): (v.get("verdict") if isinstance(v, dict) else v) for c, v in (verdicts or {}).items()
+        },
+        "cached": bool(judge.get("cached")),
+        "answer_sha256": judge.get("answer_sha256"),
+    }
+    if out["status"] == "unscored":
+        out["reason"] = " ".join(str(result.get("reason") or "").split())[:300]
+    return out
 
 
 def _not_boolean(verdict: Any) -> str:

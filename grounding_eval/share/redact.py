@@ -19,7 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from grounding_eval.results_file import verdict
+from grounding_eval.results_file import REDACTED_LENGTH, answer_length, verdict
 
 __all__ = ["is_high_risk", "policy", "redact_results", "redact_row"]
 
@@ -201,6 +201,17 @@ def redact_row(row: Mapping[str, Any]) -> dict[str, Any]:
         kept_meta = _grading_metadata(grading.get("metadata"), rules["grading_metadata"])
         if kept_meta:
             out["gradingResult"]["metadata"] = kept_meta
+    # The answer's length, not the answer: the report's answer-length table and length-adjusted effects read
+    # it on a redacted row as on the original.
+    response = row.get("response")
+    output = response.get("output") if isinstance(response, Mapping) else None
+    if isinstance(output, str) and output:
+        chars, words = answer_length(output)
+        out[REDACTED_LENGTH] = {"chars": chars, "words": words}
+    elif isinstance(kept := row.get(REDACTED_LENGTH), Mapping):  # redacted before: its counts, numbers only
+        counts = {k: kept.get(k) for k in ("chars", "words")}
+        if all(type(v) is int for v in counts.values()):
+            out[REDACTED_LENGTH] = counts
     out["redacted"] = True
     return out
 

@@ -79,6 +79,27 @@ def test_cli_json_list(results: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert first["mean_diff"] == pytest.approx(0.3)
 
 
+def test_the_plain_json_report_carries_the_statistics(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``report --json`` (issue 41): the hand table's effects with raw and Holm-adjusted p, the paired
+    pass-rate test, and the pass rates, without a second command."""
+    assert main(["report", str(results), "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)["statistics"]
+    assert stats["status"] == "computed" and stats["primary"] is None
+    composite = [e for e in stats["effects"] if e["metric"] == "composite"]
+    assert [(e["from"], e["to"], e["n"]) for e in composite] == [w[:3] for w in EXPECTED]
+    # Holm over the family's three p (0.5, 0.5, 0.25): 0.25·3 = 0.75, then max(0.75, 0.5·2) = 1.0 twice.
+    assert [e["p_value"] for e in composite] == pytest.approx([0.5, 0.5, 0.25])
+    assert [e["p_holm"] for e in composite] == pytest.approx([1.0, 1.0, 0.75])
+    assert {e["family"] for e in composite} == {composite[0]["family"]}
+    assert {(e["from"], e["to"]) for e in stats["effects"] if e["metric"] == "pass"} == {
+        (w[0], w[1]) for w in EXPECTED
+    }
+    c0 = next(r for r in stats["pass_rates"] if r["condition"] == "C0")
+    assert (c0["items"], c0["passed"]) == (4, 1)  # i1 0.2, i2 0.5, i3 0.0, i4 0.3: only i2 reaches 0.5
+
+
 def test_cli_text(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(results), "--effects"]) == 0
     out = capsys.readouterr().out

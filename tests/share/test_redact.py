@@ -171,6 +171,24 @@ def test_a_redacted_row_gives_the_same_undecided_counts() -> None:
     assert SECRET not in json.dumps(redacted["results"]["results"][0])
 
 
+def test_a_redacted_row_keeps_its_answers_length_not_its_answer() -> None:
+    """Issue 41: the answer-length table and the length-adjusted effects read a redacted row as the
+    original; the length is counted by hand here, and a forged count is refused with the field's name."""
+    results = _results()
+    redacted, _ = redact_results(copy.deepcopy(results))
+    hr = redacted["results"]["results"][0]
+    answer = results["results"]["results"][0]["response"]["output"]
+    assert "response" not in hr and SECRET not in json.dumps(hr)
+    words = len(["Answer", "about", *SECRET.split(" ")])
+    assert hr["answer_length"] == {"chars": len(answer), "words": words}
+    assert (
+        report_row(hr).length == report_row(results["results"]["results"][0]).length == (len(answer), words)
+    )
+    hr["answer_length"] = {"chars": -1, "words": 3}
+    with pytest.raises(ValueError, match="answer_length"):
+        report_row(hr)
+
+
 def test_only_a_judge_components_own_name_is_kept() -> None:
     """A component's value is kept only when it is a judge component's name (ids): never other text."""
     row = _row("hr-1", "critical")
