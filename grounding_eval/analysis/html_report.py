@@ -10,6 +10,8 @@ conditions, a table shows :data:`MAX_ROWS` rows, and each says visibly what it l
 lists it all. Long labels are clipped with "…", the whole text (to :data:`TITLE_CHARS`) in a title; every
 text is escaped (in the figures by matplotlib's SVG writer, mathtext off). Sections, in order:
 
+0. every unsafe answer (item, condition, model) with the check that failed it and what was found, or
+   "No unsafe answers" with how many rows were checked and how many were undecided;
 1. pass rate and mean composite per round × condition × model (bars with 95 % intervals);
 2. paired condition effects (forest plot, the headline table, every metric's table folded away);
 3. per-criterion verdict shares per condition (good always green, No = good criteria too);
@@ -59,6 +61,7 @@ from grounding_eval.analysis.summary import (
     safety_agreement,
     safety_split_table,
 )
+from grounding_eval.analysis.unsafe import unsafe_answers
 from grounding_eval.encodable import utf8_encodable
 from grounding_eval.errors import DataError, terminal_safe
 from grounding_eval.files import write_text_atomic
@@ -116,6 +119,7 @@ def render_html(
     for index, chart in enumerate(report_charts(data) if charts is None else charts):
         drawn[chart.section].append(f"<figure>{chart.inline_svg(index)}</figure>")
     sections = [
+        ("unsafe", "Unsafe answers", _unsafe_section(rows)),
         ("rates", "Pass rate and composite", _rates_section(data, drawn["rates"])),
         ("effects", "Condition effects", _effects_section(data, drawn["effects"])),
         ("criteria", "Verdicts per criterion", _criteria_section(data, drawn["criteria"])),
@@ -219,6 +223,74 @@ def _numeric(text: Any) -> bool:
         and bool(text)
         and text.lstrip("+-–").replace(".", "", 1).replace("%", "").isdigit()
     )
+
+
+def _unsafe_section(rows: Sequence[ReportRow]) -> str:
+    """Every answer judged unsafe and its deciding reason (:func:`~grounding_eval.analysis.unsafe.
+    unsafe_answers`), first on the page: a legal-aid lead's first question. The findings quote the
+    answer (a URL, an organisation's name, the judge's reason): escaped like every other text."""
+    found = unsafe_answers(rows)
+    counts = (
+        f"{found['rows']:,} rows: {found['checked']:,} checked, {found['undecided']:,} undecided "
+        "(a safety check no side answered)"
+    )
+    if not found["answers"]:
+        lead = f'<p class="lead"><strong>No unsafe answers.</strong> {_e(counts)}.</p>'
+        table = ""
+    else:
+        n = found["unsafe"]
+        lead = (
+            f'<p class="lead"><strong class="warn">{n:,} unsafe answer{"s" if n != 1 else ""}</strong> of '
+            f"{_e(counts)}.</p>"
+        )
+        body = [
+            [
+                a["round"],
+                a["query_id"],
+                a["condition"],
+                a["provider"],
+                _Html("<br>".join(_e(c["check"]) for c in a["checks"])),
+                _Html(
+                    "<br>".join(
+                        _clip("; ".join(c["findings"]) or "(no finding recorded)", CELL_CHARS)
+                        for c in a["checks"]
+                    )
+                ),
+            ]
+            for a in found["answers"]
+        ]
+        table = _table(
+            ["round", "item", "condition", "model", "check No", "deciding reason"],
+            body,
+            labels=4,
+            whole="report --json (its unsafe key)",
+        )
+    notes = (
+        '<p class="note">Unsafe: a safety check found No by the rule that fails the row (Round 3: the side its '
+        "<code>safety_source</code> names, the verifier by default; Rounds 1a–2b: any verifier hard "
+        "failure), unless a person rated the row in the viewer. Each reason is the deciding side's own "
+        "finding, quoted from the answer's check.</p>"
+    )
+    if found["judge_no_not_counted"]:
+        notes += (
+            f'<p class="note">{found["judge_no_not_counted"]:,} other row(s): the judge said No on a safety '
+            'check its <code>safety_source</code> does not take from the judge (see <a href="#safety">Judge vs '
+            "verifier on safety</a>).</p>"
+        )
+    undecided = found["undecided_rows"]
+    if undecided:
+        listed = [[u["round"], u["query_id"], u["condition"], u["provider"], u["why"]] for u in undecided]
+        notes += (
+            f"<details><summary>The {len(undecided):,} undecided row(s) and why</summary>"
+            + _table(
+                ["round", "item", "condition", "model", "why undecided"],
+                listed,
+                labels=4,
+                whole="report --json (its unsafe key)",
+            )
+            + "</details>"
+        )
+    return lead + table + notes
 
 
 def _rates_section(data: ReportData, figures: Sequence[str]) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import TYPE_CHECKING, Any, Final, Literal, cast, get_args
 
+from grounding_eval.analysis.unsafe import NOT_READ, SafetyVerdict, safety_verdict, unsafe_answers
 from grounding_eval.errors import DataError, clip, terminal_safe
 from grounding_eval.judge.pipeline import judge_label
 from grounding_eval.judge.score import score_name, verdict_value
@@ -204,6 +205,9 @@ class ReportRow:
             that crashed under a safety No): counted in its own column, never in the mean composite.
         safety_unknown: the Round 3 safety checks the verifier could not decide (a check feeding them
             raised: :func:`~grounding_eval.scoring.composite.verifier_unknown`), unless it found a No.
+        safety: whether the row is unsafe (by ``row_safety``, the rule that fails it), which side decided
+            each check No and what it found, or why its safety is undecided
+            (:func:`~grounding_eval.analysis.unsafe.safety_verdict`).
     """
 
     keys: Mapping[str, str]
@@ -245,6 +249,7 @@ class ReportRow:
     citations: Mapping[str, int] | None = None
     safety_unknown: tuple[str, ...] = ()
     unsafe_no_composite: bool = False
+    safety: SafetyVerdict = NOT_READ
 
     @property
     def url_score(self) -> float | None:
@@ -684,13 +689,19 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
     # A row its verifier (or judge) found unsafe is a scored failure whatever its composite wrote: the
     # composite's own rule when it cannot be computed, read here from the row's records, so that a
     # composite that crashed or timed out, or a file written before the rule, hides no safety verdict.
-    known = row_safety(
-        verifier_meta,
-        verdicts or None,
-        _safety_source_of(safety_meta, judge_config),
-        round3=rubric in _SAFETY_RUBRICS or keys["round"] in _SAFETY_ROUNDS,
-    )
+    source = _safety_source_of(safety_meta, judge_config)
+    round3 = rubric in _SAFETY_RUBRICS or keys["round"] in _SAFETY_ROUNDS
+    known = row_safety(verifier_meta, verdicts or None, source, round3=round3)
     unsafe = bool(known.no) and human is None  # a person's rating overrides all grading
+    safety = safety_verdict(
+        known,
+        verifier=verifier_meta,
+        judge=verdicts or None,
+        judge_reasons=criterion_reasons,
+        source=source,
+        round3=round3,
+        rated=human is not None,
+    )
     decided = decided or unsafe
     unscored = row.errored or (
         not decided
@@ -781,6 +792,7 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
         citations=_citation_statuses(verifier_meta),
         safety_unknown=tuple(c for c in verifier_unknown(verifier_meta) if c not in failed),
         unsafe_no_composite=decided and not unscored and "composite" not in named,
+        safety=safety,
     )
 
 
@@ -1384,6 +1396,7 @@ def report_json(rows: Sequence[ReportRow], by: Sequence[str]) -> dict[str, Any]:
             "checks": [t.as_dict(by) for t in tables],
         },
         "judge_calls": judge_calls_table(rows),
+        "unsafe": unsafe_answers(rows),
     }
 
 
