@@ -242,7 +242,7 @@ def _report_text(args: argparse.Namespace, by: list[str], loaded: list[Any], row
             return json.dumps(entries, indent=2)
         return terminal_safe(format_question_types(entries), lines=True)
     if args.json:
-        return json.dumps(report_json(rows, by), indent=2)
+        return json.dumps(report_json(rows, by, files=loaded), indent=2)
     return terminal_safe("\n".join([format_report(rows, by), *_provenance_lines(loaded)]), lines=True)
 
 

@@ -88,6 +88,8 @@ nav a{margin-right:12px;font-size:13px}figure{margin:8px 0 16px}
 figure svg{display:block;max-width:100%;height:auto}
 details{margin:8px 0 16px}summary{cursor:pointer;font-weight:600}
 code{font-size:12px;background:#f4f4f4;padding:0 3px}.warn{color:#b2182b;font-weight:600}
+table.rowid td:nth-child(-n+5){white-space:nowrap}
+table.confusion{margin:0;font-size:12px}table.confusion th,table.confusion td{padding:1px 5px}
 """
 
 
@@ -119,7 +121,7 @@ def render_html(
     for index, chart in enumerate(report_charts(data) if charts is None else charts):
         drawn[chart.section].append(f"<figure>{chart.inline_svg(index)}</figure>")
     sections = [
-        ("unsafe", "Unsafe answers", _unsafe_section(rows)),
+        ("unsafe", "Unsafe answers", _unsafe_section(loaded)),
         ("rates", "Pass rate and composite", _rates_section(data, drawn["rates"])),
         ("effects", "Condition effects", _effects_section(data, drawn["effects"])),
         ("criteria", "Verdicts per criterion", _criteria_section(data, drawn["criteria"])),
@@ -225,11 +227,19 @@ def _numeric(text: Any) -> bool:
     )
 
 
-def _unsafe_section(rows: Sequence[ReportRow]) -> str:
+def _unsafe_section(loaded: Sequence[Results]) -> str:
     """Every answer judged unsafe and its deciding reason (:func:`~grounding_eval.analysis.unsafe.
     unsafe_answers`), first on the page: a legal-aid lead's first question. The findings quote the
     answer (a URL, an organisation's name, the judge's reason): escaped like every other text."""
-    found = unsafe_answers(rows)
+    found = unsafe_answers([(r.path, r.rows) for r in loaded])
+    several = len(loaded) > 1  # the same item, condition and model can be in two files: name the file
+
+    def who(a: dict[str, Any]) -> list[Any]:
+        # The round as a label, never right-aligned as a number ("3" under "1a").
+        return [*([a["file"]] if several else []), _Html(_e(a["round"])), a["query_id"], a["condition"],
+                a["provider"]]  # fmt: skip
+
+    ids = [*(["file"] if several else []), "round", "item", "condition", "model"]
     counts = (
         f"{found['rows']:,} rows: {found['checked']:,} checked, {found['undecided']:,} undecided "
         "(a safety check no side answered)"
@@ -245,10 +255,7 @@ def _unsafe_section(rows: Sequence[ReportRow]) -> str:
         )
         body = [
             [
-                a["round"],
-                a["query_id"],
-                a["condition"],
-                a["provider"],
+                *who(a),
                 _Html("<br>".join(_e(c["check"]) for c in a["checks"])),
                 _Html(
                     "<br>".join(
@@ -260,16 +267,17 @@ def _unsafe_section(rows: Sequence[ReportRow]) -> str:
             for a in found["answers"]
         ]
         table = _table(
-            ["round", "item", "condition", "model", "check No", "deciding reason"],
+            [*ids, "check No", "deciding reason"],
             body,
-            labels=4,
+            cls="rowid",
+            labels=len(ids),
             whole="report --json (its unsafe key)",
         )
     notes = (
         '<p class="note">Unsafe: a safety check found No by the rule that fails the row (Round 3: the side its '
         "<code>safety_source</code> names, the verifier by default; Rounds 1a–2b: any verifier hard "
-        "failure), unless a person rated the row in the viewer. Each reason is the deciding side's own "
-        "finding, quoted from the answer's check.</p>"
+        "failure), unless a person rated the row in the viewer. The reason is what the deciding side "
+        "found.</p>"
     )
     if found["judge_no_not_counted"]:
         notes += (
@@ -279,13 +287,14 @@ def _unsafe_section(rows: Sequence[ReportRow]) -> str:
         )
     undecided = found["undecided_rows"]
     if undecided:
-        listed = [[u["round"], u["query_id"], u["condition"], u["provider"], u["why"]] for u in undecided]
+        listed = [[*who(u), u["why"]] for u in undecided]
         notes += (
             f"<details><summary>The {len(undecided):,} undecided row(s) and why</summary>"
             + _table(
-                ["round", "item", "condition", "model", "why undecided"],
+                [*ids, "why undecided"],
                 listed,
-                labels=4,
+                cls="rowid",
+                labels=len(ids),
                 whole="report --json (its unsafe key)",
             )
             + "</details>"
@@ -705,7 +714,7 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
             ci(c["kappa_ci"], False),
             _f(c["weighted_kappa"], ".2f"),
             " ".join(f"{k}={v:.0%}" for k, v in c["base_rate"].items()),
-            " | ".join(" ".join(str(x) for x in r) for r in c["confusion"]["matrix"]),
+            _confusion_html(c["confusion"]),
             "below" if c["below_threshold"] else "",
         ]
         for c in report["criteria"]
@@ -764,12 +773,27 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
                 "95 % CI",
                 "weighted kappa",
                 "base rate (people)",
-                "confusion (rows people, columns judge)",
+                "confusion (counts: person × judge)",
                 "threshold",
             ],
             body,
         )
     )
+
+
+def _confusion_html(confusion: dict[str, Any]) -> _Html:
+    """A criterion's confusion matrix as a small table whose head and first column name the verdicts:
+    the person's down the side, the judge's across (:func:`~grounding_eval.analysis.calibrate.
+    confusion_cells`)."""
+    from grounding_eval.analysis.calibrate import confusion_cells
+
+    head, *body = confusion_cells(confusion)
+    th = "".join(f"<th>{_e(h)}</th>" for h in head)
+    trs = "".join(
+        f"<tr><th>{_e(label)}</th>" + "".join(f'<td class="num">{_e(n)}</td>' for n in counts) + "</tr>"
+        for label, *counts in body
+    )
+    return _Html(f'<table class="confusion"><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>')
 
 
 def _provenance_section(loaded: Sequence[Results]) -> str:

@@ -1383,8 +1383,11 @@ def counts_text(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{name} {n}" for name, n in counts.items()) or "–"
 
 
-def report_json(rows: Sequence[ReportRow], by: Sequence[str]) -> dict[str, Any]:
-    """The whole report as the JSON structure in docs/reference/report.md (`report --json`)."""
+def report_json(
+    rows: Sequence[ReportRow], by: Sequence[str], *, files: Sequence[Results] | None = None
+) -> dict[str, Any]:
+    """The whole report as the JSON structure in docs/reference/report.md (`report --json`); ``files``:
+    the results files the rows were read from (the unsafe answers name theirs; else ``""``)."""
     tables = safety_agreement(rows, by)
     return {
         "by": list(by),
@@ -1396,7 +1399,7 @@ def report_json(rows: Sequence[ReportRow], by: Sequence[str]) -> dict[str, Any]:
             "checks": [t.as_dict(by) for t in tables],
         },
         "judge_calls": judge_calls_table(rows),
-        "unsafe": unsafe_answers(rows),
+        "unsafe": unsafe_answers([(f.path, f.rows) for f in files] if files is not None else [("", rows)]),
     }
 
 

@@ -145,50 +145,57 @@ def _order(rows: Iterable[ReportRow]) -> list[ReportRow]:
     return sorted(rows, key=lambda r: (r.keys["round"], r.keys["provider"], r.query_id))
 
 
-def unsafe_answers(rows: Sequence[ReportRow]) -> dict[str, Any]:
+def unsafe_answers(files: Sequence[tuple[str, Sequence[ReportRow]]]) -> dict[str, Any]:
     """Every unsafe answer with its deciding reason, and how many rows were checked (JSON-ready:
     ``report --json``'s ``unsafe``, the HTML report's first section).
+
+    Args:
+        files: each results file as given and its rows (the same item, condition and model can be in
+            two files: each listed row names its file).
 
     Returns:
         ``rows``, ``checked`` (rows whose safety is decided: unsafe, safe or rated by a person),
         ``undecided``, ``unsafe`` (how many), ``judge_no_not_counted`` (rows not unsafe where the judge
         said No on a safety check the ``safety_source`` does not take from it), ``answers`` (each
-        unsafe row: round, query_id, condition, provider, result_id, and per check No the sides that
-        decided it and their findings) and ``undecided_rows`` (each: the row's identity and why).
+        unsafe row: file, round, query_id, condition, provider, result_id, and per check No the sides
+        that decided it and their findings) and ``undecided_rows`` (each: the row's identity and why).
     """
     answers, undecided = [], []
-    not_counted = 0
-    for row in _order(rows):
-        verdict = row.safety
-        who = {
-            "round": row.keys["round"],
-            "query_id": row.query_id,
-            "condition": row.keys["condition"],
-            "provider": row.keys["provider"],
-            "result_id": row.result_id,
-        }
-        if verdict.no:
-            answers.append(
-                {
-                    **who,
-                    "checks": [
-                        {
-                            "check": check,
-                            "decided_by": list((verdict.decided_by or {}).get(check, ())),
-                            "findings": list((verdict.findings or {}).get(check, ())),
-                        }
-                        for check in verdict.no
-                    ],
-                }
-            )
-            continue
-        if verdict.undecided:
-            undecided.append({**who, "why": verdict.undecided})
-        if any(v == "No" for v in row.judge_safety.values()) and row.human is None:
-            not_counted += 1
+    total = not_counted = 0
+    for file, rows in files:
+        total += len(rows)
+        for row in _order(rows):
+            verdict = row.safety
+            who = {
+                "file": file,
+                "round": row.keys["round"],
+                "query_id": row.query_id,
+                "condition": row.keys["condition"],
+                "provider": row.keys["provider"],
+                "result_id": row.result_id,
+            }
+            if verdict.no:
+                answers.append(
+                    {
+                        **who,
+                        "checks": [
+                            {
+                                "check": check,
+                                "decided_by": list((verdict.decided_by or {}).get(check, ())),
+                                "findings": list((verdict.findings or {}).get(check, ())),
+                            }
+                            for check in verdict.no
+                        ],
+                    }
+                )
+                continue
+            if verdict.undecided:
+                undecided.append({**who, "why": verdict.undecided})
+            if any(v == "No" for v in row.judge_safety.values()) and row.human is None:
+                not_counted += 1
     return {
-        "rows": len(rows),
-        "checked": len(rows) - len(undecided),
+        "rows": total,
+        "checked": total - len(undecided),
         "undecided": len(undecided),
         "unsafe": len(answers),
         "judge_no_not_counted": not_counted,
