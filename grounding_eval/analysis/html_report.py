@@ -88,8 +88,9 @@ nav a{margin-right:12px;font-size:13px}figure{margin:8px 0 16px}
 figure svg{display:block;max-width:100%;height:auto}
 details{margin:8px 0 16px}summary{cursor:pointer;font-weight:600}
 code{font-size:12px;background:#f4f4f4;padding:0 3px}.warn{color:#b2182b;font-weight:600}
-table.rowid td:nth-child(-n+5){white-space:nowrap}
-table.confusion{margin:0;font-size:12px}table.confusion th,table.confusion td{padding:1px 5px}
+.nw{white-space:nowrap}.any{overflow-wrap:anywhere}
+.grid{display:flex;flex-wrap:wrap;gap:0 20px}table.confusion{font-size:12px}
+table.confusion th,table.confusion td{padding:1px 5px}table.confusion caption{text-align:left;font-weight:600}
 """
 
 
@@ -235,9 +236,13 @@ def _unsafe_section(loaded: Sequence[Results]) -> str:
     several = len(loaded) > 1  # the same item, condition and model can be in two files: name the file
 
     def who(a: dict[str, Any]) -> list[Any]:
-        # The round as a label, never right-aligned as a number ("3" under "1a").
-        return [*([a["file"]] if several else []), _Html(_e(a["round"])), a["query_id"], a["condition"],
-                a["provider"]]  # fmt: skip
+        # Unbroken (an item id cut at its hyphens reads as two), the round as a label, never right-aligned
+        # as a number ("3" under "1a"); the file by its name, the path as given in its title.
+        cells = [_Html(f'<span class="nw">{_clip(a[k])}</span>') for k in ("round", "query_id", "condition",
+                                                                           "provider")]  # fmt: skip
+        if several:
+            cells.insert(0, _Html(f'<span title="{_title(a["file"])}">{_clip(Path(a["file"]).name)}</span>'))
+        return cells
 
     ids = [*(["file"] if several else []), "round", "item", "condition", "model"]
     counts = (
@@ -257,11 +262,13 @@ def _unsafe_section(loaded: Sequence[Results]) -> str:
             [
                 *who(a),
                 _Html("<br>".join(_e(c["check"]) for c in a["checks"])),
-                _Html(
-                    "<br>".join(
+                _Html(  # a long URL breaks anywhere rather than push the table past the page
+                    '<span class="any">'
+                    + "<br>".join(
                         _clip("; ".join(c["findings"]) or "(no finding recorded)", CELL_CHARS)
                         for c in a["checks"]
                     )
+                    + "</span>"
                 ),
             ]
             for a in found["answers"]
@@ -269,7 +276,6 @@ def _unsafe_section(loaded: Sequence[Results]) -> str:
         table = _table(
             [*ids, "check No", "deciding reason"],
             body,
-            cls="rowid",
             labels=len(ids),
             whole="report --json (its unsafe key)",
         )
@@ -293,7 +299,6 @@ def _unsafe_section(loaded: Sequence[Results]) -> str:
             + _table(
                 [*ids, "why undecided"],
                 listed,
-                cls="rowid",
                 labels=len(ids),
                 whole="report --json (its unsafe key)",
             )
@@ -714,7 +719,6 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
             ci(c["kappa_ci"], False),
             _f(c["weighted_kappa"], ".2f"),
             " ".join(f"{k}={v:.0%}" for k, v in c["base_rate"].items()),
-            _confusion_html(c["confusion"]),
             "below" if c["below_threshold"] else "",
         ]
         for c in report["criteria"]
@@ -732,7 +736,6 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
             "",
             _f(overall["kappa"], ".2f"),
             ci(overall["kappa_ci"], False),
-            "",
             "",
             "",
             "below" if overall["below_threshold"] else "",
@@ -773,27 +776,40 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
                 "95 % CI",
                 "weighted kappa",
                 "base rate (people)",
-                "confusion (counts: person × judge)",
                 "threshold",
             ],
             body,
         )
+        + _confusions_html(report["criteria"])
     )
 
 
-def _confusion_html(confusion: dict[str, Any]) -> _Html:
-    """A criterion's confusion matrix as a small table whose head and first column name the verdicts:
-    the person's down the side, the judge's across (:func:`~grounding_eval.analysis.calibrate.
-    confusion_cells`)."""
+def _confusions_html(criteria: Sequence[dict[str, Any]]) -> str:
+    """Each criterion's confusion matrix as a small table whose head and first column name the verdicts,
+    the person's down the side and the judge's across (:func:`~grounding_eval.analysis.calibrate.
+    confusion_cells`), side by side under the agreement table."""
     from grounding_eval.analysis.calibrate import confusion_cells
 
-    head, *body = confusion_cells(confusion)
-    th = "".join(f"<th>{_e(h)}</th>" for h in head)
-    trs = "".join(
-        f"<tr><th>{_e(label)}</th>" + "".join(f'<td class="num">{_e(n)}</td>' for n in counts) + "</tr>"
-        for label, *counts in body
+    tables = []
+    for criterion in criteria:
+        head, *body = confusion_cells(criterion["confusion"])
+        th = "".join(f"<th>{_e(h)}</th>" for h in head)
+        trs = "".join(
+            f"<tr><th>{_e(label)}</th>" + "".join(f'<td class="num">{_e(n)}</td>' for n in counts) + "</tr>"
+            for label, *counts in body
+        )
+        tables.append(
+            f'<table class="confusion"><caption>{_clip(criterion["criterion"])}</caption>'
+            f"<thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>"
+        )
+    if not tables:
+        return ""
+    return (
+        "<h3>Confusion per criterion</h3>"
+        "<p class=\"note\">Counts of graded units: the person's verdict down the side, the judge's across; "
+        "the diagonal is agreement.</p>"
+        f'<div class="grid">{"".join(tables)}</div>'
     )
-    return _Html(f'<table class="confusion"><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>')
 
 
 def _provenance_section(loaded: Sequence[Results]) -> str:
