@@ -3,23 +3,24 @@
 No script, no stylesheet or font from the network: the figures are inline SVG drawn with matplotlib
 (:mod:`grounding_eval.analysis.figures`, the same figures ``report --figures DIR`` writes as SVG and PDF),
 the tables are plain HTML, the style is one ``<style>`` block. Everything on the page is an aggregate
-(examples are capped per finding type), so its size does not grow with the number of rows beyond a few
-listed examples; nor quadratically with the number of conditions: at most :data:`MAX_PAIRS` condition
-pairs per model and round are computed and listed, the figures draw the first :data:`MAX_CHARTED`
+(examples are capped per finding type) but the unsafe answers, one line each (at most :data:`MAX_ROWS`),
+so its size does not grow with the number of rows beyond those and a few listed examples; nor
+quadratically with the number of conditions: at most :data:`MAX_PAIRS` condition pairs per model and
+round are computed and listed, the figures draw the first :data:`MAX_CHARTED`
 conditions, a table shows :data:`MAX_ROWS` rows, and each says visibly what it left out and which command
 lists it all. Long labels are clipped with "…", the whole text (to :data:`TITLE_CHARS`) in a title; every
 text is escaped (in the figures by matplotlib's SVG writer, mathtext off). Sections, in order:
 
-0. every unsafe answer (item, condition, model) with the check that failed it and what was found, or
+1. every unsafe answer (item, condition, model) with the check that failed it and what was found, or
    "No unsafe answers" with how many rows were checked and how many were undecided;
-1. pass rate and mean composite per round × condition × model (bars with 95 % intervals);
-2. paired condition effects (forest plot, the headline table, every metric's table folded away);
-3. per-criterion verdict shares per condition (good always green, No = good criteria too);
-4. verifier findings by type (counts and examples);
-5. judge versus verifier on the Round 3 safety checks;
-6. docs-QA results by question type;
-7. calibration against people (when a graded sheet is given);
-8. provenance: files, eval ids, dates, config descriptions, prompts, providers, rubric versions and their
+2. pass rate and mean composite per round × condition × model (bars with 95 % intervals);
+3. paired condition effects (forest plot, the headline table, every metric's table folded away);
+4. per-criterion verdict shares per condition (good always green, No = good criteria too);
+5. verifier findings by type (counts and examples);
+6. judge versus verifier on the Round 3 safety checks;
+7. docs-QA results by question type;
+8. calibration against people (when a graded sheet is given);
+9. provenance: files, eval ids, dates, config descriptions, prompts, providers, rubric versions and their
    provenance, datasets and record counts.
 """
 

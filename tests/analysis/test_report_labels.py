@@ -40,7 +40,9 @@ class TestValueLabels:
             centre = bar.get_x() + bar.get_width() / 2
             value = bar.get_height()
             # the value label is anchored in data coordinates (a group label under the axis is not)
-            (label,) = [t for t in ax.texts if getattr(t, "xycoords", None) == "data" and abs(t.xy[0] - centre) < 1e-9]  # type: ignore[attr-defined]
+            (label,) = [
+                t for t in ax.texts if getattr(t, "xycoords", None) == "data" and abs(t.xy[0] - centre) < 1e-9
+            ]
             box = label.get_window_extent(renderer)
             top = ax.transData.transform((centre, value))  # the bar's top, in pixels
             # At the value's height: the label's bottom within a few pixels above the bar's top.
@@ -48,7 +50,7 @@ class TestValueLabels:
             whisker = whiskers.get(round(centre, 6))
             if whisker is None:
                 continue
-            (low, high) = sorted(float(y) for _, y in whisker)
+            (_low, high) = sorted(float(y) for _, y in whisker)
             assert high > value + 0.05, (name, centre)  # an interval reaching well past the bar …
             end = ax.transData.transform((centre, high))
             assert box.y1 < end[1] - 10, (name, label.get_text())  # … and the label nowhere near its end
@@ -85,7 +87,9 @@ class TestConfusionLabels:
         out = tmp_path / "report.html"
         assert main(["report", str(FIXTURES / "round3.json"), "--html", str(out), "--sheet", str(sheet)]) == 0
         capsys.readouterr()
-        section = out.read_text(encoding="utf-8").split('<section id="calibration">', 1)[1].split("</section>")[0]
+        section = (
+            out.read_text(encoding="utf-8").split('<section id="calibration">', 1)[1].split("</section>")[0]
+        )
         tables = re.findall(r'<table class="confusion"><caption>(.*?)</caption>(.*?)</table>', section)
         assert [name for name, _ in tables] == list(criteria)
         for name, table in tables:
@@ -112,7 +116,13 @@ class TestConfusionLabels:
         for k, criterion in enumerate(report["criteria"]):
             name, head, *rows = block[5 * k : 5 * k + 5]
             assert name == f"  {criterion['criterion']}"
-            assert head.split() == ["person", "↓", "judge", "→", "judge", "No", "judge", "Partial", "judge", "Yes"]
+            assert head.split() == [
+                "person",
+                "↓",
+                "judge",
+                "→",
+                *" ".join(f"judge {v}" for v in ("No", "Partial", "Yes")).split(),
+            ]
             labels = ["No", "Partial", "Yes"]
             for label, line, counts in zip(labels, rows, criterion["confusion"]["matrix"], strict=True):
                 assert line.split() == ["person", label, *map(str, counts)], (criterion["criterion"], line)

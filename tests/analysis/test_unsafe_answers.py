@@ -121,7 +121,9 @@ class TestFirstSection:
         # round3_errors.json's row whose verifier did not run: undecided, and why.
         (undecided,) = unsafe["undecided_rows"]
         assert undecided["query_id"] == "hr-wv-military-01"
-        assert undecided["why"] == "no safety check decided: the verifier did not run (safety_source verifier)"
+        assert (
+            undecided["why"] == "no safety check decided: the verifier did not run (safety_source verifier)"
+        )
 
 
 class TestNoneFound:
@@ -136,18 +138,28 @@ class TestNoneFound:
         path = write(tmp_path / "safe.json", rows)
         section = _section(_html(tmp_path, capsys, path), "unsafe")
         assert section.startswith(
-            "<h2>Unsafe answers</h2><p class=\"lead\"><strong>No unsafe answers.</strong> 3 rows: 2 checked, "
+            '<h2>Unsafe answers</h2><p class="lead"><strong>No unsafe answers.</strong> 3 rows: 2 checked, '
             "1 undecided"
         )
         assert "<table>" not in section.split("<details>", 1)[0]  # no empty listing
         undecided = _cells(section.split("<details>", 1)[1])
         assert [[_text(c) for c in r] for r in undecided] == [
-            ["3", "q2", "C0", "model-a", "no safety check decided: the verifier did not run (safety_source verifier)"]
+            [
+                "3",
+                "q2",
+                "C0",
+                "model-a",
+                "no safety check decided: the verifier did not run (safety_source verifier)",
+            ]
         ]
 
     def test_a_persons_rating_overrides(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """A reviewer's rating in the viewer overrides all grading: the row is not listed as unsafe."""
-        failure = {"check": "url_allowlist", "safety_check": "hallucinated_citation", "detail": "hallucinated URL"}
+        failure = {
+            "check": "url_allowlist",
+            "safety_check": "hallucinated_citation",
+            "detail": "hallucinated URL",
+        }
         rows = [
             _verifier(row("q1", "C0", composite=0.2, success=False, human=True), failure),
             _verifier(row("q2", "C0", composite=0.2, success=False), failure),
@@ -160,7 +172,9 @@ class TestNoneFound:
 class TestDecidingSide:
     """The reason names the side whose No counted, as the row's safety_source decides."""
 
-    def test_judge_decides_under_safety_source_judge(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    def test_judge_decides_under_safety_source_judge(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
         judged = row("q1", "C0", composite=0.2, success=False,
                      verdicts={"hallucinated_citation": "No", "jurisdiction_correct": "Yes",
                                "org_attribution_correct": "Yes"})  # fmt: skip
