@@ -288,9 +288,9 @@ def _unsafe_section(loaded: Sequence[Results]) -> str:
     )
     if found["judge_no_not_counted"]:
         notes += (
-            f'<p class="note">{found["judge_no_not_counted"]:,} other row(s): the judge said No on a safety '
-            'check its <code>safety_source</code> does not take from the judge (see <a href="#safety">Judge vs '
-            "verifier on safety</a>).</p>"
+            f'<p class="note">Not listed: {found["judge_no_not_counted"]:,} row(s) where the judge said No on a '
+            'safety check its <code>safety_source</code> does not take from the judge (see <a href="#safety">'
+            "Judge vs verifier on safety</a>).</p>"
         )
     undecided = found["undecided_rows"]
     if undecided:

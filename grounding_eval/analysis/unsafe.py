@@ -49,6 +49,8 @@ class SafetyVerdict:
 
 
 NOT_READ = SafetyVerdict(undecided="not read from the row's records")
+# Safe, or rated by a person: one object for every such row (a report holds 100,000).
+_DECIDED = SafetyVerdict()
 
 
 def safety_verdict(
@@ -74,7 +76,7 @@ def safety_verdict(
         rated: a person rated the row in promptfoo's viewer (their rating overrides all grading).
     """
     if rated:
-        return SafetyVerdict()
+        return _DECIDED
     if known.no:
         failures = _hard_failures(verifier)
         decided_by: dict[str, tuple[str, ...]] = {}
@@ -94,7 +96,8 @@ def safety_verdict(
             decided_by[check] = tuple(sides)
             findings[check] = tuple(found)
         return SafetyVerdict(known.no, decided_by, findings)
-    return SafetyVerdict(undecided=_undecided(known, verifier, judge, source, round3))
+    why = _undecided(known, verifier, judge, source, round3)
+    return SafetyVerdict(undecided=why) if why else _DECIDED
 
 
 def _hard_failures(verifier: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
