@@ -983,6 +983,35 @@ def _lower_bound_text(entry: Mapping[str, Any]) -> str:
     return f"{lower:.0%} needs {needed:,} items" if needed else f"{lower:.0%} not above threshold"
 
 
+CONFUSION_CORNER = "person ↓ judge →"
+
+
+def confusion_cells(confusion: Mapping[str, Any]) -> list[list[str]]:
+    """A criterion's confusion matrix as a labelled table: the head (the corner, then ``judge <label>``
+    per column), then one row per ``person <label>`` with its counts. The matrix alone does not say
+    which way it reads (rows are the person's verdicts, columns the judge's, in the scale's order)."""
+    labels = [str(label) for label in confusion["labels"]]
+    head = [CONFUSION_CORNER, *(f"{confusion['columns']} {label}" for label in labels)]
+    return [
+        head,
+        *(
+            [f"{confusion['rows']} {label}", *(str(n) for n in counts)]
+            for label, counts in zip(labels, confusion["matrix"], strict=True)
+        ),
+    ]
+
+
+def _confusion_lines(criteria: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each criterion's confusion matrix, labelled (:func:`confusion_cells`)."""
+    from grounding_eval.analysis.summary import table_lines
+
+    lines = ["Confusion per criterion (counts of units; rows: the person's verdict, columns: the judge's)"]
+    for entry in criteria:
+        lines.append(f"  {entry['criterion']}")
+        lines += [f"    {line}" for line in table_lines(confusion_cells(entry["confusion"]))]
+    return lines
+
+
 def format_score(report: Mapping[str, Any]) -> str:
     """The calibration report as text: per criterion first, then the macro mean and the row-level figure,
     then (for a blind sheet only) the criteria below the agreement threshold."""
@@ -1024,12 +1053,10 @@ def format_score(report: Mapping[str, Any]) -> str:
             "kappa [95% CI]",
             "w.kappa",
             "base rate (person)",
-            "confusion (person × judge)",
         ]
     ]
     for entry in report["criteria"]:
         base = " ".join(f"{k}={v:.0%}" for k, v in entry["base_rate"].items())
-        matrix = " | ".join(" ".join(str(x) for x in row) for row in entry["confusion"]["matrix"])
         kappa = (
             _interval(entry["kappa"], entry["kappa_ci"], False)
             if entry["kappa"] is not None
@@ -1047,10 +1074,10 @@ def format_score(report: Mapping[str, Any]) -> str:
                 kappa,
                 "–" if entry["weighted_kappa"] is None else f"{entry['weighted_kappa']:.2f}",
                 base,
-                matrix,
             ]
         )
     lines += table_lines(body)
+    confusion = ["", *_confusion_lines(report["criteria"])] if report["criteria"] else []
     overall, rows = report["overall"], report["row_level"]
     undefined = overall["criteria"] - overall["kappa_criteria"]
     if not blind:  # one rating per row: the criterion above is the row-level figure already
@@ -1058,7 +1085,7 @@ def format_score(report: Mapping[str, Any]) -> str:
             "Not a blind sample, so not held against the agreement threshold: draw a sheet with "
             "`calibrate sample` for that."
         )
-        return "\n".join(lines)
+        return "\n".join(lines + confusion)
     lines.append(
         f"Overall, mean over {overall['criteria']} criteria: agreement "
         f"{_interval(overall['agreement'], overall['agreement_ci'], True)}, kappa "
@@ -1081,4 +1108,4 @@ def format_score(report: Mapping[str, Any]) -> str:
         + (", ".join(below) if below else "none")
         + f". For comparison, {report['published_range']}."
     )
-    return "\n".join(lines)
+    return "\n".join(lines + confusion)

@@ -284,7 +284,7 @@ def _report_text(args: argparse.Namespace, by: list[str], loaded: list[Any], row
         _need_analysis("report (judge test-retest and panel agreement)")
     reliability = judge_reliability(rows)
     if args.json:
-        whole = report_json(rows, by)
+        whole = report_json(rows, by, files=loaded)
         whole["answer_length"] = answer_length_table(rows)
         if reliability is not None:
             whole["judge_reliability"] = reliability

@@ -368,11 +368,8 @@ def _bars(
                             x, value, yerr=[[value - low], [high - value]], fmt="none", ecolor="#000000",
                             elinewidth=1.2, capsize=4,
                         )  # fmt: skip
-                    ax.annotate(
-                        f"{value:.0%}" if percent else f"{value:.2f}",
-                        (x, high if high is not None else value),
-                        xytext=(0, 3), textcoords="offset points", ha="center", va="bottom", fontsize=8,
-                    )  # fmt: skip
+                    _value_label(ax, x, value, f"{value:.0%}" if percent else f"{value:.2f}",
+                                 whisker=low is not None and high is not None)  # fmt: skip
                 else:
                     ax.annotate("n/a", (x, 0), xytext=(0, 3), textcoords="offset points", ha="center",
                                 fontsize=8, color="#555555")  # fmt: skip
@@ -409,6 +406,23 @@ def _bars(
                 )  # fmt: skip
         fig.supxlabel(note, fontsize=8, color="#444444", x=0.01, ha="left")
     return Chart(section, name, title, fig)
+
+
+def _value_label(ax: Any, x: float, value: float, text: str, *, whisker: bool) -> None:
+    """The bar's value, written where the bar ends (the point estimate), never at an interval's end.
+
+    With a whisker through the bar's middle the label sits beside it, on the bar's top to the left of the
+    whisker, on a white ground (a grid line stays clear of the text); with none, just above the top.
+    """
+    top = max(0.0, min(1.0, value))  # where the bar is drawn
+    if whisker:
+        ax.annotate(
+            text, (x, top), xytext=(-3, 2), textcoords="offset points", ha="right", va="bottom", fontsize=8,
+            bbox={"boxstyle": "square,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.9},
+        )  # fmt: skip
+    else:
+        ax.annotate(text, (x, top), xytext=(0, 3), textcoords="offset points", ha="center", va="bottom",
+                    fontsize=8)  # fmt: skip
 
 
 def _effect_charts(data: ReportData) -> list[Chart]:

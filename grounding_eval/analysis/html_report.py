@@ -3,21 +3,24 @@
 No script, no stylesheet or font from the network: the figures are inline SVG drawn with matplotlib
 (:mod:`grounding_eval.analysis.figures`, the same figures ``report --figures DIR`` writes as SVG and PDF),
 the tables are plain HTML, the style is one ``<style>`` block. Everything on the page is an aggregate
-(examples are capped per finding type), so its size does not grow with the number of rows beyond a few
-listed examples; nor quadratically with the number of conditions: at most :data:`MAX_PAIRS` condition
-pairs per model and round are computed and listed, the figures draw the first :data:`MAX_CHARTED`
+(examples are capped per finding type) but the unsafe answers, one line each (at most :data:`MAX_ROWS`),
+so its size does not grow with the number of rows beyond those and a few listed examples; nor
+quadratically with the number of conditions: at most :data:`MAX_PAIRS` condition pairs per model and
+round are computed and listed, the figures draw the first :data:`MAX_CHARTED`
 conditions, a table shows :data:`MAX_ROWS` rows, and each says visibly what it left out and which command
 lists it all. Long labels are clipped with "…", the whole text (to :data:`TITLE_CHARS`) in a title; every
 text is escaped (in the figures by matplotlib's SVG writer, mathtext off). Sections, in order:
 
-1. pass rate and mean composite per round × condition × model (bars with 95 % intervals);
-2. paired condition effects (forest plot, the headline table, every metric's table folded away);
-3. per-criterion verdict shares per condition (good always green, No = good criteria too);
-4. verifier findings by type (counts and examples);
-5. judge versus verifier on the Round 3 safety checks;
-6. docs-QA results by question type;
-7. calibration against people (when a graded sheet is given);
-8. provenance: files, eval ids, dates, config descriptions, prompts, providers, rubric versions and their
+1. every unsafe answer (item, condition, model) with the check that failed it and what was found, or
+   "No unsafe answers" with how many rows were checked and how many were undecided;
+2. pass rate and mean composite per round × condition × model (bars with 95 % intervals);
+3. paired condition effects (forest plot, the headline table, every metric's table folded away);
+4. per-criterion verdict shares per condition (good always green, No = good criteria too);
+5. verifier findings by type (counts and examples);
+6. judge versus verifier on the Round 3 safety checks;
+7. docs-QA results by question type;
+8. calibration against people (when a graded sheet is given);
+9. provenance: files, eval ids, dates, config descriptions, prompts, providers, rubric versions and their
    provenance, datasets and record counts.
 """
 
@@ -61,6 +64,7 @@ from grounding_eval.analysis.summary import (
     safety_agreement,
     safety_split_table,
 )
+from grounding_eval.analysis.unsafe import unsafe_answers
 from grounding_eval.encodable import utf8_encodable
 from grounding_eval.errors import DataError, terminal_safe
 from grounding_eval.files import write_text_atomic
@@ -87,6 +91,9 @@ nav a{margin-right:12px;font-size:13px}figure{margin:8px 0 16px}
 figure svg{display:block;max-width:100%;height:auto}
 details{margin:8px 0 16px}summary{cursor:pointer;font-weight:600}
 code{font-size:12px;background:#f4f4f4;padding:0 3px}.warn{color:#b2182b;font-weight:600}
+.nw{white-space:nowrap}.any{overflow-wrap:anywhere}
+.grid{display:flex;flex-wrap:wrap;gap:0 20px}table.confusion{font-size:12px}
+table.confusion th,table.confusion td{padding:1px 5px}table.confusion caption{text-align:left;font-weight:600}
 """
 
 
@@ -118,6 +125,7 @@ def render_html(
     for index, chart in enumerate(report_charts(data) if charts is None else charts):
         drawn[chart.section].append(f"<figure>{chart.inline_svg(index)}</figure>")
     sections = [
+        ("unsafe", "Unsafe answers", _unsafe_section(loaded)),
         ("rates", "Pass rate and composite", _rates_section(data, drawn["rates"])),
         ("effects", "Condition effects", _effects_section(data, drawn["effects"])),
         ("criteria", "Verdicts per criterion", _criteria_section(data, drawn["criteria"])),
@@ -223,6 +231,85 @@ def _numeric(text: Any) -> bool:
         and bool(text)
         and text.lstrip("+-–").replace(".", "", 1).replace("%", "").isdigit()
     )
+
+
+def _unsafe_section(loaded: Sequence[Results]) -> str:
+    """Every answer judged unsafe and its deciding reason (:func:`~grounding_eval.analysis.unsafe.
+    unsafe_answers`), first on the page: a legal-aid lead's first question. The findings quote the
+    answer (a URL, an organisation's name, the judge's reason): escaped like every other text."""
+    found = unsafe_answers([(r.path, r.rows) for r in loaded])
+    several = len(loaded) > 1  # the same item, condition and model can be in two files: name the file
+
+    def who(a: dict[str, Any]) -> list[Any]:
+        # Unbroken (an item id cut at its hyphens reads as two), the round as a label, never right-aligned
+        # as a number ("3" under "1a"); the file by its name, the path as given in its title.
+        cells = [_Html(f'<span class="nw">{_clip(a[k])}</span>') for k in ("round", "query_id", "condition",
+                                                                           "provider")]  # fmt: skip
+        if several:
+            cells.insert(0, _Html(f'<span title="{_title(a["file"])}">{_clip(Path(a["file"]).name)}</span>'))
+        return cells
+
+    ids = [*(["file"] if several else []), "round", "item", "condition", "model"]
+    counts = (
+        f"{found['rows']:,} rows: {found['checked']:,} checked, {found['undecided']:,} undecided "
+        "(a safety check no side answered)"
+    )
+    if not found["answers"]:
+        lead = f'<p class="lead"><strong>No unsafe answers.</strong> {_e(counts)}.</p>'
+        table = ""
+    else:
+        n = found["unsafe"]
+        lead = (
+            f'<p class="lead"><strong class="warn">{n:,} unsafe answer{"s" if n != 1 else ""}</strong> of '
+            f"{_e(counts)}.</p>"
+        )
+        body = [
+            [
+                *who(a),
+                _Html("<br>".join(_e(c["check"]) for c in a["checks"])),
+                _Html(  # a long URL breaks anywhere rather than push the table past the page
+                    '<span class="any">'
+                    + "<br>".join(
+                        _clip("; ".join(c["findings"]) or "(no finding recorded)", CELL_CHARS)
+                        for c in a["checks"]
+                    )
+                    + "</span>"
+                ),
+            ]
+            for a in found["answers"]
+        ]
+        table = _table(
+            [*ids, "check No", "deciding reason"],
+            body,
+            labels=len(ids),
+            whole="report --json (its unsafe key)",
+        )
+    notes = (
+        '<p class="note">Unsafe: a safety check found No by the rule that fails the row (Round 3: the side its '
+        "<code>safety_source</code> names, the verifier by default; Rounds 1a–2b: any verifier hard "
+        "failure), unless a person rated the row in the viewer. The reason is what the deciding side "
+        "found.</p>"
+    )
+    if found["judge_no_not_counted"]:
+        notes += (
+            f'<p class="note">Not listed: {found["judge_no_not_counted"]:,} row(s) where the judge said No on a '
+            'safety check its <code>safety_source</code> does not take from the judge (see <a href="#safety">'
+            "Judge vs verifier on safety</a>).</p>"
+        )
+    undecided = found["undecided_rows"]
+    if undecided:
+        listed = [[*who(u), u["why"]] for u in undecided]
+        notes += (
+            f"<details><summary>The {len(undecided):,} undecided row(s) and why</summary>"
+            + _table(
+                [*ids, "why undecided"],
+                listed,
+                labels=len(ids),
+                whole="report --json (its unsafe key)",
+            )
+            + "</details>"
+        )
+    return lead + table + notes
 
 
 def _rates_section(data: ReportData, figures: Sequence[str]) -> str:
@@ -782,7 +869,6 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
             ci(c["kappa_ci"], False),
             _f(c["weighted_kappa"], ".2f"),
             " ".join(f"{k}={v:.0%}" for k, v in c["base_rate"].items()),
-            " | ".join(" ".join(str(x) for x in r) for r in c["confusion"]["matrix"]),
             "below" if c["below_threshold"] else "",
         ]
         for c in report["criteria"]
@@ -800,7 +886,6 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
             "",
             _f(overall["kappa"], ".2f"),
             ci(overall["kappa_ci"], False),
-            "",
             "",
             "",
             "below" if overall["below_threshold"] else "",
@@ -841,11 +926,39 @@ def _calibration_section(loaded: Sequence[Results], sheet: Path | None) -> str:
                 "95 % CI",
                 "weighted kappa",
                 "base rate (people)",
-                "confusion (rows people, columns judge)",
                 "threshold",
             ],
             body,
         )
+        + _confusions_html(report["criteria"])
+    )
+
+
+def _confusions_html(criteria: Sequence[dict[str, Any]]) -> str:
+    """Each criterion's confusion matrix as a small table whose head and first column name the verdicts,
+    the person's down the side and the judge's across (:func:`~grounding_eval.analysis.calibrate.
+    confusion_cells`), side by side under the agreement table."""
+    from grounding_eval.analysis.calibrate import confusion_cells
+
+    tables = []
+    for criterion in criteria:
+        head, *body = confusion_cells(criterion["confusion"])
+        th = "".join(f"<th>{_e(h)}</th>" for h in head)
+        trs = "".join(
+            f"<tr><th>{_e(label)}</th>" + "".join(f'<td class="num">{_e(n)}</td>' for n in counts) + "</tr>"
+            for label, *counts in body
+        )
+        tables.append(
+            f'<table class="confusion"><caption>{_clip(criterion["criterion"])}</caption>'
+            f"<thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>"
+        )
+    if not tables:
+        return ""
+    return (
+        "<h3>Confusion per criterion</h3>"
+        "<p class=\"note\">Counts of graded units: the person's verdict down the side, the judge's across; "
+        "the diagonal is agreement.</p>"
+        f'<div class="grid">{"".join(tables)}</div>'
     )
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeGuard, cast, get_args
 
+from grounding_eval.analysis.unsafe import NOT_READ, SafetyVerdict, safety_verdict, unsafe_answers
 from grounding_eval.errors import DataError, clip, terminal_safe
 from grounding_eval.judge.pipeline import judge_label
 from grounding_eval.judge.score import score_name, verdict_value
@@ -206,6 +207,9 @@ class ReportRow:
             that crashed under a safety No): counted in its own column, never in the mean composite.
         safety_unknown: the Round 3 safety checks the verifier could not decide (a check feeding them
             raised: :func:`~grounding_eval.scoring.composite.verifier_unknown`), unless it found a No.
+        safety: whether the row is unsafe (by ``row_safety``, the rule that fails it), which side decided
+            each check No and what it found, or why its safety is undecided
+            (:func:`~grounding_eval.analysis.unsafe.safety_verdict`).
     """
 
     keys: Mapping[str, str]
@@ -249,6 +253,7 @@ class ReportRow:
     unsafe_no_composite: bool = False
     opinions: tuple[SecondOpinion, ...] = ()
     length: tuple[int, int] | None = None
+    safety: SafetyVerdict = NOT_READ
 
     @property
     def url_score(self) -> float | None:
@@ -688,13 +693,19 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
     # A row its verifier (or judge) found unsafe is a scored failure whatever its composite wrote: the
     # composite's own rule when it cannot be computed, read here from the row's records, so that a
     # composite that crashed or timed out, or a file written before the rule, hides no safety verdict.
-    known = row_safety(
-        verifier_meta,
-        verdicts or None,
-        _safety_source_of(safety_meta, judge_config),
-        round3=rubric in _SAFETY_RUBRICS or keys["round"] in _SAFETY_ROUNDS,
-    )
+    source = _safety_source_of(safety_meta, judge_config)
+    round3 = rubric in _SAFETY_RUBRICS or keys["round"] in _SAFETY_ROUNDS
+    known = row_safety(verifier_meta, verdicts or None, source, round3=round3)
     unsafe = bool(known.no) and human is None  # a person's rating overrides all grading
+    safety = safety_verdict(
+        known,
+        verifier=verifier_meta,
+        judge=verdicts or None,
+        judge_reasons=criterion_reasons,
+        source=source,
+        round3=round3,
+        rated=human is not None,
+    )
     decided = decided or unsafe
     unscored = row.errored or (
         not decided
@@ -787,6 +798,7 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
         unsafe_no_composite=decided and not unscored and "composite" not in named,
         opinions=_opinions(grading_meta),
         length=_length(raw, output),
+        safety=safety,
     )
 
 
@@ -1437,8 +1449,11 @@ def counts_text(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{name} {n}" for name, n in counts.items()) or "–"
 
 
-def report_json(rows: Sequence[ReportRow], by: Sequence[str]) -> dict[str, Any]:
-    """The whole report as the JSON structure in docs/reference/report.md (`report --json`)."""
+def report_json(
+    rows: Sequence[ReportRow], by: Sequence[str], *, files: Sequence[Results] | None = None
+) -> dict[str, Any]:
+    """The whole report as the JSON structure in docs/reference/report.md (`report --json`); ``files``:
+    the results files the rows were read from (the unsafe answers name theirs; else ``""``)."""
     tables = safety_agreement(rows, by)
     return {
         "by": list(by),
@@ -1450,6 +1465,7 @@ def report_json(rows: Sequence[ReportRow], by: Sequence[str]) -> dict[str, Any]:
             "checks": [t.as_dict(by) for t in tables],
         },
         "judge_calls": judge_calls_table(rows),
+        "unsafe": unsafe_answers([(f.path, f.rows) for f in files] if files is not None else [("", rows)]),
     }
 
 

@@ -32,7 +32,7 @@ try {
         return { width: Math.round(box.width), height: Math.round(box.height), cut };
       }),
     })),
-    text: document.body.innerText.slice(0, 20000),
+    text: document.body.innerText.slice(0, 200000),  // past the unsafe answers listed first (hundreds of rows)
     domNodes: document.getElementsByTagName("*").length,
   }));
   if (sectionId) await page.locator(`section#${sectionId}`).screenshot({ path: screenshot });

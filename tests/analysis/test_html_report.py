@@ -19,8 +19,8 @@ from grounding_eval.cli import main
 from tests.analysis.rows import FIXTURES, REPO
 from tests.scores import query_id
 
-SECTIONS = ["rates", "effects", "criteria", "findings", "safety", "docsqa", "length", "reliability", "calibration",
-            "provenance"]  # fmt: skip
+SECTIONS = ["unsafe", "rates", "effects", "criteria", "findings", "safety", "docsqa", "length", "reliability",
+            "calibration", "provenance"]  # fmt: skip
 
 
 def _report(tmp_path: Path, *files: Path, extra: tuple[str, ...] = ()) -> str:
@@ -160,6 +160,8 @@ def test_report_in_a_real_browser(tmp_path: Path, capsys: pytest.CaptureFixture[
     )  # 2 charts × (3 + 3 + 2) bars
     assert sections["effects"]["charts"] == 1 and sections["effects"]["marks"] >= 9
     assert sections["criteria"]["charts"] >= 2 and sections["criteria"]["marks"] > 100
+    # Every unsafe row listed first: 4 of the Round 3 fixture's 24 rows, in each of 84 copies, and round1a's 4.
+    assert sections["unsafe"]["heading"] == "Unsafe answers" and sections["unsafe"]["rows"] == 4 * 84 + 4
     assert sections["findings"]["rows"] >= 3 and sections["safety"]["tables"] >= 3  # split, per check, groups
     assert sections["provenance"]["tables"] == 3
     # Every figure reads at the page's width (the hand-drawn bars were 240 px wide) and no text is cut.
