@@ -163,6 +163,11 @@ providers:
     # Recorded answers (fixtures) from the dataset's recorded_answers.yaml. Live models: add
     # -r with a providers file of your own (the pack's docs: docs/how-to/run-live.md).
 
+# Checks every grounding-eval assertion (judge provider and key, rubric, directory, allowlist,
+# recorded judge files) before any model is called: a problem stops the eval there.
+extensions:
+  - file://assertions/grounding.cjs:beforeAll
+
 defaultTest:
 {study.asserts.replace("__SNAPSHOT__", snapshot)}
 tests:

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from tests.model_standin import ModelStandin
 from tests.scores import query_id, row_scores
 
 REPO = Path(__file__).resolve().parents[2]
@@ -220,8 +222,14 @@ def _texts(rows: list[dict[str, Any]]) -> set[str]:
     texts: set[str] = set()
     for row in rows:
         assert row["testCase"]["metadata"].get("risk_tier")
-        whole = [row["vars"]["question"], row["response"]["output"], row["vars"]["jkb_directory"],
-                 row["vars"]["jkb_full_content"]]  # fmt: skip
+        # The source texts are in the prompt the model was shown (the beforeAll hook lifts them out of vars),
+        # less the lines of the pack's own prompt templates, which the bundle may carry.
+        template = {
+            ln.strip() for p in (REPO / "prompts").glob("*.txt") for ln in p.read_text("utf-8").splitlines()
+        }
+        shown = "\n".join(ln for ln in row["prompt"]["raw"].splitlines() if ln.strip() not in template)
+        whole = [row["vars"]["question"], row["response"]["output"], shown,
+                 *(row["vars"].get(v, "") for v in ("jkb_directory", "jkb_full_content"))]  # fmt: skip
         meta = row["testCase"]["metadata"]
         whole += [
             *meta["required_clarifying_questions"],
@@ -274,6 +282,44 @@ def test_the_other_evaluations_run_from_the_wheel(
     assert all(r["failureReason"] in (0, 1) for r in results), [r.get("error") for r in results][:3]
     assert all(chip in row_scores(r) or r["success"] is False for r in results)
     assert sum(chip in row_scores(r) for r in results) >= rows - 2
+
+
+@pytest.mark.parametrize("round_", ["3", "docs-qa", "factuality"])
+def test_a_study_with_a_mistyped_judge_stops_before_any_model_call(
+    installed: dict[str, Path], round_: str
+) -> None:
+    """Issue 40: a study ``init`` writes checks its graders in promptfoo's beforeAll hook, as the pack's own
+    configs do: a mistyped judge id costs one line before any generation call (it cost every row's call)."""
+    base, bindir = installed["base"], installed["bin"]
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "NO_COLOR": "1",
+           "PROMPTFOO_CONFIG_DIR": str(base / f".promptfoo-typo-{round_}"),
+           "OPENAI_API_KEY": "sk-test-standin-0000000000000000"}  # fmt: skip
+    for key in ("PYTHONPATH", "VIRTUAL_ENV", "PROMPTFOO_PYTHON", "GROUNDING_EVAL_DATASET",
+                "GROUNDING_EVAL_JUDGE_PROVIDER", "GROUNDING_EVAL_DOCS_QA_DATASET"):  # fmt: skip
+        env.pop(key, None)
+    study = base / f"typo-{round_}"
+    init = _run([str(bindir / "grounding-eval"), "init", str(study), "--round", round_], base, env)
+    assert init.returncode == 0, init.stderr
+    (study / "node_modules").symlink_to(REPO / "node_modules")
+    generation = ModelStandin(lambda prompt: "an answer")
+    config_path = study / "promptfooconfig.yaml"
+    config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    config["providers"] = [
+        {"id": "openai:chat:standin-answerer", "config": {"apiBaseUrl": f"{generation.url}/v1"}}
+    ]
+    judged = [a for a in config["defaultTest"]["assert"] if "provider" in a.get("config", {})]
+    assert judged, config["defaultTest"]["assert"]
+    for assertion in judged:
+        assertion["config"]["provider"] = "opnai:chat:gpt-4.1"  # the typo
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    with generation.running():
+        run = _run(["npx", "promptfoo", "eval", "-c", "promptfooconfig.yaml", "-o", "results/results.json",
+                    "--no-progress-bar", "--no-cache"], study, env)  # fmt: skip
+    said = run.stdout + run.stderr
+    assert generation.served == [], f"{len(generation.served)} model request(s) before the typo was caught"
+    assert run.returncode == 1 and "grounding-eval: the configuration has" in said, said[-3000:]
+    assert "opnai:chat:gpt-4.1" in said
+    assert not (study / "results" / "results.json").exists()
 
 
 def test_the_study_readme_runs_as_written(installed: dict[str, Path]) -> None:
