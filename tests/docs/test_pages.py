@@ -47,7 +47,7 @@ RUN_BY_TEST = {
 NOT_RUN = {
     "README.md": 1,  # scripts/test is the suite itself; scripts/demo runs in the tutorial's test
     "docs/explanation/performance.md": 1,  # the benchmarks: minutes each, wall-clock numbers
-    "docs/how-to/run-live.md": 1,  # pytest -m live: real APIs, real money
+    "docs/how-to/run-live.md": 2,  # pytest -m live: real APIs, real money; live URL checks: the internet
     "docs/how-to/share.md": 2,  # the package registries (PyPI, npm)
 }
 
@@ -215,3 +215,88 @@ def test_judge_provider_page(copy: Path, tmp_path: Path) -> None:
         docs.run_page("docs/how-to/judge-provider.md", copy, env)
     assert judge.unmatched == 0 and len(standin.served) == 24
     assert {s.model for s in standin.served} == {"gpt-4o-mini"}
+
+
+class _LiveStandin:
+    """The three vendors of ``providers/live.yaml`` and the judges, on one stand-in. A generation prompt
+    (the item's question under a condition's prompt) gets the recorded answer for that item and condition
+    with a mark appended, so the answer is new to the recorded judge, as a live model's is; a judge prompt
+    gets the reply recorded for the answer it holds (rubric or factual-accuracy, by the prompt)."""
+
+    MARK = " (Answered by the stand-in.)"
+
+    def __init__(self) -> None:
+        sample = REPO / "datasets" / "sample"
+        items = [
+            json.loads(line)
+            for line in (sample / "high_risk.jsonl").read_text(encoding="utf-8").splitlines()
+            if line
+        ]
+        self.questions = {str(i["id"]): str(i["question"]) for i in items}
+        self.answers = yaml.safe_load((sample / "recorded_answers.yaml").read_text(encoding="utf-8"))
+        self.round3 = RecordedJudge.from_files(
+            str(sample / "judge_replies" / "round3.yaml"), _recorded_answers("round3")
+        )
+        self.factuality = RecordedJudge.from_files(
+            str(sample / "factuality" / "judge_replies.yaml"), _recorded_answers("factual_accuracy")
+        )
+        self.generated = 0
+
+    def __call__(self, prompt: str) -> str:
+        if "meticulous" in prompt:  # the factual-accuracy judge's prompt (seed 000)
+            return self.factuality(prompt)
+        if self.MARK.strip() in prompt:  # a rubric judge's prompt holds the answer it grades
+            return self.round3(prompt)
+        asked = [qid for qid, question in self.questions.items() if question in prompt]
+        assert len(asked) == 1, f"the stand-in cannot tell which item this prompt asks: {prompt[:300]}"
+        condition = (
+            "C1.5" if "Authoritative source articles" in prompt
+            else "C1" if "Relevant authoritative resources" in prompt else "C0"
+        )  # fmt: skip
+        self.generated += 1
+        (answer,) = [
+            a["answer"] for a in self.answers if (a["query_id"], a["condition"]) == (asked[0], condition)
+        ]
+        return str(answer) + self.MARK
+
+
+def test_run_live_page(copy: Path, tmp_path: Path) -> None:
+    """The live page's runs with the three vendors and the judges on a stand-in: each vendor's base-URL
+    variable (``ANTHROPIC_BASE_URL``, ``GOOGLE_API_BASE_URL``, ``OPENAI_BASE_URL``) names it, with
+    placeholder keys. The recorded judge refuses the new answers; a live judge grades them."""
+    respond = _LiveStandin()
+    standin = ModelStandin(respond)
+    with standin.running():
+        env = _env(
+            tmp_path, OPENAI_API_KEY="placeholder", OPENAI_BASE_URL=f"{standin.url}/v1",
+            ANTHROPIC_API_KEY="placeholder", ANTHROPIC_BASE_URL=standin.url,
+            GOOGLE_API_KEY="placeholder", GOOGLE_API_BASE_URL=standin.url,
+        )  # fmt: skip
+        ran = docs.run_page("docs/how-to/run-live.md", copy, env)
+    assert len(ran) == 4
+    models = {s.model for s in standin.served}
+    assert {"claude-sonnet-4-5-20250929", "gemini-2.5-pro", "gpt-4o-mini", "gpt-4.1"} <= models, models
+    assert respond.round3.unmatched == 0 and respond.factuality.unmatched == 0
+    # The first run: live answers, the recorded judge: every row says the judge did not run.
+    first = _rows(copy / "results" / "round3-live.json")
+    assert len(first) == 72 and all(
+        "judge not run" in str(r.get("error") or r["gradingResult"]) for r in first
+    )
+    # The seed's setup: Sonnet 4.5 graded every row, its own included.
+    seed = _rows(copy / "results" / "round3-seed-judge.json")
+    assert len(seed) == 72 and not [r for r in seed if r.get("error")]
+
+
+def test_factuality_page(copy: Path, tmp_path: Path) -> None:
+    """Offline, then the page's live Anthropic judge on a stand-in serving the recorded replies
+    (``ANTHROPIC_BASE_URL``), then the standalone command."""
+    judge = RecordedJudge.from_files(
+        str(REPO / "datasets" / "sample" / "factuality" / "judge_replies.yaml"),
+        _recorded_answers("factual_accuracy"),
+    )
+    standin = ModelStandin(judge)
+    with standin.running():
+        env = _env(tmp_path, ANTHROPIC_API_KEY="placeholder", ANTHROPIC_BASE_URL=standin.url)
+        ran = docs.run_page("docs/reference/factuality.md", copy, env)
+    assert len(ran) == 3 and judge.unmatched == 0
+    assert {s.model for s in standin.served} == {"claude-sonnet-4-5-20250929"}
