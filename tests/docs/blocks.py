@@ -21,7 +21,7 @@ import signal
 import subprocess
 import time
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,10 +135,10 @@ def copy_repository(target: Path) -> Path:
     ).stdout.decode().split("\0")  # fmt: skip
     for name in filter(None, listed):
         source = REPO / name
-        if not source.is_file():  # deleted in the working tree, or a folder-like entry
+        if not (source.is_file() or source.is_symlink()):  # deleted in the working tree
             continue
         (target / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target / name, follow_symlinks=False)
+        shutil.copy2(source, target / name, follow_symlinks=False)  # a link stays a link (configs/providers)
     for linked in (".venv", "node_modules"):
         (target / linked).symlink_to(REPO / linked)
     return target
@@ -157,13 +157,15 @@ def require_installed() -> None:
 
 def reader_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """A reader's environment: none of the session's ``GROUNDING_EVAL_*`` variables or promptfoo database
-    (the copy's ``.env`` names its own), a fresh home and user cache under ``home``, and ``extra``."""
+    (the copy's ``.env`` names its own), a fresh home and user cache under ``home`` (npm's update check off:
+    it would ask the registry), and ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDING_EVAL_")}
     env.pop("PROMPTFOO_CONFIG_DIR", None)
     (home / ".cache").mkdir(parents=True, exist_ok=True)
     return {
         **env,
         "HOME": str(home),
+        "npm_config_update_notifier": "false",
         "XDG_CACHE_HOME": str(home / ".cache"),
         "NO_COLOR": "1",
         **(extra or {}),
@@ -229,12 +231,21 @@ def run_server(block: Block, cwd: Path, env: Mapping[str, str], path: str = "/")
         server.wait(timeout=30)
 
 
-def run_page(page: str, cwd: Path, env: Mapping[str, str], server_path: str = "/") -> list[Block]:
-    """Every block of ``page`` in order, as written, except those marked not run; the blocks that ran."""
-    ran = []
+def run_page(
+    page: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    server_path: str = "/",
+    reader: Mapping[int, Callable[[Path], None]] | None = None,
+) -> list[Block]:
+    """Every block of ``page`` in order, as written, except those marked not run; the blocks that ran.
+    ``reader[n]`` does, before the n-th block that runs (from 0), what the page asks the reader to do by hand."""
+    ran: list[Block] = []
     for block in page_blocks(page):
         if block.not_run is not None:
             continue
+        if reader and len(ran) in reader:
+            reader[len(ran)](cwd)
         if block.is_server:
             run_server(block, cwd, env, server_path)
         elif block.lang == "console":

@@ -11,7 +11,9 @@ that no page test runs, and on a new not-run mark (``NOT_RUN`` lists them).
 
 from __future__ import annotations
 
+import csv
 import json
+import os
 import re
 import socket
 from collections.abc import Iterator
@@ -168,10 +170,24 @@ def test_data_pages(copy: Path, tmp_path: Path) -> None:
     docs.run_page("docs/explanation/methods.md", copy, env)
 
 
+def _grade_the_sheet(root: Path) -> None:
+    """The people's part: a verdict on every line of the sheet (the first the line allows)."""
+    sheet = root / "results" / "sheet.csv"
+    with sheet.open(encoding="utf-8", newline="") as handle:
+        lines = list(csv.DictReader(handle))
+    assert lines, "the sheet has no line to grade"
+    with sheet.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(lines[0]))
+        writer.writeheader()
+        writer.writerows(
+            {**line, "human_verdict": line["allowed_verdicts"].split(" / ")[0]} for line in lines
+        )
+
+
 def test_calibrate_page(copy: Path, tmp_path: Path) -> None:
-    docs.run_page("docs/how-to/calibrate.md", copy, _env(tmp_path))
-    assert len(_rows(copy / "results" / "round3.json")) == 24
-    assert (copy / "results" / "sheet.csv").is_file() and (copy / "results" / "sheet.key.json").is_file()
+    ran = docs.run_page("docs/how-to/calibrate.md", copy, _env(tmp_path), reader={1: _grade_the_sheet})
+    assert len(ran) == 2 and len(_rows(copy / "results" / "round3.json")) == 24
+    assert (copy / "results" / "sheet.key.json").is_file()
 
 
 def test_rescore_page(copy: Path, tmp_path: Path) -> None:
@@ -300,3 +316,13 @@ def test_factuality_page(copy: Path, tmp_path: Path) -> None:
         ran = docs.run_page("docs/reference/factuality.md", copy, env)
     assert len(ran) == 3 and judge.unmatched == 0
     assert {s.model for s in standin.served} == {"claude-sonnet-4-5-20250929"}
+
+
+@pytest.mark.live
+def test_judge_provider_page_against_the_real_api(copy: Path, tmp_path: Path) -> None:
+    """``pytest -m live`` (docs/how-to/run-live.md): the judge-provider page's command with OpenAI's real
+    gpt-4o-mini grading the 24 sample rows (about 24 calls, cents); needs ``OPENAI_API_KEY``."""
+    key = os.environ.get("OPENAI_API_KEY")
+    if not key:
+        pytest.fail("OPENAI_API_KEY is not set: the live tests need the keys (docs/how-to/run-live.md)")
+    docs.run_page("docs/how-to/judge-provider.md", copy, _env(tmp_path, OPENAI_API_KEY=key))
