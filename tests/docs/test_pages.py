@@ -295,9 +295,8 @@ def test_run_live_page(copy: Path, tmp_path: Path) -> None:
     assert respond.round3.unmatched == 0 and respond.factuality.unmatched == 0
     # The first run: live answers, the recorded judge: every row says the judge did not run.
     first = _rows(copy / "results" / "round3-live.json")
-    assert len(first) == 72 and all(
-        "judge not run" in str(r.get("error") or r["gradingResult"]) for r in first
-    )
+    assert len(first) == 72
+    assert all("ERROR (judge not run): recorded judge reply" in str(r["gradingResult"]) for r in first)
     # The seed's setup: Sonnet 4.5 graded every row, its own included.
     seed = _rows(copy / "results" / "round3-seed-judge.json")
     assert len(seed) == 72 and not [r for r in seed if r.get("error")]
@@ -314,7 +313,9 @@ def test_factuality_page(copy: Path, tmp_path: Path) -> None:
     with standin.running():
         env = _env(tmp_path, ANTHROPIC_API_KEY="placeholder", ANTHROPIC_BASE_URL=standin.url)
         ran = docs.run_page("docs/reference/factuality.md", copy, env)
-    assert len(ran) == 3 and judge.unmatched == 0
+    # The live judge is asked for every row (the recorded cheap stage is off); it has the recorded replies
+    # of the rows the capable stage decided offline.
+    assert len(ran) == 3 and len(standin.served) >= 5
     assert {s.model for s in standin.served} == {"claude-sonnet-4-5-20250929"}
 
 
