@@ -60,7 +60,7 @@ class Block:
         """The text bash runs: a command line that ends in ``# exits N`` must exit N (with ``bash -e``, any
         other status stops the block, 0 included), as a reader who pastes the block sees it."""
         return re.sub(
-            r"^(?!#)(.*?\S)(\s+# exits (\d+)\b.*)$",
+            r"^(?!#)(.*?\S)([ \t]+# exits (\d+)\b.*)$",
             r"\1 && false || test $? -eq \3\2",
             self.text,
             flags=re.MULTILINE,
