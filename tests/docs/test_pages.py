@@ -303,7 +303,14 @@ def test_run_live_page(copy: Path, tmp_path: Path) -> None:
     assert all("ERROR (judge not run): recorded judge reply" in str(r["gradingResult"]) for r in first)
     # The seed's setup: Sonnet 4.5 graded every row, its own included.
     seed = _rows(copy / "results" / "round3-seed-judge.json")
-    assert len(seed) == 72 and not [r for r in seed if r.get("error")]
+    assert len(seed) == 72 and all("composite" in r["namedScores"] for r in seed)
+    judged = {
+        c["metadata"]["judge"]["provider"]
+        for r in seed
+        for c in r["gradingResult"]["componentResults"]
+        if "judge" in (c.get("metadata") or {})
+    }
+    assert judged == {"anthropic:messages:claude-sonnet-4-5-20250929"}
 
 
 def test_factuality_page(copy: Path, tmp_path: Path) -> None:
