@@ -1,7 +1,8 @@
 """A stand-in model API on 127.0.0.1 for end-to-end runs through promptfoo's own providers.
 
-It speaks three wire formats promptfoo's providers use — Ollama's ``POST /api/chat``, OpenAI's
-``POST /v1/chat/completions`` and a plain JSON endpoint ``POST /judge`` (``{"prompt"}`` in,
+It speaks the wire formats promptfoo's providers use — Ollama's ``POST /api/chat``, OpenAI's
+``POST /v1/chat/completions``, Anthropic's ``POST /v1/messages``, Google AI Studio's
+``POST /v1beta/models/MODEL:generateContent`` and a plain JSON endpoint ``POST /judge`` (``{"prompt"}`` in,
 ``{"text", "usage"}`` out) for promptfoo's ``http`` provider — and answers each request with
 ``respond(prompt_text)``, where ``prompt_text`` is every message's content joined by blank lines.
 Token counts are reported as each format does (``prompt_eval_count`` / ``eval_count``, ``usage``),
@@ -38,6 +39,15 @@ class Served:
     completion_tokens: int
 
 
+def _text(content: object) -> str:
+    """The text of a message's content: a string, or a list of ``{"text": …}`` blocks or parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict))
+    return ""
+
+
 def tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
@@ -62,8 +72,19 @@ class ModelStandin:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 body = json.loads(raw or b"{}")
                 path = self.path.split("?")[0]
+                model = body.get("model")
                 if path.endswith("/api/chat") or path.endswith("/chat/completions"):
                     prompt = "\n\n".join(str(m.get("content") or "") for m in body.get("messages") or [])
+                elif path.endswith("/v1/messages"):  # Anthropic's: content a string or a list of blocks
+                    parts = [
+                        body.get("system") or "",
+                        *(m.get("content") or "" for m in body.get("messages") or []),
+                    ]
+                    prompt = "\n\n".join(_text(p) for p in parts)
+                elif path.endswith(":generateContent"):  # Google AI Studio's (Gemini): the model in the path
+                    model = path.rsplit("/", 1)[-1].split(":")[0]
+                    contents = [body.get("systemInstruction") or {}, *(body.get("contents") or [])]
+                    prompt = "\n\n".join(_text(c.get("parts") or []) for c in contents)
                 else:  # promptfoo sends a chat as a JSON list of messages in {{prompt}}
                     given = body.get("prompt")
                     prompt = given if isinstance(given, str) else ""
@@ -78,12 +99,21 @@ class ModelStandin:
                 reply = standin.respond(prompt)
                 p, c = tokens(prompt), tokens(reply)
                 with standin._lock:
-                    standin.served.append(Served(path, body.get("model"), prompt, reply, p, c))
+                    standin.served.append(Served(path, model, prompt, reply, p, c))
                 if path.endswith("/api/chat"):
-                    out: dict[str, Any] = {"model": body.get("model"), "message": {"role": "assistant", "content": reply},
+                    out: dict[str, Any] = {"model": model, "message": {"role": "assistant", "content": reply},
                                            "done": True, "prompt_eval_count": p, "eval_count": c}  # fmt: skip
+                elif path.endswith("/v1/messages"):
+                    out = {"id": f"standin-{len(standin.served)}", "type": "message", "role": "assistant", "model": model,
+                           "content": [{"type": "text", "text": reply}], "stop_reason": "end_turn",
+                           "stop_sequence": None, "usage": {"input_tokens": p, "output_tokens": c}}  # fmt: skip
+                elif path.endswith(":generateContent"):
+                    out = {"candidates": [{"content": {"role": "model", "parts": [{"text": reply}]}, "finishReason": "STOP",
+                                           "index": 0}],
+                           "usageMetadata": {"promptTokenCount": p, "candidatesTokenCount": c, "totalTokenCount": p + c},
+                           "modelVersion": model}  # fmt: skip
                 elif path.endswith("/chat/completions"):
-                    out = {"id": f"standin-{len(standin.served)}", "object": "chat.completion", "model": body.get("model"),
+                    out = {"id": f"standin-{len(standin.served)}", "object": "chat.completion", "model": model,
                            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
                                         "finish_reason": "stop"}],
                            "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}}  # fmt: skip

@@ -185,21 +185,3 @@ def test_mkdocs_build_strict_offline(tmp_path: Path) -> None:
         assert "fonts.googleapis.com" not in text and "fonts.gstatic.com" not in text, html
         external = re.findall(r"<(?:script|link)\b[^>]*(?:src|href)=\"https?://[^\"]+\"", text)
         assert not external, f"{html}: {external[:3]}"
-
-
-def test_the_readme_example_prints_what_it_shows(tmp_path: Path) -> None:
-    """The README's console example: each ``$`` line runs (from a folder with the project's .venv), and
-    the last one prints exactly the lines shown and exits 1, the hard failure it describes."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"^```console\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
-    assert block, "README.md has no console example"
-    commands = [line[2:] for line in block.group(1).splitlines() if line.startswith("$ ")]
-    shown = [line for line in block.group(1).splitlines() if not line.startswith("$ ")]
-    (tmp_path / ".venv").symlink_to(REPO / ".venv")
-    for command in commands[:-1]:
-        subprocess.run(["bash", "-e", "-c", command], cwd=tmp_path, check=True, timeout=60)
-    last = subprocess.run(
-        ["bash", "-c", commands[-1]], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
-    )
-    assert last.returncode == 1, last.stderr
-    assert last.stdout.splitlines() == shown
