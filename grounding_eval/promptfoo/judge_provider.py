@@ -31,7 +31,8 @@ __all__ = [
 
 JUDGE_PROVIDER_ENV: Final = "GROUNDING_EVAL_JUDGE_PROVIDER"
 CHEAP_PROVIDER_ENV: Final = "GROUNDING_EVAL_FACTUALITY_CHEAP_PROVIDER"
-_LIVE_JUDGE_EXAMPLE: Final = "anthropic:messages:claude-sonnet-4-5-20250929"
+# A judge outside the models providers/live.yaml puts under test (docs/how-to/run-live.md recommends one).
+_LIVE_JUDGE_EXAMPLE: Final = "openai:chat:gpt-4.1"
 
 
 def judges_for(

@@ -44,6 +44,7 @@ RUN_BY_TEST = {
     "docs/reference/factuality.md": "test_factuality_page",
     "docs/how-to/judge-provider.md": "test_judge_provider_page",
     "docs/how-to/run-live.md": "test_run_live_page",
+    "docs/how-to/judge-reliability.md": "test_judge_reliability_page",
 }
 # The blocks no test runs, by page: each carries its reason in the page.
 NOT_RUN = {
@@ -311,6 +312,33 @@ def test_run_live_page(copy: Path, tmp_path: Path) -> None:
         if "judge" in (c.get("metadata") or {})
     }
     assert judged == {"anthropic:messages:claude-sonnet-4-5-20250929"}
+
+
+def test_judge_reliability_page(copy: Path, tmp_path: Path) -> None:
+    """The offline retest and panel from the recorded fixtures, then the live part: generation and the
+    three judges (the row's, and the two of the panel) on the stand-in, each vendor's base URL naming it."""
+    respond = _LiveStandin()
+    standin = ModelStandin(respond)
+    with standin.running():
+        env = _env(
+            tmp_path, OPENAI_API_KEY="placeholder", OPENAI_BASE_URL=f"{standin.url}/v1",
+            ANTHROPIC_API_KEY="placeholder", ANTHROPIC_BASE_URL=standin.url,
+            GOOGLE_API_KEY="placeholder", GOOGLE_API_BASE_URL=standin.url,
+        )  # fmt: skip
+        ran = docs.run_page("docs/how-to/judge-reliability.md", copy, env)
+    assert len(ran) >= 4
+    judges = {s.model for s in standin.served} - {
+        "claude-sonnet-4-5-20250929",
+        "gemini-2.5-pro",
+        "gpt-4o-mini",
+    }
+    assert judges == {"gpt-4.1", "claude-opus-4-1-20250805", "gemini-2.5-flash"}, judges
+    rows = _rows(copy / "results" / "reliability.json")
+    assert len(rows) == 72
+    meta = [r["gradingResult"].get("metadata") or {} for r in rows]
+    assert all(len(m.get("judge_panel") or ()) == 2 for m in meta)
+    retested = sum(1 for m in meta if m.get("judge_retest") is not None)
+    assert 0 < retested < 72  # a fifth of the rows, drawn
 
 
 def test_factuality_page(copy: Path, tmp_path: Path) -> None:

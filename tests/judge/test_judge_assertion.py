@@ -400,9 +400,7 @@ def test_the_audit_log_defaults_to_results_not_the_cache(tmp_path: Path) -> None
     assert not (tmp_path / ".cache" / "grounding-eval" / "audit").exists()
 
 
-LIVE_JUDGE_ADVICE = (
-    "set GROUNDING_EVAL_JUDGE_PROVIDER to a live judge (e.g. anthropic:messages:claude-sonnet-4-5-20250929)"
-)
+LIVE_JUDGE_ADVICE = "set GROUNDING_EVAL_JUDGE_PROVIDER to a live judge (e.g. openai:chat:gpt-4.1)"
 
 
 class TestRecordedReplyGuard:
