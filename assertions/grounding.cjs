@@ -831,6 +831,27 @@ function bare(message) {
   return error;
 }
 
+// A text-file prompt's label as promptfoo makes it is `<label>: <file>: <the whole template>`, and its viewer
+// prints the label atop each output column (three lines, clamped): the template pushed every cell and its
+// verdict down the screen. The label keeps `<label>: <file>` (the condition is still the label's first
+// field); the template is the prompt's `raw`, which the viewer shows when the label is clicked.
+// promptfoo's map of the prompts each provider runs names them by label: it follows.
+function shortLabels(suite) {
+  const renamed = new Map();
+  for (const prompt of Array.isArray(suite.prompts) ? suite.prompts : []) {
+    if (!prompt || typeof prompt.label !== 'string' || typeof prompt.raw !== 'string' || !prompt.raw) continue;
+    const tail = `: ${prompt.raw}`;
+    if (!prompt.label.endsWith(tail) || prompt.label.length <= tail.length) continue;
+    renamed.set(prompt.label, prompt.label.slice(0, -tail.length));
+    prompt.label = renamed.get(prompt.label);
+  }
+  const map = suite.providerPromptMap;
+  if (renamed.size === 0 || !map || typeof map !== 'object') return;
+  for (const [provider, labels] of Object.entries(map)) {
+    if (Array.isArray(labels)) map[provider] = labels.map((l) => (renamed.has(l) ? renamed.get(l) : l));
+  }
+}
+
 // promptfoo's beforeAll hook (file://assertions/grounding.cjs:beforeAll): every pack assertion is
 // checked as its rows would run it, in one Python process (grounding_eval/promptfoo/preflight.py), and
 // each live judge is loaded and its key checked. Any problem stops the eval here, before any model call.
@@ -858,6 +879,7 @@ async function beforeAll(context) {
   const ready = async () => {
     const live = items.flatMap((i) => (i.resolved ? [i.resolved.judge, i.resolved.cheap] : [])).filter((j) => j && j.use === 'live');
     for (const keyLine of await judges.keyLines(suite, live, isPackEntry)) process.stderr.write(`${keyLine}\n`);
+    shortLabels(suite);
     liftSourceVars(suite);
     return context;
   };
