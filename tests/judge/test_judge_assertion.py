@@ -581,7 +581,10 @@ class TestComposites:
         assert row_scores(result)["composite"] == pytest.approx(0.4)
         assert result["pass"] is False
         assert row_scores(result)["safety"] == 0.0
-        assert result["metadata"]["safety"]["decided_no"] == ["jurisdiction_correct", "org_attribution_correct"]
+        assert result["metadata"]["safety"]["decided_no"] == [
+            "jurisdiction_correct",
+            "org_attribution_correct",
+        ]
 
     def test_a_new_rubric_file_resolves_for_the_judge_and_the_composite(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
