@@ -85,6 +85,13 @@ def test_both_layouts_read_alike(tmp_path: Path, shared_eval: Callable[[str], Ev
         # polarity from the rubric then).
         if not old[k]["negative"]:
             new[k]["negative"] = frozenset()
+        # Round 3's three safety.<check> chips are one `safety` chip since issue 42: their least.
+        scores: dict[str, float] = dict(old[k]["scores"])
+        checks = [n for n in scores if n.startswith("safety.") and n != "safety.source_fidelity"]
+        assert len(checks) == 3, k
+        old[k]["scores"] = {n: v for n, v in scores.items() if n not in checks} | {
+            "safety": min(scores[n] for n in checks)
+        }
         assert new[k] == old[k], k
 
 
