@@ -687,7 +687,8 @@ function verbatim(text) {
 
 // What could read a lifted var without getting it back: an assertion or scoring function whose code
 // is not the pack's (a file or package), one whose text names the var (rendered with the vars), a provider
-// that is code of its own (it gets the vars, not only the prompt). Any of them: nothing is lifted.
+// that is code of its own (it gets the vars, not only the prompt). Code of its own: nothing is lifted (the
+// reason, a string); an assertion's text: the vars it names are not (`{ named }`).
 const PACK_SCORING = /(?:grounding\.cjs:round\w+|assertions\/(?:composite\.py(?::\w+)?|grounding\.py:round\w+))$/;
 const PACK_PROVIDER = /providers\/replay\.py(?::\w+)?$/;
 const CODE_REF = /^(?:file:\/\/|package:|exec:|python:|golang:|ruby:)/;
@@ -714,8 +715,7 @@ function foreignReader(suite, names) {
     const id = typeof p === 'string' ? p : p && typeof p.id === 'function' ? p.id() : p && p.id;
     if (code(id) && !PACK_PROVIDER.test(id)) return `a provider of its own code (${id})`;
   }
-  const named = [...names].find((n) => texts.some((t) => mentions(t, n)));
-  return named ? `an assertion that names ${named}` : undefined;
+  return { named: new Set([...names].filter((n) => texts.some((t) => mentions(t, n)))) };
 }
 
 function liftSourceVars(suite) {
@@ -725,9 +725,13 @@ function liftSourceVars(suite) {
     .flatMap((t) => (t && t.metadata && Array.isArray(t.metadata.source_vars) ? t.metadata.source_vars : [])));
   if (candidates.size === 0) return;
   const reader = foreignReader(suite, candidates);
-  if (reader) {
+  if (typeof reader === 'string') {
     process.stderr.write(`grounding-eval: the source vars stay vars (viewer columns): the suite has ${reader}, which could read them\n`);
     return;
+  }
+  // A var an assertion's text names stays a var (that assertion is rendered with the vars); the others go.
+  for (const n of reader.named) {
+    process.stderr.write(`grounding-eval: ${n} stays a var (a viewer column): the suite has an assertion that names it\n`);
   }
   const d = suite.defaultTest && typeof suite.defaultTest === 'object' ? suite.defaultTest : {};
   const tests = (Array.isArray(suite.tests) ? suite.tests : []).filter((t) => t && typeof t === 'object');
@@ -739,7 +743,7 @@ function liftSourceVars(suite) {
     if ((d.options && d.options.transformVars) || (t.options && t.options.transformVars)) continue;
     const names = t.metadata && Array.isArray(t.metadata.source_vars) ? t.metadata.source_vars : [];
     const own = t.vars && typeof t.vars === 'object' ? t.vars : {};
-    const lift = new Set(names.filter((n) => typeof n === 'string' && typeof own[n] === 'string'
+    const lift = new Set(names.filter((n) => typeof n === 'string' && typeof own[n] === 'string' && !reader.named.has(n)
       && (!own[n].startsWith('file://') || CALLED_VAR.test(own[n])) && plainOnly(n)));
     if (lift.size === 0) continue;
     const key = varsKey(merged(d.vars, own), lift);
@@ -831,6 +835,27 @@ function bare(message) {
   return error;
 }
 
+// A text-file prompt's label as promptfoo makes it is `<label>: <file>: <the whole template>`, and its viewer
+// prints the label atop each output column (three lines, clamped): the template pushed every cell and its
+// verdict down the screen. The label keeps `<label>: <file>` (the condition is still the label's first
+// field); the template is the prompt's `raw`, which the viewer shows when the label is clicked.
+// promptfoo's map of the prompts each provider runs names them by label: it follows.
+function shortLabels(suite) {
+  const renamed = new Map();
+  for (const prompt of Array.isArray(suite.prompts) ? suite.prompts : []) {
+    if (!prompt || typeof prompt.label !== 'string' || typeof prompt.raw !== 'string' || !prompt.raw) continue;
+    const tail = `: ${prompt.raw}`;
+    if (!prompt.label.endsWith(tail) || prompt.label.length <= tail.length) continue;
+    renamed.set(prompt.label, prompt.label.slice(0, -tail.length));
+    prompt.label = renamed.get(prompt.label);
+  }
+  const map = suite.providerPromptMap;
+  if (renamed.size === 0 || !map || typeof map !== 'object') return;
+  for (const [provider, labels] of Object.entries(map)) {
+    if (Array.isArray(labels)) map[provider] = labels.map((l) => (renamed.has(l) ? renamed.get(l) : l));
+  }
+}
+
 // promptfoo's beforeAll hook (file://assertions/grounding.cjs:beforeAll): every pack assertion is
 // checked as its rows would run it, in one Python process (grounding_eval/promptfoo/preflight.py), and
 // each live judge is loaded and its key checked. Any problem stops the eval here, before any model call.
@@ -858,6 +883,7 @@ async function beforeAll(context) {
   const ready = async () => {
     const live = items.flatMap((i) => (i.resolved ? [i.resolved.judge, i.resolved.cheap] : [])).filter((j) => j && j.use === 'live');
     for (const keyLine of await judges.keyLines(suite, live, isPackEntry)) process.stderr.write(`${keyLine}\n`);
+    shortLabels(suite);
     liftSourceVars(suite);
     return context;
   };

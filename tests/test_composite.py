@@ -359,7 +359,7 @@ class TestRound3SafetySource:
             "jurisdiction_correct (not counted)"
         )
         assert result["metadata"]["safety"]["judge_disagrees"] is True
-        assert result["namedScores"][f"safety.{JUR}"] == 1.0  # the chip shows the deciding side
+        assert result["namedScores"]["safety"] == 1.0  # the chip shows the deciding side
 
     def test_default_reason_unchanged_when_they_agree(self) -> None:
         result = score_round3({}, _round3_context({ORG: "No"}, [ORG]))
@@ -380,7 +380,9 @@ class TestRound3SafetySource:
         """Judge No on jurisdiction, verifier No on org attribution: 1.0 − 0.3 per counted No."""
         result = score_round3({}, _round3_context({JUR: "No"}, [ORG], {"safety_source": source}))
         assert result["pass"] is passed and result["score"] == pytest.approx(score)
-        assert tuple(result["namedScores"][f"safety.{c}"] for c in CHECKS) == chips
+        # One chip for the three checks (0: some check is No); which one, metadata.safety.decided_no.
+        assert result["namedScores"]["safety"] == min(chips)
+        assert tuple(float(c not in result["metadata"]["safety"]["decided_no"]) for c in CHECKS) == chips
         assert result["metadata"]["safety"]["source"] == source
 
     def test_judge_source_can_pass_a_row_the_verifier_fails(self) -> None:
@@ -450,9 +452,8 @@ def test_default_source_is_the_formula_before_safety_source(
     assert result["pass"] is expected.passed
     assert expected.score is not None
     assert result["namedScores"]["composite"] == round(expected.score, 4)
-    assert [result["namedScores"][f"safety.{c}"] for c in CHECKS] == [
-        float(c not in verifier_no) for c in CHECKS
-    ]
+    assert result["namedScores"]["safety"] == float(not verifier_no)
+    assert result["metadata"]["safety"]["decided_no"] == [c for c in CHECKS if c in verifier_no]
     assert _explained(result).startswith(f"Round 3: {expected.reason}")
     assert result["metadata"]["safety"]["judge_disagrees"] is disagree
 
@@ -564,10 +565,10 @@ def test_a_missing_side_never_hides_a_safety_verdict(case: dict[str, Any]) -> No
     assert result["reason"].startswith(expected["first_line"]), result["reason"]
     assert ("composite" in result["namedScores"]) is expected["composite"]
     assert result["namedScores"]["kept"] == 0.5  # the row's other named scores are kept
-    chips = {
-        c: result["namedScores"][f"safety.{c}"] for c in CHECKS if f"safety.{c}" in result["namedScores"]
-    }
-    assert chips == (expected["chips"] or {})
+    # The one safety chip: 0 when a known check is No, absent when none is known.
+    chips = expected["chips"] or {}
+    assert result["namedScores"].get("safety") == (min(chips.values()) if chips else None)
+    assert not any(k.startswith("safety.") and k != "safety.source_fidelity" for k in result["namedScores"])
     if not expected["composite"]:
         assert result["score"] == 0.0  # promptfoo's lowest, for an unsafe row as for an unscored one
         assert meta["composite"]["status"] == "unscored"

@@ -58,7 +58,11 @@ def test_both_layouts_read_alike(tmp_path: Path, shared_eval: Callable[[str], Ev
         was, now = old[k].pop("sources"), new[k].pop("sources")
         assert all(text in dict(now).get("prompt shown to the model", "") for _, text in was), k
         assert bool(was) == bool(now), k  # C0: no source either way
-        assert new[k]["test_metadata"].pop("source_vars") == ["jkb_directory", "jkb_full_content"]
+        assert new[k]["test_metadata"].pop("source_vars") == [
+            "jkb_directory",
+            "jkb_full_content",
+            "jurisdiction",
+        ]
         # Round 3's citation rule (issue 38) is carried in the test's metadata since the old file.
         assert new[k]["test_metadata"].pop("citation_check") == "hard"
         # The citations check (issue 22) came after the old file was written: its score and findings
@@ -81,6 +85,13 @@ def test_both_layouts_read_alike(tmp_path: Path, shared_eval: Callable[[str], Ev
         # polarity from the rubric then).
         if not old[k]["negative"]:
             new[k]["negative"] = frozenset()
+        # Round 3's three safety.<check> chips are one `safety` chip since issue 42: their least.
+        scores: dict[str, float] = dict(old[k]["scores"])
+        checks = [n for n in scores if n.startswith("safety.") and n != "safety.source_fidelity"]
+        assert len(checks) == 3, k
+        old[k]["scores"] = {n: v for n, v in scores.items() if n not in checks} | {
+            "safety": min(scores[n] for n in checks)
+        }
         assert new[k] == old[k], k
 
 

@@ -69,10 +69,9 @@ def test_source_vars_come_from_the_dataset_or_the_rescore_stops(
     the test's dataset, and a dataset that is gone stops it, in one line, before any grading."""
     data = json.loads(main_job.read_text(encoding="utf-8"))
     rows = data["results"]["results"]
-    assert rows and all(not {"jkb_directory", "jkb_full_content"} & set(r["testCase"]["vars"]) for r in rows)
-    assert all(
-        r["testCase"]["metadata"]["source_vars"] == ["jkb_directory", "jkb_full_content"] for r in rows
-    )
+    lifted = ["jkb_directory", "jkb_full_content", "jurisdiction"]  # the state, in the metadata too
+    assert rows and all(not set(lifted) & set(r["testCase"]["vars"]) for r in rows)
+    assert all(r["testCase"]["metadata"]["source_vars"] == lifted for r in rows)
     rows[-1]["testCase"]["metadata"]["dataset"] = str(tmp_path / "gone")
     moved = tmp_path / "moved.json"
     moved.write_text(json.dumps(data), encoding="utf-8")

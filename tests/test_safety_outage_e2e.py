@@ -106,9 +106,8 @@ def test_every_verifier_unsafe_row_fails_as_unsafe(outage: tuple[list[dict[str, 
             "reason"
         ]
         assert "composite" not in row["namedScores"]  # no composite: left out of the mean composite
-        assert [row["namedScores"][f"safety.{c}"] for c in ROUND3_SAFETY_CHECKS] == [
-            0.0 if c in checks else 1.0 for c in ROUND3_SAFETY_CHECKS
-        ]
+        assert row["namedScores"]["safety"] == 0.0  # one chip; which checks, metadata.safety.decided_no
+        assert grading["metadata"]["safety"]["decided_no"] == [c for c in ROUND3_SAFETY_CHECKS if c in checks]
         second = grading["componentResults"][0]["reason"].split("\n")[1]
         assert second.startswith(
             f"Round 3: FAIL (unsafe: {', '.join(dict.fromkeys(checks))}, from the verifier)"

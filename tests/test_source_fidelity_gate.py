@@ -176,8 +176,7 @@ class TestRound3:
             in (_formula(result))
         )  # the cause, then the rule it broke
         chips = {k: v for k, v in result["namedScores"].items() if k.startswith("safety.")}
-        assert chips == {"safety.hallucinated_citation": 1.0, "safety.jurisdiction_correct": 1.0,
-                         "safety.org_attribution_correct": 1.0, "safety.source_fidelity": 0.0}  # fmt: skip
+        assert chips == {"safety.source_fidelity": 0.0} and result["namedScores"]["safety"] == 1.0
 
     @pytest.mark.parametrize(
         ("gate", "passed"),

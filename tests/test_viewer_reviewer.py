@@ -73,14 +73,9 @@ def test_the_verdict_first_and_every_chip_in_view(
 
 
 LAYOUT = REPO / "tests" / "browser" / "reviewer_layout.mjs"
-# The choices docs/tutorial.md asks a reviewer to make once in promptfoo's viewer, as the viewer keeps them
-# in the browser: the jurisdiction column hidden (Columns; kept for every eval with these vars), answers as
-# Markdown and "Metrics pills" off (Table Settings). promptfoo has no config key for any of them.
-REVIEWER_SETTINGS = {
-    "hiddenVarNamesBySchema": {'["jurisdiction","question"]': ["jurisdiction"]},
-    "renderMarkdown": True,
-    "showMetricPills": False,
-}
+# "Render Markdown" (Table Settings), the one choice docs/tutorial.md suggests: promptfoo keeps it in the
+# browser (localStorage "eval-settings"); no config key sets it. Nothing else is needed at 1920×1080.
+MARKDOWN = {"renderMarkdown": True}
 
 
 def _layout(run: EvalRun, folder: Path, settings: dict[str, object] | None) -> dict[str, Any]:
@@ -99,25 +94,32 @@ def _layout(run: EvalRun, folder: Path, settings: dict[str, object] | None) -> d
 def test_a_reviewer_reads_the_three_conditions_and_the_first_reason_at_1920(
     tmp_path: Path, shared_eval: Callable[[str], EvalRun]
 ) -> None:
-    """Issue 42: the variables are only what the prompts use; on first load the two variable columns and
-    C0, C1 fit the screen; with the reviewer's settings all three conditions sit side by side within
-    0..1920, the first row's verdict reason is drawn above 1080 and answers render as Markdown."""
+    """Issue 42, with promptfoo's default settings (nothing chosen in the viewer): the one variable column
+    is the question (the jurisdiction is in the prompt and the metadata, not a column: with it C1.5 ended
+    56 px past the screen); C0, C1 and C1.5 sit side by side within 0..1920, header and first row alike;
+    the first row's verdict reason is drawn above 1080 (it was at 1094: a three-line prompt label atop each
+    column, one chip per safety check), and it says what decided the row. The details dialog shows the
+    prompt as the model got it, the state in it."""
     require_chromium()
     run = shared_eval("promptfooconfig.yaml")
     assert run.returncode == 100, run.tail()
-    (tmp_path / "first").mkdir()
-    first = _layout(run, tmp_path / "first", None)
-    assert [c["name"] for c in first["varColumns"]] == ["jurisdiction", "question"], first["varColumns"]
-    assert len(first["headers"]) == 3 and [h["x"] for h in first["headers"]] == first["cells"], first
-    assert all(0 <= left < right <= 1920 for left, right in first["cells"][:2]), first["cells"]
-    (tmp_path / "reviewer").mkdir()
-    seen = _layout(run, tmp_path / "reviewer", REVIEWER_SETTINGS)
-    assert [c["name"] for c in seen["varColumns"]] == ["question"], seen["varColumns"]
+    (tmp_path / "default").mkdir()
+    seen = _layout(run, tmp_path / "default", None)
     assert len(seen["cells"]) == 3 and all(0 <= left < right <= 1920 for left, right in seen["cells"]), seen[
         "cells"
     ]
+    assert [h["label"] for h in seen["headers"]] == ["recorded-sample-answers"] * 3, seen["headers"]
+    # Each condition's label on one line (promptfoo appends a text file's whole template to it: cut).
+    prompts = [(h["prompt"] or "").strip() for h in seen["headers"]]
+    assert prompts == ["C0: prompts/c0.txt", "C1: prompts/c1.txt", "C1.5: prompts/c1_5.txt"], prompts
+    assert [h["x"] for h in seen["headers"]] == seen["cells"], seen
     reason = seen["firstReason"]
     assert reason is not None and reason["y"] < 1080 and reason["drawn"], reason
     assert reason["text"].split("\n")[1].startswith(("UNSAFE (", "FAIL: ")), reason
-    assert seen["answerBold"] and not seen["answerAsterisks"], seen
-    assert first["answerAsterisks"]  # the same answer, raw, under promptfoo's default
+    assert [c["name"] for c in seen["varColumns"]] == ["question"], seen["varColumns"]
+    assert "helping someone in IL." in seen["details"], seen.get("details", "")[:600]
+    assert seen["answerAsterisks"]  # promptfoo's default shows the answer's Markdown raw
+    (tmp_path / "markdown").mkdir()
+    rendered = _layout(run, tmp_path / "markdown", MARKDOWN)
+    assert rendered["cells"] == seen["cells"] and rendered["firstReason"]["y"] < 1080, rendered
+    assert rendered["answerBold"] and not rendered["answerAsterisks"], rendered

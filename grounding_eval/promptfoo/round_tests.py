@@ -16,9 +16,11 @@ description a column too (issue 42: at 1920 px the three conditions' answers mus
 item's id (``query_id``), topic, High-Risk fields and the grounding choices go in the test's metadata
 (lists in vars would make promptfoo multiply the test); readers of results files written before take
 ``query_id`` and ``topic`` from the vars too. A test has no description. The two long vars are named in
-``metadata.source_vars``: the pack's beforeAll hook lifts them out of the vars (no viewer column, no copy
-in the results file) and puts them back, verbatim, into the prompts and the assertions
-(``assertions/grounding.cjs``); :func:`source_vars` rebuilds them for ``rescore``.
+``metadata.source_vars``, and so is ``jurisdiction`` (also in the metadata: a column of its own put the
+third condition off a 1920-pixel screen): the pack's beforeAll hook lifts them out of the vars (no viewer
+column, no copy in the results file) and puts them back, verbatim, into the prompts and the assertions
+(``assertions/grounding.cjs``); :func:`source_vars` rebuilds the long ones for ``rescore``, and
+:mod:`grounding_eval.promptfoo.source_vars` the jurisdiction from the metadata.
 
 **An empty grounding block is an ERROR row, never a silent prompt.** When an item's C1 directory (or, in
 a round with C1.5, its C1.5 content) comes out empty, its var is ``file://<pack>/assertions/
@@ -43,7 +45,7 @@ from grounding_eval.data.records import HighRiskItem, Query
 from grounding_eval.data.rounds import ROUNDS, Round, round_items, size_warnings
 from grounding_eval.data.sample import SampleSpec
 from grounding_eval.errors import DataError
-from grounding_eval.promptfoo.source_vars import GROUNDING_VARS
+from grounding_eval.promptfoo.source_vars import GROUNDING_VARS, LABEL_VARS
 
 __all__ = ["MISSING_GROUNDING_JS", "SOURCE_VARS", "generate_tests", "missing_grounding", "source_vars"]
 
@@ -101,7 +103,7 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
             "full_content_ids": [s.record.id for s in grounding.full_content],
             "directory_tokens": grounding.directory_tokens,
             "full_content_tokens": grounding.full_content_tokens,
-            "source_vars": list(SOURCE_VARS),
+            "source_vars": [*SOURCE_VARS, *LABEL_VARS],
         }
         if grounding.directory_cut:
             metadata["directory_descriptions_cut"] = list(grounding.directory_cut)

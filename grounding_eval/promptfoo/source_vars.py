@@ -5,6 +5,7 @@ so that promptfoo's viewer does not make them columns; the prompts and the ``gro
 them back from that hook. What runs without it — a results file graded again (``rescore``), a ``type:
 python`` entry (promptfoo's own Python gets the vars without them) — rebuilds them here from the test's
 dataset, with the generator that made the test: the same text, since the same function renders it.
+A round test names its ``jurisdiction`` there too (:data:`LABEL_VARS`), rebuilt from its metadata.
 
 It is also the one place that says which vars are sources (none of these constants imports anything).
 """
@@ -13,7 +14,14 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-__all__ = ["GROUNDING_VARS", "NOT_SOURCES", "REFERENCE_VARS", "with_source_vars", "with_source_vars_in"]
+__all__ = [
+    "GROUNDING_VARS",
+    "LABEL_VARS",
+    "NOT_SOURCES",
+    "REFERENCE_VARS",
+    "with_source_vars",
+    "with_source_vars_in",
+]
 
 # What a round's prompt shows the model under each grounding condition (C0 shows none), in the
 # conditions' order; the generator fills them and the judge reads them back from the rendered prompt.
@@ -23,6 +31,12 @@ GROUNDING_VARS: Final = {"C1": "jkb_directory", "C1.5": "jkb_full_content"}
 REFERENCE_VARS: Final = (GROUNDING_VARS["C1.5"],)
 # A test's vars that are the item's own words or labels, never a source shown to the model (the report).
 NOT_SOURCES: Final = frozenset({"question", "query_id", "item_id", "jurisdiction", "topic", "round"})
+# Short vars a prompt uses whose value is also the test's metadata under the same name: a round test
+# names them in metadata.source_vars too, so that beforeAll lifts them with the sources. promptfoo's viewer
+# gives any var a column at least 160 px wide, and with the question's (360 px) and the three
+# conditions' (480 px each) the jurisdiction's put the third condition 56 px past a 1920-pixel screen
+# (issue 42); the details' Metadata tab shows it. Rebuilt from the metadata.
+LABEL_VARS: Final = ("jurisdiction",)
 
 
 def with_source_vars(vars_: dict[str, Any], metadata: dict[str, Any]) -> dict[str, Any]:
@@ -40,7 +54,8 @@ def with_source_vars(vars_: dict[str, Any], metadata: dict[str, Any]) -> dict[st
     if not wanted:
         return vars_
     makers = {**dict.fromkeys(round_tests.SOURCE_VARS, round_tests.source_vars),
-              **dict.fromkeys(docs_qa_tests.SOURCE_VARS, docs_qa_tests.source_vars)}  # fmt: skip
+              **dict.fromkeys(docs_qa_tests.SOURCE_VARS, docs_qa_tests.source_vars),
+              **dict.fromkeys(LABEL_VARS, _labels)}  # fmt: skip
     unknown = [n for n in wanted if n not in makers]
     if unknown:
         raise DataError(
@@ -51,6 +66,19 @@ def with_source_vars(vars_: dict[str, Any], metadata: dict[str, Any]) -> dict[st
     for maker in dict.fromkeys(makers[n] for n in wanted):
         rebuilt |= maker(metadata)
     return {**vars_, **{n: rebuilt[n] for n in wanted}}
+
+
+def _labels(metadata: dict[str, Any]) -> dict[str, str]:
+    """The label vars (:data:`LABEL_VARS`) from the test's metadata, where the generator put them too."""
+    from grounding_eval.errors import DataError
+
+    found = {n: metadata[n] for n in LABEL_VARS if isinstance(metadata.get(n), str) and metadata[n]}
+    if len(found) < len(LABEL_VARS):
+        missing = ", ".join(n for n in LABEL_VARS if n not in found)
+        raise DataError(
+            "results row", f"its test names {missing} among its source vars but its metadata has none"
+        )
+    return found
 
 
 def with_source_vars_in(context: Any) -> Any:

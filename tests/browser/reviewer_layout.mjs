@@ -33,7 +33,8 @@ try {
     }
     return {
       viewport: [window.innerWidth, window.innerHeight],
-      headers: headers.map((th) => ({ label: th.innerText.split("\n")[0], x: range(th) })),
+      headers: headers.map((th) => ({ label: th.innerText.split("\n")[0], x: range(th),
+                                      prompt: (th.querySelector(".prompt-container") || {}).innerText || null })),
       cells: outputs.map(range),
       varColumns: [...document.querySelectorAll("thead th")].filter((th) => th.closest("tr") && !/passing \(|^(Variables|Outputs)?$/.test(th.innerText.trim())).map((th) => ({ name: th.innerText.trim(), x: range(th) })),
       firstReason: first,

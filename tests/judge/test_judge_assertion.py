@@ -578,9 +578,11 @@ class TestComposites:
         # All 7 core criteria Yes = 1.0; the verifier finds a phone misattribution and a leak: 1.0 - 0.6.
         assert row_scores(result)["composite"] == pytest.approx(0.4)
         assert result["pass"] is False
-        assert row_scores(result)["safety.org_attribution_correct"] == 0.0
-        assert row_scores(result)["safety.jurisdiction_correct"] == 0.0
-        assert row_scores(result)["safety.hallucinated_citation"] == 1.0
+        assert row_scores(result)["safety"] == 0.0
+        assert result["metadata"]["safety"]["decided_no"] == [
+            "jurisdiction_correct",
+            "org_attribution_correct",
+        ]
 
     def test_a_new_rubric_file_resolves_for_the_judge_and_the_composite(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
