@@ -561,14 +561,26 @@ function isPackEntry(assertion) {
 // The configuration is refused: the problems, one line each, before any model call. Under promptfoo's
 // CLI a hook's error is printed four times over (its transform's log on stdout, then the hook's error
 // and its two causes, each with a stack, on stderr): there the pack says its lines once, last, and ends
-// the eval itself with the status that error would give (1). Called any other way (a library caller, a
-// test from `node -e`, promptfoo's viewer), the error is thrown as usual.
+// the eval itself with the status that error would give (1). A wrapper that runs the eval (scripts/demo)
+// names a file in $GROUNDING_EVAL_REFUSAL_FILE: the message is written there too, so that it knows the
+// eval stopped here and adds no line after it. Called any other way (a library caller, a test from
+// `node -e`, promptfoo's viewer), the error is thrown as usual.
 function refuse(problems) {
   const list = [...problems];
   const shown = list.slice(0, MAX_PROBLEMS_SHOWN).map((p) => `  - ${p}`).join('\n');
   const more = list.length > MAX_PROBLEMS_SHOWN ? `\n  … and ${list.length - MAX_PROBLEMS_SHOWN} more` : '';
   const message = `grounding-eval: the configuration has ${list.length} problem(s); no model was called:\n${shown}${more}`;
   if (judges.runningPromptfoo() && process.argv[2] === 'eval') {
+    const told = process.env.GROUNDING_EVAL_REFUSAL_FILE;
+    if (told) {
+      try {
+        const partial = `${told}.${process.pid}.partial`;
+        fs.writeFileSync(partial, `${message}\n`);
+        fs.renameSync(partial, told);
+      } catch (err) {
+        fs.writeSync(2, `grounding-eval: could not write $GROUNDING_EVAL_REFUSAL_FILE (${told}): ${err.message}\n`);
+      }
+    }
     fs.writeSync(2, `${message}\n`);
     process.exit(1);
   }
@@ -856,6 +868,16 @@ function shortLabels(suite) {
   }
 }
 
+// One line per problem: the same problem found in several tests (a judge set once for the whole suite, a
+// missing file every test reads) names the tests once, the first few of them.
+function problemLines(problems) {
+  return [...problems.values()].map(({ call, problem, where }) => {
+    if (where.length === 0) return `${call}: ${problem}`;
+    const named = where.length <= 3 ? where.join(', ') : `${where.length} tests: ${where.slice(0, 3).join(', ')}, …`;
+    return `${call} (${named}): ${problem}`;
+  });
+}
+
 // promptfoo's beforeAll hook (file://assertions/grounding.cjs:beforeAll): every pack assertion is
 // checked as its rows would run it, in one Python process (grounding_eval/promptfoo/preflight.py), and
 // each live judge is loaded and its key checked. Any problem stops the eval here, before any model call.
@@ -863,7 +885,12 @@ async function beforeAll(context) {
   const suite = context && context.suite;
   if (!suite || typeof suite !== 'object') return context;
   const root = packRoot();
-  const problems = new Set();
+  const problems = new Map(); // `call\0problem` → the tests it was found in
+  const found = (call, where, problem) => {
+    const key = `${call}\0${problem}`;
+    if (!problems.has(key)) problems.set(key, { call, problem, where: [] });
+    if (where && !problems.get(key).where.includes(where)) problems.get(key).where.push(where);
+  };
   const fromEnvS = envDeadlineS();
   const restoring = await restoreSourceVars(suite, root, typeof fromEnvS === 'number' ? Math.min(fromEnvS, CHECK_DEADLINE_S) : CHECK_DEADLINE_S);
   if (restoring.length) refuse(restoring);
@@ -906,17 +933,17 @@ async function beforeAll(context) {
   await Promise.all(items.map(async ({ call, where, resolved }, i) => {
     const answer = answers[i];
     if (!answer || answer.ok !== true) {
-      problems.add(`${call} (${where}): ${(answer && answer.error) || 'no answer'}`);
+      found(call, where, (answer && answer.error) || 'no answer');
       return;
     }
     for (const judge of resolved ? [resolved.judge, resolved.cheap] : []) {
       if (!judge || judge.use !== 'live') continue;
       if (!live.has(judge.ref)) live.set(judge.ref, { judge, problem: judges.checkJudge(judge) });
       const problem = await live.get(judge.ref).problem;
-      if (problem) problems.add(`${call}: ${problem}`);
+      if (problem) found(call, undefined, problem);
     }
   }));
-  if (problems.size > 0) refuse(problems);
+  if (problems.size > 0) refuse(problemLines(problems));
   return ready();
 }
 

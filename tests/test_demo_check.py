@@ -255,7 +255,7 @@ def test_demo_script(tmp_path: Path, results: dict[str, Any], expected_status: i
     assert run.returncode == expected_status, run.stdout + run.stderr
     assert (bin_dir / "called").read_text() == (
         "NODE_OPTIONS=--disable-warning=ExperimentalWarning LOG_LEVEL=warn "
-        "args=promptfoo eval -c promptfooconfig.yaml -o results/sample.json --no-progress-bar --no-table\n"
+        "args=promptfoo eval -c promptfooconfig.yaml -o results/sample.json --no-table\n"
     )
     if expected_status:
         assert "incomplete run: promptfoo counted 10 error(s)" in run.stderr
