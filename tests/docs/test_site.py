@@ -176,6 +176,13 @@ def test_properdocs_build_strict_offline(tmp_path: Path) -> None:
     assert build.returncode == 0, build.stderr[-3000:]
     cli = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     assert "grounding-eval data validate" in cli and "--max-urls-checked" in cli
+    # the builder ran docs/hooks.py (Zensical 0.1.2 ignores `hooks:` and leaves the marker): every command
+    # is a heading of the built page, with the anchor the other pages link to
+    assert HOOKS.CLI_MARKER not in cli
+    from grounding_eval.cli import _build_parser
+
+    for name, _ in _parsers(_build_parser(), "grounding-eval")[1:]:
+        assert f'id="{_slugify(name)}"' in cli, name
     formats = (site / "reference" / "formats" / "index.html").read_text(encoding="utf-8")
     assert "datasets/schemas/query.schema.json" in formats
     for html in site.rglob("*.html"):
