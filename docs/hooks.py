@@ -1,4 +1,4 @@
-"""MkDocs hooks: the CLI and file-format reference pages are generated when the site is built.
+"""ProperDocs (MkDocs 1.6) hooks: the CLI and file-format reference pages are generated when the site is built.
 
 ``reference/cli.md`` and ``reference/formats.md`` each hold one marker comment; the hook replaces it with
 Markdown rendered from the argument parsers that ``grounding-eval`` itself uses

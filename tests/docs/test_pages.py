@@ -155,8 +155,8 @@ def _port_is_free(port: int) -> bool:
 def test_readme_and_site_pages(copy: Path, tmp_path: Path) -> None:
     """README.md (its verify transcript, the site's build and server) and the site's home page."""
     if not _port_is_free(8000):
-        pytest.fail("127.0.0.1:8000 is taken: the pages' mkdocs serve needs it")
-    env = _env(tmp_path, NO_MKDOCS_2_WARNING="1")
+        pytest.fail("127.0.0.1:8000 is taken: the pages' properdocs serve needs it")
+    env = _env(tmp_path)
     ran = docs.run_page("README.md", copy, env)
     assert [b.lang for b in ran] == ["console", "bash", "bash"]
     assert "grounding-eval data validate" in (copy / "site" / "reference" / "cli" / "index.html").read_text()
