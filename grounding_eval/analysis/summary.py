@@ -18,6 +18,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import TYPE_CHECKING, Any, Final, Literal, cast, get_args
 
+from grounding_eval.analysis.grounding_records import grounding_records, grounding_records_lines
 from grounding_eval.errors import DataError, clip, terminal_safe
 from grounding_eval.judge.pipeline import judge_label
 from grounding_eval.judge.score import score_name, verdict_value
@@ -1384,12 +1385,14 @@ def report_json(rows: Sequence[ReportRow], by: Sequence[str]) -> dict[str, Any]:
             "checks": [t.as_dict(by) for t in tables],
         },
         "judge_calls": judge_calls_table(rows),
+        "grounding_records": grounding_records(rows),
     }
 
 
 def format_report(rows: Sequence[ReportRow], by: Sequence[str]) -> str:
-    """The whole report as text: the groups table, the judge-versus-verifier tables, then what the
-    judges' calls cost (when any judge ran)."""
+    """The whole report as text: the groups table, the judge-versus-verifier tables, what the judges'
+    calls cost (when any judge ran), then where the C1 and C1.5 records differ per item (when the rows
+    hold both conditions)."""
     lines = _groups_text(summarize(rows, by), by)
     findings = findings_lines(findings_table(rows, by), by)
     if findings:
@@ -1402,6 +1405,9 @@ def format_report(rows: Sequence[ReportRow], by: Sequence[str]) -> str:
     calls = judge_calls_table(rows)
     if calls:
         lines += ["", *_judge_calls_text(calls, ("round",))]
+    records = grounding_records_lines(rows)
+    if records:
+        lines += ["", *records]
     return "\n".join(lines)
 
 

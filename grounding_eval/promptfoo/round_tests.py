@@ -9,6 +9,10 @@ Used as ``tests: [{path: file://datasets/generate.py:generate_tests, config: {..
 ``sample``   ``{n, seed, stratify}``: a reproducible stratified sample of the selected items
              (:mod:`grounding_eval.data.sample`); the spec, pool size and chosen ids go in every test's
              ``metadata.sample`` and the row provenance
+``directory`` ``seed`` (default: C1's directory as the methods document builds it, the top-ranked index
+             records) or ``matched`` (exactly the records of the item's C1.5 articles: C1 and C1.5 then
+             give the same records, a comparison of format alone; :mod:`grounding_eval.data.design`).
+             ``matched`` is recorded in every test's ``metadata.directory``
 
 Vars per test: only what the prompts use — ``jurisdiction`` (two-letter code), ``question``,
 ``jkb_directory``, ``jkb_full_content`` — for promptfoo's viewer makes every var a column and every
@@ -39,6 +43,7 @@ from typing import Any
 
 from grounding_eval.data.conditions import PROMPTS_DIR, ConditionVars, condition_vars
 from grounding_eval.data.dataset import load_dataset, resolve_dataset_dir
+from grounding_eval.data.design import DIRECTORY_MODES
 from grounding_eval.data.records import HighRiskItem, Query
 from grounding_eval.data.rounds import ROUNDS, Round, round_items, size_warnings
 from grounding_eval.data.sample import SampleSpec
@@ -62,12 +67,18 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
         DataError: a bad dataset or config, as one line (promptfoo shows it and stops).
     """
     config = dict(config or {})
-    unknown = set(config) - {"dataset", "round", "tags", "ids", "sample"}
+    unknown = set(config) - {"dataset", "round", "tags", "ids", "sample", "directory"}
     if unknown:
         raise DataError("test generator config", f"unknown key(s) {', '.join(sorted(unknown))}")
     root = resolve_dataset_dir(config.get("dataset"), pack_root / "datasets" / "sample")
     dataset = load_dataset(root)
     round_id = str(config["round"]) if config.get("round") is not None else None
+    directory_mode = str(config.get("directory") or "seed")
+    if directory_mode not in DIRECTORY_MODES:
+        raise DataError(
+            "test generator config",
+            f"directory {directory_mode!r} is not one of {', '.join(DIRECTORY_MODES)}",
+        )
     sample_spec = SampleSpec.from_config(config["sample"]) if config.get("sample") is not None else None
     try:
         items, sample = round_items(
@@ -90,7 +101,7 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
             _warn(line)
     tests = []
     for item in items:
-        grounding = condition_vars(item, dataset)
+        grounding = condition_vars(item, dataset, directory_mode=directory_mode)
         metadata: dict[str, Any] = {
             "query_id": item.id,
             "jurisdiction": item.jurisdiction,
@@ -105,6 +116,8 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
         }
         if grounding.directory_cut:
             metadata["directory_descriptions_cut"] = list(grounding.directory_cut)
+        if directory_mode != "seed":  # absent: the methods document's directory (results files before it)
+            metadata["directory"] = directory_mode
         if spec:
             metadata |= {
                 "round": spec.id,
@@ -152,7 +165,7 @@ def source_vars(metadata: dict[str, Any]) -> dict[str, str]:
         raise DataError(
             "results row", "its test names source vars but no dataset (testCase.metadata.dataset)"
         )
-    blocks = _blocks(root, str(metadata.get("query_id") or ""))
+    blocks = _blocks(root, str(metadata.get("query_id") or ""), str(metadata.get("directory") or "seed"))
     named = metadata.get("grounding_missing")
     gaps: dict[str, Any] = named if isinstance(named, dict) else {}
     return {var: f"({gaps[var]})" if var in gaps else blocks[var] for var in SOURCE_VARS}
@@ -164,13 +177,15 @@ def _dataset(root: str) -> Any:
 
 
 @lru_cache(maxsize=4096)
-def _blocks(root: str, query_id: str) -> dict[str, str]:
+def _blocks(root: str, query_id: str, directory_mode: str = "seed") -> dict[str, str]:
     # A type: python entry is a fresh process per row: kept on disk while the dataset's files are unchanged.
     from grounding_eval.built_cache import cached_build
 
+    # The default's key is the one written before directory modes existed: those cache entries stay valid.
+    key = (str(Path(root).resolve()), query_id) + ((directory_mode,) if directory_mode != "seed" else ())
     blocks: dict[str, str] = cached_build(
-        "source-vars", (str(Path(root).resolve()), query_id), Path(root),
-        lambda: _built_blocks(root, query_id), _block_rules(), accept=_are_blocks,
+        "source-vars", key, Path(root),
+        lambda: _built_blocks(root, query_id, directory_mode), _block_rules(), accept=_are_blocks,
     )  # fmt: skip
     return blocks
 
@@ -197,13 +212,13 @@ def _block_rules() -> tuple[Path, ...]:
     )  # fmt: skip
 
 
-def _built_blocks(root: str, query_id: str) -> dict[str, str]:
+def _built_blocks(root: str, query_id: str, directory_mode: str = "seed") -> dict[str, str]:
     dataset = _dataset(root)
     try:
         item = dataset.item(query_id)
     except KeyError:
         raise DataError(root, f"no item {query_id!r}: the source vars cannot be rebuilt") from None
-    grounding = condition_vars(item, dataset)
+    grounding = condition_vars(item, dataset, directory_mode=directory_mode)
     return {"jkb_directory": grounding.jkb_directory, "jkb_full_content": grounding.jkb_full_content}
 
 
