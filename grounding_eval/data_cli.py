@@ -180,8 +180,6 @@ def _validate(args: argparse.Namespace) -> int:
     dataset, findings = check_folder(args.dataset)
     for line in findings.warnings:
         print(f"warning: {line}", file=sys.stderr)
-    for line in _record_notes(findings.records):
-        print(f"note: {args.dataset}: {line}", file=sys.stderr)
     counts = [
         _count(len(dataset.queries), "query", "queries"),
         _count(len(dataset.high_risk), "High-Risk item", "High-Risk items"),
@@ -195,6 +193,9 @@ def _validate(args: argparse.Namespace) -> int:
             f"{args.dataset}: {', '.join(counts)} — not valid ({_count(len(findings.errors), 'error', 'errors')})"
         )
         return 2
+    # A design fact of a valid folder, not a problem: on stdout, before the verdict line.
+    for line in _record_notes(findings.records):
+        print(line if line.startswith(" ") else f"{args.dataset}: {line}")
     print(f"{args.dataset}: {', '.join(counts)} — valid")
     return 0
 
@@ -207,7 +208,7 @@ def _record_notes(records: Sequence[RecordDifference]) -> list[str]:
 
     if not records:
         return []
-    return [differences_summary(records), *(terminal_safe(r.text()) for r in records if r.differs)]
+    return [differences_summary(records), *(f"  {terminal_safe(r.text())}" for r in records if r.differs)]
 
 
 def _sample(args: argparse.Namespace) -> int:
