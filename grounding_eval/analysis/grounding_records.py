@@ -4,8 +4,9 @@ Read from the rows' own test metadata (``directory_ids``, ``full_content_ids``: 
 generator built the blocks from, and ``directory: matched`` when C1 was built from the C1.5 articles), and
 compared by :func:`~grounding_eval.data.design.record_difference`, the function ``data validate`` uses. An
 item is counted when the results hold a row of it under C1 and one under C1.5 (a C1.5 − C1 effect is made
-of such items). Each record is named by its organisation and URL from the dataset's index
-(``metadata.dataset``) when that index can be read here; otherwise by its id, and a note says why.
+of such items). Each record is named by its organisation and URL as the rows record them
+(``metadata.grounding_records``), so the report reads the rows alone (a redacted results file gives the
+same section); rows written before that are named by id, and a note says so.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from grounding_eval.data.design import RecordDifference, differences_summary, record_difference
+from grounding_eval.data.records import IndexRecord
 
 if TYPE_CHECKING:
     from grounding_eval.analysis.summary import ReportRow
-    from grounding_eval.data.records import IndexRecord
 
 __all__ = ["grounding_records", "grounding_records_lines"]
 
@@ -66,6 +67,7 @@ def _compared(rows: Sequence[ReportRow]) -> tuple[list[tuple[RecordDifference, s
     dataset and its directory mode; and the notes on what could not be read."""
     conditions: dict[tuple[str, str], set[str]] = defaultdict(set)
     ids: dict[tuple[str, str], set[tuple[tuple[str, ...], tuple[str, ...], str]]] = defaultdict(set)
+    named: dict[tuple[str, str], dict[str, IndexRecord]] = {}
     for row in rows:
         condition = row.keys.get("condition")
         if condition not in _CONDITIONS:
@@ -76,10 +78,13 @@ def _compared(rows: Sequence[ReportRow]) -> tuple[list[tuple[RecordDifference, s
         c1, c15 = _ids(meta.get("directory_ids")), _ids(meta.get("full_content_ids"))
         if c1 is not None and c15 is not None:
             ids[key].add((c1, c15, str(meta.get("directory") or "seed")))
+        records = _records(meta.get("grounding_records"))
+        if records is not None:
+            named.setdefault(key, records)
     notes: list[str] = []
-    indexes: dict[str, dict[str, IndexRecord] | None] = {}
     compared: list[tuple[RecordDifference, str, str]] = []
     unrecorded: list[str] = []
+    unnamed: list[str] = []
     for key in [k for k, found in conditions.items() if found == set(_CONDITIONS)]:  # rows' order
         dataset, item = key
         built = sorted(ids.get(key, ()))
@@ -90,41 +95,46 @@ def _compared(rows: Sequence[ReportRow]) -> tuple[list[tuple[RecordDifference, s
             notes.append(f"{item}: its rows record {len(built)} different sets of records (results of "
                          "different dataset versions or directory modes): the first is shown")  # fmt: skip
         c1, c15, mode = built[0]
-        if dataset not in indexes:
-            indexes[dataset] = _index(dataset, notes)
-        compared.append((record_difference(item, c1, c15, indexes[dataset]), dataset, mode))
+        names = named.get(key)
+        if names is None:
+            unnamed.append(item)
+        compared.append((record_difference(item, c1, c15, names), dataset, mode))
     if unrecorded:
-        shown = ", ".join(unrecorded[:5]) + (
-            f" and {len(unrecorded) - 5} more" if len(unrecorded) > 5 else ""
-        )
         notes.append(
             f"{len(unrecorded)} item(s) with rows under C1 and C1.5 record no directory_ids / full_content_ids "
-            f"({shown}: tests not generated from a dataset, or trimmed): their records are not compared"
+            f"({_shown(unrecorded)}: tests not generated from a dataset, or trimmed): their records are not "
+            "compared"
+        )
+    if unnamed:
+        notes.append(
+            f"{len(unnamed)} item(s) record no grounding_records ({_shown(unnamed)}: written before it): their "
+            "records are named by id alone"
         )
     return compared, notes
+
+
+def _shown(items: list[str]) -> str:
+    return ", ".join(items[:5]) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
+
+
+def _records(value: Any) -> dict[str, IndexRecord] | None:
+    """A row's ``metadata.grounding_records`` (id → {organization, url}) as index records carrying those two
+    fields, or None when it is absent or not of that shape."""
+    if not isinstance(value, dict):
+        return None
+    out = {}
+    for record_id, entry in value.items():
+        if not isinstance(entry, dict):
+            return None
+        organization, url = entry.get("organization"), entry.get("url")
+        if not isinstance(organization, str) or not isinstance(url, str):
+            return None
+        out[str(record_id)] = IndexRecord(str(record_id), "", "", url, "", organization)
+    return out
 
 
 def _ids(value: Any) -> tuple[str, ...] | None:
     """A list of record ids from a results file, or None when it is not one."""
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return tuple(value)
-    return None
-
-
-def _index(dataset: str, notes: list[str]) -> dict[str, IndexRecord] | None:
-    """The content index of ``dataset`` (a row's ``metadata.dataset``), or None with a note saying why the
-    records are named by id alone."""
-    from grounding_eval.data.dataset import find_index
-    from grounding_eval.data.load import load_index
-    from grounding_eval.errors import DataError
-
-    if dataset == "-":
-        notes.append("records named by id alone: the rows name no dataset (testCase.metadata.dataset)")
-        return None
-    try:
-        return load_index(find_index(dataset), inside=dataset)
-    except DataError as exc:
-        notes.append(f"records named by id alone: {exc.one_line()}")
-    except OSError as exc:
-        notes.append(f"records named by id alone: {dataset}: {exc.strerror or exc}")
     return None

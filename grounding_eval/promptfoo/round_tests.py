@@ -17,7 +17,8 @@ Used as ``tests: [{path: file://datasets/generate.py:generate_tests, config: {..
 Vars per test: only what the prompts use — ``jurisdiction`` (two-letter code), ``question``,
 ``jkb_directory``, ``jkb_full_content`` — for promptfoo's viewer makes every var a column and every
 description a column too (issue 42: at 1920 px the three conditions' answers must fit beside them). The
-item's id (``query_id``), topic, High-Risk fields and the grounding choices go in the test's metadata
+item's id (``query_id``), topic, High-Risk fields and the grounding choices (``directory_ids``,
+``full_content_ids``, and each record's organisation and URL in ``grounding_records``) go in the test's metadata
 (lists in vars would make promptfoo multiply the test); readers of results files written before take
 ``query_id`` and ``topic`` from the vars too. A test has no description. The two long vars are named in
 ``metadata.source_vars``: the pack's beforeAll hook lifts them out of the vars (no viewer column, no copy
@@ -110,6 +111,11 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
             "dataset": str(root),
             "directory_ids": [s.record.id for s in grounding.directory],
             "full_content_ids": [s.record.id for s in grounding.full_content],
+            # Whose each record is (the report names what C1 and C1.5 gave from the rows alone).
+            "grounding_records": {
+                s.record.id: {"organization": s.record.organization, "url": s.record.url}
+                for s in (*grounding.directory, *grounding.full_content)
+            },
             "directory_tokens": grounding.directory_tokens,
             "full_content_tokens": grounding.full_content_tokens,
             "source_vars": list(SOURCE_VARS),

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 import yaml
 
 from tests.promptfoo_runs import REPO, EvalRun, run_eval, shared_group
