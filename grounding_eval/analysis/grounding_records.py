@@ -4,9 +4,10 @@ Read from the rows' own test metadata (``directory_ids``, ``full_content_ids``: 
 generator built the blocks from, and ``directory: matched`` when C1 was built from the C1.5 articles), and
 compared by :func:`~grounding_eval.data.design.record_difference`, the function ``data validate`` uses. An
 item is counted when the results hold a row of it under C1 and one under C1.5 (a C1.5 − C1 effect is made
-of such items). Each record is named by its organisation and URL as the rows record them
-(``metadata.grounding_records``), so the report reads the rows alone (a redacted results file gives the
-same section); rows written before that are named by id, and a note says so.
+of such items). Each record is named by its organisation as the rows record it
+(``metadata.grounding_organizations``; its URL, ``grounding_urls``, goes in ``--json`` and the HTML title),
+so the report reads the rows alone and a redacted results file (which keeps the organisations, not the
+URLs) prints the same text; rows written before that are named by id, and a note says so.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def grounding_records_lines(rows: Sequence[ReportRow]) -> list[str]:
         lines.append(
             f"  {matched} item(s) ran with directory: matched (C1 built from the C1.5 articles' records)"
         )
-    lines += [f"  {d.text()}" for d, _, _ in compared if d.differs]
+    lines += [f"  {d.text(urls=False)}" for d, _, _ in compared if d.differs]
     return lines + [f"  note: {note}" for note in notes]
 
 
@@ -78,7 +79,7 @@ def _compared(rows: Sequence[ReportRow]) -> tuple[list[tuple[RecordDifference, s
         c1, c15 = _ids(meta.get("directory_ids")), _ids(meta.get("full_content_ids"))
         if c1 is not None and c15 is not None:
             ids[key].add((c1, c15, str(meta.get("directory") or "seed")))
-        records = _records(meta.get("grounding_records"))
+        records = _records(meta.get("grounding_organizations"), meta.get("grounding_urls"))
         if records is not None:
             named.setdefault(key, records)
     notes: list[str] = []
@@ -107,7 +108,7 @@ def _compared(rows: Sequence[ReportRow]) -> tuple[list[tuple[RecordDifference, s
         )
     if unnamed:
         notes.append(
-            f"{len(unnamed)} item(s) record no grounding_records ({_shown(unnamed)}: written before it): their "
+            f"{len(unnamed)} item(s) record no grounding_organizations ({_shown(unnamed)}: written before it): their "
             "records are named by id alone"
         )
     return compared, notes
@@ -117,20 +118,17 @@ def _shown(items: list[str]) -> str:
     return ", ".join(items[:5]) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
 
 
-def _records(value: Any) -> dict[str, IndexRecord] | None:
-    """A row's ``metadata.grounding_records`` (id → {organization, url}) as index records carrying those two
-    fields, or None when it is absent or not of that shape."""
-    if not isinstance(value, dict):
+def _records(organizations: Any, urls: Any) -> dict[str, IndexRecord] | None:
+    """A row's ``metadata.grounding_organizations`` (id → organisation) and ``grounding_urls`` (id → URL;
+    absent from a redacted file) as index records carrying those fields, or None when the organisations
+    are absent or not of that shape."""
+    if not isinstance(organizations, dict) or not all(isinstance(v, str) for v in organizations.values()):
         return None
-    out = {}
-    for record_id, entry in value.items():
-        if not isinstance(entry, dict):
-            return None
-        organization, url = entry.get("organization"), entry.get("url")
-        if not isinstance(organization, str) or not isinstance(url, str):
-            return None
-        out[str(record_id)] = IndexRecord(str(record_id), "", "", url, "", organization)
-    return out
+    urls = urls if isinstance(urls, dict) else {}
+    return {
+        str(i): IndexRecord(str(i), "", "", u if isinstance(u := urls.get(i), str) else "", "", organization)
+        for i, organization in organizations.items()
+    }
 
 
 def _ids(value: Any) -> tuple[str, ...] | None:

@@ -52,9 +52,10 @@ class GivenRecord:
     def as_dict(self) -> dict[str, str | None]:
         return {"id": self.id, "organization": self.organization, "url": self.url}
 
-    def text(self) -> str:
-        """``id (organisation, URL)``, or the id alone when the record was not named."""
-        named = [v for v in (self.organization, self.url) if v]
+    def text(self, *, url: bool = True) -> str:
+        """``id (organisation, URL)`` (without the URL when not ``url``), or the id alone when the record
+        was not named."""
+        named = [v for v in (self.organization, self.url if url else None) if v]
         return f"{self.id} ({', '.join(named)})" if named else self.id
 
 
@@ -95,10 +96,11 @@ class RecordDifference:
             "organizations_c1_5_only": list(self.organizations_c1_5_only),
         }
 
-    def text(self) -> str:
-        """One line: the item, then the records only C1 gives and those only C1.5 gives."""
-        only_c1 = "; ".join(r.text() for r in self.c1_only) or "none"
-        only_c15 = "; ".join(r.text() for r in self.c1_5_only) or "none"
+    def text(self, *, urls: bool = True) -> str:
+        """One line: the item, then the records only C1 gives and those only C1.5 gives (each with its URL
+        unless not ``urls``)."""
+        only_c1 = "; ".join(r.text(url=urls) for r in self.c1_only) or "none"
+        only_c15 = "; ".join(r.text(url=urls) for r in self.c1_5_only) or "none"
         return f"{self.item}: only in C1: {only_c1} · only in C1.5: {only_c15}"
 
 
@@ -121,7 +123,8 @@ def record_difference(
         if index is None:
             return tuple(GivenRecord(i) for i in ids)
         return tuple(
-            GivenRecord(i, index[i].organization, index[i].url) if i in index else GivenRecord(i) for i in ids
+            GivenRecord(i, index[i].organization, index[i].url or None) if i in index else GivenRecord(i)
+            for i in ids
         )
 
     def organizations(ids: Sequence[str]) -> list[str]:

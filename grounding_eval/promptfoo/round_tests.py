@@ -18,7 +18,8 @@ Vars per test: only what the prompts use — ``jurisdiction`` (two-letter code),
 ``jkb_directory``, ``jkb_full_content`` — for promptfoo's viewer makes every var a column and every
 description a column too (issue 42: at 1920 px the three conditions' answers must fit beside them). The
 item's id (``query_id``), topic, High-Risk fields and the grounding choices (``directory_ids``,
-``full_content_ids``, and each record's organisation and URL in ``grounding_records``) go in the test's metadata
+``full_content_ids``, each record's organisation and URL in ``grounding_organizations`` and
+``grounding_urls``) go in the test's metadata
 (lists in vars would make promptfoo multiply the test); readers of results files written before take
 ``query_id`` and ``topic`` from the vars too. A test has no description. The two long vars are named in
 ``metadata.source_vars``: the pack's beforeAll hook lifts them out of the vars (no viewer column, no copy
@@ -103,6 +104,7 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
     tests = []
     for item in items:
         grounding = condition_vars(item, dataset, directory_mode=directory_mode)
+        chosen = (*grounding.directory, *grounding.full_content)
         metadata: dict[str, Any] = {
             "query_id": item.id,
             "jurisdiction": item.jurisdiction,
@@ -111,11 +113,10 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
             "dataset": str(root),
             "directory_ids": [s.record.id for s in grounding.directory],
             "full_content_ids": [s.record.id for s in grounding.full_content],
-            # Whose each record is (the report names what C1 and C1.5 gave from the rows alone).
-            "grounding_records": {
-                s.record.id: {"organization": s.record.organization, "url": s.record.url}
-                for s in (*grounding.directory, *grounding.full_content)
-            },
+            # Whose each record is, and its URL: the report names what C1 and C1.5 gave from the rows alone.
+            # Apart, since a redacted file keeps the organisations only (a URL may be a line of an answer).
+            "grounding_organizations": {s.record.id: s.record.organization for s in chosen},
+            "grounding_urls": {s.record.id: s.record.url for s in chosen},
             "directory_tokens": grounding.directory_tokens,
             "full_content_tokens": grounding.full_content_tokens,
             "source_vars": list(SOURCE_VARS),

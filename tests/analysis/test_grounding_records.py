@@ -99,7 +99,7 @@ def test_text_lists_each_differing_item(run: EvalRun, capsys: pytest.CaptureFixt
     for line in listed:
         item = line.split(":")[0].strip()
         for record in expected[item][0]:
-            assert f"only in C1: {record} ({index[record]['organization']}, {index[record]['url']}" in line
+            assert f"only in C1: {record} ({index[record]['organization']})" in line  # URLs: --json
 
 
 def test_html_section(run: EvalRun, tmp_path: Path) -> None:
@@ -147,15 +147,16 @@ def test_matched_rows_give_the_same_records(
 def test_rows_without_record_names_give_ids_and_say_so(
     run: EvalRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Rows written before grounding_records: the same comparison, records named by id, one note."""
+    """Rows written before grounding_organizations: the same comparison, records named by id, one note."""
 
     def older(meta: dict[str, Any]) -> None:
-        del meta["grounding_records"]
+        del meta["grounding_organizations"], meta["grounding_urls"]
 
     table = _report_json(capsys, _edited(run.out, tmp_path / "older.json", older))
     assert table["differ"] == 3
     (note,) = table["notes"]
-    assert note.startswith("8 item(s) record no grounding_records (") and note.endswith("named by id alone")
+    assert note.startswith("8 item(s) record no grounding_organizations (")
+    assert note.endswith("named by id alone")
     assert all(r["organization"] is None for e in table["per_item"] for r in e["c1_only"])
 
 

@@ -19,7 +19,17 @@ from grounding_eval.cli import main
 from tests.analysis.rows import FIXTURES, REPO
 from tests.scores import query_id
 
-SECTIONS = ["rates", "effects", "criteria", "findings", "safety", "docsqa", "records", "calibration", "provenance"]
+SECTIONS = [
+    "rates",
+    "effects",
+    "criteria",
+    "findings",
+    "safety",
+    "docsqa",
+    "records",
+    "calibration",
+    "provenance",
+]
 
 
 def _report(tmp_path: Path, *files: Path, extra: tuple[str, ...] = ()) -> str:
