@@ -61,6 +61,10 @@ def test_both_layouts_read_alike(tmp_path: Path, shared_eval: Callable[[str], Ev
         assert new[k]["test_metadata"].pop("source_vars") == ["jkb_directory", "jkb_full_content"]
         # Round 3's citation rule (issue 38) is carried in the test's metadata since the old file.
         assert new[k]["test_metadata"].pop("citation_check") == "hard"
+        # So are whose the chosen records are and their URLs (issue 41): one entry per record id shown.
+        meta = new[k]["test_metadata"]
+        shown = {*meta["directory_ids"], *meta["full_content_ids"]}
+        assert set(meta.pop("grounding_organizations")) == set(meta.pop("grounding_urls")) == shown, k
         # The citations check (issue 22) came after the old file was written: its score and findings
         # are new.
         if "citation_score" not in old[k]["scores"]:
