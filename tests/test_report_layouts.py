@@ -99,7 +99,9 @@ def test_the_same_report_from_either_layout(
     for path in (before, run.out):
         assert main(["report", str(path), *view]) == 0
         text = capsys.readouterr().out.replace(str(path), "RESULTS")
-        texts.append(text.split("\nJudge calls, tokens and cost")[0])  # the judges' table names them anew
+        text = text.split("\nJudge calls, tokens and cost")[0]  # the judges' table names them anew
+        # The C1 and C1.5 records (issue 41) are named by organisation only in files written since.
+        texts.append(text.split("\nC1 and C1.5 records")[0])
     # The citation check (issue 22) came after the old file: its citations are "not recorded" there, and
     # so are the undecided ones: the findings table (issue 38) is left out of the comparison.
     first, second = (_without_findings(text) for text in texts)

@@ -220,9 +220,15 @@ def _report_text(args: argparse.Namespace, by: list[str], loaded: list[Any], row
             return json.dumps([e.as_dict() for e in effects], indent=2)
         # What the verifier found per condition stands beside the effects (report --json: "findings").
         found = findings_lines(findings_table(rows), ("round", "condition", "provider"))
-        text = "\n".join(
-            [format_effects(effects, pass_rates(rows), primary), *(["", *found] if found else [])]
-        )
+        # Beside a C1.5 − C1 effect: whether the two conditions gave the model the same records (issue 41).
+        from grounding_eval.analysis.grounding_records import grounding_records_lines
+
+        records = grounding_records_lines(rows)
+        text = "\n".join([
+            format_effects(effects, pass_rates(rows), primary),
+            *(["", *found] if found else []),
+            *(["", *records] if records else []),
+        ])  # fmt: skip
         return terminal_safe(text, lines=True)
     if args.rates:
         from grounding_eval.analysis.effects import format_rates, pass_rates

@@ -102,6 +102,13 @@ def test_text_lists_each_differing_item(run: EvalRun, capsys: pytest.CaptureFixt
             assert f"only in C1: {record} ({index[record]['organization']})" in line  # URLs: --json
 
 
+def test_effects_text_says_it_beside_the_effects(run: EvalRun, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(run.out), "--effects"]) == 0
+    out = capsys.readouterr().out
+    assert "C1.5 − C1" in out
+    assert "\n  C1 and C1.5 give different records for 3 of 8 items: for those, C1.5 − C1 compares" in out
+
+
 def test_html_section(run: EvalRun, tmp_path: Path) -> None:
     expected = _expected(run.out)
     page = tmp_path / "report.html"
