@@ -156,6 +156,12 @@ def _add_data_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
             default=None,
             help="dataset folder (default $GROUNDING_EVAL_DATASET, else datasets/sample)",
         )
+        p.add_argument(
+            "--matched-directory",
+            action="store_true",
+            help="build C1's directory from the C1.5 articles' own records (a matched comparison; the "
+            "test generator's directory: matched), not the top-ranked index records",
+        )
     stats.add_argument("--round", choices=["1a", "1b", "2", "2b", "3"], help="only this round's items")
     stats.add_argument("--json", action="store_true", help="print JSON lines")
     show.add_argument("item_id", metavar="ID")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ from grounding_eval.resources import pack_directory, pack_root
 
 if TYPE_CHECKING:
     from grounding_eval.data.dataset import Dataset
+    from grounding_eval.data.design import RecordDifference
 
 __all__ = ["add_sample_command", "run"]
 
@@ -72,7 +74,7 @@ def _stats(args: argparse.Namespace) -> int:
     items = select_items(dataset, round_id=args.round)
     rows: list[dict[str, Any]] = []
     for item in items:
-        cv = condition_vars(item, dataset)
+        cv = condition_vars(item, dataset, directory_mode=_directory_mode(args))
         rows.append({
             "id": item.id, "jurisdiction": item.jurisdiction,
             "c1_tokens": cv.directory_tokens, "c1_records": [s.record.id for s in cv.directory],
@@ -104,8 +106,14 @@ def _show(args: argparse.Namespace) -> int:
         item = dataset.item(args.item_id)
     except KeyError:
         raise DataError(dataset.root, f"no item with id {args.item_id!r}") from None
-    sys.stdout.write(render_prompt(args.condition, item, dataset))
+    sys.stdout.write(render_prompt(args.condition, item, dataset, directory_mode=_directory_mode(args)))
     return 0
+
+
+def _directory_mode(args: argparse.Namespace) -> str:
+    """``matched`` with ``--matched-directory`` (C1's directory from the C1.5 articles' records), else the
+    methods document's construction."""
+    return "matched" if getattr(args, "matched_directory", False) else "seed"
 
 
 def _allowlist_build(args: argparse.Namespace) -> int:
@@ -185,8 +193,22 @@ def _validate(args: argparse.Namespace) -> int:
             f"{args.dataset}: {', '.join(counts)} — not valid ({_count(len(findings.errors), 'error', 'errors')})"
         )
         return 2
+    # A design fact of a valid folder, not a problem: on stdout, before the verdict line.
+    for line in _record_notes(findings.records):
+        print(line if line.startswith(" ") else f"{args.dataset}: {line}")
     print(f"{args.dataset}: {', '.join(counts)} — valid")
     return 0
+
+
+def _record_notes(records: Sequence[RecordDifference]) -> list[str]:
+    """The design fact ``data validate`` states (not a problem: the methods document builds C1 and C1.5 so):
+    how many items give different records under C1 and C1.5, then one line per such item."""
+    from grounding_eval.data.design import differences_summary
+    from grounding_eval.errors import terminal_safe
+
+    if not records:
+        return []
+    return [differences_summary(records), *(f"  {terminal_safe(r.text())}" for r in records if r.differs)]
 
 
 def _sample(args: argparse.Namespace) -> int:

@@ -188,8 +188,9 @@ def test_the_factuality_judge_through_an_http_provider_named_on_the_assertion(
     rows = _rows(tmp_path / "out.json")
     assert _verdicts(rows) == replayed["configs/factual_accuracy.yaml"]
     served = standin.tokens_served()
-    # The cheap stage stays recorded; the capable stage's calls (a retry among them) are the stand-in's.
-    assert served["requests"] == 5
+    # Every row is a legal-aid item, at the seed's high risk level: the cheap stage is skipped, and each of
+    # the five rows' capable calls (one retry among them) is the stand-in's (issue 41).
+    assert served["requests"] == 6
     assertions = _stats(tmp_path / "out.json")["tokenUsage"]["assertions"]
     assert (assertions["total"], assertions["prompt"]) == (served["total"], served["prompt"])
     providers = {

@@ -145,7 +145,7 @@ class TestHandMade:
     def test_json_structure(self, capsys: pytest.CaptureFixture[str]) -> None:
         report = json.loads(_cli(capsys, str(HAND_MADE), "--by", "condition", "--json"))
         assert list(report) == ["by", "groups", "findings", "safety_split", "safety_agreement", "judge_calls",
-                                "unsafe", "answer_length", "statistics"]  # fmt: skip
+                                "unsafe", "grounding_records", "answer_length", "statistics"]  # fmt: skip
         assert report["by"] == ["condition"]
         agreement = report["safety_agreement"]
         assert agreement["rows"] == 9

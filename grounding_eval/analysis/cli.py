@@ -249,17 +249,19 @@ def _report_text(args: argparse.Namespace, by: list[str], loaded: list[Any], row
         # What the verifier found per condition stands beside the effects (report --json: "findings").
         found = findings_lines(findings_table(rows), ("round", "condition", "provider"))
         # The judge's own reliability stands beside them too, when rescore --retest / --panel measured it
-        # (report --json: "judge_reliability"; --effects --json stays the list of effects).
+        # (report --json: "judge_reliability"; --effects --json stays the list of effects), and whether C1 and
+        # C1.5 gave the model the same records, beside a C1.5 − C1 effect (issue 41).
+        from grounding_eval.analysis.grounding_records import grounding_records_lines
         from grounding_eval.analysis.reliability import format_reliability, judge_reliability
 
         measured = format_reliability(judge_reliability(rows))
-        text = "\n".join(
-            [
-                format_effects(effects, pass_rates(rows), primary),
-                *(["", *found] if found else []),
-                *(["", *measured] if measured else []),
-            ]
-        )
+        records = grounding_records_lines(rows)
+        text = "\n".join([
+            format_effects(effects, pass_rates(rows), primary),
+            *(["", *found] if found else []),
+            *(["", *records] if records else []),
+            *(["", *measured] if measured else []),
+        ])  # fmt: skip
         return terminal_safe(text, lines=True)
     if args.rates:
         from grounding_eval.analysis.effects import format_rates, pass_rates

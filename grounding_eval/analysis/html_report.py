@@ -132,6 +132,7 @@ def render_html(
         ("findings", "Verifier findings", _findings_section(rows)),
         ("safety", "Judge vs verifier on safety", _safety_section(rows)),
         ("docsqa", "Docs-QA by question type", _question_type_section(data, drawn["docsqa"])),
+        ("records", "C1 and C1.5 records", _records_section(rows)),
         ("length", "Answer length", _length_section(data)),
         ("reliability", "Judge reliability", _reliability_section(data)),
         ("calibration", "Calibration against people", _calibration_section(loaded, sheet)),
@@ -696,6 +697,37 @@ def _findings_section(rows: Sequence[ReportRow]) -> str:
         + '<p class="note">Findings other than plain successes (allowlisted URLs, matching phones '
         "and URL owners, exact or unsourced quotes, legal citations found in the item's sources or the "
         "citation index), counted per condition.</p>" + undecided
+    )
+
+
+def _records_section(rows: Sequence[ReportRow]) -> str:
+    """Per item with rows under C1 and C1.5: the records only one of them gave the model (issue 41)."""
+    from grounding_eval.analysis.grounding_records import grounding_records
+
+    table = grounding_records(rows)
+    notes = "".join(f'<p class="warn">{_e(note)}</p>' for note in table["notes"])
+    if not table["items"]:
+        return "<p>No item has rows under both C1 and C1.5 with its records recorded.</p>" + notes
+
+    def named(records: list[dict[str, Any]]) -> _Html:
+        """Each record as its organisation (its id when not named), its id and URL in the title."""
+        return _Html(" · ".join(
+            f'<span title="{_title(" ".join(filter(None, (r["id"], r["url"]))))}">'
+            f"{_e(_cut(str(r['organization'] or r['id']), LABEL_CHARS))}</span>"
+            for r in records
+        ) or "–")  # fmt: skip
+
+    body = [
+        [e["item"], e["directory"], named(e["c1_only"]), named(e["c1_5_only"])]
+        for e in table["per_item"]
+        if e["differs"]
+    ]
+    listed = _table(["item", "directory", "only in C1", "only in C1.5"], body, labels=2) if body else ""
+    return (
+        f"<p>{_e(table['summary'])}.</p>{listed}"
+        '<p class="note">The records (index entries: organisation and URL) each condition gave the model, '
+        "from the rows' test metadata; <code>directory: matched</code> in the test generator's config builds "
+        "C1 from the C1.5 articles' records.</p>" + notes
     )
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeGuard, cast, get_args
 
+from grounding_eval.analysis.grounding_records import grounding_records, grounding_records_lines
 from grounding_eval.analysis.unsafe import NOT_READ, SafetyVerdict, safety_verdict, unsafe_answers
 from grounding_eval.errors import DataError, clip, terminal_safe
 from grounding_eval.judge.pipeline import judge_label
@@ -1466,12 +1467,14 @@ def report_json(
         },
         "judge_calls": judge_calls_table(rows),
         "unsafe": unsafe_answers([(f.path, f.rows) for f in files] if files is not None else [("", rows)]),
+        "grounding_records": grounding_records(rows),
     }
 
 
 def format_report(rows: Sequence[ReportRow], by: Sequence[str]) -> str:
-    """The whole report as text: the groups table, the judge-versus-verifier tables, then what the
-    judges' calls cost (when any judge ran)."""
+    """The whole report as text: the groups table, the judge-versus-verifier tables, what the judges'
+    calls cost (when any judge ran), then where the C1 and C1.5 records differ per item (when the rows
+    hold both conditions)."""
     lines = _groups_text(summarize(rows, by), by)
     findings = findings_lines(findings_table(rows, by), by)
     if findings:
@@ -1484,6 +1487,9 @@ def format_report(rows: Sequence[ReportRow], by: Sequence[str]) -> str:
     calls = judge_calls_table(rows)
     if calls:
         lines += ["", *_judge_calls_text(calls, ("round",))]
+    records = grounding_records_lines(rows)
+    if records:
+        lines += ["", *records]
     return "\n".join(lines)
 
 

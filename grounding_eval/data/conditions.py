@@ -9,6 +9,11 @@ description is cut here, when the block is built (the data files keep their text
 :func:`cut_description`. An empty block is never a silent prompt: :class:`ConditionVars` says why a
 block came out empty (``directory_gap``, ``full_content_gap``), and the test generator turns that into an
 ``ERROR (no grounding for …)`` row.
+
+``directory_mode="matched"`` (the test generator's ``directory: matched``, ``conditions show
+--matched-directory``) builds C1's directory from the C1.5 articles' own records instead of the top-ranked
+ones (:mod:`grounding_eval.data.design`): a comparison of format alone. The default is the methods
+document's construction.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import jinja2
 import regex
 
 from grounding_eval.data.dataset import Dataset
+from grounding_eval.data.design import DIRECTORY_MODES
 from grounding_eval.data.records import Query
 from grounding_eval.data.select import Selection, approx_tokens, rank, select_directory, select_full_content
 from grounding_eval.errors import DataError
@@ -124,12 +130,27 @@ def _environment(templates: Path) -> jinja2.Environment:
     )
 
 
-def condition_vars(item: Query, dataset: Dataset, templates: Path = PROMPTS_DIR) -> ConditionVars:
-    """Render ``jkb_directory`` and ``jkb_full_content`` for ``item``."""
+def condition_vars(
+    item: Query, dataset: Dataset, templates: Path = PROMPTS_DIR, *, directory_mode: str = "seed"
+) -> ConditionVars:
+    """Render ``jkb_directory`` and ``jkb_full_content`` for ``item``.
+
+    ``directory_mode`` (:data:`~grounding_eval.data.design.DIRECTORY_MODES`): ``seed`` (default) lists the
+    top-ranked index records in C1's directory, as the methods document builds it; ``matched`` lists
+    exactly the records of the item's C1.5 articles, in their order, so C1 and C1.5 give the same records.
+
+    Raises:
+        DataError: an unknown ``directory_mode``.
+    """
+    if directory_mode not in DIRECTORY_MODES:
+        raise DataError(
+            dataset.root, f"directory {directory_mode!r} is not one of {', '.join(DIRECTORY_MODES)}"
+        )
     env = _environment(templates)
     ranked = rank(item, dataset.index)
-    directory = select_directory(item, dataset.index, ranked=ranked)
     full = select_full_content(item, dataset.index, dataset.articles, ranked=ranked)
+    matched = directory_mode == "matched"
+    directory = list(full) if matched else select_directory(item, dataset.index, ranked=ranked)
     records = [
         dataclasses.replace(s.record, description=cut_description(s.record.description)) for s in directory
     ]
@@ -145,9 +166,12 @@ def condition_vars(item: Query, dataset: Dataset, templates: Path = PROMPTS_DIR)
         directory=tuple(directory),
         full_content=tuple(full),
         directory_cut=tuple(r.id for r, s in zip(records, directory, strict=True) if r != s.record),
-        directory_gap=None if jkb_directory else _gap(item, ranked, "index record"),
+        directory_gap=None if jkb_directory else _gap(item, ranked, _DIRECTORY_KIND[directory_mode]),
         full_content_gap=None if jkb_full_content else _gap(item, ranked, "cached article"),
     )
+
+
+_DIRECTORY_KIND = {"seed": "index record", "matched": "cached article (directory: matched)"}
 
 
 def _gap(item: Query, ranked: list[Selection], kind: str) -> str:
@@ -164,7 +188,14 @@ def _gap(item: Query, ranked: list[Selection], kind: str) -> str:
     return f"item {item.id!r}: none of the {len(ids)} matching index records ({shown}) has a {kind}"
 
 
-def render_prompt(condition: str, item: Query, dataset: Dataset, templates: Path = PROMPTS_DIR) -> str:
+def render_prompt(
+    condition: str,
+    item: Query,
+    dataset: Dataset,
+    templates: Path = PROMPTS_DIR,
+    *,
+    directory_mode: str = "seed",
+) -> str:
     """The generation prompt exactly as the model sees it under ``condition`` (C0, C1 or C1.5).
 
     promptfoo renders the same files with Nunjucks; their ``{{name}}`` placeholders are plain
@@ -175,7 +206,7 @@ def render_prompt(condition: str, item: Query, dataset: Dataset, templates: Path
         DataError: the condition's grounding block is empty (as in an eval, where that cell is an ERROR
             row): never a prompt with an empty block.
     """
-    grounding = condition_vars(item, dataset, templates)
+    grounding = condition_vars(item, dataset, templates, directory_mode=directory_mode)
     gap = {"C1": grounding.directory_gap, "C1.5": grounding.full_content_gap}.get(condition)
     if gap:
         raise DataError(dataset.root, f"no grounding for {condition}: {gap}")

@@ -22,6 +22,9 @@ recordings of the items of a file that did not load) is not reported again.
   (:func:`~grounding_eval.data.rounds.size_warnings`); a citation index range cover that holds unlisted
   sections between listed ones, or may (:func:`~grounding_eval.verifier.citations.cover_gaps`: each would be an
   UNKNOWN citation, a hard failure).
+* **Design facts** (:attr:`Findings.records`): per item, where the records its C1 directory and its C1.5
+  articles give differ (:func:`~grounding_eval.data.design.record_difference`); ``data validate`` prints
+  them as ``note:`` lines, since C1.5 − C1 then compares content as well as format.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from pathlib import Path
 
 from grounding_eval.data.conditions import condition_vars
 from grounding_eval.data.dataset import Dataset
+from grounding_eval.data.design import RecordDifference, record_difference
 from grounding_eval.data.records import Query
 from grounding_eval.data.rounds import ROUNDS, select_items, size_warnings
 from grounding_eval.data.select import Selection
@@ -52,10 +56,13 @@ MIN_ARTICLES = 2
 
 @dataclass(frozen=True)
 class Findings:
-    """One line per problem, in item order."""
+    """One line per problem, in item order, and the design facts of the items' grounding."""
 
     errors: tuple[str, ...]
     warnings: tuple[str, ...]
+    records: tuple[RecordDifference, ...] = ()
+    """Per item whose C1 and C1.5 blocks both came out: the records C1 and C1.5 give, and where they
+    differ (:func:`~grounding_eval.data.design.record_difference`)."""
 
 
 def check_dataset(dataset: Dataset) -> Findings:
@@ -67,8 +74,18 @@ def check_dataset(dataset: Dataset) -> Findings:
                 full_content_rounds.setdefault(item.id, []).append(round_id)
     errors: list[str] = []
     warnings: list[str] = []
+    records: list[RecordDifference] = []
     for item in (*dataset.queries, *dataset.high_risk):
         grounding = condition_vars(item, dataset)
+        if grounding.directory and grounding.full_content:
+            records.append(
+                record_difference(
+                    item.id,
+                    (s.record.id for s in grounding.directory),
+                    (s.record.id for s in grounding.full_content),
+                    dataset.index,
+                )
+            )
         if grounding.directory_gap:
             errors.append(f"{dataset.root}: no grounding for C1: {grounding.directory_gap}")
         other_state = _other_states_grounding(item, (*grounding.directory, *grounding.full_content))
@@ -88,7 +105,7 @@ def check_dataset(dataset: Dataset) -> Findings:
             )
     texts = [article.text for article in dataset.articles.values()]
     errors += check_citation_index(Path(dataset.root), warnings, texts)
-    return Findings(tuple(errors), (*warnings, *size_warnings(dataset)))
+    return Findings(tuple(errors), (*warnings, *size_warnings(dataset)), tuple(records))
 
 
 def _other_states_grounding(item: Query, chosen: Sequence[Selection]) -> str | None:
@@ -178,10 +195,12 @@ def check_folder(root: str | Path) -> tuple[Dataset, Findings]:
             errors.append(exc.one_line())
 
     warnings: tuple[str, ...] = ()
+    records: tuple[RecordDifference, ...] = ()
     if loaded:  # grounding blocks of items that loaded from a consistent folder
         findings = check_dataset(dataset)
         errors += findings.errors
         warnings = findings.warnings
+        records = findings.records
     else:
         gaps: list[str] = []
         errors += check_citation_index(root, gaps)
@@ -202,7 +221,7 @@ def check_folder(root: str | Path) -> tuple[Dataset, Findings]:
         if path.exists():
             most = 1 if name == "cheap_replies.yaml" else 2
             attempt(partial(check_replies, path, items, answers, check, rubric="factual_accuracy", most=most))
-    return dataset, Findings(tuple(errors), warnings)
+    return dataset, Findings(tuple(errors), warnings, records)
 
 
 def _reply_problems(

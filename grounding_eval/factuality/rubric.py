@@ -41,7 +41,8 @@ RISK_LEVELS: Final = ("standard", "high")
 
 _TOP = {
     "id", "version", "prompt_version", "title", "source", "template", "system", "verification_results",
-    "severity_scale", "risk_levels_from_tier", "risk_levels", "pass_threshold", "score_tolerance",
+    "severity_scale", "legal_risk_level", "risk_levels_from_tier", "risk_levels", "pass_threshold",
+    "score_tolerance",
     "downgrade_ungrounded", "no_verifiable_claims_passes", "chunk_chars", "constraints", "decisions",
 }  # fmt: skip
 _PROVENANCES = ("seed", "grounding-eval")
@@ -87,6 +88,9 @@ class FactualityRubric:
     chunk_chars: int
     constraints: tuple[str, ...]
     decisions: tuple[tuple[str, str], ...]
+    legal_risk_level: str = "high"
+    """The risk level of a legal-aid item with none set explicitly (the seed: "For high-stakes domains like
+    healthcare or legal review, set [RISK_LEVEL] to high")."""
 
     @property
     def result_names(self) -> tuple[str, ...]:
@@ -106,17 +110,19 @@ class FactualityRubric:
         """Whether a finding of severity ``level`` needs a human at high risk."""
         return any(s.level == level and s.human_verification_at_high_risk for s in self.severities)
 
-    def risk_level(self, value: Any, *, tier: Any = None) -> str:
-        """The risk level from an explicit value (``standard`` / ``high``), else from a risk tier.
+    def risk_level(self, value: Any, *, tier: Any = None, legal: bool = False) -> str:
+        """The risk level (:meth:`risk_choice`'s level)."""
+        return self.risk_choice(value, tier=tier, legal=legal)[0]
+
+    def risk_choice(self, value: Any, *, tier: Any = None, legal: bool = False) -> tuple[str, str]:
+        """The risk level and where it came from: an explicit value (``standard`` / ``high``); else, for a
+        legal-aid item (``legal``), :attr:`legal_risk_level` (the seed's high for legal review, whatever
+        the item's risk tier); else the risk tier through ``risk_levels_from_tier``; else ``standard``.
 
         Raises:
-            ValueError: an unknown level or tier.
+            ValueError: an unknown level or tier (a tier is checked even when the legal default decides).
         """
-        if value not in (None, ""):
-            text = str(value).strip().lower()
-            if text not in RISK_LEVELS:
-                raise ValueError(f"risk_level must be one of {', '.join(RISK_LEVELS)}, got {str(value)!r}")
-            return text
+        level = None
         if tier not in (None, ""):
             level = self.risk_levels_from_tier.get(str(tier).strip().lower())
             if level is None:
@@ -124,8 +130,19 @@ class FactualityRubric:
                     f"risk tier {str(tier)!r} is not in {self.path}'s risk_levels_from_tier "
                     f"({', '.join(self.risk_levels_from_tier)})"
                 )
-            return level
-        return "standard"
+        if value not in (None, ""):
+            text = str(value).strip().lower()
+            if text not in RISK_LEVELS:
+                raise ValueError(f"risk_level must be one of {', '.join(RISK_LEVELS)}, got {str(value)!r}")
+            return text, "set explicitly"
+        if legal:
+            return (
+                self.legal_risk_level,
+                "legal_risk_level (a legal-aid item; the seed: legal review is high)",
+            )
+        if level is not None:
+            return level, f"risk tier {str(tier).strip().lower()}"
+        return "standard", "default (not a legal-aid item, no risk tier)"
 
 
 def load_rubric(path: str | Path = DEFAULT_RUBRIC) -> FactualityRubric:
@@ -159,6 +176,9 @@ def load_rubric(path: str | Path = DEFAULT_RUBRIC) -> FactualityRubric:
         raise bad(f"risk_levels_from_tier must map risk tiers to {' or '.join(RISK_LEVELS)}")
     if data.get("risk_levels", list(RISK_LEVELS)) != list(RISK_LEVELS):
         raise bad(f"risk_levels must be {list(RISK_LEVELS)}")
+    legal_level = data.get("legal_risk_level", "high")
+    if legal_level not in RISK_LEVELS:
+        raise bad(f"legal_risk_level must be {' or '.join(RISK_LEVELS)}")
     threshold = _number(data, "pass_threshold", 0.8, bad)
     tolerance = _number(data, "score_tolerance", 0.01, bad)
     chunk_chars = data.get("chunk_chars", 1200)
@@ -194,6 +214,7 @@ def load_rubric(path: str | Path = DEFAULT_RUBRIC) -> FactualityRubric:
         chunk_chars=chunk_chars,
         constraints=tuple(" ".join(c.split()) for c in constraints),
         decisions=tuple(decisions),
+        legal_risk_level=legal_level,
     )
 
 
@@ -273,7 +294,10 @@ def format_rubric(rubric: FactualityRubric) -> str:
         f"{str(rubric.no_verifiable_claims_passes).lower()}, chunk_chars {rubric.chunk_chars}"
     )
     tiers = ", ".join(f"{k} -> {v}" for k, v in rubric.risk_levels_from_tier.items())
-    lines.append(f"  risk tier -> risk level: {tiers}")
+    lines.append(
+        f"  legal-aid item -> risk level: {rubric.legal_risk_level} (the seed: legal review is high)"
+    )
+    lines.append(f"  otherwise, risk tier -> risk level: {tiers}")
     lines.append("Decisions [grounding-eval]:")
     lines.extend(f"  {key}: {text}" for key, text in rubric.decisions)
     return "\n".join(lines) + "\n"

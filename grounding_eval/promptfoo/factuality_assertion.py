@@ -13,8 +13,12 @@ Judge: resolved as every judge's (``assertions/judges.cjs``): ``$GROUNDING_EVAL_
 ``$GROUNDING_EVAL_FACTUALITY_CHEAP_PROVIDER``); when a live judge is set through the environment and the
 cheap one is not, the cheap stage is off, so one switch makes the whole judgment live.
 
-Risk level: the ``risk_level`` var, else ``config.risk_level``, else the test's ``metadata.risk_tier``
-mapped by the rubric (critical and high → high), else standard.
+Risk level: the ``risk_level`` var, else ``config.risk_level``; else, for a legal-aid item (a test the
+legal-aid generator made: its metadata names the item's ``jurisdiction``), the rubric's ``legal_risk_level``,
+high — the seed: "For high-stakes domains like healthcare or legal review, set [RISK_LEVEL] to high" —
+whatever the item's risk tier; else the test's ``metadata.risk_tier`` mapped by the rubric (critical and
+high → high, moderate → standard), else standard. Where the level came from is recorded beside it
+(``metadata.factuality.risk_level_from``).
 
 Streaming: only finalized outputs are scored. An output promptfoo marks partial (``isPartial``,
 ``metadata.partial``, or a ``finishReason`` of ``length``) is refused with an ERROR.
@@ -84,8 +88,10 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
             pack_root / "rubrics" / "factual_accuracy.yaml")  # fmt: skip
         rubric = load_rubric(rubric_file)
         documents = _evidence(config, vars_, metadata, prompt_text, rubric.chunk_chars)
-        risk = rubric.risk_level(
-            vars_.get("risk_level") or config.get("risk_level"), tier=metadata.get("risk_tier")
+        risk, risk_from = rubric.risk_choice(
+            vars_.get("risk_level") or config.get("risk_level"),
+            tier=metadata.get("risk_tier"),
+            legal=_legal_item(metadata),
         )
         judges = judges_for("factuality", context)  # the cheap stage too (assertions/judges.cjs)
         cache_dir = str(written_path(config, "cache_dir", default_cache_dir()))
@@ -133,7 +139,7 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
     from grounding_eval.share.provenance import row_provenance
 
     meta = {
-        "factuality": result.metadata(),
+        "factuality": {**result.metadata(), "risk_level_from": risk_from},
         "provenance": row_provenance(dataset=metadata.get("dataset"), rubric_path=rubric_file, rubric_id=rubric.id,
                                      rubric_version=rubric.version, prompt_version=rubric.prompt_version,
                                      sample=metadata.get("sample")),
@@ -185,6 +191,12 @@ def _component(claim: Any, *, row_passed: bool) -> dict[str, Any]:
         f'"{_short(v.claim_text)}"{quote} — {_short(v.judge_rationale)}',
         "assertion": {"type": "python", "value": f"factuality claim {v.claim_id}"},
     }
+
+
+def _legal_item(metadata: dict[str, Any]) -> bool:
+    """Whether the row is a legal-aid item: the legal-aid test generator names each item's jurisdiction
+    (``metadata.jurisdiction``); a docs-QA question or a hand-written test does not."""
+    return bool(str(metadata.get("jurisdiction") or "").strip())
 
 
 def _short(text: str | None, limit: int = 240) -> str:

@@ -9,11 +9,17 @@ Used as ``tests: [{path: file://datasets/generate.py:generate_tests, config: {..
 ``sample``   ``{n, seed, stratify}``: a reproducible stratified sample of the selected items
              (:mod:`grounding_eval.data.sample`); the spec, pool size and chosen ids go in every test's
              ``metadata.sample`` and the row provenance
+``directory`` ``seed`` (default: C1's directory as the methods document builds it, the top-ranked index
+             records) or ``matched`` (exactly the records of the item's C1.5 articles: C1 and C1.5 then
+             give the same records, a comparison of format alone; :mod:`grounding_eval.data.design`).
+             ``matched`` is recorded in every test's ``metadata.directory``
 
 Vars per test: only what the prompts use — ``jurisdiction`` (two-letter code), ``question``,
 ``jkb_directory``, ``jkb_full_content`` — for promptfoo's viewer makes every var a column and every
 description a column too (issue 42: at 1920 px the three conditions' answers must fit beside them). The
-item's id (``query_id``), topic, High-Risk fields and the grounding choices go in the test's metadata
+item's id (``query_id``), topic, High-Risk fields and the grounding choices (``directory_ids``,
+``full_content_ids``, each record's organisation and URL in ``grounding_organizations`` and
+``grounding_urls``) go in the test's metadata
 (lists in vars would make promptfoo multiply the test); readers of results files written before take
 ``query_id`` and ``topic`` from the vars too. A test has no description. The two long vars are named in
 ``metadata.source_vars``, and so is ``jurisdiction`` (also in the metadata: a column of its own put the
@@ -41,6 +47,7 @@ from typing import Any
 
 from grounding_eval.data.conditions import PROMPTS_DIR, ConditionVars, condition_vars
 from grounding_eval.data.dataset import load_dataset, resolve_dataset_dir
+from grounding_eval.data.design import DIRECTORY_MODES
 from grounding_eval.data.records import HighRiskItem, Query
 from grounding_eval.data.rounds import ROUNDS, Round, round_items, size_warnings
 from grounding_eval.data.sample import SampleSpec
@@ -64,12 +71,18 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
         DataError: a bad dataset or config, as one line (promptfoo shows it and stops).
     """
     config = dict(config or {})
-    unknown = set(config) - {"dataset", "round", "tags", "ids", "sample"}
+    unknown = set(config) - {"dataset", "round", "tags", "ids", "sample", "directory"}
     if unknown:
         raise DataError("test generator config", f"unknown key(s) {', '.join(sorted(unknown))}")
     root = resolve_dataset_dir(config.get("dataset"), pack_root / "datasets" / "sample")
     dataset = load_dataset(root)
     round_id = str(config["round"]) if config.get("round") is not None else None
+    directory_mode = str(config.get("directory") or "seed")
+    if directory_mode not in DIRECTORY_MODES:
+        raise DataError(
+            "test generator config",
+            f"directory {directory_mode!r} is not one of {', '.join(DIRECTORY_MODES)}",
+        )
     sample_spec = SampleSpec.from_config(config["sample"]) if config.get("sample") is not None else None
     try:
         items, sample = round_items(
@@ -92,7 +105,8 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
             _warn(line)
     tests = []
     for item in items:
-        grounding = condition_vars(item, dataset)
+        grounding = condition_vars(item, dataset, directory_mode=directory_mode)
+        chosen = (*grounding.directory, *grounding.full_content)
         metadata: dict[str, Any] = {
             "query_id": item.id,
             "jurisdiction": item.jurisdiction,
@@ -101,12 +115,18 @@ def generate_tests(config: dict[str, Any] | None = None, *, pack_root: Path) -> 
             "dataset": str(root),
             "directory_ids": [s.record.id for s in grounding.directory],
             "full_content_ids": [s.record.id for s in grounding.full_content],
+            # Whose each record is, and its URL: the report names what C1 and C1.5 gave from the rows alone.
+            # Apart, since a redacted file keeps the organisations only (a URL may be a line of an answer).
+            "grounding_organizations": {s.record.id: s.record.organization for s in chosen},
+            "grounding_urls": {s.record.id: s.record.url for s in chosen},
             "directory_tokens": grounding.directory_tokens,
             "full_content_tokens": grounding.full_content_tokens,
             "source_vars": [*SOURCE_VARS, *LABEL_VARS],
         }
         if grounding.directory_cut:
             metadata["directory_descriptions_cut"] = list(grounding.directory_cut)
+        if directory_mode != "seed":  # absent: the methods document's directory (results files before it)
+            metadata["directory"] = directory_mode
         if spec:
             metadata |= {
                 "round": spec.id,
@@ -154,7 +174,7 @@ def source_vars(metadata: dict[str, Any]) -> dict[str, str]:
         raise DataError(
             "results row", "its test names source vars but no dataset (testCase.metadata.dataset)"
         )
-    blocks = _blocks(root, str(metadata.get("query_id") or ""))
+    blocks = _blocks(root, str(metadata.get("query_id") or ""), str(metadata.get("directory") or "seed"))
     named = metadata.get("grounding_missing")
     gaps: dict[str, Any] = named if isinstance(named, dict) else {}
     return {var: f"({gaps[var]})" if var in gaps else blocks[var] for var in SOURCE_VARS}
@@ -166,13 +186,15 @@ def _dataset(root: str) -> Any:
 
 
 @lru_cache(maxsize=4096)
-def _blocks(root: str, query_id: str) -> dict[str, str]:
+def _blocks(root: str, query_id: str, directory_mode: str = "seed") -> dict[str, str]:
     # A type: python entry is a fresh process per row: kept on disk while the dataset's files are unchanged.
     from grounding_eval.built_cache import cached_build
 
+    # The default's key is the one written before directory modes existed: those cache entries stay valid.
+    key = (str(Path(root).resolve()), query_id) + ((directory_mode,) if directory_mode != "seed" else ())
     blocks: dict[str, str] = cached_build(
-        "source-vars", (str(Path(root).resolve()), query_id), Path(root),
-        lambda: _built_blocks(root, query_id), _block_rules(), accept=_are_blocks,
+        "source-vars", key, Path(root),
+        lambda: _built_blocks(root, query_id, directory_mode), _block_rules(), accept=_are_blocks,
     )  # fmt: skip
     return blocks
 
@@ -199,13 +221,13 @@ def _block_rules() -> tuple[Path, ...]:
     )  # fmt: skip
 
 
-def _built_blocks(root: str, query_id: str) -> dict[str, str]:
+def _built_blocks(root: str, query_id: str, directory_mode: str = "seed") -> dict[str, str]:
     dataset = _dataset(root)
     try:
         item = dataset.item(query_id)
     except KeyError:
         raise DataError(root, f"no item {query_id!r}: the source vars cannot be rebuilt") from None
-    grounding = condition_vars(item, dataset)
+    grounding = condition_vars(item, dataset, directory_mode=directory_mode)
     return {"jkb_directory": grounding.jkb_directory, "jkb_full_content": grounding.jkb_full_content}
 
 

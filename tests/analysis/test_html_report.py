@@ -19,8 +19,8 @@ from grounding_eval.cli import main
 from tests.analysis.rows import FIXTURES, REPO
 from tests.scores import query_id
 
-SECTIONS = ["unsafe", "rates", "effects", "criteria", "findings", "safety", "docsqa", "length", "reliability",
-            "calibration", "provenance"]  # fmt: skip
+SECTIONS = ["unsafe", "rates", "effects", "criteria", "findings", "safety", "docsqa", "records", "length",
+            "reliability", "calibration", "provenance"]  # fmt: skip
 
 
 def _report(tmp_path: Path, *files: Path, extra: tuple[str, ...] = ()) -> str:

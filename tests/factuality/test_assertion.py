@@ -222,6 +222,42 @@ class TestLegalAidRows:
         entry = json.loads((tmp_path / "human.jsonl").read_text(encoding="utf-8"))
         assert entry["item"]["query_id"] == "q1" and entry["findings"][0]["evidence_chunks"]
 
+    @pytest.mark.parametrize(
+        ("metadata", "config", "level", "source"),
+        [
+            ({"jurisdiction": "OR", "risk_tier": "moderate"}, {}, "high", "legal_risk_level"),
+            ({"jurisdiction": "OR"}, {}, "high", "legal_risk_level"),
+            ({"jurisdiction": "OR", "risk_tier": "moderate"}, {"risk_level": "standard"}, "standard", "set"),
+            ({"risk_tier": "moderate"}, {}, "standard", "risk tier moderate"),
+            ({}, {}, "standard", "default"),
+        ],
+        ids=["legal-moderate", "legal-no-tier", "legal-set-standard", "not-legal-moderate", "nothing"],
+    )
+    def test_legal_aid_items_default_to_high(
+        self, tmp_path: Path, metadata: dict[str, Any], config: dict[str, Any], level: str, source: str
+    ) -> None:
+        """The seed: legal review sets [RISK_LEVEL] high. A legal-aid item (its test names a jurisdiction) with
+        a Major finding needs a human whatever its risk tier, unless a level is set (issue 41)."""
+        root = self._dataset(tmp_path)
+        _record(root / "fa.json", "factual_accuracy/q1/C1.5", ANSWER, reply(SUPPORTED, CONTRADICTED))
+        meta = {"dataset": str(root), "full_content_ids": ["scra", "avoid"], **metadata}
+        context = _context("replay:{dataset}/fa.json", metadata=meta, human_queue=str(tmp_path / "human.jsonl"),
+                           **config)  # fmt: skip
+        del context["config"]["evidence_files"]
+        context["vars"]["jkb_full_content"] = "the articles"
+        context["prompt"] = "Sources: the articles. Question?"
+        result = get_assert(ANSWER, context)
+        factuality = result["metadata"]["factuality"]
+        assert (factuality["risk_level"], factuality["risk_level_from"].split()[0]) == (
+            level,
+            source.split()[0],
+        )
+        assert factuality["risk_level_from"].startswith(source)
+        # c2 is Contradicted and Major: at high a human must verify it; at standard it is a scored failure
+        needs_human = result["reason"].startswith("NEEDS_HUMAN_VERIFICATION")
+        assert needs_human == (level == "high")
+        assert (tmp_path / "human.jsonl").exists() == (level == "high")
+
     def test_articles_not_in_the_prompt_are_not_evidence(self, tmp_path: Path) -> None:
         root = self._dataset(tmp_path)
         context = _context("replay:x", metadata={"dataset": str(root), "full_content_ids": ["scra"]})
