@@ -76,7 +76,7 @@ PARSE_CASES: dict[str, Callable[[int], str]] = {
 
 def _run(kind: str, case: str, n: int, out: mp.Queue) -> None:  # type: ignore[type-arg]
     if kind == "neutralize":
-        from grounding_eval.judge.render import neutralize
+        from grounding_eval.judge.section_tags import neutralize
 
         text = NEUTRALIZE_CASES[case](n)
         t0 = time.process_time()

@@ -334,9 +334,9 @@ def _judge_prompt(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from grounding_eval.data.conditions import condition_vars
+    from grounding_eval.data.methods import ROUNDS
     from grounding_eval.data.recorded_answers import load_recorded_answers
     from grounding_eval.data.records import HighRiskItem
-    from grounding_eval.data.rounds import ROUNDS
     from grounding_eval.files import read_text
     from grounding_eval.judge.render import render_judge_prompt
     from grounding_eval.judge.rubric import load_rubric

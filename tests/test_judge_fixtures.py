@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from grounding_eval.data.dataset import load_dataset
+from grounding_eval.data.methods import ROUNDS
 from grounding_eval.data.recorded_answers import load_recorded_answers
-from grounding_eval.data.rounds import ROUNDS, select_items
+from grounding_eval.data.rounds import select_items
 from grounding_eval.judge.calls import answer_sha256, load_replay_fixtures
 from grounding_eval.judge.parse import ParseFailure, parse_reply
 from grounding_eval.judge.rubric import load_rubric

@@ -24,7 +24,6 @@ from grounding_eval.errors import DataError, clip, terminal_safe
 from grounding_eval.judge.pipeline import judge_label
 from grounding_eval.judge.score import score_name, verdict_value
 from grounding_eval.outcome import composite_failed, legacy_unscored, read_outcome
-from grounding_eval.promptfoo.source_vars import NOT_SOURCES as _NOT_SOURCES
 from grounding_eval.result_rows import JUDGE_KINDS, ResultRow, result_row
 from grounding_eval.results_file import (
     REDACTED_LENGTH,
@@ -49,6 +48,7 @@ from grounding_eval.scoring.composite import (
     verifier_unknown,
 )
 from grounding_eval.share.provenance import ProvenanceCount
+from grounding_eval.var_names import NOT_SOURCES as _NOT_SOURCES
 
 if TYPE_CHECKING:
     from grounding_eval.judge.rubric import Verdict

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from grounding_eval.data.load import load_high_risk, load_index, load_queries
 from grounding_eval.data.manifest import Manifest, load_manifest
+from grounding_eval.data.methods import ROUNDS
 from grounding_eval.data.records import Article, HighRiskItem, IndexRecord, Query
 from grounding_eval.errors import DataError, clip
 from grounding_eval.files import ARTICLE, check_inside, read_text
@@ -222,7 +223,6 @@ def _article(
 def required_item_files(manifest: Manifest) -> tuple[str, ...]:
     """The item files a dataset must hold: those the rounds its ``dataset.yaml`` declares read (queries for
     1a–2b, high_risk for 3); with no rounds declared, none in particular (at least one of the two)."""
-    from grounding_eval.data.rounds import ROUNDS  # it imports this module
 
     return tuple(dict.fromkeys(ROUNDS[r].source for r in manifest.rounds))
 
@@ -271,8 +271,6 @@ def load_dataset(root: str | Path, *, problems: list[str] | None = None) -> Data
     found = {"queries": queries_path, "high_risk": high_risk_path}
     for kind in required_item_files(manifest):
         if found[kind] is None:
-            from grounding_eval.data.rounds import ROUNDS
-
             rounds = ", ".join(r for r in manifest.rounds if ROUNDS[r].source == kind)
             report(
                 manifest.path,

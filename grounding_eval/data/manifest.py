@@ -18,51 +18,17 @@ an error: a partner may knowingly run a corrected or extended set.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grounding_eval.data.methods import REAL_SETS, RealSet
 from grounding_eval.errors import DataError
 from grounding_eval.files import read_yaml
 
-__all__ = ["MANIFEST_NAMES", "REAL_SETS", "Manifest", "RealSet", "load_manifest"]
+__all__ = ["MANIFEST_NAMES", "Manifest", "load_manifest"]
 
 MANIFEST_NAMES = ("dataset.yaml", "dataset.yml")
-
-
-@dataclass(frozen=True)
-class RealSet:
-    """One of the methods document's datasets: its file, its size, and each round's documented count."""
-
-    name: str
-    source: str  # "queries" or "high_risk": the dataset file it is
-    size: int
-    rounds: Mapping[str, int]  # round id -> items the study used
-    seed_text: str
-
-
-REAL_SETS: Mapping[str, RealSet] = {
-    s.name: s
-    for s in (
-        RealSet(
-            "LHSQ-115",
-            "queries",
-            115,
-            {"1a": 22, "1b": 48, "2": 10, "2b": 10},
-            "LHSQ-115: 115 synthetic user-voice queries … Round subsets: 22 IL eviction (1a), 48 across six "
-            "states (1b), 10 IL high-stakes (2, 2b).",
-        ),
-        RealSet(
-            "High-Risk-Challenge",
-            "high_risk",
-            192,
-            {"3": 40},
-            "High-Risk Challenge Queries: a 192-query SME-flagged set … Round 3 used 40.",
-        ),
-    )
-}
-"""The sets a ``dataset.yaml`` may claim, with the methods document's numbers (seed 001, "Datasets")."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +51,7 @@ def load_manifest(root: str | Path) -> Manifest:
     Raises:
         DataError: both names exist, the file is outside the folder, not a mapping, or breaks its model
             (:class:`~grounding_eval.data.models.ManifestFile`: an unknown key, a claim that is not one of
-            :data:`REAL_SETS`, a round that is not one of the five).
+            :data:`~grounding_eval.data.methods.REAL_SETS`, a round that is not one of the five).
     """
     root = Path(root)
     found = [root / name for name in MANIFEST_NAMES if os.path.lexists(root / name)]
@@ -99,6 +65,8 @@ def load_manifest(root: str | Path) -> Manifest:
         return Manifest(path=str(path))
     if not isinstance(data, dict):
         raise DataError(path, "expected a mapping (name, claims, rounds)")
+    # Imported here for start-up speed, as in data/load.py: the dataset module, which imports this one, is on
+    # the verifier assertion's cold path, and the models (pydantic) are built only when a manifest is read.
     from grounding_eval.data.models import ManifestFile, validate
 
     record, problems = validate(ManifestFile, data)

@@ -44,9 +44,8 @@ from grounding_eval.data.fields import (
     optional_text,
     reply_texts,
 )
-from grounding_eval.data.manifest import REAL_SETS
+from grounding_eval.data.methods import REAL_SETS, ROUNDS
 from grounding_eval.data.records import RISK_TIERS
-from grounding_eval.data.rounds import ROUNDS
 from grounding_eval.errors import clip
 
 ROUND_IDS = tuple(ROUNDS)

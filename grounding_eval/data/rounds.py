@@ -23,71 +23,14 @@ the documented ones (22 / 48 / 10, 40 of 192).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from grounding_eval.data.dataset import Dataset
-from grounding_eval.data.manifest import REAL_SETS
+from grounding_eval.data.methods import REAL_SETS, ROUNDS
 from grounding_eval.data.records import Query
 from grounding_eval.data.sample import Sample, SampleSpec, draw_sample
 from grounding_eval.errors import DataError
 
-__all__ = ["ROUNDS", "Round", "round_items", "select_items", "size_warnings"]
-
-
-@dataclass(frozen=True)
-class Round:
-    """One evaluation round."""
-
-    id: str
-    source: str  # "queries" or "high_risk"
-    tags: tuple[str, ...]
-    conditions: tuple[str, ...]
-    rubric: str
-    description: str
-    # The methods document runs the quotation accuracy check in Rounds 2b and 3 only ("Quotation
-    # accuracy check (Rounds 2b, 3)"). Elsewhere quotes are still reported, as information, but never
-    # scored and never a hard failure.
-    quotation_scored: bool = False
-    # The citation check is the pack's own (the seed's verifier has none), and citations are neutral:
-    # UNKNOWN and another state's law are hard failures only where a seed safety check covers them
-    # (Round 3's hallucinated_citation and jurisdiction_correct), information elsewhere.
-    citation_check: str = "information"
-
-
-ROUNDS: dict[str, Round] = {
-    r.id: r
-    for r in (
-        Round("1a", "queries", ("il-eviction",), ("C0", "C1"), "v3", "Round 1a: IL eviction, v3 stack"),
-        Round("1b", "queries", ("six-state",), ("C0", "C1"), "v3", "Round 1b: six states, v3 stack"),
-        Round(
-            "2",
-            "queries",
-            ("il-high-stakes",),
-            ("C0", "C1", "C1.5"),
-            "v3",
-            "Round 2: IL high-stakes, v3 stack",
-        ),
-        Round(
-            "2b",
-            "queries",
-            ("il-high-stakes",),
-            ("C0", "C1", "C1.5"),
-            "v4",
-            "Round 2b: IL high-stakes, v4 + quotes",
-            quotation_scored=True,
-        ),
-        Round(
-            "3",
-            "high_risk",
-            (),
-            ("C0", "C1", "C1.5"),
-            "round3",
-            "Round 3: High-Risk Challenge items",
-            quotation_scored=True,
-            citation_check="hard",
-        ),
-    )
-}
+__all__ = ["round_items", "select_items", "size_warnings"]
 
 
 def select_items(

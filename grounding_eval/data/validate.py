@@ -37,8 +37,9 @@ from pathlib import Path
 from grounding_eval.data.conditions import condition_vars
 from grounding_eval.data.dataset import Dataset
 from grounding_eval.data.design import RecordDifference, record_difference
+from grounding_eval.data.methods import ROUNDS
 from grounding_eval.data.records import Query
-from grounding_eval.data.rounds import ROUNDS, select_items, size_warnings
+from grounding_eval.data.rounds import select_items, size_warnings
 from grounding_eval.data.select import Selection
 
 __all__ = [

@@ -8,9 +8,9 @@ does not have) is the docs-QA form of a hallucinated citation. What counts as a 
   ``.txt``, optionally followed by ``#anchor``, written anywhere in the answer (in prose, in Markdown
   links, in backticks);
 * an ``http(s)`` URL on a host the docs set publishes at (its ``docs_set.yaml``): it must be the URL of
-  one of its documents (after :func:`normalize_url`), and its ``#fragment``, if any, an anchor there.
-  URLs on other hosts are not citations of the docs set; they are listed as ``external_urls`` and not
-  judged here.
+  one of its documents (after :func:`~grounding_eval.docs_qa.docs_set.normalize_url`), and its
+  ``#fragment``, if any, an anchor there. URLs on other hosts are not citations of the docs set; they
+  are listed as ``external_urls`` and not judged here.
 
 Budget: two linear regex passes over the answer, then one dictionary lookup per citation.
 """
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
-from grounding_eval.docs_qa.docs_set import DocsSet
+from grounding_eval.docs_qa.docs_set import DocsSet, normalize_url
 
-__all__ = ["Citation", "CitationReport", "check_citations", "normalize_url"]
+__all__ = ["Citation", "CitationReport", "check_citations"]
 
 _URL: Final = re.compile(r"https?://[^\s<>()\[\]\"'`]+", re.IGNORECASE)
 _TRAILING: Final = ".,;:!?*_"
@@ -67,15 +67,6 @@ class CitationReport:
         if not self.citations:
             return None
         return sum(c.valid for c in self.citations) / len(self.citations)
-
-
-def normalize_url(url: str) -> str:
-    """Scheme and host in lower case, ``www.`` and default ports dropped, no query, fragment or final ``/``."""
-    parts = urlsplit(url.strip())
-    host = (parts.hostname or "").lower().removeprefix("www.")
-    port = parts.port if parts.port not in (None, 80, 443) else None
-    path = parts.path.rstrip("/")
-    return f"{host}{':' + str(port) if port else ''}{path}"
 
 
 def check_citations(answer: str, docs: DocsSet) -> CitationReport:

@@ -30,11 +30,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Final
+from urllib.parse import urlsplit
 
 from grounding_eval.errors import DataError
 from grounding_eval.files import read_text, read_yaml
 
-__all__ = ["DOC_SUFFIXES", "MAX_FILES", "DocsSet", "Section", "load_docs_set", "slugify"]
+__all__ = ["DOC_SUFFIXES", "MAX_FILES", "DocsSet", "Section", "load_docs_set", "normalize_url", "slugify"]
 
 DOC_SUFFIXES: Final = (".md", ".markdown", ".txt")
 MAX_FILES: Final = 2_000
@@ -45,6 +46,15 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"[*`]+|(?<!\w)_+|_+(?!\w)")
+
+
+def normalize_url(url: str) -> str:
+    """Scheme and host in lower case, ``www.`` and default ports dropped, no query, fragment or final ``/``."""
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").lower().removeprefix("www.")
+    port = parts.port if parts.port not in (None, 80, 443) else None
+    path = parts.path.rstrip("/")
+    return f"{host}{':' + str(port) if port else ''}{path}"
 
 
 def slugify(heading: str) -> str:
@@ -171,8 +181,6 @@ def _markdown_sections(doc: str, text: str) -> list[Section]:
 
 
 def _urls(folder: Path, documents: Mapping[str, str]) -> dict[str, str]:
-    from grounding_eval.docs_qa.citations import normalize_url
-
     manifest = folder / MANIFEST
     if not manifest.exists():
         return {}

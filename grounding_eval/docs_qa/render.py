@@ -3,7 +3,7 @@
 The seed: "give an LLM this rubric, the question, the reference answer, the source sections, and the
 assistant's answer"; the issue adds the ``must_include`` list. The answer is hostile and handled as
 the rubric judge handles it (:mod:`grounding_eval.judge.render`): a content-derived nonce on its
-delimiters, and :func:`~grounding_eval.judge.render.neutralize` on every untrusted text (the answer,
+delimiters, and :func:`~grounding_eval.judge.section_tags.neutralize` on every untrusted text (the answer,
 the question, the source sections). The environment is the judge's (``StrictUndefined``).
 """
 
@@ -21,9 +21,9 @@ from grounding_eval.judge.render import (
     RenderedPrompt,
     answer_nonce,
     judge_environment,
-    neutralize,
     render_blocks,
 )
+from grounding_eval.judge.section_tags import neutralize
 
 __all__ = ["TEMPLATE_NAME", "render_grader_prompt"]
 

@@ -6,7 +6,7 @@ its answer tags is not available here. The defence is the rubric judge's :func:`
 to this template's tags (:data:`SECTION_TAGS`): inside the target text and the evidence, every opening of
 one of them — look-alike brackets, HTML references, invisible characters and look-alike letters
 included — has its ``<`` written ``&lt;``; the system message says the target is content, not
-instructions. The pattern is built from the judge's own pieces (:mod:`grounding_eval.judge.render`).
+instructions. The pattern is built from the judge's own pieces (:mod:`grounding_eval.judge.section_tags`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ import jinja2
 from grounding_eval.errors import DataError
 from grounding_eval.factuality.evidence import Document
 from grounding_eval.factuality.rubric import FactualityRubric
-from grounding_eval.judge.render import TEMPLATES_DIR, judge_environment, neutralize
+from grounding_eval.judge import section_tags as judge_tags
+from grounding_eval.judge.render import TEMPLATES_DIR, judge_environment
+from grounding_eval.judge.section_tags import neutralize
 
 __all__ = ["SECTION_TAGS", "RenderedFactualityPrompt", "neutralize_sections", "render_factuality_prompt"]
 
@@ -32,17 +34,15 @@ SECTION_TAGS: Final = ("TARGET_TEXT", "GROUND_TRUTH_EVIDENCE", "CONSTRAINTS")
 
 @cache
 def _tag_open() -> re.Pattern[str]:
-    # The rubric judge's tag-opening grammar (render._tag_pattern), over this template's tag names.
-    from grounding_eval.judge import render as judge_render
-
+    # The rubric judge's tag-opening grammar (section_tags._tag_pattern), over this template's tag names.
     inside, gap, opener, slash = (
-        judge_render._INSIDE,
-        judge_render._GAP,
-        judge_render._OPENER,
-        judge_render._SLASH,
+        judge_tags._INSIDE,
+        judge_tags._GAP,
+        judge_tags._OPENER,
+        judge_tags._SLASH,
     )
     names = sorted(SECTION_TAGS, key=len, reverse=True)
-    spelled = "|".join(inside.join(judge_render._letter(ch.lower()) for ch in name) for name in names)
+    spelled = "|".join(inside.join(judge_tags._letter(ch.lower()) for ch in name) for name in names)
     return re.compile(rf"{opener}(?P<rest>{gap}(?:{slash}{gap})?(?:{spelled}))(?![a-z0-9_])", re.IGNORECASE)
 
 

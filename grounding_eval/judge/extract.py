@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Final, Generic, Literal, Protocol, TypeVar
 
+from grounding_eval.judge.section_tags import neutralize
+
 __all__ = [
     "MAX_BAD_OBJECTS",
     "MAX_REPLY_CHARS",
@@ -234,12 +236,8 @@ def read_reply(
 
 
 def neutralize_tags(text: str) -> str:
-    """:func:`grounding_eval.judge.render.neutralize`, what the rubric and docs-QA prompts apply to the answer.
-
-    Imported on first call: the render modules import the parsers (for the reply schemas).
-    """
-    from grounding_eval.judge.render import neutralize
-
+    """:func:`grounding_eval.judge.section_tags.neutralize`, what the rubric and docs-QA prompts apply to the
+    answer."""
     return neutralize(text)
 
 

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from grounding_eval.outcome import unscored_result, with_outcome
 from grounding_eval.promptfoo.judge_provider import _LIVE_JUDGE_EXAMPLE, JUDGE_PROVIDER_ENV
-from grounding_eval.promptfoo.source_vars import GROUNDING_VARS, with_source_vars_in
+from grounding_eval.promptfoo.source_vars import with_source_vars_in
+from grounding_eval.var_names import GROUNDING_VARS
 
 # judge_provider.forget_clients(): the process's judge clients (tests clear them to start a new process's state)
 

@@ -48,11 +48,12 @@ from typing import Any
 from grounding_eval.data.conditions import PROMPTS_DIR, ConditionVars, condition_vars
 from grounding_eval.data.dataset import load_dataset, resolve_dataset_dir
 from grounding_eval.data.design import DIRECTORY_MODES
+from grounding_eval.data.methods import ROUNDS, Round
 from grounding_eval.data.records import HighRiskItem, Query
-from grounding_eval.data.rounds import ROUNDS, Round, round_items, size_warnings
+from grounding_eval.data.rounds import round_items, size_warnings
 from grounding_eval.data.sample import SampleSpec
 from grounding_eval.errors import DataError
-from grounding_eval.promptfoo.source_vars import GROUNDING_VARS, LABEL_VARS
+from grounding_eval.var_names import GROUNDING_VARS, LABEL_VARS
 
 __all__ = ["MISSING_GROUNDING_JS", "SOURCE_VARS", "generate_tests", "missing_grounding", "source_vars"]
 

@@ -5,38 +5,18 @@ so that promptfoo's viewer does not make them columns; the prompts and the ``gro
 them back from that hook. What runs without it — a results file graded again (``rescore``), a ``type:
 python`` entry (promptfoo's own Python gets the vars without them) — rebuilds them here from the test's
 dataset, with the generator that made the test: the same text, since the same function renders it.
-A round test names its ``jurisdiction`` there too (:data:`LABEL_VARS`), rebuilt from its metadata.
-
-It is also the one place that says which vars are sources (none of these constants imports anything).
+A round test names its ``jurisdiction`` there too (:data:`~grounding_eval.var_names.LABEL_VARS`), rebuilt
+from its metadata. Which vars are sources is said in :mod:`grounding_eval.var_names`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
-__all__ = [
-    "GROUNDING_VARS",
-    "LABEL_VARS",
-    "NOT_SOURCES",
-    "REFERENCE_VARS",
-    "with_source_vars",
-    "with_source_vars_in",
-]
+from grounding_eval.errors import DataError
+from grounding_eval.var_names import LABEL_VARS
 
-# What a round's prompt shows the model under each grounding condition (C0 shows none), in the
-# conditions' order; the generator fills them and the judge reads them back from the rendered prompt.
-GROUNDING_VARS: Final = {"C1": "jkb_directory", "C1.5": "jkb_full_content"}
-# The verifier's default reference text (config ``source_vars``): the item's articles, in every
-# test's vars whatever its condition, so an answer gets the same verdict under each.
-REFERENCE_VARS: Final = (GROUNDING_VARS["C1.5"],)
-# A test's vars that are the item's own words or labels, never a source shown to the model (the report).
-NOT_SOURCES: Final = frozenset({"question", "query_id", "item_id", "jurisdiction", "topic", "round"})
-# Short vars a prompt uses whose value is also the test's metadata under the same name: a round test
-# names them in metadata.source_vars too, so that beforeAll lifts them with the sources. promptfoo's viewer
-# gives any var a column at least 160 px wide, and with the question's (360 px) and the three
-# conditions' (480 px each) the jurisdiction's put the third condition 56 px past a 1920-pixel screen
-# (issue 42); the details' Metadata tab shows it. Rebuilt from the metadata.
-LABEL_VARS: Final = ("jurisdiction",)
+__all__ = ["with_source_vars", "with_source_vars_in"]
 
 
 def with_source_vars(vars_: dict[str, Any], metadata: dict[str, Any]) -> dict[str, Any]:
@@ -46,7 +26,8 @@ def with_source_vars(vars_: dict[str, Any], metadata: dict[str, Any]) -> dict[st
     Raises:
         DataError: a source var no generator of this pack makes, or its dataset unreadable.
     """
-    from grounding_eval.errors import DataError
+    # Imported here for start-up speed: the generators import jinja2 and the dataset loaders (≈180 ms), which
+    # an assertion pays only when a row lost its sources (benchmarks/cold_start.py measures that path).
     from grounding_eval.promptfoo import docs_qa_tests, round_tests
 
     names = metadata.get("source_vars")
@@ -69,9 +50,8 @@ def with_source_vars(vars_: dict[str, Any], metadata: dict[str, Any]) -> dict[st
 
 
 def _labels(metadata: dict[str, Any]) -> dict[str, str]:
-    """The label vars (:data:`LABEL_VARS`) from the test's metadata, where the generator put them too."""
-    from grounding_eval.errors import DataError
-
+    """The label vars (:data:`~grounding_eval.var_names.LABEL_VARS`) from the test's metadata, where the
+    generator put them too."""
     found = {n: metadata[n] for n in LABEL_VARS if isinstance(metadata.get(n), str) and metadata[n]}
     if len(found) < len(LABEL_VARS):
         missing = ", ".join(n for n in LABEL_VARS if n not in found)

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from grounding_eval.outcome import Outcome, unscored_result, with_outcome
-from grounding_eval.promptfoo.source_vars import REFERENCE_VARS, with_source_vars_in
+from grounding_eval.promptfoo.source_vars import with_source_vars_in
+from grounding_eval.var_names import REFERENCE_VARS
 
 __all__ = ["verifier_assertion"]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
-from grounding_eval.data.rounds import ROUNDS
+from grounding_eval.data.methods import ROUNDS
 from grounding_eval.errors import DataError
 from grounding_eval.resources import pack_file
 

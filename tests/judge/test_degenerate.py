@@ -48,7 +48,7 @@ _CHILD = textwrap.dedent(
     """
     import json, sys, time
     from grounding_eval.judge.parse import parse_reply
-    from grounding_eval.judge.render import neutralize
+    from grounding_eval.judge.section_tags import neutralize
     from grounding_eval.judge.rubric import load_rubric, rubric_for_round
 
     kind, text = json.loads(sys.stdin.read())

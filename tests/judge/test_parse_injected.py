@@ -26,8 +26,8 @@ from grounding_eval.factuality.parse import Scorecard, parse_scorecard
 from grounding_eval.factuality.rubric import load_rubric as load_factuality_rubric
 from grounding_eval.judge.extract import MAX_BAD_OBJECTS, ParseFailure, reply_objects_in
 from grounding_eval.judge.parse import ParsedReply, parse_reply
-from grounding_eval.judge.render import neutralize
 from grounding_eval.judge.rubric import load_rubric
+from grounding_eval.judge.section_tags import neutralize
 from tests.judge import test_degenerate as degenerate
 
 TESTS = Path(__file__).resolve().parents[1]

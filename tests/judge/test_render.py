@@ -19,16 +19,15 @@ from hypothesis import strategies as st
 from grounding_eval.errors import DataError
 from grounding_eval.judge.parse import reply_schema
 from grounding_eval.judge.render import (
-    SECTION_TAGS,
     TEMPLATE_NAME,
     TEMPLATES_DIR,
     RenderedPrompt,
     answer_nonce,
     judge_environment,
-    neutralize,
     render_judge_prompt,
 )
 from grounding_eval.judge.rubric import ROUND_RUBRICS, RUBRICS_DIR, Rubric, load_rubric
+from grounding_eval.judge.section_tags import SECTION_TAGS, neutralize
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "rubrics"
@@ -54,7 +53,7 @@ def _render(rubric: Rubric, answer: str = ANSWER, **kwargs: Any) -> RenderedProm
 
 
 def _invisible_ranges() -> list[tuple[int, int, str]]:
-    from grounding_eval.judge.render import _INVISIBLE_RANGES
+    from grounding_eval.judge.section_tags import _INVISIBLE_RANGES
 
     return list(_INVISIBLE_RANGES)
 
@@ -331,7 +330,7 @@ class TestLookalikes:
 
     def test_every_format_character_is_invisible(self) -> None:
         """The invisible class covers every Unicode format (Cf) character this Python knows."""
-        from grounding_eval.judge.render import _INVISIBLE_RANGES
+        from grounding_eval.judge.section_tags import _INVISIBLE_RANGES
 
         covered = {c for lo, hi, _ in _INVISIBLE_RANGES for c in range(lo, hi + 1)}
         missing = [
