@@ -279,6 +279,15 @@ class _LiveStandin:
         return str(answer) + self.MARK
 
 
+def _three_vendors_env(tmp_path: Path, standin: ModelStandin) -> dict[str, str]:
+    """Each vendor's base-URL variable names the stand-in, with placeholder keys."""
+    return _env(
+        tmp_path, OPENAI_API_KEY="placeholder", OPENAI_BASE_URL=f"{standin.url}/v1",
+        ANTHROPIC_API_KEY="placeholder", ANTHROPIC_BASE_URL=standin.url,
+        GOOGLE_API_KEY="placeholder", GOOGLE_API_BASE_URL=standin.url,
+    )  # fmt: skip
+
+
 def test_run_live_page(copy: Path, tmp_path: Path) -> None:
     """The live page's runs with the three vendors and the judges on a stand-in: each vendor's base-URL
     variable (``ANTHROPIC_BASE_URL``, ``GOOGLE_API_BASE_URL``, ``OPENAI_BASE_URL``) names it, with
@@ -286,11 +295,7 @@ def test_run_live_page(copy: Path, tmp_path: Path) -> None:
     respond = _LiveStandin()
     standin = ModelStandin(respond)
     with standin.running():
-        env = _env(
-            tmp_path, OPENAI_API_KEY="placeholder", OPENAI_BASE_URL=f"{standin.url}/v1",
-            ANTHROPIC_API_KEY="placeholder", ANTHROPIC_BASE_URL=standin.url,
-            GOOGLE_API_KEY="placeholder", GOOGLE_API_BASE_URL=standin.url,
-        )  # fmt: skip
+        env = _three_vendors_env(tmp_path, standin)
         ran = docs.run_page("docs/how-to/run-live.md", copy, env)
     assert len(ran) == 4
     models = {s.model for s in standin.served}
@@ -320,11 +325,7 @@ def test_judge_reliability_page(copy: Path, tmp_path: Path) -> None:
     respond = _LiveStandin()
     standin = ModelStandin(respond)
     with standin.running():
-        env = _env(
-            tmp_path, OPENAI_API_KEY="placeholder", OPENAI_BASE_URL=f"{standin.url}/v1",
-            ANTHROPIC_API_KEY="placeholder", ANTHROPIC_BASE_URL=standin.url,
-            GOOGLE_API_KEY="placeholder", GOOGLE_API_BASE_URL=standin.url,
-        )  # fmt: skip
+        env = _three_vendors_env(tmp_path, standin)
         ran = docs.run_page("docs/how-to/judge-reliability.md", copy, env)
     assert len(ran) >= 4
     judges = {s.model for s in standin.served} - {

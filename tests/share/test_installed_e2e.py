@@ -255,6 +255,24 @@ def _assert_no_redacted_text(rows: list[dict[str, Any]], members: dict[str, byte
             assert found == [], (name, found[:3])
 
 
+def _init_study(
+    installed: dict[str, Path], name: str, round_: str, **extra: str
+) -> tuple[Path, dict[str, str]]:
+    """``init`` a study of ``round_`` under the partner folder with the wheel's venv first on PATH and none of
+    this checkout's settings; the pack's node_modules linked in. Returns the study and its environment."""
+    base, bindir = installed["base"], installed["bin"]
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "NO_COLOR": "1",
+           "PROMPTFOO_CONFIG_DIR": str(base / f".promptfoo-{name}"), **extra}  # fmt: skip
+    for key in ("PYTHONPATH", "VIRTUAL_ENV", "PROMPTFOO_PYTHON", "GROUNDING_EVAL_DATASET",
+                "GROUNDING_EVAL_JUDGE_PROVIDER", "GROUNDING_EVAL_DOCS_QA_DATASET"):  # fmt: skip
+        env.pop(key, None)
+    study = base / name
+    init = _run([str(bindir / "grounding-eval"), "init", str(study), "--round", round_], base, env)
+    assert init.returncode == 0, init.stderr
+    (study / "node_modules").symlink_to(REPO / "node_modules")
+    return study, env
+
+
 @pytest.mark.parametrize(
     ("round_", "rows", "chip"), [("docs-qa", 24, "docs_qa.correct"), ("factuality", 5, "factual_accuracy")]
 )
@@ -262,16 +280,7 @@ def test_the_other_evaluations_run_from_the_wheel(
     installed: dict[str, Path], round_: str, rows: int, chip: str
 ) -> None:
     """docs-QA and factual accuracy read their rubric, schema and sample data from the installed package."""
-    base, bindir = installed["base"], installed["bin"]
-    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "NO_COLOR": "1",
-           "PROMPTFOO_CONFIG_DIR": str(base / f".promptfoo-{round_}")}  # fmt: skip
-    for key in ("PYTHONPATH", "VIRTUAL_ENV", "PROMPTFOO_PYTHON", "GROUNDING_EVAL_DATASET",
-                "GROUNDING_EVAL_JUDGE_PROVIDER", "GROUNDING_EVAL_DOCS_QA_DATASET"):  # fmt: skip
-        env.pop(key, None)
-    study = base / f"study-{round_}"
-    init = _run([str(bindir / "grounding-eval"), "init", str(study), "--round", round_], base, env)
-    assert init.returncode == 0, init.stderr
-    (study / "node_modules").symlink_to(REPO / "node_modules")
+    study, env = _init_study(installed, f"study-{round_}", round_)
     run = _run(["npx", "promptfoo", "eval", "-c", "promptfooconfig.yaml", "-o", "results/results.json",
                 "--no-progress-bar", "--no-cache"], study, env)  # fmt: skip
     assert run.returncode == 100, run.stdout[-3000:] + run.stderr[-3000:]  # sample answers fail on purpose
@@ -290,17 +299,9 @@ def test_a_study_with_a_mistyped_judge_stops_before_any_model_call(
 ) -> None:
     """Issue 40: a study ``init`` writes checks its graders in promptfoo's beforeAll hook, as the pack's own
     configs do: a mistyped judge id costs one line before any generation call (it cost every row's call)."""
-    base, bindir = installed["base"], installed["bin"]
-    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "NO_COLOR": "1",
-           "PROMPTFOO_CONFIG_DIR": str(base / f".promptfoo-typo-{round_}"),
-           "OPENAI_API_KEY": "sk-test-standin-0000000000000000"}  # fmt: skip
-    for key in ("PYTHONPATH", "VIRTUAL_ENV", "PROMPTFOO_PYTHON", "GROUNDING_EVAL_DATASET",
-                "GROUNDING_EVAL_JUDGE_PROVIDER", "GROUNDING_EVAL_DOCS_QA_DATASET"):  # fmt: skip
-        env.pop(key, None)
-    study = base / f"typo-{round_}"
-    init = _run([str(bindir / "grounding-eval"), "init", str(study), "--round", round_], base, env)
-    assert init.returncode == 0, init.stderr
-    (study / "node_modules").symlink_to(REPO / "node_modules")
+    study, env = _init_study(
+        installed, f"typo-{round_}", round_, OPENAI_API_KEY="sk-test-standin-0000000000000000"
+    )
     generation = ModelStandin(lambda prompt: "an answer")
     config_path = study / "promptfooconfig.yaml"
     config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
