@@ -129,7 +129,9 @@ WORKER_IDLE_S: Final = float(_DEADLINES["worker_idle_s"])
 """Seconds a worker waits for a request before it exits."""
 
 
-def worst_case_seconds(*, timeout: float, max_retries: int, backoff_max: float = JUDGE_BACKOFF_MAX_S) -> float:
+def worst_case_seconds(
+    *, timeout: float, max_retries: int, backoff_max: float = JUDGE_BACKOFF_MAX_S
+) -> float:
     """The longest one model call may take: ``max_retries + 1`` attempts of ``timeout`` seconds and the
     waits between them (``assertions/judges.cjs`` ``worstCaseSeconds``, from which ``grounding.cjs``
     derives a call's deadline, is this bound)."""

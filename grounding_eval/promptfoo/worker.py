@@ -109,7 +109,10 @@ def _composite(adapter: str | None) -> Callable[[list[Any], Path], dict[str, Any
     return score
 
 
-_OWN: Mapping[str, Callable[[list[Any], Path], dict[str, Any]]] = {"check": _check, "source_vars": _source_vars}
+_OWN: Mapping[str, Callable[[list[Any], Path], dict[str, Any]]] = {
+    "check": _check,
+    "source_vars": _source_vars,
+}
 
 # The calls a worker answers (grounding_eval.calls): the same functions the Python entry files in
 # assertions/ call, and beforeAll's own.
