@@ -543,7 +543,7 @@ function envFileSettings() {
 }
 
 // The judges a pack call uses, as settings (not loaded): {judge, cheap} or a Refused error thrown.
-//   call: judge | factuality | docs_qa; context: promptfoo's assertion context (test, config, provider);
+//   call: a judge call of calls.json; context: promptfoo's assertion context (test, config, provider);
 //   options.assertionProvider: the assertion's provider when the caller knows it (beforeAll);
 //   options.override: the command line's own choice ({provider, base_url, cheap_provider, cheap_base_url}).
 function chooseJudges(call, context, options = {}) {

@@ -156,7 +156,7 @@ def resolve_judges(
     override: Mapping[str, Any] | None = None,
     check: bool = False,
 ) -> Judges:
-    """The judges of ``call`` (``judge``, ``factuality``, ``docs_qa``) for a row with ``context``.
+    """The judges of ``call`` (a judge call, :data:`grounding_eval.calls.JUDGE_CALLS`) for a row with ``context``.
 
     Inside an eval's worker, what ``assertions/grounding.cjs`` resolved for the row; elsewhere, asked of
     the host process (:func:`node_host`).
