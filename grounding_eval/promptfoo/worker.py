@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from grounding_eval.calls import CALLS as REGISTRY
-from grounding_eval.calls import SCORING_FAILED, WORKER_FAILED, WORKER_IDLE_S
+from grounding_eval.calls import SCORING_FAILED, WORKER_FAILED, WORKER_IDLE_S, Call
 
 __all__ = ["CALLS", "handle", "main"]
 
@@ -114,15 +114,17 @@ _OWN: Mapping[str, Callable[[list[Any], Path], dict[str, Any]]] = {
     "source_vars": _source_vars,
 }
 
+
+def _answering(call: Call) -> Callable[[list[Any], Path], dict[str, Any]]:
+    if call.kind == "worker":
+        return _OWN[call.name]
+    return (_assertion if call.kind == "assertion" else _composite)(call.adapter)
+
+
 # The calls a worker answers (grounding_eval.calls): the same functions the Python entry files in
 # assertions/ call, and beforeAll's own.
 CALLS: dict[str, Callable[[list[Any], Path], dict[str, Any]]] = {
-    call.name: _OWN[call.name]
-    if call.kind == "worker"
-    else _assertion(call.adapter)
-    if call.kind == "assertion"
-    else _composite(call.adapter)
-    for call in REGISTRY.values()
+    c.name: _answering(c) for c in REGISTRY.values()
 }
 
 
