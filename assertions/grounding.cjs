@@ -36,6 +36,13 @@ const judges = require('./judges.cjs');
 
 const { stringify } = judges; // promptfoo's own serialization for Python calls
 
+// The pack's calls, their failure prefixes and deadlines (assertions/calls.json, grounding_eval/calls.py).
+const CALLS = judges.CALL_REGISTRY.calls;
+const DEADLINES = judges.CALL_REGISTRY.deadlines;
+const namesWhere = (test) => Object.keys(CALLS).filter((name) => test(CALLS[name]));
+const ASSERTION_CALLS = namesWhere((c) => c.kind === 'assertion');
+const SCORING_CALLS = namesWhere((c) => c.kind === 'scoring');
+
 // Where the pack's data is: this file's repository when it sits in a checkout (assertions/ beside
 // grounding_eval/), else the grounding-eval installed in that Python (a study made by
 // `grounding-eval init`), asked once: grounding_eval.resources.pack_root().
@@ -58,7 +65,7 @@ function packRoot() {
   if (installedRoot instanceof Error) throw installedRoot;
   return installedRoot;
 }
-const READY_TIMEOUT_MS = 60000;
+const READY_TIMEOUT_MS = DEADLINES.worker_ready_s * 1000;
 const STATE_KEY = Symbol.for('grounding-eval.worker-pool');
 
 function python() {
@@ -74,15 +81,10 @@ const DEFAULT_WORKERS = 4;
 
 // The slowest legitimate call is a factual-accuracy judgment: up to 3 model calls (cheap judge, capable
 // judge, its repair retry; the rubric judge makes 2), each bounded by the judge client's own deadline,
-// (max_retries + 1) × timeout + max_retries × backoff_max (grounding_eval.judge.host.worst_case_seconds),
-// with the assertion's timeout / max_retries (defaults 120 s and 4, backoff_max 30 s): 3 × 720 + 60 s of
-// margin = 2220 s. A verifier or composite call is far below it.
-const JUDGE_TIMEOUT_S = 120;
-const JUDGE_MAX_RETRIES = 4;
-const JUDGE_BACKOFF_MAX_S = 30;
-const MODEL_CALLS_PER_JUDGMENT = 3;
-const DEADLINE_MARGIN_S = 60;
-const MAX_DEADLINE_S = Math.floor((2 ** 31 - 1) / 1000); // setTimeout's limit (24.8 days)
+// (max_retries + 1) × timeout + max_retries × backoff_max (judges.worstCaseSeconds), with the assertion's
+// timeout / max_retries (defaults 120 s and 4, backoff_max 30 s): 3 × 720 + 60 s of margin = 2220 s. A
+// verifier or composite call is far below it. The numbers: assertions/calls.json `deadlines`.
+const { MAX_DEADLINE_S, envDeadlineS } = judges;
 
 function defaultDeadlineS(config) {
   const c = config && typeof config === 'object' ? config : {};
@@ -90,23 +92,10 @@ function defaultDeadlineS(config) {
   const given = (value) => (typeof value === 'number' || typeof value === 'string' ? Number(value) : NaN);
   const t = given(c.timeout);
   const r = Math.trunc(given(c.max_retries));
-  const timeout = Number.isFinite(t) && t > 0 ? t : JUDGE_TIMEOUT_S;
-  const retries = Number.isFinite(r) && r >= 0 ? r : JUDGE_MAX_RETRIES;
-  const oneCall = (retries + 1) * timeout + retries * JUDGE_BACKOFF_MAX_S;
-  return Math.min(MODEL_CALLS_PER_JUDGMENT * oneCall + DEADLINE_MARGIN_S, MAX_DEADLINE_S);
-}
-
-// $GROUNDING_EVAL_CALL_TIMEOUT in seconds, or undefined when unset; a bad value is an Error naming it.
-function envDeadlineS() {
-  const raw = process.env.GROUNDING_EVAL_CALL_TIMEOUT;
-  if (raw === undefined || raw.trim() === '') return undefined;
-  const seconds = Number(raw.trim());
-  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_DEADLINE_S) {
-    return new Error(
-      `GROUNDING_EVAL_CALL_TIMEOUT must be a number of seconds above 0 and at most ${MAX_DEADLINE_S}, got ${JSON.stringify(raw)}`,
-    );
-  }
-  return seconds;
+  const timeout = Number.isFinite(t) && t > 0 ? t : DEADLINES.judge_timeout_s;
+  const retries = Number.isFinite(r) && r >= 0 ? r : DEADLINES.judge_max_retries;
+  const oneCall = judges.worstCaseSeconds(timeout, retries);
+  return Math.min(DEADLINES.model_calls_per_judgment * oneCall + DEADLINES.call_margin_s, MAX_DEADLINE_S);
 }
 
 let deadlineWarned = false;
@@ -139,8 +128,8 @@ class WorkerStalled extends Error {
   }
 }
 
-const HEARTBEAT_S = 1; // a worker's heartbeat period (the Python side's --heartbeat)
-const DEFAULT_STALL_S = 15;
+const HEARTBEAT_S = DEADLINES.heartbeat_s; // a worker's heartbeat period (the Python side's --heartbeat)
+const DEFAULT_STALL_S = DEADLINES.worker_stall_s;
 const MIN_STALL_S = 2 * HEARTBEAT_S;
 const WATCH_TICK_MS = 500;
 
@@ -217,7 +206,7 @@ class Worker {
     this.buffer = '';
     this.gone = null;
     this.watch = null; // the watchdog, while the worker has a call (busy > 0)
-    const idle = process.env.GROUNDING_EVAL_WORKER_IDLE || '120';
+    const idle = process.env.GROUNDING_EVAL_WORKER_IDLE || String(DEADLINES.worker_idle_s);
     const args = ['-P', '-m', 'grounding_eval.promptfoo.worker', '--idle', idle, '--heartbeat', String(HEARTBEAT_S)];
     this.child = spawn(python(), args, {
       cwd: process.cwd(),
@@ -471,23 +460,13 @@ function once(line, seconds, stallS) {
 
 // --- judge model calls: resolved and made by assertions/judges.cjs ---------------------------------------
 
-const JUDGE_CALLS = new Set(['judge', 'factuality', 'docs_qa']);
+const JUDGE_CALLS = new Set(namesWhere((c) => c.judge));
 
 // Answer one model call a worker asked for; `write` sends the reply on that worker's pipe. Never throws.
 function answerModelCall(ask, write) {
   const seq = ask && ask.seq;
   judges.modelCall(ask).then((reply) => write({ model_reply: seq, ...reply }));
 }
-
-const FAILED = {
-  verifier: 'ERROR (verifier not run)',
-  judge: 'ERROR (judge unscored)',
-  factuality: 'ERROR (factuality unscored)',
-  docs_qa: 'ERROR (docs-qa unscored)',
-  round1: 'UNSCORED: composite not computed',
-  round2b: 'UNSCORED: composite not computed',
-  round3: 'UNSCORED: composite not computed',
-};
 
 // A call that could not run is unscored as a value: metadata.outcome 'unscored' and its reason, the
 // fields grounding_eval/outcome.py writes for Python's own failures (a composite also says
@@ -498,8 +477,10 @@ function failed(call, message, workerFailure) {
   const why = String(message).trim() || 'no reason given';
   const metadata = { outcome: 'unscored', unscored_reason: why };
   if (workerFailure) metadata.worker_failure = workerFailure; // 'stalled' or 'deadline': the process, killed
-  if (call.startsWith('round')) metadata.composite = { status: 'unscored' };
-  return { pass: false, score: 0, reason: `${FAILED[call]}: ${why}`, metadata };
+  const scoring = CALLS[call].kind === 'scoring';
+  if (scoring) metadata.composite = { status: 'unscored' };
+  const prefix = scoring ? judges.CALL_REGISTRY.scoring_failed : CALLS[call].failed;
+  return { pass: false, score: 0, reason: `${prefix}: ${why}`, metadata };
 }
 
 async function grade(call, value, context) {
@@ -550,8 +531,9 @@ async function grade(call, value, context) {
 
 // --- beforeAll: the configuration check before any model is called -----------------------------------
 
-const PACK_ENTRY = /(?:grounding\.cjs:(verifier|judge|factuality|docs_qa)|assertions\/(?:(verifier|judge|factuality|docs_qa)\.py(?::\w+)?|grounding\.py:(verifier|judge|factuality|docs_qa)))$/;
-const CHECK_DEADLINE_S = 120;
+const ASSERTION_NAMES = ASSERTION_CALLS.join('|');
+const PACK_ENTRY = new RegExp(`(?:grounding\\.cjs:(${ASSERTION_NAMES})|assertions/(?:(${ASSERTION_NAMES})\\.py(?::\\w+)?|grounding\\.py:(${ASSERTION_NAMES})))$`);
+const CHECK_DEADLINE_S = DEADLINES.check_s;
 const MAX_PROBLEMS_SHOWN = 10;
 
 function isPackEntry(assertion) {
@@ -951,11 +933,7 @@ module.exports = {
   // Not an assertion: the deadline a call with this context gets, in seconds (or the Error), for tests.
   deadlineSeconds: callDeadlineS,
   beforeAll,
-  verifier: (output, context) => grade('verifier', output, context),
-  judge: (output, context) => grade('judge', output, context),
-  factuality: (output, context) => grade('factuality', output, context),
-  docs_qa: (output, context) => grade('docs_qa', output, context),
-  round1: (namedScores, context) => grade('round1', namedScores, context),
-  round2b: (namedScores, context) => grade('round2b', namedScores, context),
-  round3: (namedScores, context) => grade('round3', namedScores, context),
+  // One entry per call, named as the call: (output, context) for an assertion, (namedScores, context)
+  // for a scoring function (assertScoringFunction).
+  ...Object.fromEntries([...ASSERTION_CALLS, ...SCORING_CALLS].map((call) => [call, (value, context) => grade(call, value, context)])),
 };

@@ -7,27 +7,28 @@ row gets the same GradingResult either way; docs/reference/assertions.md. The ol
 (verifier.py, judge.py, factuality.py, docs_qa.py, composite.py) are aliases of these functions.
 """
 
+import json
+import os
 from collections.abc import Callable
 from typing import Any
 
-# call: (module and function in grounding_eval.promptfoo, the reason's head when it cannot be imported)
-_ASSERTIONS = {
-    "verifier": ("verifier_assertion", "ERROR (verifier not run)"),
-    "judge": ("judge_assertion", "ERROR (judge unscored)"),
-    "factuality": ("factuality_assertion", "ERROR (factuality unscored)"),
-    "docs_qa": ("docs_qa_assertion", "ERROR (docs-qa unscored)"),
-}
+# The pack's calls (grounding_eval/calls.py): read beside this file, so that a failure to import
+# grounding_eval is still said with the call's own prefix.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.json"), encoding="utf-8") as _file:
+    _REGISTRY = json.load(_file)
+_CALLS = _REGISTRY["calls"]
 
 
 def _assertion(call: str, output: Any, context: Any) -> dict[str, Any]:
-    name, head = _ASSERTIONS[call]
+    head = _CALLS[call]["failed"]
     try:
         from importlib import import_module
 
         from grounding_eval.encodable import utf8_encodable
         from grounding_eval.resources import pack_root
 
-        grade = getattr(import_module(f"grounding_eval.promptfoo.{name}"), name)
+        module, _, name = _CALLS[call]["adapter"].partition(":")
+        grade = getattr(import_module(module), name)
         root = pack_root()  # the checkout's data, or the installed package's
     except Exception as exc:
         # The outcome as a value, written out here: grounding_eval.outcome is what failed to import.
@@ -39,12 +40,14 @@ def _assertion(call: str, output: Any, context: Any) -> dict[str, Any]:
     return result
 
 
-def _composite(name: str, named_scores: Any, context: Any) -> dict[str, Any]:
+def _composite(call: str, named_scores: Any, context: Any) -> dict[str, Any]:
     try:
-        from grounding_eval.encodable import utf8_encodable
-        from grounding_eval.promptfoo import composite_scoring
+        from importlib import import_module
 
-        score = getattr(composite_scoring, f"score_{name}")
+        from grounding_eval.encodable import utf8_encodable
+
+        module, _, name = _CALLS[call]["adapter"].partition(":")
+        score = getattr(import_module(module), name)
         result: dict[str, Any] = utf8_encodable(score(named_scores or {}, context))
         return result
     except Exception as exc:
@@ -55,7 +58,7 @@ def _composite(name: str, named_scores: Any, context: Any) -> dict[str, Any]:
         return {
             "pass": False,
             "score": 0.0,
-            "reason": f"UNSCORED: composite not computed: {why}",
+            "reason": f"{_REGISTRY['scoring_failed']}: {why}",
             "metadata": metadata,
         }
 
@@ -70,12 +73,9 @@ def _entry(
     return entry
 
 
-# (output, context): docs/reference/assertions.md, verifier.md, factuality.md, docs-qa.md
-verifier = _entry("verifier", _assertion)
-judge = _entry("judge", _assertion)
-factuality = _entry("factuality", _assertion)
-docs_qa = _entry("docs_qa", _assertion)
-# (named_scores, context): the rounds' composites (grounding_eval.scoring.composite)
-round1 = _entry("round1", _composite)
-round2b = _entry("round2b", _composite)
-round3 = _entry("round3", _composite)
+# One function per call, named as the call: (output, context) for an assertion (docs/reference/assertions.md,
+# verifier.md, factuality.md, docs-qa.md), (named_scores, context) for a scoring function, the rounds'
+# composites (grounding_eval.scoring.composite).
+for _call, _spec in _CALLS.items():
+    if _spec["kind"] in ("assertion", "scoring"):
+        globals()[_call] = _entry(_call, _assertion if _spec["kind"] == "assertion" else _composite)

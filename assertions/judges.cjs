@@ -35,8 +35,33 @@ const path = require('node:path');
 const JUDGE_PROVIDER_ENV = 'GROUNDING_EVAL_JUDGE_PROVIDER';
 const CHEAP_PROVIDER_ENV = 'GROUNDING_EVAL_FACTUALITY_CHEAP_PROVIDER';
 const LIVE_JUDGE_EXAMPLE = 'anthropic:messages:claude-sonnet-4-5-20250929';
-const MAX_DEADLINE_S = Math.floor((2 ** 31 - 1) / 1000); // setTimeout's limit
-const MODEL_CALL_DEFAULT_S = 720;
+// The pack's calls and deadlines (grounding_eval/calls.py): one definition for Python and JavaScript.
+const CALL_REGISTRY = require('./calls.json');
+
+const DEADLINES = CALL_REGISTRY.deadlines;
+const MAX_DEADLINE_S = Math.floor((2 ** 31 - 1) / 1000); // setTimeout's limit (24.8 days)
+
+// The longest one model call may take: (max_retries + 1) attempts of `timeout` seconds and the waits
+// between them (grounding_eval.calls.worst_case_seconds, the Python side's bound).
+function worstCaseSeconds(timeout, maxRetries) {
+  return (maxRetries + 1) * timeout + maxRetries * DEADLINES.judge_backoff_max_s;
+}
+
+// One model call's bound when its request names none: the default judge's (720 s).
+const MODEL_CALL_DEFAULT_S = worstCaseSeconds(DEADLINES.judge_timeout_s, DEADLINES.judge_max_retries);
+
+// $GROUNDING_EVAL_CALL_TIMEOUT in seconds, or undefined when unset; a bad value is an Error naming it.
+function envDeadlineS() {
+  const raw = process.env.GROUNDING_EVAL_CALL_TIMEOUT;
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const seconds = Number(raw.trim());
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_DEADLINE_S) {
+    return new Error(
+      `GROUNDING_EVAL_CALL_TIMEOUT must be a number of seconds above 0 and at most ${MAX_DEADLINE_S}, got ${JSON.stringify(raw)}`,
+    );
+  }
+  return seconds;
+}
 
 // promptfoo's own serialization: drop only true cycles (functions vanish in JSON).
 function stringify(value) {
@@ -518,7 +543,7 @@ function envFileSettings() {
 }
 
 // The judges a pack call uses, as settings (not loaded): {judge, cheap} or a Refused error thrown.
-//   call: judge | factuality | docs_qa; context: promptfoo's assertion context (test, config, provider);
+//   call: a judge call of calls.json; context: promptfoo's assertion context (test, config, provider);
 //   options.assertionProvider: the assertion's provider when the caller knows it (beforeAll);
 //   options.override: the command line's own choice ({provider, base_url, cheap_provider, cheap_base_url}).
 function chooseJudges(call, context, options = {}) {
@@ -564,7 +589,7 @@ function chooseJudges(call, context, options = {}) {
   judge = withDataset(judge, metadata, 'judge provider');
   refuseSelfGrading(judge, context, config);
   let cheap;
-  if (call === 'factuality') {
+  if (CALL_REGISTRY.calls[call] && CALL_REGISTRY.calls[call].cheap_judge) {
     let setting;
     let where;
     if (override.cheap_provider) [setting, where] = [override.cheap_provider, '--cheap-judge'];
@@ -1204,11 +1229,11 @@ function register(choice) {
 
 // Loading a provider runs its module (a `file://` provider's own code): one that never settles must not
 // hold beforeAll or a row. The bound: PROVIDER_LOAD_DEADLINE_S, or GROUNDING_EVAL_CALL_TIMEOUT when lower.
-const PROVIDER_LOAD_DEADLINE_S = 30;
+const PROVIDER_LOAD_DEADLINE_S = DEADLINES.provider_load_s;
 
 function providerLoadDeadlineS() {
-  const fromEnv = Number(process.env.GROUNDING_EVAL_CALL_TIMEOUT);
-  return Number.isFinite(fromEnv) && fromEnv > 0 ? Math.min(fromEnv, PROVIDER_LOAD_DEADLINE_S) : PROVIDER_LOAD_DEADLINE_S;
+  const fromEnv = envDeadlineS();
+  return typeof fromEnv === 'number' ? Math.min(fromEnv, PROVIDER_LOAD_DEADLINE_S) : PROVIDER_LOAD_DEADLINE_S;
 }
 
 // `promise`, or a rejection with `message` once `seconds` have passed (the timer never outlives it).
@@ -1519,6 +1544,10 @@ function serve() {
 }
 
 module.exports = {
+  CALL_REGISTRY,
+  MAX_DEADLINE_S,
+  worstCaseSeconds,
+  envDeadlineS,
   JUDGE_PROVIDER_ENV,
   CHEAP_PROVIDER_ENV,
   stringify,

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from grounding_eval.calls import ASSERTION_CALLS, JUDGE_CALLS
 from grounding_eval.results_file import FAILED_ERROR, RowProblem, arr, json_type, obj
 
 __all__ = [
@@ -25,9 +26,10 @@ __all__ = [
 ]
 
 COMPONENTS = "gradingResult.componentResults"
-JUDGE_KINDS = ("judge", "docs_qa", "factuality")
-"""The metadata keys of the pack's judges' results: the legal-aid judge, docs-QA and factuality."""
-_RECORDS = ("judge", "verifier", "docs_qa", "factuality")
+JUDGE_KINDS = JUDGE_CALLS
+"""The metadata keys of the pack's judges' results (each judge call's own name, :mod:`grounding_eval.calls`):
+the legal-aid judge, docs-QA and factuality."""
+_RECORDS = (*JUDGE_KINDS, *(c for c in ASSERTION_CALLS if c not in JUDGE_KINDS))  # and the verifier's
 _OBJECTS = (*_RECORDS, "provenance")  # the metadata fields that must be objects where present
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeGuard, cast, get_args
 
 from grounding_eval.analysis.grounding_records import grounding_records, grounding_records_lines
 from grounding_eval.analysis.unsafe import NOT_READ, SafetyVerdict, safety_verdict, unsafe_answers
+from grounding_eval.calls import JUDGE_CALLS
 from grounding_eval.errors import DataError, clip, terminal_safe
 from grounding_eval.judge.pipeline import judge_label
 from grounding_eval.judge.score import score_name, verdict_value
@@ -923,7 +924,7 @@ def _judge_calls(usage: Any, where: str, meta: dict[str, Any]) -> list[JudgeCall
 
 # A pack judge's entry in an assertion's value (grounding.cjs:judge, assertions/judge.py, grounding.py:judge).
 _JUDGE_ENTRY = re.compile(
-    r"(?:grounding\.cjs:|assertions/(?=\w+\.py)|grounding\.py:)(?:judge|factuality|docs_qa)(?:\.py(?::\w+)?)?$"
+    rf"(?:grounding\.cjs:|assertions/(?=\w+\.py)|grounding\.py:)(?:{'|'.join(JUDGE_CALLS)})(?:\.py(?::\w+)?)?$"
 )
 
 

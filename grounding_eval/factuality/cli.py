@@ -84,6 +84,7 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``factuality``; returns the exit status (a DataError propagates to ``main``: exit 2)."""
+    from grounding_eval.calls import JUDGE_MAX_RETRIES, JUDGE_TIMEOUT_S
     from grounding_eval.errors import DataError
     from grounding_eval.factuality.evidence import load_evidence_files
     from grounding_eval.factuality.judge import decide, judge_factuality
@@ -120,8 +121,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         judges = judges_for("factuality", {}, override={k: v for k, v in override.items() if v}, check=True)
         say_key_hosts(judges)  # before the first call, as beforeAll does in an eval
-        capable = judge_client(judges.judge, cache, timeout=120.0, max_retries=4)
-        cheap = judge_client(judges.cheap, cache, timeout=120.0, max_retries=4) if judges.cheap else None
+        capable = judge_client(judges.judge, cache, timeout=JUDGE_TIMEOUT_S, max_retries=JUDGE_MAX_RETRIES)
+        cheap = (
+            judge_client(judges.cheap, cache, timeout=JUDGE_TIMEOUT_S, max_retries=JUDGE_MAX_RETRIES)
+            if judges.cheap
+            else None
+        )
     except (JudgeConfigError, JudgeError, ValueError) as exc:
         raise DataError("--judge", str(exc)) from None
     result = judge_factuality(

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from grounding_eval.calls import CALLS
 from grounding_eval.factuality.evidence import Document
 from grounding_eval.factuality.parse import ParseFailure, Scorecard, parse_scorecard, refuse_copied
 from grounding_eval.factuality.render import RenderedFactualityPrompt, render_factuality_prompt
@@ -62,6 +63,7 @@ __all__ = ["RAW_REPLY_CHARS", "FactualityResult", "decide", "judge_factuality"]
 RAW_REPLY_CHARS: Final = 600
 """Most characters of the raw reply kept in a result (the whole reply is in the audit file)."""
 _SHOWN_CHARS: Final = 200  # of a claim's text or quote in a result row
+_CALL: Final = CALLS["factuality"]  # its failure prefixes
 
 
 @dataclass
@@ -236,13 +238,13 @@ def judge_factuality(
         )
     refused = run.replay_refusal(capable)
     if refused:
-        return result.unscored("ERROR (factuality not run)", refused)
+        return result.unscored(str(_CALL.not_run), refused)
     outcome = run.capable_stage(capable, result, replies, review_queue, audit_dir, item)
     if isinstance(outcome, Unscored):
         if replies:
             result.raw_reply = replies[-1]
         why = unscored_reason(outcome, whose="the judge", caller="judge", provider=capable.provider_id)
-        return result.unscored("ERROR (factuality unscored)", why)
+        return result.unscored(_CALL.failed, why)
     card = outcome.parsed
     assessed = assess(
         card, documents, rubric, risk_level=risk_level, downgrade_ungrounded=downgrade_ungrounded
@@ -534,7 +536,7 @@ def decide(result: FactualityResult, *, pass_threshold: float, no_claims_pass: b
     """
     a = result.assessment
     if result.status == "error" or a is None:
-        return False, result.reason or "ERROR (factuality unscored)"
+        return False, result.reason or _CALL.failed
     where = f"stage {result.stage}, {result.model_id}"
     counts = ", ".join(f"{n} {k}" for k, n in a.counts.items() if n)
     notes = []

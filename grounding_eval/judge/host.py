@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
+from grounding_eval.calls import MODEL_CALL_DEFAULT_S
 from grounding_eval.errors import terminal_safe
 from grounding_eval.judge.cache import ReplyCache
 from grounding_eval.judge.calls import JudgeError, JudgeReply, Usage
@@ -60,7 +61,6 @@ __all__ = [
     "received_rows",
     "resolve_judges",
     "say_key_hosts",
-    "worst_case_seconds",
 ]
 
 NODE_ENV: Final = "GROUNDING_EVAL_NODE"
@@ -110,12 +110,6 @@ def current_host() -> HostChannel | None:
     return _host
 
 
-def worst_case_seconds(*, timeout: float, max_retries: int, backoff_max: float = 30.0) -> float:
-    """The longest one model call may take: ``max_retries + 1`` attempts of ``timeout`` seconds and the
-    waits between them (``assertions/grounding.cjs`` derives its call deadline from the same bound)."""
-    return (max_retries + 1) * timeout + max_retries * backoff_max
-
-
 # --- the judges of a call ----------------------------------------------------------------------------
 
 
@@ -162,7 +156,7 @@ def resolve_judges(
     override: Mapping[str, Any] | None = None,
     check: bool = False,
 ) -> Judges:
-    """The judges of ``call`` (``judge``, ``factuality``, ``docs_qa``) for a row with ``context``.
+    """The judges of ``call`` (a judge call, :data:`grounding_eval.calls.JUDGE_CALLS`) for a row with ``context``.
 
     Inside an eval's worker, what ``assertions/grounding.cjs`` resolved for the row; elsewhere, asked of
     the host process (:func:`node_host`).
@@ -296,7 +290,9 @@ class NodeHost:
     def ask(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
         """One model call (:class:`HostChannel`); the reply's own deadline plus a margin bounds the wait."""
         deadline = request.get("deadline_s")
-        seconds = float(deadline) if isinstance(deadline, int | float) and deadline > 0 else 720.0
+        seconds = (
+            float(deadline) if isinstance(deadline, int | float) and deadline > 0 else MODEL_CALL_DEFAULT_S
+        )
         return self._request({"model": dict(request)}, seconds + _MARGIN_S)
 
     def close(self) -> None:

@@ -36,6 +36,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grounding_eval.calls import CALLS, JUDGE_MAX_RETRIES, JUDGE_TIMEOUT_S
 from grounding_eval.outcome import unscored_result
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["docs_qa_assertion"]
 
 _PREFIX = "docs_qa"
+_CALL = CALLS[_PREFIX]  # its failure prefixes
 _HELPERS = ("must_include_coverage", "citation_validity")
 
 
@@ -141,7 +143,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         refused = {"status": "unscored", "error": f"replay_{check.status}",
                    "recorded_answer_sha256": check.recorded_sha256, "answer_recording": recording}  # fmt: skip
         why = f"{check.detail}; {not_run_advice(check, recording, 'grader')}"
-        return unscored_result("ERROR (docs-qa grader not run)", why, **{_PREFIX: {**evidence, **refused}})
+        return unscored_result(str(_CALL.not_run), why, **{_PREFIX: {**evidence, **refused}})
     out_of_scope = question.out_of_scope
     prompt = {"system": rendered.system, "user": rendered.user}
 
@@ -179,7 +181,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
             "errors": outcome.errors,
             "review_entry_id": outcome.recorded.review_entry_id,
         }
-        return unscored_result("ERROR (docs-qa unscored)", why, **{_PREFIX: graded})
+        return unscored_result(_CALL.failed, why, **{_PREFIX: graded})
     parsed = outcome.parsed
 
     scores = {cid: g.score for cid, g in parsed.grades.items()}
@@ -335,8 +337,8 @@ def _client(choice: Any, config: dict[str, Any]) -> Any:
     return judge_client(
         choice,
         str(written_path(config, "cache_dir", default_cache_dir())),
-        float(config.get("timeout", 120.0)),
-        int(config.get("max_retries", 4)),
+        float(config.get("timeout", JUDGE_TIMEOUT_S)),
+        int(config.get("max_retries", JUDGE_MAX_RETRIES)),
     )
 
 
@@ -346,4 +348,4 @@ def _prompt_sha256(system: str, user: str) -> str:
 
 
 def _error(message: str) -> dict[str, Any]:
-    return unscored_result("ERROR (docs-qa unscored)", message)
+    return unscored_result(_CALL.failed, message)

@@ -37,6 +37,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from grounding_eval.calls import CALLS, JUDGE_MAX_RETRIES, JUDGE_TIMEOUT_S
 from grounding_eval.outcome import Outcome, unscored_result
 from grounding_eval.promptfoo.judge_provider import CHEAP_PROVIDER_ENV
 from grounding_eval.promptfoo.source_vars import with_source_vars_in
@@ -98,8 +99,8 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
         review_queue = written_path(config, "review_queue", _DEFAULT_QUEUE)
         human_queue = written_path(config, "human_queue", _DEFAULT_HUMAN_QUEUE)
         audit_dir = written_path(config, "audit_dir", DEFAULT_AUDIT_DIR)
-        timeout = float(config.get("timeout", 120.0))
-        retries = int(config.get("max_retries", 4))
+        timeout = float(config.get("timeout", JUDGE_TIMEOUT_S))
+        retries = int(config.get("max_retries", JUDGE_MAX_RETRIES))
         # Built once per process, as the other judges' (a recording restarted for every row).
         capable = judge_client(judges.judge, cache_dir, timeout, retries)
         cheap = judge_client(judges.cheap, cache_dir, timeout, retries) if judges.cheap else None
@@ -248,4 +249,4 @@ def _evidence(
 
 def _error(message: str) -> dict[str, Any]:
     factuality = {"status": "error", "score": None, "reason": message}
-    return unscored_result("ERROR (factuality unscored)", message, factuality=factuality)
+    return unscored_result(CALLS["factuality"].failed, message, factuality=factuality)

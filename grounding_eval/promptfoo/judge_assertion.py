@@ -26,6 +26,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grounding_eval.calls import CALLS, JUDGE_MAX_RETRIES, JUDGE_TIMEOUT_S
 from grounding_eval.outcome import unscored_result, with_outcome
 from grounding_eval.promptfoo.judge_provider import _LIVE_JUDGE_EXAMPLE, JUDGE_PROVIDER_ENV
 from grounding_eval.promptfoo.source_vars import with_source_vars_in
@@ -59,6 +60,7 @@ FRESH_KEY = "grounding_eval_fresh"
 
 # Fullest first: a C1.5 prompt may hold the directory's text too, so its condition is the first found.
 _SOURCE_VARS = dict(reversed(GROUNDING_VARS.items()))
+_CALL = CALLS["judge"]  # its failure prefixes
 
 
 def condition_of(prompt: str, vars_: dict[str, Any]) -> str:
@@ -130,8 +132,8 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
             None
             if context.get(FRESH_KEY) is True
             else str(written_path(config, "cache_dir", default_cache_dir())),
-            float(config.get("timeout", 120.0)),
-            int(config.get("max_retries", 4)),
+            float(config.get("timeout", JUDGE_TIMEOUT_S)),
+            int(config.get("max_retries", JUDGE_MAX_RETRIES)),
         )
     except (DataError, JudgeConfigError, JudgeError, ValueError) as exc:
         return _error(str(exc))
@@ -214,7 +216,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
             "review_entry_id": outcome.recorded.review_entry_id,
         }
         why += f"; {audit_note}" if audit_note else ""
-        return unscored_result("ERROR (judge unscored)", why, judge=judge, provenance=provenance)
+        return unscored_result(_CALL.failed, why, judge=judge, provenance=provenance)
     parsed = outcome.parsed
     scores = judge_scores(rubric, parsed)
     forced = [d for d, ds in scores.dimensions.items() if ds.capped_by and ds.verdict == "No"]
@@ -352,7 +354,7 @@ def _not_run(
         "answer_recording": recording,
     }
     why = f"{check.detail}; {not_run_advice(check, recording, 'judge')}"
-    return unscored_result("ERROR (judge not run)", why, judge=judge)
+    return unscored_result(str(_CALL.not_run), why, judge=judge)
 
 
 def not_run_advice(check: AnswerCheck, recording: str | None, who: str) -> str:
@@ -404,4 +406,4 @@ def _rubric(path: Path) -> Any:
 
 
 def _error(message: str) -> dict[str, Any]:
-    return unscored_result("ERROR (judge unscored)", message)
+    return unscored_result(_CALL.failed, message)

@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
+from grounding_eval.calls import worst_case_seconds
 from grounding_eval.judge.host import Judge, Judges, resolve_judges
 
 __all__ = [
@@ -56,7 +57,6 @@ def judge_client(judge: Judge, cache_dir: str | None, timeout: float, max_retrie
         DataError: A recording is missing, malformed, or outside the dataset folder it was named in.
     """
     from grounding_eval.judge.calls import JudgeConfigError, ReplayJudgeClient
-    from grounding_eval.judge.host import worst_case_seconds
 
     if judge.use == "replay":
         client = _replay_client(judge.id, judge.path or "", judge.dataset)

@@ -19,9 +19,11 @@ is not checked here and stays a per-row result.
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
 from pathlib import Path
 from typing import Any, Final
 
+from grounding_eval.calls import ASSERTION_CALLS, CALLS
 from grounding_eval.judge.checkpoint import Checked, checking
 
 __all__ = ["preflight"]
@@ -37,12 +39,12 @@ def preflight(call: str, context: Any, pack_root: Path, *, python_entry: bool = 
         ``{"ok": True}``; or ``{"ok": False, "error": reason}``.
     """
     del python_entry
-    adapter = _ADAPTERS.get(call)
+    adapter = _adapter(call)
     if adapter is None:
         return {"ok": False, "error": f"unknown grounding-eval call {call!r}"}
     with checking():
         try:
-            result = adapter()(PLACEHOLDER, context if isinstance(context, dict) else {}, pack_root=pack_root)
+            result = adapter(PLACEHOLDER, context if isinstance(context, dict) else {}, pack_root=pack_root)
         except Checked:
             return {"ok": True}
     metadata = result.get("metadata") if isinstance(result, dict) else None
@@ -51,33 +53,10 @@ def preflight(call: str, context: Any, pack_root: Path, *, python_entry: bool = 
     return {"ok": True}
 
 
-def _judge() -> Callable[..., dict[str, Any]]:
-    from grounding_eval.promptfoo.judge_assertion import judge_assertion
-
-    return judge_assertion
-
-
-def _factuality() -> Callable[..., dict[str, Any]]:
-    from grounding_eval.promptfoo.factuality_assertion import factuality_assertion
-
-    return factuality_assertion
-
-
-def _docs_qa() -> Callable[..., dict[str, Any]]:
-    from grounding_eval.promptfoo.docs_qa_assertion import docs_qa_assertion
-
-    return docs_qa_assertion
-
-
-def _verifier() -> Callable[..., dict[str, Any]]:
-    from grounding_eval.promptfoo.verifier_assertion import verifier_assertion
-
-    return verifier_assertion
-
-
-_ADAPTERS: Final[dict[str, Callable[[], Callable[..., dict[str, Any]]]]] = {
-    "judge": _judge,
-    "factuality": _factuality,
-    "docs_qa": _docs_qa,
-    "verifier": _verifier,
-}
+def _adapter(call: str) -> Callable[..., dict[str, Any]] | None:
+    """The adapter of a pack assertion (:data:`grounding_eval.calls.ASSERTION_CALLS`), or ``None``."""
+    if call not in ASSERTION_CALLS:
+        return None
+    module, _, name = str(CALLS[call].adapter).partition(":")
+    adapter: Callable[..., dict[str, Any]] = getattr(import_module(module), name)
+    return adapter

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grounding_eval.calls import ASSERTION_CALLS, CALLS, SCORING_CALLS
 from grounding_eval.errors import clip
 from grounding_eval.outcome import row_unscored
 from grounding_eval.promptfoo.source_vars import with_source_vars
@@ -66,11 +67,14 @@ _TOKEN_FIELDS = ("total", "prompt", "completion", "cached", "numRequests")
 _DETAIL_FIELDS = ("reasoning", "acceptedPrediction", "rejectedPrediction", "cacheReadInputTokens",
                   "cacheCreationInputTokens")  # fmt: skip
 
-# Which of our calls an assertion or scoring function names (any entry file of this pack).
+# Which of the calls rescore grades again an assertion or scoring function names (any entry file of this
+# pack); the others keep their recorded result.
+_RESCORED = "|".join(c for c in ASSERTION_CALLS if CALLS[c].rescored)
+_RESCORED_SCORING = "|".join(c for c in SCORING_CALLS if CALLS[c].rescored)
 _ASSERTION = re.compile(
-    r"assertions/(?:(verifier|judge)\.py(?::get_assert)?|grounding\.(?:cjs|py):(verifier|judge))$"
+    rf"assertions/(?:({_RESCORED})\.py(?::get_assert)?|grounding\.(?:cjs|py):({_RESCORED}))$"
 )
-_SCORING = re.compile(r"assertions/(?:composite\.py|grounding\.cjs|grounding\.py):(round1|round2b|round3)$")
+_SCORING = re.compile(rf"assertions/(?:composite\.py|grounding\.cjs|grounding\.py):({_RESCORED_SCORING})$")
 
 
 def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
@@ -266,7 +270,7 @@ def announce_judges(rows: Sequence[Any]) -> None:
         context, test = built
         for assertion in test.get("assert") or ():
             call = _our_assertion(assertion)
-            if call not in ("judge",):
+            if call is None or not CALLS[call].judge:
                 continue
             config = assertion.get("config") or {}
             key = json.dumps([call, config, test.get("options"), (test.get("metadata") or {}).get("dataset"),

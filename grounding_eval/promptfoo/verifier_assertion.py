@@ -19,6 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from grounding_eval.calls import CALLS
 from grounding_eval.outcome import Outcome, unscored_result, with_outcome
 from grounding_eval.promptfoo.source_vars import with_source_vars_in
 from grounding_eval.var_names import REFERENCE_VARS
@@ -219,7 +220,7 @@ def _grading_result(report: Any, resources: _Resources, *, check_chips: bool = F
 
 
 def _error(message: str) -> dict[str, Any]:
-    return unscored_result("ERROR (verifier not run)", message)
+    return unscored_result(CALLS["verifier"].failed, message)
 
 
 def _as_text(output: Any) -> str:

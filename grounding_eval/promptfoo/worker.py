@@ -46,37 +46,31 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
+from importlib import import_module
 from pathlib import Path
 from typing import Any, TextIO
+
+from grounding_eval.calls import CALLS as REGISTRY
+from grounding_eval.calls import SCORING_FAILED, WORKER_FAILED, WORKER_IDLE_S, Call
 
 __all__ = ["CALLS", "handle", "main"]
 
 PROTOCOL = 1
-DEFAULT_IDLE_S = 120.0
+DEFAULT_IDLE_S = WORKER_IDLE_S
 
 
-def _verifier(args: list[Any], pack_root: Path) -> dict[str, Any]:
-    from grounding_eval.promptfoo.verifier_assertion import verifier_assertion
-
-    return verifier_assertion(args[0], args[1], pack_root=pack_root)
-
-
-def _judge(args: list[Any], pack_root: Path) -> dict[str, Any]:
-    from grounding_eval.promptfoo.judge_assertion import judge_assertion
-
-    return judge_assertion(args[0], args[1], pack_root=pack_root)
+def _function(adapter: str | None) -> Callable[..., dict[str, Any]]:
+    """A call's adapter (``module:function``, :class:`grounding_eval.calls.Call`), imported on first use."""
+    module, _, name = str(adapter).partition(":")
+    function: Callable[..., dict[str, Any]] = getattr(import_module(module), name)
+    return function
 
 
-def _factuality(args: list[Any], pack_root: Path) -> dict[str, Any]:
-    from grounding_eval.promptfoo.factuality_assertion import factuality_assertion
+def _assertion(adapter: str | None) -> Callable[[list[Any], Path], dict[str, Any]]:
+    def grade(args: list[Any], pack_root: Path) -> dict[str, Any]:
+        return _function(adapter)(args[0], args[1], pack_root=pack_root)
 
-    return factuality_assertion(args[0], args[1], pack_root=pack_root)
-
-
-def _docs_qa(args: list[Any], pack_root: Path) -> dict[str, Any]:
-    from grounding_eval.promptfoo.docs_qa_assertion import docs_qa_assertion
-
-    return docs_qa_assertion(args[0], args[1], pack_root=pack_root)
+    return grade
 
 
 def _check(args: list[Any], pack_root: Path) -> dict[str, Any]:
@@ -108,43 +102,30 @@ def _source_vars(args: list[Any], pack_root: Path) -> dict[str, Any]:
     return {"source_vars": out}
 
 
-def _composite(name: str) -> Callable[[list[Any], Path], dict[str, Any]]:
+def _composite(adapter: str | None) -> Callable[[list[Any], Path], dict[str, Any]]:
     def score(args: list[Any], pack_root: Path) -> dict[str, Any]:
-        from grounding_eval.promptfoo import composite_scoring
-
-        function = getattr(composite_scoring, f"score_{name}")
-        result: dict[str, Any] = function(args[0] or {}, args[1])
-        return result
+        return _function(adapter)(args[0] or {}, args[1])
 
     return score
 
 
-# The calls a worker answers: the same functions the Python entry files in assertions/ call.
-CALLS: Mapping[str, Callable[[list[Any], Path], dict[str, Any]]] = {
-    "verifier": _verifier,
-    "judge": _judge,
-    "factuality": _factuality,
-    "docs_qa": _docs_qa,
+_OWN: Mapping[str, Callable[[list[Any], Path], dict[str, Any]]] = {
     "check": _check,
     "source_vars": _source_vars,
-    "round1": _composite("round1"),
-    "round2b": _composite("round2b"),
-    "round3": _composite("round3"),
 }
 
-# What an unexpected failure says, per call: the words the Python entries use for the same situation.
-_FAILED = {
-    "verifier": "ERROR (verifier not run)",
-    "judge": "ERROR (judge unscored)",
-    "factuality": "ERROR (factuality unscored)",
-    "docs_qa": "ERROR (docs-qa unscored)",
-    "check": "ERROR (configuration check)",
-    "source_vars": "ERROR (source vars)",
-    "round1": "UNSCORED: composite not computed",
-    "round2b": "UNSCORED: composite not computed",
-    "round3": "UNSCORED: composite not computed",
+
+def _answering(call: Call) -> Callable[[list[Any], Path], dict[str, Any]]:
+    if call.kind == "worker":
+        return _OWN[call.name]
+    return (_assertion if call.kind == "assertion" else _composite)(call.adapter)
+
+
+# The calls a worker answers (grounding_eval.calls): the same functions the Python entry files in
+# assertions/ call, and beforeAll's own.
+CALLS: dict[str, Callable[[list[Any], Path], dict[str, Any]]] = {
+    c.name: _answering(c) for c in REGISTRY.values()
 }
-_COMPOSITE_FAILED = {_FAILED[name] for name in ("round1", "round2b", "round3")}
 
 
 def handle(request: Any) -> dict[str, Any]:
@@ -159,14 +140,14 @@ def handle(request: Any) -> dict[str, Any]:
     if not isinstance(request, dict):
         return {
             "id": rid,
-            "result": _failure("ERROR (grounding-eval worker)", "the request is not a JSON object"),
+            "result": _failure(WORKER_FAILED, "the request is not a JSON object"),
         }
     call = request.get("call")
     args = request.get("args")
     root = request.get("pack_root")
     if call not in CALLS:
-        return {"id": rid, "result": _failure("ERROR (grounding-eval worker)", f"unknown call {call!r}")}
-    prefix = _FAILED[str(call)]
+        return {"id": rid, "result": _failure(WORKER_FAILED, f"unknown call {call!r}")}
+    prefix = REGISTRY[str(call)].failed
     if not isinstance(args, list) or len(args) != 2 or not isinstance(root, str):
         return {"id": rid, "result": _failure(prefix, "malformed request: args must be [value, context]")}
     try:
@@ -183,7 +164,7 @@ def _failure(prefix: str, message: str) -> dict[str, Any]:
     from grounding_eval.outcome import unscored_result
 
     result = unscored_result(prefix, message)
-    if prefix in _COMPOSITE_FAILED:  # a composite's result keeps the row's other named scores (none added)
+    if prefix == SCORING_FAILED:  # a composite's result keeps the row's other named scores (none added)
         del result["namedScores"]
         result["metadata"]["composite"] = {"status": "unscored"}
     return result

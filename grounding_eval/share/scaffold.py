@@ -19,6 +19,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
+from grounding_eval.calls import CALLS
 from grounding_eval.data.methods import ROUNDS
 from grounding_eval.errors import DataError
 from grounding_eval.resources import pack_file
@@ -39,6 +40,7 @@ _TEMPLATES: Final = Path(__file__).with_name("templates")
 ENTRY_FILES: Final = (
     "assertions/grounding.cjs",
     "assertions/judges.cjs",
+    "assertions/calls.json",
     "assertions/grounding.py",
     "assertions/verifier.py",
     "assertions/judge.py",
@@ -62,7 +64,7 @@ class Study:
 
 
 # The composite of each judge rubric (the methods document's round formulas, grounding_eval.scoring).
-_SCORING: Final = {"v3": "round1", "v4": "round2b", "round3": "round3"}
+_SCORING: Final = {c.rubric: c.name for c in CALLS.values() if c.kind == "scoring"}
 _PROMPTS: Final = {"C0": "prompts/c0.txt", "C1": "prompts/c1.txt", "C1.5": "prompts/c1_5.txt"}
 
 

@@ -54,6 +54,7 @@ def test_every_study_scaffolds(tmp_path: Path, capsys: pytest.CaptureFixture[str
     for entry in (
         "assertions/grounding.cjs",
         "assertions/judges.cjs",
+        "assertions/calls.json",
         "assertions/grounding.py",
         "assertions/verifier.py",
         "providers/replay.py",
