@@ -147,20 +147,33 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         moved = [line for c in now for line in differences(c, recorded.get(c, []), now[c])]
         for path, data in records.items():
-            moved += record.differences(path.name, _read(path), data)
+            was = _read(path)
+            moved += (
+                record.differences(path.name, was, data)
+                if was is not None
+                else [f"{path.name}: not recorded"]
+            )
         if not args.configs:
             moved += [f"{p.name}: no config of this name" for p in sorted(record.RECORD_DIR.glob("*.json"))
                       if p not in records]  # fmt: skip
         print("\n".join(moved) if moved else f"no difference ({len(records)} records)")
         print(f"took {time.monotonic() - started:.0f} s", file=sys.stderr)
         return 1 if moved else 0
-    if now:
+    # named_scores.json keeps the scores as first recorded (1 where Python now writes 1.0): rewritten
+    # only when a row moved.
+    rounds_moved = any(differences(c, recorded.get(c, []), now[c]) for c in now)
+    if rounds_moved:
         write_atomically(RECORD, {**recorded, **now})
     record.RECORD_DIR.mkdir(exist_ok=True)
     for path, data in records.items():
         write_atomically(path, data)
-    print(f"wrote {RECORD.relative_to(REPO)} ({len(now)} configs) and {len(records)} files in "
-          f"{record.RECORD_DIR.relative_to(REPO)} in {time.monotonic() - started:.0f} s")  # fmt: skip
+    rounds = (
+        f"wrote {RECORD.relative_to(REPO)} ({len(now)} configs)"
+        if rounds_moved
+        else "named_scores.json as it was"
+    )
+    print(f"{rounds}; wrote {len(records)} files in {record.RECORD_DIR.relative_to(REPO)} "
+          f"in {time.monotonic() - started:.0f} s")  # fmt: skip
     return 0
 
 

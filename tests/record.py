@@ -171,17 +171,18 @@ def config_record(returncode: int, out: Path, places: Mapping[str, str], cwd: Pa
     with tempfile.TemporaryDirectory() as tmp, contextlib.chdir(cwd):
         rescored = Path(tmp) / "rescored.json"
         code, _out, err = _cli(["rescore", str(out), "-o", str(rescored)])
+        places = {**places, str(Path(tmp).resolve()): "<tmp>", tmp: "<tmp>"}
         rescore: dict[str, Any] = {"exit": code, "stderr": err if code else ""}  # its summary: timings
-        graded = results_record(out)
+        graded = normalised(results_record(out), places)
         if code == 0:
-            again = results_record(rescored)
+            again = normalised(results_record(rescored), places)
             rescore |= {"stats": again["stats"], "rows_unlike_eval": unlike(graded["rows"], again["rows"])}
         record = {
             "eval": {"exit": returncode, **graded},
-            "rescore": rescore,
-            "report": report_record(out),
+            "rescore": normalised(rescore, places),
+            "report": normalised(report_record(out), places),
         }
-        return normalised(record, {**places, str(Path(tmp).resolve()): "<tmp>", tmp: "<tmp>"})
+        return record
 
 
 def fixture_reports() -> dict[str, Any]:
