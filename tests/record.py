@@ -31,7 +31,7 @@ for a reason; nothing a verdict is made of is dropped:
   order, are sorted by file, round, model, item and condition;
 - the judge's, docs-QA grader's and factual-accuracy judge's ``timestamp`` (the wall clock at grading)
   is replaced by ``"<time>"``; the rescore's stamp and its own timings are not read;
-- absolute paths are made relative: the checkout (and so the installed pack's root, ``pack_root()``)
+- absolute paths become placeholders: the checkout (and so the installed pack's root, ``pack_root()``)
   becomes ``<repo>``, the folder an ``init`` study was written to ``<study>``, the run's temporary folder
   ``<tmp>``.
 """
