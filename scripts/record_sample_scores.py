@@ -1,36 +1,56 @@
-"""Record or check every sample round's verdicts and named scores (tests/fixtures/sample_rounds/named_scores.json).
+"""Record or check every shipped config's verdicts, rescore and report (tests/fixtures/record/, named_scores.json).
 
-``tests/test_promptfoo_e2e.py`` compares each shipped sample-round config's rows with this file: a row's
-pass, score and every named score. The file changes only on purpose: run this script, read what moved
-(``--check`` prints it), and say in the commit which rows moved and why.
+Two records, from one offline run of each config:
+
+- ``tests/fixtures/sample_rounds/named_scores.json``: each sample round's rows, pass, score and every
+  named score (``tests/test_promptfoo_e2e.py`` compares them);
+- ``tests/fixtures/record/``: the record every structural change is checked against (issue 40, step 0;
+  what it holds and what is normalised: ``tests/record.py``) — for every shipped config and every study
+  ``grounding-eval init`` writes, each row's pass, score, named scores, reasons and the metadata the
+  pack writes, the same after ``grounding-eval rescore``, and ``report --json``; besides, ``report --json``
+  of the results files kept as test fixtures and the generated JSON Schemas (``tests/test_record.py``
+  compares them).
+
+Either changes only on purpose: run this script, read what moved (``--check`` prints it), and say in the
+commit which rows moved and why.
 
 Usage::
 
-    .venv/bin/python scripts/record_sample_scores.py [--check] [CONFIG ...]   # default: every config in the file
+    .venv/bin/python scripts/record_sample_scores.py [--check] [CONFIG ...]
+    # CONFIG: configs/round3.yaml, promptfooconfig.yaml, init:3 (a study `init --round 3` writes) …;
+    # default: every shipped config and every init study, and the fixtures' reports and the schemas
 
-Each config runs through the pinned promptfoo offline, as the tests run it (``tests/promptfoo_runs.py``).
-Write mode replaces the given configs' entries and writes the file atomically.
+Each config runs through the pinned promptfoo offline, as the tests run it (``tests/promptfoo_runs.py``),
+with a fresh user cache; an init study is written to a temporary folder and runs from there, on this
+checkout. Write mode replaces the given configs' entries and files, each written atomically.
 
 Exit status: 0 recorded, or no difference (``--check``); 1 a difference (``--check``, one line per moved
-row or score); 2 a run that failed or a row promptfoo could not grade.
+row, score or value); 2 a run that failed or a row promptfoo could not grade.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import shutil
 import sys
 import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from tests import record  # noqa: E402
 from tests.promptfoo_runs import run_eval  # noqa: E402
 from tests.scores import sample_round_record  # noqa: E402
 
 RECORD = REPO / "tests" / "fixtures" / "sample_rounds" / "named_scores.json"
+FIXTURE_REPORTS = record.RECORD_DIR / "fixture_reports.json"
+SCHEMAS = record.RECORD_DIR / "schemas.json"
 Row = dict[str, Any]
 
 
@@ -51,8 +71,8 @@ def differences(config: str, before: list[Row], after: list[Row]) -> list[str]:
     return lines
 
 
-def write_atomically(path: Path, data: dict[str, list[Row]]) -> None:
-    text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+def write_atomically(path: Path, data: Any) -> None:
+    text = record.to_text(data)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -63,39 +83,114 @@ def write_atomically(path: Path, data: dict[str, list[Row]]) -> None:
         raise
 
 
+def every_config() -> list[str]:
+    from grounding_eval.share.scaffold import STUDIES
+
+    return [*record.SHIPPED, *(f"{record.INIT_PREFIX}{study}" for study in STUDIES)]
+
+
+def _run(config: str, folder: Path) -> tuple[list[Row], dict[str, Any]] | str:
+    """One offline run of ``config`` (or of the study ``init`` writes) in ``folder``: its rows and its
+    record, or why it could not be recorded."""
+    cwd, places = REPO, {str(REPO): "<repo>", str(folder): "<tmp>"}
+    if config.startswith(record.INIT_PREFIX):
+        from grounding_eval.share.scaffold import scaffold
+
+        cwd = folder / "study"
+        scaffold(cwd, config.removeprefix(record.INIT_PREFIX), None, force=False)
+        (cwd / "node_modules").symlink_to(REPO / "node_modules")
+        places[str(cwd)] = "<study>"
+    run = run_eval("promptfooconfig.yaml" if cwd != REPO else config, folder, cwd=cwd)
+    if run.returncode not in (0, 100) or not run.out.exists():
+        return f"{config}: promptfoo exited {run.returncode}\n{run.tail()}"
+    # A row promptfoo could not grade (failureReason 2) is a broken run, not a verdict to record.
+    errors = [r for r in run.rows() if r.get("failureReason") == 2]
+    if errors:
+        return f"{config}: {len(errors)} rows errored, e.g. {errors[0].get('error')}"
+    # Each test of the suite starts with no judge reply cached (tests/conftest.py): the rescore too.
+    shutil.rmtree(Path(os.environ["XDG_CACHE_HOME"]) / "grounding-eval" / "judge", ignore_errors=True)
+    return run.rows(), record.config_record(run.returncode, run.out, places, cwd)
+
+
+def _read(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="compare with the file; write nothing")
-    parser.add_argument("configs", nargs="*", help="configs to run (default: every config in the file)")
+    parser.add_argument("--check", action="store_true", help="compare with the files; write nothing")
+    parser.add_argument("configs", nargs="*", help="configs to run (default: every config and init study)")
     args = parser.parse_args(argv)
     if not (REPO / "node_modules" / ".bin" / "promptfoo").exists():
         print("node_modules is missing: run scripts/install (npm ci) first", file=sys.stderr)
         return 2
-    recorded: dict[str, list[Row]] = json.loads(RECORD.read_text(encoding="utf-8")) if RECORD.exists() else {}
-    configs = args.configs or sorted(recorded)
+    started = time.monotonic()
+    recorded: dict[str, list[Row]] = _read(RECORD) or {}
+    configs = args.configs or every_config()
     now: dict[str, list[Row]] = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    records: dict[Path, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp, _session_env(Path(tmp)):
         for i, config in enumerate(configs):
             print(f"running {config}", file=sys.stderr)
             folder = Path(tmp) / str(i)
             folder.mkdir()
-            run = run_eval(config, folder)
-            if run.returncode not in (0, 100) or not run.out.exists():
-                print(f"{config}: promptfoo exited {run.returncode}\n{run.tail()}", file=sys.stderr)
+            ran = _run(config, folder)
+            if isinstance(ran, str):
+                print(ran, file=sys.stderr)
                 return 2
-            # A row promptfoo could not grade (failureReason 2) is a broken run, not a verdict to record.
-            errors = [r for r in run.rows() if r.get("failureReason") == 2]
-            if errors:
-                print(f"{config}: {len(errors)} rows errored, e.g. {errors[0].get('error')}", file=sys.stderr)
-                return 2
-            now[config] = sample_round_record(run.rows())
+            rows, records[record.record_file(config)] = ran
+            if config in recorded:  # the sample rounds named_scores.json keeps
+                now[config] = sample_round_record(rows)
+        if not args.configs:
+            records[FIXTURE_REPORTS] = record.fixture_reports()
+            records[SCHEMAS] = record.schemas_record()
     if args.check:
-        moved = [line for c in configs for line in differences(c, recorded.get(c, []), now[c])]
-        print("\n".join(moved) if moved else f"no difference ({len(configs)} configs)")
+        moved = [line for c in now for line in differences(c, recorded.get(c, []), now[c])]
+        for path, data in records.items():
+            was = _read(path)
+            moved += (
+                record.differences(path.name, was, data)
+                if was is not None
+                else [f"{path.name}: not recorded"]
+            )
+        if not args.configs:
+            moved += [f"{p.name}: no config of this name" for p in sorted(record.RECORD_DIR.glob("*.json"))
+                      if p not in records]  # fmt: skip
+        print("\n".join(moved) if moved else f"no difference ({len(records)} records)")
+        print(f"took {time.monotonic() - started:.0f} s", file=sys.stderr)
         return 1 if moved else 0
-    write_atomically(RECORD, {**recorded, **now})
-    print(f"wrote {RECORD.relative_to(REPO)} ({len(configs)} configs)")
+    # named_scores.json keeps the scores as first recorded (1 where Python now writes 1.0): rewritten
+    # only when a row moved.
+    rounds_moved = any(differences(c, recorded.get(c, []), now[c]) for c in now)
+    if rounds_moved:
+        write_atomically(RECORD, {**recorded, **now})
+    record.RECORD_DIR.mkdir(exist_ok=True)
+    for path, data in records.items():
+        write_atomically(path, data)
+    rounds = (
+        f"wrote {RECORD.relative_to(REPO)} ({len(now)} configs)"
+        if rounds_moved
+        else "named_scores.json as it was"
+    )
+    print(f"{rounds}; wrote {len(records)} files in {record.RECORD_DIR.relative_to(REPO)} "
+          f"in {time.monotonic() - started:.0f} s")  # fmt: skip
     return 0
+
+
+@contextlib.contextmanager
+def _session_env(tmp: Path) -> Iterator[None]:
+    """The environment a test session gives its runs (tests/conftest.py): a user cache folder of its own,
+    and its temporary folder granted for writing."""
+    saved = {k: os.environ.get(k) for k in ("XDG_CACHE_HOME", "GROUNDING_EVAL_WRITE_DIRS")}
+    os.environ |= {"XDG_CACHE_HOME": str(tmp / "xdg-cache"), "GROUNDING_EVAL_WRITE_DIRS": str(tmp)}
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 if __name__ == "__main__":

@@ -70,8 +70,10 @@ def run_eval(
     folder: Path,
     extra_env: Mapping[str, str] | None = None,
     extra_args: Sequence[str] = (),
+    cwd: Path = REPO,
 ) -> EvalRun:
-    """``promptfoo eval`` of ``config`` (absolute, or relative to the repository root) into ``folder``."""
+    """``promptfoo eval`` of ``config`` (absolute, or relative to ``cwd``) into ``folder``, run from ``cwd``
+    (the repository root; a study ``grounding-eval init`` wrote runs from its own folder)."""
     if not (REPO / "node_modules" / ".bin" / "promptfoo").exists():
         pytest.fail("node_modules is missing: run scripts/install (npm ci) first")
     out = folder / "out.json"
@@ -79,6 +81,6 @@ def run_eval(
     done = subprocess.run(
         ["npx", "promptfoo", "eval", "-c", str(config), "-o", str(out), "--no-progress-bar", "--no-table", "--no-cache",
          *extra_args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     return EvalRun(str(config), done.returncode, done.stdout, done.stderr, out, env)
