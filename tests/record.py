@@ -33,7 +33,12 @@ for a reason; nothing a verdict is made of is dropped:
   is replaced by ``"<time>"``; the rescore's stamp and its own timings are not read;
 - absolute paths become placeholders: the checkout (and so the installed pack's root, ``pack_root()``)
   becomes ``<repo>``, the folder an ``init`` study was written to ``<study>``, the run's temporary folder
-  ``<tmp>``.
+  ``<tmp>``;
+- an ``init`` study names the installed pack by its absolute path in what its judges hash (the replay
+  provider and recorded-fixture paths of each audit record and review entry), so in an init study's record
+  the ids made of those hashes (``audit_id``, ``audit_file``, ``review_entry_id``, ``human_entry_id``,
+  ``entry_id``) become ``"<hash>"``: they differ from checkout to checkout. The shipped configs name the
+  pack by relative paths and keep their ids.
 """
 
 from __future__ import annotations
@@ -69,6 +74,8 @@ REPORT_FLAGS = {"plain": [], "by_condition": ["--by", "condition", "--effects", 
 # In a rescore's rows_unlike_eval: a value the eval's row has and the rescored row has not.
 ABSENT = "<absent>"
 _WALL_CLOCK = "timestamp"  # the grading time in the judges' metadata
+# Ids hashed from records that name the checkout's absolute path in an init study (the module's doc).
+_PATH_HASHES = frozenset({"audit_id", "audit_file", "review_entry_id", "human_entry_id", "entry_id"})
 Json = Any
 
 
@@ -91,6 +98,18 @@ def normalised(value: Json, places: Mapping[str, str]) -> Json:
     if isinstance(value, str):
         for path in sorted(places, key=len, reverse=True):
             value = value.replace(path, places[path])
+    return value
+
+
+def without_path_hashes(value: Json) -> Json:
+    """``value`` with every id of :data:`_PATH_HASHES` that is set replaced by ``"<hash>"``."""
+    if isinstance(value, dict):
+        return {
+            k: "<hash>" if k in _PATH_HASHES and v is not None else without_path_hashes(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [without_path_hashes(v) for v in value]
     return value
 
 
@@ -214,7 +233,7 @@ def config_record(returncode: int, out: Path, places: Mapping[str, str], cwd: Pa
             "rescore": normalised(rescore, places),
             "report": normalised(report_record(out), places),
         }
-        return record
+        return without_path_hashes(record) if "<study>" in places.values() else record
 
 
 def fixture_reports() -> dict[str, Any]:

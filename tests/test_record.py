@@ -89,6 +89,16 @@ def test_normalised_replaces_paths_and_wall_clock_only() -> None:
     assert record.normalised({"timestamp": None}, {}) == {"timestamp": None}
 
 
+def test_only_the_path_hashed_ids_are_masked() -> None:
+    """An init study's audit and review ids hash the checkout's absolute path: masked, and nothing else."""
+    value = {"judge": {"audit_id": "ab" * 32, "review_entry_id": None, "score": 4, "reason": "audit_id ab"},
+             "rows": [{"human_entry_id": "cd", "entry_id": "ef", "audit_file": "results/audit/x.json"}]}  # fmt: skip
+    assert record.without_path_hashes(value) == {
+        "judge": {"audit_id": "<hash>", "review_entry_id": None, "score": 4, "reason": "audit_id ab"},
+        "rows": [{"human_entry_id": "<hash>", "entry_id": "<hash>", "audit_file": "<hash>"}],
+    }
+
+
 def test_the_reports_unsafe_answers_are_kept_in_a_fixed_order() -> None:
     """An item's conditions are listed in the order promptfoo finished its rows, which differs run to run."""
     c0 = {"file": "f", "round": "1", "provider": "p", "query_id": "a", "condition": "C0", "result_id": "x"}
