@@ -50,7 +50,8 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 
 from grounding_eval.analysis.effects import decisions
-from grounding_eval.analysis.summary import GROUP_KEYS, ReportRow, Results, load_results
+from grounding_eval.analysis.report_row import ReportRow
+from grounding_eval.analysis.summary import GROUP_KEYS, Results, load_results
 from grounding_eval.encodable import utf8_encodable
 from grounding_eval.errors import DataError, clip
 from grounding_eval.files import RESULTS, read_bytes, read_json, read_text, write_text_atomic

@@ -1,6 +1,6 @@
 """Did grounding help, and by how much: paired condition effects, pass rates with intervals, verdict shares.
 
-Built on :class:`~grounding_eval.analysis.summary.ReportRow` (the rows ``grounding-eval report`` reads);
+Built on :class:`~grounding_eval.analysis.report_row.ReportRow` (the rows ``grounding-eval report`` reads);
 the choices (condition order, metrics, resamples, seed, the test) are data in ``decisions.yaml``.
 
 * :func:`paired_effects` — per model (provider label) and round, for each pair of conditions (C1 − C0,
@@ -29,7 +29,8 @@ from statistics import fmean
 from typing import Any
 
 from grounding_eval.analysis.length import length_adjusted
-from grounding_eval.analysis.summary import ReportRow, format_rate, pass_rate
+from grounding_eval.analysis.report_row import ReportRow
+from grounding_eval.analysis.summary import format_rate, pass_rate
 from grounding_eval.errors import DataError
 
 __all__ = [
@@ -399,7 +400,7 @@ class _Comparison:
 
 def _words(by_item: Mapping[str, list[ReportRow]], index: Mapping[str, int]) -> Any:
     """Per item of ``index``: the mean number of words of its answers (every row with one, scored or
-    not; NaN when none): :attr:`~grounding_eval.analysis.summary.ReportRow.length`."""
+    not; NaN when none): :attr:`~grounding_eval.analysis.report_row.ReportRow.length`."""
     import numpy as np
 
     out = np.full(len(index), np.nan)

@@ -47,13 +47,13 @@ from grounding_eval.analysis.effects import (
 from grounding_eval.analysis.figures import MAX_CHARTED, MAX_EFFECTS, Chart, report_charts, verdict_kinds
 from grounding_eval.analysis.reliability import answer_length_table, judge_reliability
 from grounding_eval.analysis.report_data import MAX_PAIRS, ReportData
+from grounding_eval.analysis.report_row import ReportRow
 from grounding_eval.analysis.summary import (
     AGREEMENT_CELLS,
     JUDGE_CALL_COLUMNS,
     JUDGE_CALLS_NOTE,
     SPLIT_COLUMNS,
     PassRate,
-    ReportRow,
     Results,
     findings_table,
     format_rate,

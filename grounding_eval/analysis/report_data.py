@@ -24,7 +24,7 @@ from grounding_eval.analysis.effects import (
 from grounding_eval.errors import DataError
 
 if TYPE_CHECKING:
-    from grounding_eval.analysis.summary import ReportRow
+    from grounding_eval.analysis.report_row import ReportRow
 
 __all__ = ["MAX_PAIRS", "ReportData"]
 
