@@ -227,7 +227,7 @@ _COMMAND_MODULES = (
     "grounding_eval.factuality.cli",
     "grounding_eval.docs_qa.cli",
     "grounding_eval.judge.audit_cli",
-    "grounding_eval.promptfoo.rescore",
+    "grounding_eval.rescore",
     "grounding_eval.share.cli",
     "grounding_eval.environment",
 )

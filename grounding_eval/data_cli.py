@@ -117,9 +117,9 @@ def _directory_mode(args: argparse.Namespace) -> str:
 
 
 def _allowlist_build(args: argparse.Namespace) -> int:
-    from grounding_eval.data.dataset import index_urls
     from grounding_eval.data.load import load_index
     from grounding_eval.files import write_text_atomic
+    from grounding_eval.verifier.allowlist import index_urls
 
     if args.output:  # refused before any work: an allowlist may have been edited by hand since
         _refuse_existing(args.output, force=args.force)
@@ -172,7 +172,7 @@ def _orgs_check(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from grounding_eval.data.validate import check_folder
+    from grounding_eval.data_validate import check_folder
     from grounding_eval.docs_qa.testset import is_docs_qa_dataset
 
     if is_docs_qa_dataset(args.dataset):
@@ -268,7 +268,7 @@ def _sample(args: argparse.Namespace) -> int:
 def _validate_docs_qa(root: Path) -> int:
     """A docs-QA dataset: docs set, test set (schema + sections), fixtures; the type mix against the seed's."""
     from grounding_eval.data.recorded_answers import load_recorded_answers
-    from grounding_eval.data.validate import check_replies, recorded_answers
+    from grounding_eval.data_validate import check_replies, recorded_answers
     from grounding_eval.docs_qa.docs_set import load_docs_set
     from grounding_eval.docs_qa.reply import parse_grading
     from grounding_eval.docs_qa.rubric import load_docs_qa_rubric

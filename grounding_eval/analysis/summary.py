@@ -32,6 +32,7 @@ from grounding_eval.errors import DataError, clip, terminal_safe
 from grounding_eval.judge.pipeline import judge_label
 from grounding_eval.judge.score import score_name, verdict_value
 from grounding_eval.outcome import composite_failed, legacy_unscored, read_outcome
+from grounding_eval.provenance import ProvenanceCount
 from grounding_eval.result_rows import JUDGE_KINDS, ResultRow, result_row
 from grounding_eval.results_file import (
     REDACTED_LENGTH,
@@ -55,7 +56,6 @@ from grounding_eval.scoring.composite import (
     safety_split,
     verifier_unknown,
 )
-from grounding_eval.share.provenance import ProvenanceCount
 from grounding_eval.var_names import NOT_SOURCES as _NOT_SOURCES
 
 if TYPE_CHECKING:
@@ -255,7 +255,7 @@ class Results:
         prompts: ``(label, id)`` of each prompt of the eval (``results.prompts``).
         providers: the provider ids and labels of the eval, as ``label (id)``.
         provenance: what produced the rows, as their ``metadata.provenance`` records it
-            (:func:`grounding_eval.share.provenance.results_provenance`).
+            (:func:`grounding_eval.provenance.results_provenance`).
     """
 
     path: str

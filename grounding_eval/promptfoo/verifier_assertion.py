@@ -156,7 +156,7 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         except DataError as exc:  # the dataset's articles, read when a quote is looked up outside the item's
             return _error(exc.one_line())
         result = _grading_result(report, resources, check_chips=chips == "checks")
-    from grounding_eval.share.provenance import row_provenance
+    from grounding_eval.provenance import row_provenance
 
     if "metadata" in result:  # what produced this verdict (issue 10): pack version and dataset
         result["metadata"]["provenance"] = row_provenance(dataset=dataset, sample=metadata.get("sample"))
@@ -293,8 +293,8 @@ def _resources(
             find_citation_index,
             find_directory,
             find_index,
-            index_allowlist,
         )
+        from grounding_eval.verifier.allowlist import index_allowlist
 
         if chosen is None:
             chosen = find_allowlist(dataset) or index_allowlist(find_index(dataset), inside=dataset)

@@ -254,8 +254,8 @@ def announce_judges(rows: Sequence[Any]) -> None:
     is unscored with the same reason)."""
     from grounding_eval.errors import terminal_safe
     from grounding_eval.judge.calls import JudgeError
+    from grounding_eval.judge.clients import judges_for
     from grounding_eval.judge.host import say_key_hosts
-    from grounding_eval.promptfoo.judge_provider import judges_for
 
     seen: set[str] = set()
     problems: dict[str, int] = {}
