@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grounding_eval.outcome import unscored_result
+from grounding_eval.provenance import row_provenance
 
 if TYPE_CHECKING:
     from grounding_eval.docs_qa.rubric import DocsQaRubric
@@ -261,7 +262,6 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
 
 def _provenance(rubric: DocsQaRubric, rubric_file: Path, metadata: dict[str, Any]) -> dict[str, Any]:
     """What produced this grade (issue 10): pack version, rubric id/version/file hash, prompt, dataset."""
-    from grounding_eval.provenance import row_provenance
 
     return row_provenance(dataset=metadata.get("dataset"), rubric_path=rubric_file, rubric_id=rubric.id,
                           rubric_version=rubric.version, prompt_version=rubric.prompt_version,

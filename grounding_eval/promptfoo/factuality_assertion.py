@@ -40,6 +40,7 @@ from typing import Any
 from grounding_eval.judge.clients import CHEAP_PROVIDER_ENV
 from grounding_eval.outcome import Outcome, unscored_result
 from grounding_eval.promptfoo.source_vars import with_source_vars_in
+from grounding_eval.provenance import row_provenance
 
 __all__ = ["CHEAP_PROVIDER_ENV", "factuality_assertion"]
 _DEFAULT_QUEUE = "results/factuality_review_queue.jsonl"
@@ -136,7 +137,6 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
     passed, reason = decide(
         result, pass_threshold=threshold, no_claims_pass=rubric.no_verifiable_claims_passes
     )
-    from grounding_eval.provenance import row_provenance
 
     meta = {
         "factuality": {**result.metadata(), "risk_level_from": risk_from},

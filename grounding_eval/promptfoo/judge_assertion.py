@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from grounding_eval.judge.clients import _LIVE_JUDGE_EXAMPLE, JUDGE_PROVIDER_ENV
 from grounding_eval.outcome import unscored_result, with_outcome
 from grounding_eval.promptfoo.source_vars import with_source_vars_in
+from grounding_eval.provenance import row_provenance
 from grounding_eval.var_names import GROUNDING_VARS
 
 # clients.forget_clients(): the process's judge clients (tests clear them to start a new process's state)
@@ -307,7 +308,6 @@ def _provenance(
     rubric: Any, rubric_file: Path, metadata: dict[str, Any], config: dict[str, Any]
 ) -> dict[str, Any]:
     """What produced this judgment (issue 10): pack version, rubric id/version/file hash, prompt, dataset."""
-    from grounding_eval.provenance import row_provenance
 
     return row_provenance(
         dataset=metadata.get("dataset") or config.get("dataset") or os.environ.get("GROUNDING_EVAL_DATASET"),
