@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grounding_eval.errors import DataError, clip
+from grounding_eval.errors import DataError, clip, terminal_safe
 from grounding_eval.resources import pack_directory, pack_root
 
 if TYPE_CHECKING:
@@ -204,7 +204,6 @@ def _record_notes(records: Sequence[RecordDifference]) -> list[str]:
     """The design fact ``data validate`` states (not a problem: the methods document builds C1 and C1.5 so):
     how many items give different records under C1 and C1.5, then one line per such item."""
     from grounding_eval.data.design import differences_summary
-    from grounding_eval.errors import terminal_safe
 
     if not records:
         return []

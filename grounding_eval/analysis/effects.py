@@ -30,8 +30,9 @@ from typing import Any
 
 from grounding_eval.analysis.length import length_adjusted
 from grounding_eval.analysis.report_row import ReportRow
-from grounding_eval.analysis.summary import format_rate, pass_rate
+from grounding_eval.analysis.summary import PassRate, format_rate, outage_note, pass_rate, table_lines
 from grounding_eval.errors import DataError
+from grounding_eval.files import read_yaml
 
 __all__ = [
     "PASS",
@@ -63,7 +64,6 @@ DECISIONS = Path(__file__).with_name("decisions.yaml")
 @functools.cache
 def decisions() -> Mapping[str, Any]:
     """The analysis's recorded choices (``decisions.yaml``)."""
-    from grounding_eval.files import read_yaml
 
     data = read_yaml(DECISIONS)
     if not isinstance(data, dict):
@@ -641,8 +641,6 @@ def format_rates(rates: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _rates_lines(rates: Sequence[Mapping[str, Any]]) -> list[str]:
-    from grounding_eval.analysis.summary import PassRate, outage_note, table_lines
-
     body = [
         ["round", "condition", "provider", "n", "pass", "pass rate [95% Wilson]", "composite", "unsafe.nc",
          "unscored"]
@@ -667,7 +665,6 @@ def _rates_lines(rates: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def format_shares(shares: Sequence[Mapping[str, Any]]) -> str:
     """Text table: per criterion and condition, the count and share of each verdict."""
-    from grounding_eval.analysis.summary import table_lines
 
     if not shares:
         return "No judge verdicts per criterion in these rows."
@@ -707,7 +704,6 @@ LENGTH_METRICS = ("composite",)  # the text and HTML tables; --json has every me
 def length_lines(effects: Sequence[Effect]) -> list[str]:
     """Text table: the composite's and the judges' scores' effects beside the same adjusted for the
     difference in answer length (:func:`~grounding_eval.analysis.length.length_adjusted`)."""
-    from grounding_eval.analysis.summary import table_lines
 
     shown = [e for e in effects if e.length is not None and _length_shown(e.metric)]
     if not shown:
@@ -747,7 +743,6 @@ def format_effects(
     effects: Sequence[Effect], rates: Sequence[Mapping[str, Any]], primary: Primary | None = None
 ) -> str:
     """Text tables: pass rates with Wilson intervals, then the paired effects (the primary endpoint first)."""
-    from grounding_eval.analysis.summary import table_lines
 
     lines = [*_rates_lines(rates), ""]
     lines.append("Paired condition effects (to − from, mean over items, an item's repeats averaged first)")
