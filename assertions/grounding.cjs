@@ -639,7 +639,7 @@ function checks(suite) {
 // prompt a function (promptfoo 0.121.20 calls `prompt.function({vars})` in renderPrompt, then renders what
 // it returns with the vars) that puts each one in place of its `{{ name }}`, verbatim, inside
 // `{% raw %}`; every grounding-eval assertion gets them back in its context.vars (grade()). A results file
-// is graded again from the dataset (grounding_eval/promptfoo/rescore.py with_source_vars). They are lifted
+// is graded again from the dataset (grounding_eval/rescore.py with_source_vars). They are lifted
 // only where that is exact: every prompt that mentions one uses it only as a plain `{{ name }}`, no
 // transformVars rewrites the vars, and no two tests are told apart by their source texts alone. Else, and
 // without this hook, the vars stay where the generator put them, as columns.

@@ -2,7 +2,7 @@
 
 promptfoo runs every ``type: python`` assertion in a fresh Python process: its ``wrapper.py`` imports
 ``assertions/verifier.py``, calls ``get_assert(output, context)`` and writes the result as JSON. This
-times that process, on the benchmark answer of ``benchmarks/verifier_speed.py`` (≈600 words, URLs,
+times that process, on the benchmark answer of ``benchmarks/benchmark_answer.py`` (≈600 words, URLs,
 phone numbers and quotes, checked against two statutes shown in full), against ``python -c pass`` with
 the same interpreter:
 
@@ -49,7 +49,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from verifier_speed import ARTICLES, SOURCE_FILES, build_answer  # noqa: E402
+from benchmark_answer import ARTICLES, SOURCE_FILES, build_answer  # noqa: E402
 
 PROMPTFOO_WRAPPER = REPO / "node_modules" / "promptfoo" / "dist" / "src" / "python" / "wrapper.py"
 # promptfoo 0.121's wrapper.py, for a checkout without node_modules: import the file, call, dump JSON.

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from grounding_eval.errors import DataError
+from grounding_eval.errors import DataError, terminal_safe
 
 __all__ = ["main"]
 
@@ -227,7 +227,7 @@ _COMMAND_MODULES = (
     "grounding_eval.factuality.cli",
     "grounding_eval.docs_qa.cli",
     "grounding_eval.judge.audit_cli",
-    "grounding_eval.promptfoo.rescore",
+    "grounding_eval.rescore",
     "grounding_eval.share.cli",
     "grounding_eval.environment",
 )
@@ -309,8 +309,6 @@ def _verify(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
         else:
-            from grounding_eval.errors import terminal_safe
-
             print(terminal_safe(summary_line(report)))  # the lines quote the answer: escaped for the terminal
             for line in check_lines(report).values():
                 print("  " + terminal_safe(line))

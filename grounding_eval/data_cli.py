@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grounding_eval.errors import DataError, clip
+from grounding_eval.errors import DataError, clip, terminal_safe
 from grounding_eval.resources import pack_directory, pack_root
 
 if TYPE_CHECKING:
@@ -117,9 +117,9 @@ def _directory_mode(args: argparse.Namespace) -> str:
 
 
 def _allowlist_build(args: argparse.Namespace) -> int:
-    from grounding_eval.data.dataset import index_urls
     from grounding_eval.data.load import load_index
     from grounding_eval.files import write_text_atomic
+    from grounding_eval.verifier.allowlist import index_urls
 
     if args.output:  # refused before any work: an allowlist may have been edited by hand since
         _refuse_existing(args.output, force=args.force)
@@ -172,7 +172,7 @@ def _orgs_check(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from grounding_eval.data.validate import check_folder
+    from grounding_eval.data_validate import check_folder
     from grounding_eval.docs_qa.testset import is_docs_qa_dataset
 
     if is_docs_qa_dataset(args.dataset):
@@ -204,7 +204,6 @@ def _record_notes(records: Sequence[RecordDifference]) -> list[str]:
     """The design fact ``data validate`` states (not a problem: the methods document builds C1 and C1.5 so):
     how many items give different records under C1 and C1.5, then one line per such item."""
     from grounding_eval.data.design import differences_summary
-    from grounding_eval.errors import terminal_safe
 
     if not records:
         return []
@@ -268,7 +267,7 @@ def _sample(args: argparse.Namespace) -> int:
 def _validate_docs_qa(root: Path) -> int:
     """A docs-QA dataset: docs set, test set (schema + sections), fixtures; the type mix against the seed's."""
     from grounding_eval.data.recorded_answers import load_recorded_answers
-    from grounding_eval.data.validate import check_replies, recorded_answers
+    from grounding_eval.data_validate import check_replies, recorded_answers
     from grounding_eval.docs_qa.docs_set import load_docs_set
     from grounding_eval.docs_qa.reply import parse_grading
     from grounding_eval.docs_qa.rubric import load_docs_qa_rubric

@@ -282,7 +282,7 @@ def test_a_paragraph_break_still_ends_an_id_sentence() -> None:
 def test_rescore_applies_the_citations_check() -> None:
     """A row graded before the check existed (it passed) is graded again with it: under the hard rule
     (Round 3's) another state's law fails it, and its citations are in the verifier's metadata."""
-    from grounding_eval.promptfoo.rescore import rescore_rows
+    from grounding_eval.rescore import rescore_rows
 
     verifier = {"type": "javascript", "value": "file://assertions/grounding.cjs:verifier",
                 "config": {"liveness": "offline", "citation_check": "hard"}}  # fmt: skip

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from grounding_eval.judge import clients
 from grounding_eval.judge.calls import answer_sha256
 from grounding_eval.judge.rubric import load_rubric
-from grounding_eval.promptfoo import judge_provider
 from tests.entry_points import load_entry_point
 from tests.scores import row_scores
 
@@ -41,11 +41,11 @@ ALIASES = [
 
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    judge_provider.forget_clients()
+    clients.forget_clients()
     monkeypatch.delenv("GROUNDING_EVAL_JUDGE_PROVIDER", raising=False)
     monkeypatch.chdir(tmp_path)  # caches, audit log and review queues land here
     yield
-    judge_provider.forget_clients()
+    clients.forget_clients()
 
 
 def _args(call: str, tmp_path: Path) -> list[Any]:
@@ -125,7 +125,7 @@ def test_promptfoos_wrapper_loads_both_paths(file: str, function: str, call: str
 )  # fmt: skip
 def test_rescore_regrades_either_path(value: str, call: str | None) -> None:
     """``rescore`` re-runs the verifier and the judge whichever Python path a row named."""
-    from grounding_eval.promptfoo import rescore
+    from grounding_eval import rescore
 
     assert rescore._our_assertion({"type": "python", "value": value}) == call
     assert rescore._our_scoring("file://assertions/grounding.py:round3") == "round3"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from grounding_eval.cli import main
-from grounding_eval.share.provenance import format_provenance, results_provenance
+from grounding_eval.provenance import format_provenance, results_provenance
 from tests.test_report import _file, _judged, _row
 
 HOST = "judge.example:8443"

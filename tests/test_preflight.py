@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from grounding_eval.judge import clients
 from grounding_eval.judge.host import hosting
-from grounding_eval.promptfoo import judge_provider
 from grounding_eval.promptfoo.preflight import preflight
 
 REPO = Path(__file__).resolve().parents[1]
@@ -26,7 +26,7 @@ class NeverAsk:
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GROUNDING_EVAL_JUDGE_PROVIDER", raising=False)
-    judge_provider.forget_clients()
+    clients.forget_clients()
 
 
 def _context(config: dict[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from grounding_eval.analysis.summary import ReportRow, load_rows
+from grounding_eval.analysis.report_row import ReportRow
+from grounding_eval.analysis.summary import load_rows
 from grounding_eval.cli import main
 from tests.promptfoo_runs import REPO, EvalRun, shared_group
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+from grounding_eval.analysis.report_row import ReportRow
 from grounding_eval.analysis.summary import (
     AGREEMENT_CELLS,
-    ReportRow,
     load_rows,
     safety_agreement,
     safety_split_table,

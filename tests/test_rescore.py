@@ -14,7 +14,7 @@ import yaml
 
 from grounding_eval.cli import main
 from grounding_eval.judge.rubric import load_rubric, rubric_path
-from grounding_eval.promptfoo.rescore import aggregate, rescore_rows
+from grounding_eval.rescore import aggregate, rescore_rows
 from tests.promptfoo_runs import EvalRun, run_eval, shared_group
 from tests.scores import query_id, row_scores
 

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from grounding_eval.analysis.summary import report_row
 from grounding_eval.errors import DataError
 from grounding_eval.judge.audit_cli import _row_audits
-from grounding_eval.promptfoo.rescore import check_row
+from grounding_eval.provenance import results_provenance
+from grounding_eval.rescore import check_row
 from grounding_eval.result_rows import result_row
 from grounding_eval.results_file import RowProblem
-from grounding_eval.share.provenance import results_provenance
 from tests.test_results_file import base_row
 
 VERIFIER, JUDGE = 0, 1  # the base row's components

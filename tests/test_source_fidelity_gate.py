@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 import yaml
 
+from grounding_eval.judge import clients
 from grounding_eval.judge.rubric import RUBRICS_DIR, Rubric, load_rubric
 from grounding_eval.promptfoo import judge_assertion as judge_module
-from grounding_eval.promptfoo import judge_provider
 from tests.entry_points import load_entry_point
 from tests.judge.conftest import JudgeServer, Scripted, WireCase, wire_cases
 
@@ -70,9 +70,9 @@ def openai_judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tu
         monkeypatch.setenv(name, value)
     monkeypatch.delenv(judge_module.JUDGE_PROVIDER_ENV, raising=False)
     monkeypatch.chdir(tmp_path)
-    judge_provider.forget_clients()
+    clients.forget_clients()
     yield server, case
-    judge_provider.forget_clients()
+    clients.forget_clients()
     server.stop()
 
 

@@ -50,10 +50,12 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 
 from grounding_eval.analysis.effects import decisions
-from grounding_eval.analysis.summary import GROUP_KEYS, ReportRow, Results, load_results
+from grounding_eval.analysis.report_row import ReportRow
+from grounding_eval.analysis.summary import GROUP_KEYS, Results, load_results, table_lines
 from grounding_eval.encodable import utf8_encodable
 from grounding_eval.errors import DataError, clip
 from grounding_eval.files import RESULTS, read_bytes, read_json, read_text, write_text_atomic
+from grounding_eval.judge.rubric import load_rubric, rubric_path
 
 if TYPE_CHECKING:
     from grounding_eval.judge.rubric import Rubric
@@ -165,7 +167,6 @@ def _row_units(row: ReportRow) -> list[tuple[str, str, str, str]]:
 
 @functools.cache
 def _rubric(rubric_id: str) -> Rubric:
-    from grounding_eval.judge.rubric import load_rubric, rubric_path
 
     return load_rubric(rubric_path(rubric_id))
 
@@ -1003,7 +1004,6 @@ def confusion_cells(confusion: Mapping[str, Any]) -> list[list[str]]:
 
 def _confusion_lines(criteria: Sequence[Mapping[str, Any]]) -> list[str]:
     """Each criterion's confusion matrix, labelled (:func:`confusion_cells`)."""
-    from grounding_eval.analysis.summary import table_lines
 
     lines = ["Confusion per criterion (counts of units; rows: the person's verdict, columns: the judge's)"]
     for entry in criteria:
@@ -1015,7 +1015,6 @@ def _confusion_lines(criteria: Sequence[Mapping[str, Any]]) -> list[str]:
 def format_score(report: Mapping[str, Any]) -> str:
     """The calibration report as text: per criterion first, then the macro mean and the row-level figure,
     then (for a blind sheet only) the criteria below the agreement threshold."""
-    from grounding_eval.analysis.summary import table_lines
 
     blind = report["blind"]
     boot = report["bootstrap"]

@@ -341,7 +341,7 @@ def _length_lines(table: list[dict[str, Any]]) -> list[str]:
 def _provenance_lines(loaded: list[Any]) -> list[str]:
     """What produced each results file: grounding-eval version, rubrics (id, version, SHA-256), prompt
     versions and datasets, as the rows' ``metadata.provenance`` records them."""
-    from grounding_eval.share.provenance import format_provenance
+    from grounding_eval.provenance import format_provenance
 
     lines = []
     for results in loaded:

@@ -1,6 +1,6 @@
 """Did grounding help, and by how much: paired condition effects, pass rates with intervals, verdict shares.
 
-Built on :class:`~grounding_eval.analysis.summary.ReportRow` (the rows ``grounding-eval report`` reads);
+Built on :class:`~grounding_eval.analysis.report_row.ReportRow` (the rows ``grounding-eval report`` reads);
 the choices (condition order, metrics, resamples, seed, the test) are data in ``decisions.yaml``.
 
 * :func:`paired_effects` — per model (provider label) and round, for each pair of conditions (C1 − C0,
@@ -29,8 +29,10 @@ from statistics import fmean
 from typing import Any
 
 from grounding_eval.analysis.length import length_adjusted
-from grounding_eval.analysis.summary import ReportRow, format_rate, pass_rate
+from grounding_eval.analysis.report_row import ReportRow
+from grounding_eval.analysis.summary import PassRate, format_rate, outage_note, pass_rate, table_lines
 from grounding_eval.errors import DataError
+from grounding_eval.files import read_yaml
 
 __all__ = [
     "PASS",
@@ -62,7 +64,6 @@ DECISIONS = Path(__file__).with_name("decisions.yaml")
 @functools.cache
 def decisions() -> Mapping[str, Any]:
     """The analysis's recorded choices (``decisions.yaml``)."""
-    from grounding_eval.files import read_yaml
 
     data = read_yaml(DECISIONS)
     if not isinstance(data, dict):
@@ -399,7 +400,7 @@ class _Comparison:
 
 def _words(by_item: Mapping[str, list[ReportRow]], index: Mapping[str, int]) -> Any:
     """Per item of ``index``: the mean number of words of its answers (every row with one, scored or
-    not; NaN when none): :attr:`~grounding_eval.analysis.summary.ReportRow.length`."""
+    not; NaN when none): :attr:`~grounding_eval.analysis.report_row.ReportRow.length`."""
     import numpy as np
 
     out = np.full(len(index), np.nan)
@@ -640,8 +641,6 @@ def format_rates(rates: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _rates_lines(rates: Sequence[Mapping[str, Any]]) -> list[str]:
-    from grounding_eval.analysis.summary import PassRate, outage_note, table_lines
-
     body = [
         ["round", "condition", "provider", "n", "pass", "pass rate [95% Wilson]", "composite", "unsafe.nc",
          "unscored"]
@@ -666,7 +665,6 @@ def _rates_lines(rates: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def format_shares(shares: Sequence[Mapping[str, Any]]) -> str:
     """Text table: per criterion and condition, the count and share of each verdict."""
-    from grounding_eval.analysis.summary import table_lines
 
     if not shares:
         return "No judge verdicts per criterion in these rows."
@@ -706,7 +704,6 @@ LENGTH_METRICS = ("composite",)  # the text and HTML tables; --json has every me
 def length_lines(effects: Sequence[Effect]) -> list[str]:
     """Text table: the composite's and the judges' scores' effects beside the same adjusted for the
     difference in answer length (:func:`~grounding_eval.analysis.length.length_adjusted`)."""
-    from grounding_eval.analysis.summary import table_lines
 
     shown = [e for e in effects if e.length is not None and _length_shown(e.metric)]
     if not shown:
@@ -746,7 +743,6 @@ def format_effects(
     effects: Sequence[Effect], rates: Sequence[Mapping[str, Any]], primary: Primary | None = None
 ) -> str:
     """Text tables: pass rates with Wilson intervals, then the paired effects (the primary endpoint first)."""
-    from grounding_eval.analysis.summary import table_lines
 
     lines = [*_rates_lines(rates), ""]
     lines.append("Paired condition effects (to − from, mean over items, an item's repeats averaged first)")

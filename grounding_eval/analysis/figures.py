@@ -36,9 +36,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grounding_eval.analysis.effects import condition_order
+from grounding_eval.analysis.effects import condition_order, question_type_groups
 from grounding_eval.analysis.report_data import ReportData
 from grounding_eval.errors import DataError
+from grounding_eval.files import write_bytes_atomic
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -230,7 +231,6 @@ def report_charts(data: ReportData) -> list[Chart]:
 def write_figures(charts: Sequence[Chart], folder: Path) -> list[Path]:
     """Write each chart as ``<name>.svg`` and ``<name>.pdf`` into ``folder`` (made when missing), each
     file atomically; returns the files written, in order."""
-    from grounding_eval.files import write_bytes_atomic
 
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -304,7 +304,6 @@ def _rate_charts(data: ReportData) -> list[Chart]:
 
 
 def _question_type_charts(data: ReportData) -> list[Chart]:
-    from grounding_eval.analysis.effects import question_type_groups
 
     groups = question_type_groups(data.question_types)
     charts = []

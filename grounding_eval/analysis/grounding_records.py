@@ -20,7 +20,7 @@ from grounding_eval.data.design import RecordDifference, differences_summary, re
 from grounding_eval.data.records import IndexRecord
 
 if TYPE_CHECKING:
-    from grounding_eval.analysis.summary import ReportRow
+    from grounding_eval.analysis.report_row import ReportRow
 
 __all__ = ["grounding_records", "grounding_records_lines"]
 

@@ -45,15 +45,16 @@ from grounding_eval.analysis.effects import (
     question_type_groups,
 )
 from grounding_eval.analysis.figures import MAX_CHARTED, MAX_EFFECTS, Chart, report_charts, verdict_kinds
+from grounding_eval.analysis.grounding_records import grounding_records
 from grounding_eval.analysis.reliability import answer_length_table, judge_reliability
 from grounding_eval.analysis.report_data import MAX_PAIRS, ReportData
+from grounding_eval.analysis.report_row import ReportRow
 from grounding_eval.analysis.summary import (
     AGREEMENT_CELLS,
     JUDGE_CALL_COLUMNS,
     JUDGE_CALLS_NOTE,
     SPLIT_COLUMNS,
     PassRate,
-    ReportRow,
     Results,
     findings_table,
     format_rate,
@@ -68,6 +69,7 @@ from grounding_eval.analysis.unsafe import unsafe_answers
 from grounding_eval.encodable import utf8_encodable
 from grounding_eval.errors import DataError, terminal_safe
 from grounding_eval.files import write_text_atomic
+from grounding_eval.judge.rubric import load_rubric, rubric_path
 
 __all__ = ["MAX_CHARTED", "MAX_PAIRS", "render_html", "write_html"]
 
@@ -702,7 +704,6 @@ def _findings_section(rows: Sequence[ReportRow]) -> str:
 
 def _records_section(rows: Sequence[ReportRow]) -> str:
     """Per item with rows under C1 and C1.5: the records only one of them gave the model (issue 41)."""
-    from grounding_eval.analysis.grounding_records import grounding_records
 
     table = grounding_records(rows)
     notes = "".join(f'<p class="warn">{_e(note)}</p>' for note in table["notes"])
@@ -1070,7 +1071,6 @@ def _prompt_version(label: str, prompt_id: str) -> str:
 
 def _rubric_provenance(rubric_id: str) -> str:
     """The rubric's stated source and whose words it holds, or why it cannot be read."""
-    from grounding_eval.judge.rubric import load_rubric, rubric_path
 
     try:
         rubric = load_rubric(rubric_path(rubric_id))

@@ -20,7 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from grounding_eval.analysis.effects import condition_order, decisions
-from grounding_eval.analysis.summary import ReportRow, SecondOpinion, table_lines
+from grounding_eval.analysis.report_row import ReportRow, SecondOpinion
+from grounding_eval.analysis.summary import table_lines
 
 __all__ = [
     "answer_length_table",

@@ -22,9 +22,10 @@ from grounding_eval.analysis.effects import (
     question_type_table,
 )
 from grounding_eval.errors import DataError
+from grounding_eval.judge.rubric import load_rubric, rubric_path
 
 if TYPE_CHECKING:
-    from grounding_eval.analysis.summary import ReportRow
+    from grounding_eval.analysis.report_row import ReportRow
 
 __all__ = ["MAX_PAIRS", "ReportData"]
 
@@ -112,7 +113,6 @@ class ReportData:
     def negative(self) -> set[str]:
         """The criteria whose good answer is No: those the rows' judge metadata lists as negative, and
         (for older files, which do not list them) negative polarity in the rows' rubrics, when readable."""
-        from grounding_eval.judge.rubric import load_rubric, rubric_path
 
         out: set[str] = set().union(*(r.negative for r in self.rows))
         for rubric_id in sorted({r.rubric.split("@", 1)[0] for r in self.rows if r.rubric}):

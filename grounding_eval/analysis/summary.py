@@ -19,12 +19,21 @@ from statistics import fmean
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeGuard, cast, get_args
 
 from grounding_eval.analysis.grounding_records import grounding_records, grounding_records_lines
-from grounding_eval.analysis.unsafe import NOT_READ, SafetyVerdict, safety_verdict, unsafe_answers
+from grounding_eval.analysis.report_row import (
+    AgreementCell,
+    Claim,
+    Finding,
+    JudgeCalls,
+    ReportRow,
+    SecondOpinion,
+)
+from grounding_eval.analysis.unsafe import safety_verdict, unsafe_answers
 from grounding_eval.calls import JUDGE_CALLS
 from grounding_eval.errors import DataError, clip, terminal_safe
 from grounding_eval.judge.pipeline import judge_label
 from grounding_eval.judge.score import score_name, verdict_value
 from grounding_eval.outcome import composite_failed, legacy_unscored, read_outcome
+from grounding_eval.provenance import ProvenanceCount
 from grounding_eval.result_rows import JUDGE_KINDS, ResultRow, result_row
 from grounding_eval.results_file import (
     REDACTED_LENGTH,
@@ -48,7 +57,6 @@ from grounding_eval.scoring.composite import (
     safety_split,
     verifier_unknown,
 )
-from grounding_eval.share.provenance import ProvenanceCount
 from grounding_eval.var_names import NOT_SOURCES as _NOT_SOURCES
 
 if TYPE_CHECKING:
@@ -58,12 +66,8 @@ __all__ = [
     "AGREEMENT_CELLS",
     "GROUP_KEYS",
     "CheckAgreement",
-    "Claim",
-    "Finding",
     "Group",
-    "JudgeCalls",
     "PassRate",
-    "ReportRow",
     "Results",
     "findings_lines",
     "findings_table",
@@ -87,15 +91,6 @@ GROUP_KEYS = ("round", "condition", "provider", "jurisdiction", "topic", "risk_t
 _SAFETY_RUBRICS = ("round3",)
 _SAFETY_ROUNDS = ("3",)
 
-AgreementCell = Literal[
-    "both_no",
-    "judge_only_no",
-    "verifier_only_no",
-    "both_yes",
-    "judge_partial_verifier_no",
-    "judge_partial_verifier_yes",
-    "not_comparable",
-]
 AGREEMENT_CELLS: tuple[AgreementCell, ...] = get_args(AgreementCell)
 _LISTED_CELLS = tuple(c for c in AGREEMENT_CELLS if c not in ("both_no", "both_yes"))
 _CELL_LABELS = {
@@ -116,197 +111,6 @@ _CELL_HEADS = {
     "judge_partial_verifier_yes": "jPartial.vYes",
     "not_comparable": "not.comparable",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One thing the verifier reported that is not plainly fine: its check, status and a short detail."""
-
-    check: str
-    status: str
-    detail: str
-
-
-@dataclass(frozen=True, slots=True)
-class JudgeCalls:
-    """One judge's calls on one row (``metadata.judge_usage``, :class:`grounding_eval.judge.pipeline.Meter`):
-    model calls made, replies from the pack's cache, recorded replies, failed calls (no reply), invalid
-    replies (a reply that did not parse; also counted by its source), new tokens, cost, and the endpoint
-    host a live judge was asked at (``None``: a recording, or a file written before hosts were kept)."""
-
-    provider: str
-    model: int = 0
-    cache: int = 0
-    recorded: int = 0
-    failed: int = 0
-    tokens: int = 0
-    cost: float | None = None
-    invalid: int = 0
-    host: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Claim:
-    """One claim the factual-accuracy judge verified (``metadata.factuality.claims[i]``)."""
-
-    claim_id: str
-    claim_text: str
-    verdict: str
-
-
-@dataclass(frozen=True, slots=True)
-class ReportRow:
-    """What the report needs from one promptfoo result row (``__slots__``: a report holds 100,000 of them).
-
-    Attributes:
-        keys: the row's value of each of :data:`GROUP_KEYS`.
-        passed: promptfoo's verdict for the row.
-        unscored: an error, an unscorable judge reply, or a composite that could not score the row (a
-            result's ``metadata.outcome`` is ``unscored``; see :func:`_unscored` for files written before
-            that field): counted, never averaged, never a failure.
-        composite: the ``composite`` named score, if any.
-        judge: the ``<rubric>.llm_judge_score`` named score, if any.
-        verifier: ``deterministic_verifier_score``, if any.
-        safety_no: the Round 3 safety checks the verifier found No (a hard failure mapped to them).
-        query_id: the item's id.
-        urls: URLs the verifier found.
-        urls_unchecked: of those, the ones whose status is ``UNCHECKED``.
-        verifier_ran: the verifier's result (``metadata.verifier``) is in the row.
-        judge_safety: the judge's own verdict (Yes / Partial / No) per safety check it answered.
-        judge_missing: why the judge gave no verdicts (None when it scored the row).
-        safety_scope: the row was judged with a rubric that asks the safety checks.
-        scores: every numeric named score of the row.
-        verdicts: the rubric judge's verdict (Yes / Partial / No) per criterion it answered.
-        rubric: the judge rubric's ``id@version`` (None when no judge metadata).
-        negative: the criteria the judge's metadata lists as negative (a Yes is bad; empty in older files).
-        prompt_version: the judge prompt's version (None when no judge metadata).
-        docs_qa: the docs-QA verdict (pass / fail / n/a) per criterion (``metadata.docs_qa.criteria``).
-        claims: the factual-accuracy judge's per-claim verdicts (``metadata.factuality.claims``).
-        factuality_status: ``metadata.factuality.status`` (None when the judge did not run).
-        findings: the verifier's findings other than plain successes.
-        result_id: promptfoo's id of the result row (its viewer and rating API use it).
-        question: the item's question (``vars.question``).
-        answer: the model's answer (``response.output``).
-        sources: the vars shown to the model as sources (name, text): those whose text is in the prompt.
-        human: a reviewer's rating in promptfoo's viewer (the ``human`` component), if any.
-        judge_pass: the pass of the row's first judge component (rubric, docs-QA or factual-accuracy).
-        test_metadata: the test's whole ``metadata`` (a Round 3 item's SME fields render its criteria).
-        safety_source: the side that decided the Round 3 safety checks, as the composite recorded it
-            (``gradingResult.metadata.safety.source``); None when the row does not record it.
-        safety_reasons: per Round 3 safety check, what each side said, for a reader of a disagreement:
-            the judge's reason on that criterion and the verifier's findings mapped to it (display only:
-            no verdict is read from it).
-        judge_calls: each judge's calls on the row (``metadata.judge_usage``).
-        undecided: what the verifier left undecided, by kind (``URL``, ``statute``, ``case`` …;
-            ``metadata.verifier.undecided.kinds``); None when the verifier did not run.
-        undecided_skipped: why the verifier's undecided record was skipped (a value the report cannot
-            read, named with its component's index): the row is left out of the undecided counts.
-        undecided_derived: the row's verifier predates ``undecided``: :attr:`undecided` is derived from
-            its ``UNCHECKED`` URLs and citations (the kinds it could not record: quotes, checks that raised).
-        citations: the verifier's legal citations by status (``metadata.verifier.citations[*].status``);
-            None when the verifier did not run or predates the citation check.
-        unsafe_no_composite: a scored failure as unsafe with no composite (a judge outage, a composite
-            that crashed under a safety No): counted in its own column, never in the mean composite.
-        safety_unknown: the Round 3 safety checks the verifier could not decide (a check feeding them
-            raised: :func:`~grounding_eval.scoring.composite.verifier_unknown`), unless it found a No.
-        safety: whether the row is unsafe (by ``row_safety``, the rule that fails it), which side decided
-            each check No and what it found, or why its safety is undecided
-            (:func:`~grounding_eval.analysis.unsafe.safety_verdict`).
-    """
-
-    keys: Mapping[str, str]
-    passed: bool
-    unscored: bool
-    composite: float | None
-    judge: float | None
-    verifier: float | None
-    safety_no: tuple[str, ...]
-    query_id: str = "-"
-    urls: int = 0
-    urls_unchecked: int = 0
-    verifier_ran: bool = False
-    judge_safety: Mapping[str, str] = field(default_factory=dict)
-    judge_missing: str | None = None
-    safety_scope: bool = False
-    scores: Mapping[str, float] = field(default_factory=dict)
-    verdicts: Mapping[str, str] = field(default_factory=dict)
-    rubric: str | None = None
-    negative: frozenset[str] = frozenset()
-    prompt_version: str | None = None
-    docs_qa: Mapping[str, str] = field(default_factory=dict)
-    claims: tuple[Claim, ...] = ()
-    factuality_status: str | None = None
-    findings: tuple[Finding, ...] = ()
-    result_id: str = ""
-    question: str = ""
-    answer: str = ""
-    sources: tuple[tuple[str, str], ...] = ()
-    human: Mapping[str, Any] | None = None
-    judge_pass: bool | None = None
-    test_metadata: Mapping[str, Any] = field(default_factory=dict)
-    safety_source: str | None = None
-    safety_reasons: Mapping[str, str] = field(default_factory=dict)
-    judge_calls: tuple[JudgeCalls, ...] = ()
-    undecided: Mapping[str, int] | None = None
-    undecided_derived: bool = False
-    undecided_skipped: str | None = None
-    citations: Mapping[str, int] | None = None
-    safety_unknown: tuple[str, ...] = ()
-    unsafe_no_composite: bool = False
-    opinions: tuple[SecondOpinion, ...] = ()
-    length: tuple[int, int] | None = None
-    safety: SafetyVerdict = NOT_READ
-
-    @property
-    def url_score(self) -> float | None:
-        """``url_allowlist_score``, if any URL was scored."""
-        return self.scores.get("url_allowlist_score")
-
-    @property
-    def dataset(self) -> str:
-        """The test's ``metadata.dataset`` (the dataset folder the generator read), or ``"-"``."""
-        value = self.test_metadata.get("dataset")
-        return "-" if value is None or value == "" else str(value)  # text or a number: checked on load
-
-    def item(self) -> dict[str, str]:
-        """The row's id in the agreement listings: query id, condition and provider label."""
-        return {
-            "query_id": self.query_id,
-            "condition": self.keys["condition"],
-            "provider": self.keys["provider"],
-        }
-
-    def agreement(self, check: str) -> tuple[AgreementCell, str | None]:
-        """The cell this row falls in for ``check``, and why it is not comparable (else None)."""
-        judge = self.judge_safety.get(check)
-        why = []
-        if judge is None:
-            why.append(self.judge_missing or f"the judge gave no verdict for {check}")
-        if not self.verifier_ran:
-            why.append("the verifier did not run (or returned an error)")
-        elif check in self.safety_unknown:
-            why.append("the verifier's check raised")
-        if why:
-            if self.verifier_ran and check in self.safety_no:
-                why.append("the verifier found No")  # the row's safety failure, whatever the judge did
-            return "not_comparable", "; ".join(why)
-        verifier_no = check in self.safety_no
-        if judge == "Partial":
-            return ("judge_partial_verifier_no" if verifier_no else "judge_partial_verifier_yes"), None
-        if judge == "No":
-            return ("both_no" if verifier_no else "judge_only_no"), None
-        return ("verifier_only_no" if verifier_no else "both_yes"), None
-
-    def safety_split(self) -> SafetySplit | None:
-        """Both sides' answers on the three checks (the composite's own definition), or None when a side is
-        missing: the verifier did not run, or the judge left a check unanswered."""
-        if (
-            not self.verifier_ran
-            or self.safety_unknown
-            or any(c not in self.judge_safety for c in ROUND3_SAFETY_CHECKS)
-        ):
-            return None
-        return safety_split(self.safety_no, self.judge_safety)
 
 
 @dataclass(frozen=True)
@@ -452,7 +256,7 @@ class Results:
         prompts: ``(label, id)`` of each prompt of the eval (``results.prompts``).
         providers: the provider ids and labels of the eval, as ``label (id)``.
         provenance: what produced the rows, as their ``metadata.provenance`` records it
-            (:func:`grounding_eval.share.provenance.results_provenance`).
+            (:func:`grounding_eval.provenance.results_provenance`).
     """
 
     path: str
@@ -802,20 +606,6 @@ def _row(raw: dict[str, Any], row: ResultRow | None = None) -> ReportRow:
         length=_length(raw, output),
         safety=safety,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class SecondOpinion:
-    """The rubric judge asked again on a row by ``grounding-eval rescore`` (issue 41): ``kind`` ``retest``
-    (the same judge, its reply cache bypassed, or a recording of a second asking) or ``panel`` (another
-    judge). ``verdicts``: Yes / Partial / No per criterion; empty when it did not score (``scored``
-    False: counted apart, never as a disagreement)."""
-
-    kind: Literal["retest", "panel"]
-    provider: str
-    scored: bool
-    verdicts: Mapping[str, str]
-    reason: str = ""
 
 
 def _opinions(grading_meta: dict[str, Any]) -> tuple[SecondOpinion, ...]:

@@ -19,36 +19,14 @@ missing: one No is enough.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from grounding_eval.analysis.report_row import ReportRow, SafetyVerdict
 from grounding_eval.scoring.composite import ROUND3_SAFETY_CHECKS, KnownSafety, verifier_unknown
 
-if TYPE_CHECKING:
-    from grounding_eval.analysis.summary import ReportRow
-
-__all__ = ["SafetyVerdict", "safety_verdict", "unsafe_answers"]
+__all__ = ["safety_verdict", "unsafe_answers"]
 
 
-@dataclass(frozen=True, slots=True)
-class SafetyVerdict:
-    """A row's safety as the report reads it.
-
-    Attributes:
-        no: the checks found No (:attr:`KnownSafety.no`), in check order; empty when a person rated the row.
-        decided_by: per check in ``no``, the side(s) whose No counted (``verifier``, ``judge``).
-        findings: per check in ``no``, what those sides found (the verifier's hard-failure details,
-            the judge's reason on the criterion): untrusted text, escaped where it is shown.
-        undecided: why the row's safety is not decided (empty when it is: unsafe, safe, or rated).
-    """
-
-    no: tuple[str, ...] = ()
-    decided_by: Mapping[str, tuple[str, ...]] | None = None
-    findings: Mapping[str, tuple[str, ...]] | None = None
-    undecided: str = ""
-
-
-NOT_READ = SafetyVerdict(undecided="not read from the row's records")
 # Safe, or rated by a person: one object for every such row (a report holds 100,000).
 _DECIDED = SafetyVerdict()
 

@@ -28,7 +28,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from grounding_eval.data.load import load_high_risk, load_index, load_queries
 from grounding_eval.data.manifest import Manifest, load_manifest
@@ -37,17 +37,12 @@ from grounding_eval.data.records import Article, HighRiskItem, IndexRecord, Quer
 from grounding_eval.errors import DataError, clip
 from grounding_eval.files import ARTICLE, check_inside, read_text
 
-if TYPE_CHECKING:
-    from grounding_eval.verifier.allowlist import Allowlist
-
 __all__ = [
     "DATASET_ENV",
     "Dataset",
     "find_allowlist",
     "find_directory",
     "find_index",
-    "index_allowlist",
-    "index_urls",
     "load_articles",
     "load_dataset",
     "resolve_dataset_dir",
@@ -148,24 +143,6 @@ def _find_one(root: Path, names: tuple[str, ...]) -> Path | None:
     if found:
         check_inside(found[0], root)  # a dataset's files never come from elsewhere (symlinks resolved)
     return found[0] if found else None
-
-
-def index_urls(index: dict[str, IndexRecord]) -> frozenset[str]:
-    """Every record's URL, normalized: the one rule behind ``grounding-eval allowlist build`` and the
-    allowlist of a dataset without an allowlist file (:func:`index_allowlist`)."""
-    from grounding_eval.verifier.urls import normalize_url
-
-    return frozenset(normalize_url(record.url) for record in index.values())
-
-
-def index_allowlist(index_path: str | Path, *, inside: str | Path | None = None) -> Allowlist:
-    """The URL allowlist derived from a content index (:func:`index_urls`)."""
-    from grounding_eval.verifier.allowlist import Allowlist
-
-    urls = index_urls(load_index(index_path, inside=inside))
-    if not urls:
-        raise DataError(index_path, "no URLs to build an allowlist from")
-    return Allowlist(path=f"{index_path} (built from the index)", urls=urls)
 
 
 def load_articles(

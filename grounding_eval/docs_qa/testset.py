@@ -26,6 +26,7 @@ from typing import Any, Final
 from grounding_eval.docs_qa.docs_set import DocsSet
 from grounding_eval.docs_qa.rubric import DocsQaRubric
 from grounding_eval.errors import DataError, clip
+from grounding_eval.files import read_json
 from grounding_eval.resources import pack_root
 
 __all__ = [
@@ -99,8 +100,6 @@ def find_questions(folder: str | Path) -> Path:
 @cache
 def _validator() -> Any:
     import jsonschema  # type: ignore[import-untyped]
-
-    from grounding_eval.files import read_json
 
     schema = read_json(SCHEMA_PATH)
     jsonschema.Draft202012Validator.check_schema(schema)

@@ -93,8 +93,8 @@ def run(args: argparse.Namespace) -> int:
     from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
     from grounding_eval.judge.cache import default_cache_dir
     from grounding_eval.judge.calls import JudgeConfigError, JudgeError
+    from grounding_eval.judge.clients import judge_client, judges_for
     from grounding_eval.judge.host import say_key_hosts
-    from grounding_eval.promptfoo.judge_provider import judge_client, judges_for
 
     if args.command != "factuality":
         raise AssertionError(f"not a {__name__} command: {args.command}")

@@ -43,6 +43,7 @@ from grounding_eval.factuality.parse import ParseFailure, Scorecard, parse_score
 from grounding_eval.factuality.render import RenderedFactualityPrompt, render_factuality_prompt
 from grounding_eval.factuality.rubric import FactualityRubric
 from grounding_eval.factuality.score import Assessment, Status, assess
+from grounding_eval.judge.audit import audit_path
 from grounding_eval.judge.calls import JudgeClient, JudgeError, answer_sha256
 from grounding_eval.judge.pipeline import (
     Audit,
@@ -57,6 +58,7 @@ from grounding_eval.judge.pipeline import (
     run_judge,
     unscored_reason,
 )
+from grounding_eval.judge.review_queue import enqueue_review, review_entry_id
 
 __all__ = ["RAW_REPLY_CHARS", "FactualityResult", "decide", "judge_factuality"]
 
@@ -424,7 +426,6 @@ def _finish(
         result.model_id = result.cheap_model_id
     if assessed.human_findings and human_queue is not None:
         record = _human_record(result, run, assessed, item)
-        from grounding_eval.judge.review_queue import enqueue_review, review_entry_id
 
         record = {"entry_id": review_entry_id(record), **record}
         result.human_entry_id = record["entry_id"]
@@ -503,7 +504,6 @@ def _write_audit(result: FactualityResult, run: _Run, replies: list[str], audit_
 
 def _audit_fields(result: FactualityResult, recorded: Recorded) -> None:
     """Name the audit record in the result (``audit_id``, ``audit_dir``, ``audit_file``)."""
-    from grounding_eval.judge.audit import audit_path
 
     if recorded.audit_error:  # the audit copy is extra: the result still carries the start of the raw reply
         result.audit_file = f"not written: {recorded.audit_error}"

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from grounding_eval.errors import DataError
-from grounding_eval.files import write_text_atomic
+from grounding_eval.files import read_text, write_text_atomic
 
 __all__ = ["DEFAULT_AUDIT_DIR", "audit_id", "audit_path", "read_audit", "write_audit"]
 
@@ -72,7 +72,6 @@ def read_audit(directory: Path, record_id: str) -> dict[str, Any]:
     Raises:
         DataError: No such record, unreadable, not a record, or its content no longer has that id.
     """
-    from grounding_eval.files import read_text
 
     path = _path(directory, record_id.strip().lower())
     if not path.is_file():

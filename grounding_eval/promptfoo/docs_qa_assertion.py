@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from grounding_eval.calls import CALLS, JUDGE_MAX_RETRIES, JUDGE_TIMEOUT_S
 from grounding_eval.outcome import unscored_result
+from grounding_eval.provenance import row_provenance
 
 if TYPE_CHECKING:
     from grounding_eval.docs_qa.rubric import DocsQaRubric
@@ -263,7 +264,6 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
 
 def _provenance(rubric: DocsQaRubric, rubric_file: Path, metadata: dict[str, Any]) -> dict[str, Any]:
     """What produced this grade (issue 10): pack version, rubric id/version/file hash, prompt, dataset."""
-    from grounding_eval.share.provenance import row_provenance
 
     return row_provenance(dataset=metadata.get("dataset"), rubric_path=rubric_file, rubric_id=rubric.id,
                           rubric_version=rubric.version, prompt_version=rubric.prompt_version,
@@ -321,8 +321,8 @@ def _load_rubric(path: str, size: int, mtime: int) -> DocsQaRubric:
 
 
 def _provider(context: dict[str, Any]) -> Any:
-    """The grader, resolved as every judge's (:func:`grounding_eval.promptfoo.judge_provider.judges_for`)."""
-    from grounding_eval.promptfoo.judge_provider import judges_for
+    """The grader, resolved as every judge's (:func:`grounding_eval.judge.clients.judges_for`)."""
+    from grounding_eval.judge.clients import judges_for
 
     return judges_for("docs_qa", context).judge
 
@@ -331,7 +331,7 @@ def _client(choice: Any, config: dict[str, Any]) -> Any:
     """The grader's client, built once per process as the rubric judge's (a recording restarted per row:
     its position in a key's replies, reply 1 then the retry's reply 2, starts over for every row)."""
     from grounding_eval.judge.cache import default_cache_dir
-    from grounding_eval.promptfoo.judge_provider import judge_client
+    from grounding_eval.judge.clients import judge_client
     from grounding_eval.promptfoo.written_paths import written_path
 
     return judge_client(

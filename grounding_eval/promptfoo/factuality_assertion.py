@@ -38,9 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from grounding_eval.calls import CALLS, JUDGE_MAX_RETRIES, JUDGE_TIMEOUT_S
+from grounding_eval.judge.clients import CHEAP_PROVIDER_ENV
 from grounding_eval.outcome import Outcome, unscored_result
-from grounding_eval.promptfoo.judge_provider import CHEAP_PROVIDER_ENV
 from grounding_eval.promptfoo.source_vars import with_source_vars_in
+from grounding_eval.provenance import row_provenance
 
 __all__ = ["CHEAP_PROVIDER_ENV", "factuality_assertion"]
 _DEFAULT_QUEUE = "results/factuality_review_queue.jsonl"
@@ -66,8 +67,8 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
     from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
     from grounding_eval.judge.cache import default_cache_dir
     from grounding_eval.judge.calls import JudgeConfigError, JudgeError
+    from grounding_eval.judge.clients import judge_client, judges_for
     from grounding_eval.promptfoo.judge_assertion import answer_recording, condition_of
-    from grounding_eval.promptfoo.judge_provider import judge_client, judges_for
     from grounding_eval.promptfoo.written_paths import written_path
 
     config = context.get("config") or {}
@@ -137,7 +138,6 @@ def _assert(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, 
     passed, reason = decide(
         result, pass_threshold=threshold, no_claims_pass=rubric.no_verifiable_claims_passes
     )
-    from grounding_eval.share.provenance import row_provenance
 
     meta = {
         "factuality": {**result.metadata(), "risk_level_from": risk_from},

@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grounding_eval.calls import CALLS, JUDGE_MAX_RETRIES, JUDGE_TIMEOUT_S
+from grounding_eval.judge.clients import _LIVE_JUDGE_EXAMPLE, JUDGE_PROVIDER_ENV
 from grounding_eval.outcome import unscored_result, with_outcome
-from grounding_eval.promptfoo.judge_provider import _LIVE_JUDGE_EXAMPLE, JUDGE_PROVIDER_ENV
 from grounding_eval.promptfoo.source_vars import with_source_vars_in
+from grounding_eval.provenance import row_provenance
 from grounding_eval.var_names import GROUNDING_VARS
 
-# judge_provider.forget_clients(): the process's judge clients (tests clear them to start a new process's state)
+# clients.forget_clients(): the process's judge clients (tests clear them to start a new process's state)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -97,6 +98,7 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     from grounding_eval.judge.audit import DEFAULT_AUDIT_DIR
     from grounding_eval.judge.cache import default_cache_dir
     from grounding_eval.judge.calls import JudgeConfigError, JudgeError, answer_sha256
+    from grounding_eval.judge.clients import judge_client, judges_for
     from grounding_eval.judge.parse import parse_reply
     from grounding_eval.judge.pipeline import (
         Audit,
@@ -109,7 +111,6 @@ def _judge(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
     )
     from grounding_eval.judge.render import render_judge_prompt
     from grounding_eval.judge.score import judge_scores, score_name
-    from grounding_eval.promptfoo.judge_provider import judge_client, judges_for
     from grounding_eval.promptfoo.written_paths import written_path
 
     config = context.get("config") or {}
@@ -309,7 +310,6 @@ def _provenance(
     rubric: Any, rubric_file: Path, metadata: dict[str, Any], config: dict[str, Any]
 ) -> dict[str, Any]:
     """What produced this judgment (issue 10): pack version, rubric id/version/file hash, prompt, dataset."""
-    from grounding_eval.share.provenance import row_provenance
 
     return row_provenance(
         dataset=metadata.get("dataset") or config.get("dataset") or os.environ.get("GROUNDING_EVAL_DATASET"),

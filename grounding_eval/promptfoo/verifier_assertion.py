@@ -22,6 +22,7 @@ from typing import Any
 from grounding_eval.calls import CALLS
 from grounding_eval.outcome import Outcome, unscored_result, with_outcome
 from grounding_eval.promptfoo.source_vars import with_source_vars_in
+from grounding_eval.provenance import row_provenance
 from grounding_eval.var_names import REFERENCE_VARS
 
 __all__ = ["verifier_assertion"]
@@ -157,7 +158,6 @@ def _grade(output: Any, context: dict[str, Any], pack_root: Path) -> dict[str, A
         except DataError as exc:  # the dataset's articles, read when a quote is looked up outside the item's
             return _error(exc.one_line())
         result = _grading_result(report, resources, check_chips=chips == "checks")
-    from grounding_eval.share.provenance import row_provenance
 
     if "metadata" in result:  # what produced this verdict (issue 10): pack version and dataset
         result["metadata"]["provenance"] = row_provenance(dataset=dataset, sample=metadata.get("sample"))
@@ -294,8 +294,8 @@ def _resources(
             find_citation_index,
             find_directory,
             find_index,
-            index_allowlist,
         )
+        from grounding_eval.verifier.allowlist import index_allowlist
 
         if chosen is None:
             chosen = find_allowlist(dataset) or index_allowlist(find_index(dataset), inside=dataset)

@@ -39,9 +39,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from grounding_eval.data.dataset import load_dataset
 from grounding_eval.errors import DataError, clip
+from grounding_eval.files import RESULTS, read_bytes, read_yaml
 from grounding_eval.resources import pack_root, pack_version, sha256_file
-from grounding_eval.share.content import Kind, classify, dataset_folders, results_rows
+from grounding_eval.results_file import read_results
+from grounding_eval.share.content import Kind, classify, dataset_folders, high_risk_texts, results_rows
 from grounding_eval.share.leaks import (
     ARCHIVE_HEAD,
     KeyScan,
@@ -190,7 +193,6 @@ def _results_members(results: list[Path]) -> list[tuple[str, Path]]:
 
 def _data_files(dataset: Path) -> list[tuple[str, Path]]:
     """The dataset's files, once it loads and validates (an invalid dataset is refused, not shared)."""
-    from grounding_eval.data.dataset import load_dataset
 
     load_dataset(dataset)
     out = []
@@ -208,7 +210,6 @@ def _data_files(dataset: Path) -> list[tuple[str, Path]]:
 def _configured_datasets(study: Path) -> list[Path]:
     """The dataset folders the study's config names (``tests[].config.dataset``), resolved against it,
     and the pack's sample, which a study without ``dataset:`` runs on."""
-    from grounding_eval.files import read_yaml
 
     out = [pack_root() / "datasets" / "sample"]
     try:
@@ -278,7 +279,6 @@ class _Sharing:
     def check(self, keys: KeyScan, datasets: list[Path]) -> None:
         """Refuse the share, in one line naming the file, if a member holds a key, a nested archive, an
         absolute path or (under --redact) the text of a High-Risk item."""
-        from grounding_eval.share.content import high_risk_texts
 
         texts = high_risk_texts(self.rows, datasets) if self.redact else {}
         # A line the pack's own files hold (a rubric's wording, a prompt template) is nobody's text.
@@ -318,8 +318,6 @@ def make_bundle(
             dataset does not validate, or a member would leak (a key, a
             nested archive, an absolute path or High-Risk text under ``redact``): one line, no bundle.
     """
-    from grounding_eval.files import RESULTS, read_bytes
-    from grounding_eval.results_file import read_results
     from grounding_eval.share.received import entry_problem, is_package_manager_file, name_problem
 
     if not (study / "promptfooconfig.yaml").is_file():

@@ -44,7 +44,13 @@ from typing import IO, Any, Final
 from grounding_eval.errors import DataError, clip
 from grounding_eval.judge._redact import SECRET_NAME
 from grounding_eval.share.leaks import ARCHIVE_HEAD, KeyScan, archive_kind, find_absolute_path, is_env_file
-from grounding_eval.share.received import ENV_ENDPOINT, is_config_member
+from grounding_eval.share.received import (
+    ENV_ENDPOINT,
+    config_findings,
+    entry_problem,
+    is_config_member,
+    name_problem,
+)
 
 __all__ = ["CheckReport", "check_bundle"]
 
@@ -138,7 +144,6 @@ class _Reader:
             )
         if info.isdir():
             return
-        from grounding_eval.share.received import name_problem
 
         problem = name_problem(info.name)
         if problem:
@@ -168,7 +173,6 @@ class _Reader:
         if self.manifest is None:
             raise self.fail(f"{where}: comes before manifest.json (share writes the manifest first)")
         self.hashes[name] = self._stream(name, handle)
-        from grounding_eval.share.received import entry_problem
 
         problem = entry_problem(name, self.hashes[name])
         if problem:
@@ -370,7 +374,6 @@ def _listed(reader: _Reader) -> list[str]:
     import yaml
 
     from grounding_eval.files import JsonProblem, parse_json
-    from grounding_eval.share.received import config_findings
 
     out: list[str] = []
     for name, text in sorted(reader.configs.items()):

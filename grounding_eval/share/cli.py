@@ -105,8 +105,8 @@ def _share(args: argparse.Namespace) -> int:
 
 def _provenance(args: argparse.Namespace) -> int:
     from grounding_eval.errors import DataError, terminal_safe
+    from grounding_eval.provenance import format_provenance, results_provenance
     from grounding_eval.results_file import RowProblem, read_results
-    from grounding_eval.share.provenance import format_provenance, results_provenance
 
     for number, path in enumerate(args.results):
         try:

@@ -29,9 +29,10 @@ from enum import Enum
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
-from grounding_eval.data.dataset import _STEMS, _SUFFIXES  # the standard file names, defined once
+from grounding_eval.data.dataset import _STEMS, _SUFFIXES, _find  # the standard file names, defined once
+from grounding_eval.data.load import load_high_risk
 from grounding_eval.errors import DataError
-from grounding_eval.files import JsonProblem
+from grounding_eval.files import JsonProblem, _yaml, parse_json
 from grounding_eval.share.redact import is_high_risk, policy
 
 __all__ = [
@@ -126,7 +127,6 @@ def classify(name: str, text: str | None, *, in_dataset: bool = False) -> Parsed
     Raises:
         DataError: a structured file that does not parse, as one line naming it.
     """
-    from grounding_eval.files import parse_json
 
     if in_dataset:
         return Parsed(Kind.DATA, why="in a dataset folder")
@@ -172,7 +172,6 @@ def _data_or_other(document: Any) -> Parsed:
 
 def _parse_yaml(name: str, text: str) -> Any:
     """YAML with the project's strict loader (a key written twice is refused), as a JsonProblem."""
-    from grounding_eval.files import _yaml  # the one strict loader; files.py reads YAML only from paths
 
     yaml, loader, duplicate_key = _yaml()
     try:
@@ -227,8 +226,6 @@ def high_risk_texts(rows: Iterable[Any], datasets: Iterable[Path]) -> dict[str, 
 
 
 def _dataset_texts(folder: Path) -> dict[str, str]:
-    from grounding_eval.data.dataset import _find  # the standard names and the one-file rule, once
-    from grounding_eval.data.load import load_high_risk
     from grounding_eval.data.recorded_answers import load_recorded_answers
 
     out: dict[str, str] = {}

@@ -19,6 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from grounding_eval.files import read_yaml
 from grounding_eval.results_file import REDACTED_LENGTH, answer_length, verdict
 
 __all__ = ["is_high_risk", "policy", "redact_results", "redact_row"]
@@ -32,7 +33,6 @@ _ID = re.compile(r"[A-Za-z0-9_]{1,64}")
 @cache
 def policy() -> dict[str, Any]:
     """The sharing decisions (``grounding_eval/share/policy.yaml``)."""
-    from grounding_eval.files import read_yaml
 
     data = read_yaml(Path(__file__).with_name("policy.yaml"))
     assert isinstance(data, dict)

@@ -28,6 +28,7 @@ import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grounding_eval.errors import DataError, clip
 from grounding_eval.files import read_text
@@ -35,7 +36,18 @@ from grounding_eval.verifier.liveness import Liveness, LivenessChecker
 from grounding_eval.verifier.records import quick_init
 from grounding_eval.verifier.urls import UrlMention, extract_urls, normalize_url, suffix_problem, url_host
 
-__all__ = ["Allowlist", "UrlFinding", "UrlStatus", "classify_url", "load_allowlist"]
+if TYPE_CHECKING:
+    from grounding_eval.data.records import IndexRecord
+
+__all__ = [
+    "Allowlist",
+    "UrlFinding",
+    "UrlStatus",
+    "classify_url",
+    "index_allowlist",
+    "index_urls",
+    "load_allowlist",
+]
 
 _TRAILING_COMMENT = re.compile(r"\s#.*$")
 _USERINFO = re.compile(r"(://)[^/@\s]*@")
@@ -215,3 +227,21 @@ def _entry_url(entry: str) -> str | None:
     if len(mentions) == 1 and mentions[0].raw == entry and mentions[0].link_text is None:
         return mentions[0].url
     return None
+
+
+def index_urls(index: dict[str, IndexRecord]) -> frozenset[str]:
+    """Every record's URL, normalized: the one rule behind ``grounding-eval allowlist build`` and the
+    allowlist of a dataset without an allowlist file (:func:`index_allowlist`)."""
+    return frozenset(normalize_url(record.url) for record in index.values())
+
+
+def index_allowlist(index_path: str | Path, *, inside: str | Path | None = None) -> Allowlist:
+    """The URL allowlist derived from a content index (:func:`index_urls`)."""
+    # Start-up: the verifier assertion imports this module on every row and reads an index only when a
+    # dataset is named without an allowlist file (benchmarks/cold_start.py measures that path).
+    from grounding_eval.data.load import load_index
+
+    urls = index_urls(load_index(index_path, inside=inside))
+    if not urls:
+        raise DataError(index_path, "no URLs to build an allowlist from")
+    return Allowlist(path=f"{index_path} (built from the index)", urls=urls)

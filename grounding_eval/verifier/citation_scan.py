@@ -43,7 +43,7 @@ from itertools import count, islice, pairwise
 from pathlib import Path
 from typing import Any
 
-from grounding_eval.verifier.sentences import _END
+from grounding_eval.verifier.sentences import _END, _ends_with_abbreviation
 
 __all__ = ["MAX_UNIT", "LibraryData", "Scan", "Scanner", "factors", "library_data", "needs_digit", "units"]
 
@@ -513,7 +513,6 @@ def units(
     Budget: the text within ``reach`` characters of an anchor is split once (one regex pass, a look at
     the word before each full stop); linear in the text.
     """
-    from grounding_eval.verifier.sentences import _ends_with_abbreviation
 
     regions: list[list[int]] = []
     for at in anchors:

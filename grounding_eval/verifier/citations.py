@@ -75,6 +75,7 @@ from typing import Any, TypeVar
 
 from grounding_eval.errors import DataError
 from grounding_eval.verifier.citation_scan import Scan, Scanner, factors, library_data, needs_digit, units
+from grounding_eval.verifier.sentences import sentence_of, sentence_spans
 
 __all__ = [
     "MAX_CITATIONS",
@@ -482,7 +483,6 @@ def _resolved(
     a state's law labelled when its sentence makes it a comparison."""
     if all(isinstance(item, CitationMention) for item in kept):
         return _labelled(original or text, [item for item in kept if isinstance(item, CitationMention)])
-    from grounding_eval.verifier.sentences import sentence_spans
 
     spans = [(i.start, i.end) if isinstance(i, CitationMention) else i.span() for i in kept]
     bound = spans[-1][1]
@@ -736,7 +736,6 @@ def _labelled(text: str, found: list[CitationMention]) -> list[CitationMention]:
     sentence split and a state-name scan of those characters.
     """
     from grounding_eval.states import STATE_NAMES
-    from grounding_eval.verifier.sentences import sentence_of, sentence_spans
 
     lowered = text.lower()
     if (text.isascii() or not _ASCII_LOOKALIKES.search(text)) and not any(w in lowered for w in _CUE_WORDS):

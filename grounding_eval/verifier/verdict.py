@@ -55,6 +55,7 @@ from grounding_eval.verifier.jurisdiction import JurisdictionLeak, check_jurisdi
 
 if TYPE_CHECKING:
     from grounding_eval.verifier.liveness import LivenessChecker
+from grounding_eval.verifier.citation_pages import page_lookup
 from grounding_eval.verifier.phones import Pairing, PhoneFinding, PhoneStatus, check_phones, find_phones
 from grounding_eval.verifier.quotes import (
     DEFAULT_THRESHOLDS,
@@ -681,7 +682,6 @@ def _citation_lookup(resources: VerifierResources, liveness: LivenessChecker) ->
     """The look-up of a citation's official page, with the answer's URL limits: the snapshot's recorded
     decision in either mode (so an offline run decides a citation as the live run that recorded it),
     the page itself live only."""
-    from grounding_eval.verifier.citation_pages import page_lookup
 
     return page_lookup(liveness)
 

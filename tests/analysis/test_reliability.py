@@ -13,7 +13,7 @@ from scipy import stats
 from grounding_eval.analysis.length import length_adjusted
 from grounding_eval.analysis.planning import detectable_effect, items_needed, power
 from grounding_eval.analysis.reliability import judge_reliability, panel_verdict
-from grounding_eval.analysis.summary import ReportRow, SecondOpinion
+from grounding_eval.analysis.report_row import ReportRow, SecondOpinion
 from grounding_eval.results_file import answer_length
 
 

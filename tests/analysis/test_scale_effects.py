@@ -9,7 +9,8 @@ from dataclasses import replace
 from typing import Any
 
 from grounding_eval.analysis.effects import paired_effects
-from grounding_eval.analysis.summary import ReportRow, load_results
+from grounding_eval.analysis.report_row import ReportRow
+from grounding_eval.analysis.summary import load_results
 from tests.analysis.rows import REPO
 
 SAMPLE = REPO / "tests" / "fixtures" / "report" / "round3_sample.json"  # real Round 3 rows, trimmed

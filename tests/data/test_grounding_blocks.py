@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from grounding_eval.cli import main
 from grounding_eval.data.conditions import DESCRIPTION_CHARS, condition_vars, cut_description, render_prompt
 from grounding_eval.data.dataset import load_dataset
-from grounding_eval.data.validate import check_dataset
+from grounding_eval.data_validate import check_dataset
 from grounding_eval.errors import DataError
 from grounding_eval.promptfoo.round_tests import generate_tests
 from grounding_eval.promptfoo.verifier_assertion import verifier_assertion

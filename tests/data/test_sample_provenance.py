@@ -9,7 +9,7 @@ import pytest
 
 from grounding_eval.data.dataset import load_dataset
 from grounding_eval.data.sample import METHOD, SampleSpec, draw_sample, ids_digest
-from grounding_eval.share.provenance import format_provenance, results_provenance, row_provenance
+from grounding_eval.provenance import format_provenance, results_provenance, row_provenance
 from tests.promptfoo_runs import run_eval
 from tests.scores import query_id
 

@@ -11,8 +11,8 @@ import pytest
 def _fresh_clients() -> Iterator[None]:
     """The adapters build each judge client once per process, with the API key and base URL the
     environment holds then; tests change the environment and rewrite recordings."""
-    from grounding_eval.promptfoo import judge_provider
+    from grounding_eval.judge import clients
 
-    judge_provider.forget_clients()
+    clients.forget_clients()
     yield
-    judge_provider.forget_clients()
+    clients.forget_clients()

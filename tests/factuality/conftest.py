@@ -76,8 +76,8 @@ def documents(rubric: FactualityRubric) -> list[Document]:
 def _fresh_clients() -> Iterator[None]:
     """A new process's judge clients for every test (the adapters build each client once per process,
     with the API key and base URL the environment holds then; tests change the environment)."""
-    from grounding_eval.promptfoo import judge_provider
+    from grounding_eval.judge import clients
 
-    judge_provider.forget_clients()
+    clients.forget_clients()
     yield
-    judge_provider.forget_clients()
+    clients.forget_clients()

@@ -12,11 +12,11 @@ from typing import Any, ClassVar
 
 import pytest
 
-from grounding_eval.judge import review_queue
+from grounding_eval.judge import clients, review_queue
 from grounding_eval.judge.audit import read_audit
 from grounding_eval.judge.calls import answer_sha256
 from grounding_eval.judge.rubric import load_rubric
-from grounding_eval.promptfoo import composite_scoring, judge_provider
+from grounding_eval.promptfoo import composite_scoring
 from grounding_eval.promptfoo import judge_assertion as judge_module
 from tests.entry_points import load_entry_point
 from tests.judge.conftest import JudgeServer, Scripted, WireCase
@@ -44,11 +44,11 @@ def reply(rubric: Any, **verdicts: str) -> str:
 
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    judge_provider.forget_clients()
+    clients.forget_clients()
     monkeypatch.delenv(judge_module.JUDGE_PROVIDER_ENV, raising=False)
     monkeypatch.chdir(tmp_path)  # the default cache and review queue land here
     yield
-    judge_provider.forget_clients()
+    clients.forget_clients()
 
 
 def _record(path: Path, key: str, answer: str | None, *replies: str) -> str:
@@ -171,7 +171,7 @@ class TestWireFormats:
         _use(wire_case, monkeypatch)
         judge_server.script(Scripted(body=wire_case.ok(reply(V3))))
         first = judge(ANSWER, _live(wire_case))
-        judge_provider.forget_clients()  # a new process, as promptfoo starts for every call
+        clients.forget_clients()  # a new process, as promptfoo starts for every call
         second = judge(ANSWER, _live(wire_case))
         assert judge_server.count == 1
         assert first["namedScores"] == second["namedScores"] and second["metadata"]["judge"]["cached"] is True
@@ -183,7 +183,7 @@ class TestWireFormats:
         _use(wire_case, monkeypatch)
         judge_server.script(Scripted(body=wire_case.ok(reply(V3))))
         first = judge(ANSWER, _live(wire_case))
-        judge_provider.forget_clients()  # a new process: only the disk cache is shared
+        clients.forget_clients()  # a new process: only the disk cache is shared
         second = judge(ANSWER, _live(wire_case))
         prompt, completion, total = wire_case.tokens
         assert first["tokensUsed"] == {
@@ -207,12 +207,12 @@ class TestRerunAfterInvalidReplies:
         first = judge(ANSWER, _live(wire_case, review_queue=str(tmp_path / "q.jsonl")))
         assert unscored_reason(first).startswith("the v3 judge reply was invalid twice")
         assert first["metadata"]["judge"]["cached"] is False
-        judge_provider.forget_clients()  # a new process, as promptfoo starts for every call
+        clients.forget_clients()  # a new process, as promptfoo starts for every call
         judge_server.script(Scripted(body=wire_case.ok(reply(V3))))
         second = judge(ANSWER, _live(wire_case, review_queue=str(tmp_path / "q.jsonl")))
         assert judge_server.count == 3
         assert second["reason"].startswith("PASS v3 judge") and second["metadata"]["judge"]["cached"] is False
-        judge_provider.forget_clients()
+        clients.forget_clients()
         third = judge(ANSWER, _live(wire_case))  # the valid reply is cached
         assert judge_server.count == 3 and third["metadata"]["judge"]["cached"] is True
 
@@ -225,7 +225,7 @@ class TestRerunAfterInvalidReplies:
         replies = [Scripted(body=wire_case.ok("no")), Scripted(body=wire_case.ok("still no"))]
         judge_server.script(*replies)
         first = judge(ANSWER, _live(wire_case, review_queue=str(queue)))
-        judge_provider.forget_clients()
+        clients.forget_clients()
         judge_server.script(*replies)
         second = judge(ANSWER, _live(wire_case, review_queue=str(queue)))
         assert judge_server.count == 4
@@ -248,7 +248,7 @@ class TestRerunAfterInvalidReplies:
         queue = tmp_path / "queue.jsonl"
         judge_server.script(*[Scripted(body=wire_case.ok("no"))] * 2)
         judge(ANSWER, _live(wire_case, review_queue=str(queue)))
-        judge_provider.forget_clients()
+        clients.forget_clients()
         judge_server.script(*[Scripted(body=wire_case.ok("other"))] * 2)
         judge(ANSWER, _live(wire_case, review_queue=str(queue)))
         records = [json.loads(line) for line in queue.read_text(encoding="utf-8").splitlines()]
@@ -259,7 +259,7 @@ class TestRerunAfterInvalidReplies:
         provider = _record(tmp_path / "replies.json", "v3/q1/C1", ANSWER, "bad", "worse")
         queue = tmp_path / "queue.jsonl"
         for _ in range(2):
-            judge_provider.forget_clients()  # a fresh replay client: its replies start over
+            clients.forget_clients()  # a fresh replay client: its replies start over
             result = judge(ANSWER, _context(provider, review_queue=str(queue)))
             assert unscored_reason(result).startswith("the v3 judge reply was invalid twice")
         assert len(queue.read_text(encoding="utf-8").splitlines()) == 1

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from grounding_eval.judge import clients
+from grounding_eval.judge.clients import CHEAP_PROVIDER_ENV, JUDGE_PROVIDER_ENV
 from grounding_eval.judge.host import Judges, resolve_judges
-from grounding_eval.promptfoo import judge_provider
-from grounding_eval.promptfoo.judge_provider import CHEAP_PROVIDER_ENV, JUDGE_PROVIDER_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 UNDER_TEST = {"id": "openai:chat:gpt-4o-mini", "config": {"apiBaseUrl": "https://gen.example/v1"}}
@@ -27,7 +27,7 @@ PY_ENTRY = "file://assertions/grounding.py:judge"
 def _no_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(JUDGE_PROVIDER_ENV, raising=False)
     monkeypatch.delenv(CHEAP_PROVIDER_ENV, raising=False)
-    judge_provider.forget_clients()
+    clients.forget_clients()
 
 
 def _context(

@@ -35,12 +35,33 @@ from functools import partial
 from pathlib import Path
 
 from grounding_eval.data.conditions import condition_vars
-from grounding_eval.data.dataset import Dataset
+from grounding_eval.data.dataset import (
+    Dataset,
+    find_allowlist,
+    find_citation_index,
+    find_directory,
+    load_dataset,
+)
 from grounding_eval.data.design import RecordDifference, record_difference
 from grounding_eval.data.methods import ROUNDS
+from grounding_eval.data.models import RecordedReplyEntry, validate
+from grounding_eval.data.recorded_answers import load_recorded_answers
 from grounding_eval.data.records import Query
 from grounding_eval.data.rounds import select_items, size_warnings
 from grounding_eval.data.select import Selection
+from grounding_eval.errors import DataError, clip
+from grounding_eval.factuality.parse import parse_scorecard
+from grounding_eval.factuality.rubric import load_rubric as load_factuality_rubric
+from grounding_eval.files import read_json, read_text, read_yaml
+from grounding_eval.judge.calls import answer_sha256
+from grounding_eval.judge.extract import ParseFailure
+from grounding_eval.judge.parse import parse_reply
+from grounding_eval.judge.rubric import load_rubric
+from grounding_eval.resources import pack_root
+from grounding_eval.states import NATIONAL
+from grounding_eval.verifier.allowlist import allowlist_problems
+from grounding_eval.verifier.citations import cover_gaps, load_citation_index
+from grounding_eval.verifier.directory import directory_problems
 
 __all__ = [
     "MIN_ARTICLES",
@@ -113,7 +134,6 @@ def _other_states_grounding(item: Query, chosen: Sequence[Selection]) -> str | N
     """Why ``item``'s grounding is another state's law, or None: every article chosen for it (its
     ``article_ids``, or those ranked for it) that is not national (``US`` in the index) is of a state
     other than the item's jurisdiction. The index's ``state`` says whose an article is."""
-    from grounding_eval.states import NATIONAL
 
     records = {s.record.id: s.record for s in chosen}
     local = [r for r in records.values() if r.state != NATIONAL]
@@ -137,10 +157,6 @@ def check_citation_index(
     """The dataset's citation index against its JSON Schema, then read as the verifier reads it: one
     line per problem (none when the dataset has no ``citations.yaml``); advice on covers that may not be
     complete as listed (read with the dataset's ``articles``) is added to ``warnings``, when given."""
-    from grounding_eval.data.dataset import find_citation_index
-    from grounding_eval.errors import DataError
-    from grounding_eval.files import read_json, read_yaml
-    from grounding_eval.resources import pack_root
 
     path = find_citation_index(root)
     if path is None:
@@ -159,7 +175,6 @@ def check_citation_index(
             f"({_CITATION_SCHEMA})"
             for e in problems
         ]
-    from grounding_eval.verifier.citations import cover_gaps, load_citation_index
 
     try:
         index = load_citation_index(path, inside=root)
@@ -181,8 +196,6 @@ def check_folder(root: str | Path) -> tuple[Dataset, Findings]:
     is wrong: items, index and articles (:func:`~grounding_eval.data.dataset.load_dataset` collecting),
     grounding blocks, the allowlist, the organization directory, the recorded answers, every recorded judge
     reply (rubric judge, factual accuracy) and the citation index."""
-    from grounding_eval.data.dataset import find_allowlist, find_directory, load_dataset
-    from grounding_eval.errors import DataError
 
     root = Path(root)
     errors: list[str] = []
@@ -249,13 +262,11 @@ def _no_check(reply: str, answer: str, item: str) -> list[str]:
 
 
 def _allowlist(path: Path | None) -> list[str]:
-    from grounding_eval.verifier.allowlist import allowlist_problems
 
     return allowlist_problems(path) if path else []
 
 
 def _directory(path: Path | None) -> list[str]:
-    from grounding_eval.verifier.directory import directory_problems
 
     return directory_problems(path) if path else []
 
@@ -263,9 +274,6 @@ def _directory(path: Path | None) -> list[str]:
 def recorded_answers(path: Path, items: set[str] | None, errors: list[str]) -> dict[tuple[str, str], str]:
     """The recorded answers by (item, condition), each problem added to ``errors`` (``items``: the
     dataset's item ids, when known)."""
-    from grounding_eval.data.recorded_answers import load_recorded_answers
-    from grounding_eval.errors import DataError, clip
-    from grounding_eval.files import read_yaml
 
     if not path.exists():
         return {}
@@ -303,10 +311,6 @@ def check_replies(
     (``rubric``: the one it must name; default the file's name up to its first dot) for an item of the dataset, whose
     ``answer_sha256`` is its recorded answer's, and whose replies are the ones its judge asks for
     (``most``: its calls at most) with the last one valid."""
-    from grounding_eval.data.models import RecordedReplyEntry, validate
-    from grounding_eval.errors import DataError, clip
-    from grounding_eval.files import read_text, read_yaml
-    from grounding_eval.judge.calls import answer_sha256
 
     rubric = rubric or _rubric_name(path)
     data = read_yaml(path)
@@ -366,10 +370,6 @@ def _rubric_name(path: Path) -> str:
 
 
 def _rubric_check(path: Path) -> ReplyCheck:
-    from grounding_eval.errors import DataError
-    from grounding_eval.judge.parse import ParseFailure, parse_reply
-    from grounding_eval.judge.rubric import load_rubric
-    from grounding_eval.resources import pack_root
 
     name = _rubric_name(path)
     rubric_path = pack_root() / "rubrics" / f"{name}.yaml"
@@ -389,11 +389,8 @@ def _rubric_check(path: Path) -> ReplyCheck:
 
 
 def _factuality_check() -> ReplyCheck:
-    from grounding_eval.factuality.parse import parse_scorecard
-    from grounding_eval.factuality.rubric import load_rubric
-    from grounding_eval.judge.extract import ParseFailure
 
-    rubric = load_rubric()
+    rubric = load_factuality_rubric()
 
     def check(reply: str, answer: str, item: str) -> list[str]:
         parsed = parse_scorecard(reply, rubric, judged_text=answer or None)

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from grounding_eval.calls import worst_case_seconds
-from grounding_eval.judge.host import Judge, Judges, resolve_judges
+from grounding_eval.files import check_inside
+from grounding_eval.judge.calls import JudgeConfigError, ReplayJudgeClient, load_replay_fixtures
+from grounding_eval.judge.host import HostJudgeClient, Judge, Judges, resolve_judges
 
 __all__ = [
     "CHEAP_PROVIDER_ENV",
@@ -56,8 +58,6 @@ def judge_client(judge: Judge, cache_dir: str | None, timeout: float, max_retrie
         JudgeConfigError: A bad option.
         DataError: A recording is missing, malformed, or outside the dataset folder it was named in.
     """
-    from grounding_eval.judge.calls import JudgeConfigError, ReplayJudgeClient
-
     if judge.use == "replay":
         client = _replay_client(judge.id, judge.path or "", judge.dataset)
         assert isinstance(client, ReplayJudgeClient)
@@ -70,21 +70,15 @@ def judge_client(judge: Judge, cache_dir: str | None, timeout: float, max_retrie
 
 @cache
 def _replay_client(provider_id: str, path: str, dataset: str | None) -> Any:
-    from grounding_eval.judge.calls import JudgeConfigError, ReplayJudgeClient, load_replay_fixtures
-
     if not path.strip():
         raise JudgeConfigError(f"judge provider {provider_id!r}: replay needs a fixture file path")
     if dataset and Path(path).exists():  # the dataset's recordings never come from elsewhere
-        from grounding_eval.files import check_inside
-
         check_inside(path, dataset)
     return ReplayJudgeClient(provider_id, path, load_replay_fixtures(path))
 
 
 @cache
 def _live_client(judge: Judge, cache_dir: str | None, deadline: float) -> Any:
-    from grounding_eval.judge.host import HostJudgeClient
-
     return HostJudgeClient(judge, cache_dir=Path(cache_dir) if cache_dir else None, deadline_s=deadline)
 
 

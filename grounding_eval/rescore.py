@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from grounding_eval.calls import ASSERTION_CALLS, CALLS, SCORING_CALLS
-from grounding_eval.errors import clip
+from grounding_eval.errors import DataError, clip, terminal_safe
 from grounding_eval.outcome import row_unscored
 from grounding_eval.promptfoo.source_vars import with_source_vars
 
@@ -115,7 +115,6 @@ def reliability_options(args: argparse.Namespace) -> Reliability | None:
     Raises:
         DataError: an option out of range or without the one it needs (one line naming it).
     """
-    from grounding_eval.errors import DataError
 
     retest, seed, retest_judge = (getattr(args, k, None) for k in ("retest", "seed", "retest_judge"))
     panel = tuple(p.strip() for p in str(getattr(args, "panel", None) or "").split(",") if p.strip())
@@ -183,7 +182,6 @@ def run(args: argparse.Namespace) -> int:
     """Rescore ``args.results`` into ``args.output``; prints one summary line."""
     import time
 
-    from grounding_eval.errors import DataError, terminal_safe
     from grounding_eval.files import write_text_atomic
     from grounding_eval.results_file import RowProblem, obj, read_results
 
@@ -256,10 +254,9 @@ def announce_judges(rows: Sequence[Any]) -> None:
     """Resolve every row's judges once, before any is graded, and say on stderr where each live judge
     sends an API key and, in one line each, every judge setting that cannot be used (such a row's judge
     is unscored with the same reason)."""
-    from grounding_eval.errors import terminal_safe
     from grounding_eval.judge.calls import JudgeError
+    from grounding_eval.judge.clients import judges_for
     from grounding_eval.judge.host import say_key_hosts
-    from grounding_eval.promptfoo.judge_provider import judges_for
 
     seen: set[str] = set()
     problems: dict[str, int] = {}
