@@ -164,6 +164,9 @@ EVALUATIONS: Final = MappingProxyType(
     }
 )  # fmt: skip
 
+_WRITTEN_BY: Final = (
+    "# Written by scripts/write_configs.py from grounding_eval/promptfoo/configs.py: edit it there.\n"
+)
 _RUN_FROM_ROOT: Final = (
     "# Run from the repository root (promptfoo reads .env there; data paths below are relative to it).\n"
 )
@@ -365,7 +368,7 @@ def render_pack(path: str) -> str:
     evaluation = EVALUATIONS[pack.evaluation]
     root = "../" * (len(Path(path).parts) - 1)  # paths are relative to the config's folder
     return render(
-        header=pack.header,
+        header=pack.header + _WRITTEN_BY,
         description=pack.description,
         evaluation=evaluation,
         root=root,
