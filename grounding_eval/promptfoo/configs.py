@@ -131,7 +131,8 @@ EVALUATIONS: Final = MappingProxyType(
             prompts=(("datasets/docs_qa/prompt.txt", "docs-qa"),),
             graders=(
                 Grader("docs_qa", (
-                    'provider: "replay:{dataset}/grader_replies.yaml"   # GROUNDING_EVAL_JUDGE_PROVIDER: a live grader',
+                    'provider: "replay:{dataset}/grader_replies.yaml"'
+                    "   # $GROUNDING_EVAL_JUDGE_PROVIDER switches to a live grader",
                 )),
             ),
             scoring=None,

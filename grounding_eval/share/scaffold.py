@@ -6,6 +6,7 @@ sample data are read from the installed package through :func:`grounding_eval.re
 The entry files are the pack's own (``assertions/*.py``, ``assertions/grounding.cjs``,
 ``providers/replay.py``), copied byte for byte, so a study grades with exactly the code the pack's
 configs use; the test generator is three lines written here (the pack's own finds the pack by its path).
+The config comes from the definition every shipped config is written from (:mod:`grounding_eval.promptfoo.configs`).
 """
 
 from __future__ import annotations
