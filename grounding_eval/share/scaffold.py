@@ -6,6 +6,7 @@ sample data are read from the installed package through :func:`grounding_eval.re
 The entry files are the pack's own (``assertions/*.py``, ``assertions/grounding.cjs``,
 ``providers/replay.py``), copied byte for byte, so a study grades with exactly the code the pack's
 configs use; the test generator is three lines written here (the pack's own finds the pack by its path).
+The config comes from the definition every shipped config is written from (:mod:`grounding_eval.promptfoo.configs`).
 """
 
 from __future__ import annotations
@@ -14,14 +15,12 @@ import json
 import os
 import shlex
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Final
 
-from grounding_eval.calls import CALLS
-from grounding_eval.data.methods import ROUNDS
 from grounding_eval.errors import DataError
+from grounding_eval.promptfoo.configs import EVALUATIONS, Evaluation, render_study
 from grounding_eval.resources import pack_file
 
 __all__ = [
@@ -51,135 +50,14 @@ ENTRY_FILES: Final = (
 )
 
 
-@dataclass(frozen=True)
-class Study:
-    """One evaluation ``init`` can scaffold: its prompts, graders and test generator."""
-
-    description: str
-    prompts: tuple[tuple[str, str], ...]  # (pack file, label)
-    asserts: str  # the defaultTest block's YAML
-    generator: str  # the generator module in grounding_eval
-    generator_config: str  # YAML lines under the test's config
-    sample: str  # the pack's sample dataset folder (under datasets/)
-
-
-# The composite of each judge rubric (the methods document's round formulas, grounding_eval.scoring).
-_SCORING: Final = {c.rubric: c.name for c in CALLS.values() if c.kind == "scoring"}
-_PROMPTS: Final = {"C0": "prompts/c0.txt", "C1": "prompts/c1.txt", "C1.5": "prompts/c1_5.txt"}
-
-
-def _round(round_id: str) -> Study:
-    """A round as the pack's configs/round*.yaml run it: its conditions, rubric and composite."""
-    spec = ROUNDS[round_id]
-    citations = (  # Round 3's safety checks cover citations; elsewhere the default, information, holds
-        "\n        citation_check: hard   # an invented section or another state's law is a safety No"
-        if spec.citation_check == "hard"
-        else ""
-    )
-    return Study(
-        description=spec.description,
-        prompts=tuple((_PROMPTS[c], c) for c in spec.conditions),
-        asserts=f"""  assert:
-    - type: javascript
-      value: file://assertions/grounding.cjs:verifier
-      config:
-        liveness: offline   # GROUNDING_EVAL_LIVENESS=live switches to live URL checks
-        __SNAPSHOT__{citations}
-    - type: javascript
-      value: file://assertions/grounding.cjs:judge
-      config:
-        rubric: {spec.rubric}
-        provider: "replay:{{dataset}}/judge_replies/{spec.rubric}.yaml"   # GROUNDING_EVAL_JUDGE_PROVIDER: a live judge
-  assertScoringFunction: file://assertions/grounding.cjs:{_SCORING[spec.rubric]}
-""",
-        generator="grounding_eval.promptfoo.round_tests",
-        generator_config=f'round: "{round_id}"',
-        sample="sample",
-    )
-
-
-def _worker_assert(call: str, config: dict[str, str]) -> str:
-    """One assertion graded by the warm workers of assertions/grounding.cjs, as the pack's configs do."""
-    lines = "".join(f"        {key}: {value}\n" for key, value in config.items())
-    head = f"  assert:\n    - type: javascript\n      value: file://assertions/grounding.cjs:{call}\n"
-    return f"{head}      config:\n{lines}"
-
-
-STUDIES: Final = MappingProxyType(
-    {
-        **{round_id: _round(round_id) for round_id in ROUNDS},
-        "factuality": Study(
-            description="Factual accuracy: C1.5 answers judged claim by claim against the articles shown",
-            prompts=(("prompts/c1_5.txt", "C1.5"),),
-            asserts=_worker_assert("factuality", {
-                "provider": '"replay:{dataset}/factuality/judge_replies.yaml"',
-                "cheap_provider": '"replay:{dataset}/factuality/cheap_replies.yaml"',
-                "review_queue": "results/factuality_review_queue.jsonl",
-                "human_queue": "results/factuality_human_verification.jsonl",
-            }),
-            generator="grounding_eval.promptfoo.round_tests",
-            generator_config='round: "3"\n      ids: [hr-or-retaliation-01, hr-wv-military-01, hr-il-lockout-01, '
-            "hr-oh-evict-01, hr-mi-deposit-01]",
-            sample="sample",
-        ),
-        "docs-qa": Study(
-            description="Docs-QA: Correct, Grounded, Complete, Honest about gaps; pass iff Correct and Grounded",
-            prompts=(("datasets/docs_qa/prompt.txt", "docs-qa"),),
-            asserts=_worker_assert("docs_qa", {
-                "provider": '"replay:{dataset}/grader_replies.yaml"   # GROUNDING_EVAL_JUDGE_PROVIDER: a live grader'
-            }),
-            generator="grounding_eval.promptfoo.docs_qa_tests",
-            generator_config="",  # the docs-QA generator needs a dataset: the pack's sample below
-            sample="docs_qa",
-        ),
-    }
-)  # fmt: skip
+Study = Evaluation  # one evaluation ``init`` can scaffold: its prompts, graders and test generator
+STUDIES: Final = MappingProxyType({study_id: e for study_id, e in EVALUATIONS.items() if e.study})
 
 
 def _config(study_id: str, study: Study, dataset: Path | None) -> str:
-    prompts = "".join(
-        f"  - id: file://prompts/{Path(p).name}\n    label: {label}\n" for p, label in study.prompts
-    )
-    if dataset is None and study.sample == "docs_qa":  # a relative folder is the installed pack's
-        data_line = "dataset: datasets/docs_qa   # the pack's sample; your data: /path/to/your/docs-qa-data"
-        snapshot = ""
-    elif dataset is None:
-        data_line = f"# dataset: /path/to/your/data   # default: the pack's sample ({study.sample}), installed with it"
-        snapshot = (
-            "liveness_snapshot: liveness_snapshot.fixture.csv   # recorded results for the sample's URLs"
-        )
-    else:
-        data_line = f"dataset: {json.dumps(str(dataset))}"
-        snapshot = "# liveness_snapshot: my_snapshot.csv   # optional recorded liveness results"
-    config_lines = "\n      ".join(line for line in (data_line, study.generator_config) if line)
-    return f"""# grounding-eval study ({study_id}), written by `grounding-eval init`. Runs on the installed
-# grounding-eval: rubrics, judge templates and the sample data come from the package, not from files here.
-# Offline on the sample until `dataset:` below (or $GROUNDING_EVAL_DATASET) names your data.
-description: {json.dumps(f"grounding-eval study: {study.description}")}
-
-prompts:
-{prompts}
-providers:
-  - id: file://providers/replay.py:call_api
-    label: recorded-answers
-    # Recorded answers (fixtures) from the dataset's recorded_answers.yaml. Live models: add
-    # -r with a providers file of your own (the pack's docs: docs/how-to/run-live.md).
-
-# Checks every grounding-eval assertion (judge provider and key, rubric, directory, allowlist,
-# recorded judge files) before any model is called: a problem stops the eval there.
-extensions:
-  - file://assertions/grounding.cjs:beforeAll
-
-defaultTest:
-{study.asserts.replace("__SNAPSHOT__", snapshot)}
-tests:
-  - path: file://generate.py:generate_tests
-    config:
-      {config_lines}
-
-evaluateOptions:
-  maxConcurrency: 4
-"""
+    """The study's promptfooconfig.yaml: the pack's one config template, study flavour."""
+    assert STUDIES[study_id] is study
+    return render_study(study_id, dataset)
 
 
 def _generator(study: Study) -> str:
