@@ -35,7 +35,7 @@ import pytest
 import yaml
 
 from grounding_eval.judge.rubric import load_rubric
-from tests.promptfoo_runs import REPO, offline_env
+from tests.promptfoo_runs import REPO, offline_env, shared_group
 from tests.test_judge_providers_e2e import _config, _eval
 
 PARTNER_KEY = "sk-partner-PARTNERKEY0123456789abcdef"
@@ -526,17 +526,34 @@ def test_an_http_provider_with_its_key_in_the_body_gets_a_key_host_line(
 # --- rescore and the command line -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("setting", ["config.provider", "options.provider"])
-def test_rescore_never_follows_a_results_files_judge_endpoint(
-    tmp_path: Path, shared_eval: Callable[[str], Any], setting: str
-) -> None:
-    """Switch unset: the row's recorded judge is used, but not the endpoint it names — said in one line,
-    the row's judge unscored — unless the user allows that host; then the key-host line comes first."""
-    run = shared_eval("promptfooconfig.yaml")
-    data = json.loads(run.out.read_text(encoding="utf-8"))
-    received = Endpoint(_never)
-    judge = {"id": "openai:chat:gpt-4o-mini", "config": {"apiBaseUrl": f"{received.url}/v1"}}
-    for row in data["results"]["results"]:
+_ENDPOINT_SETTINGS = ("config.provider", "options.provider")
+
+
+@dataclass(frozen=True)
+class _ReceivedRescore:
+    """``rescore`` of a received results file whose rows name a judge endpoint, each row by one setting (the
+    rows alternate), each setting its own endpoint: once with the switch unset, once allowing both hosts."""
+
+    given: Path
+    endpoints: dict[str, Endpoint]  # by setting
+    asked: dict[str, int]  # requests each endpoint had after the first run
+    done: subprocess.CompletedProcess[str]
+    rows: list[tuple[str, dict[str, Any]]]  # (setting, rescored row)
+    allowed: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="module")
+def received_rescore(
+    tmp_path_factory: pytest.TempPathFactory, shared_eval: Callable[[str], Any]
+) -> _ReceivedRescore:
+    tmp = tmp_path_factory.mktemp("received-rescore")
+    data = json.loads(shared_eval("promptfooconfig.yaml").out.read_text(encoding="utf-8"))
+    endpoints = {setting: Endpoint(_never) for setting in _ENDPOINT_SETTINGS}
+    settings = []
+    for n, row in enumerate(data["results"]["results"]):
+        setting = _ENDPOINT_SETTINGS[n % len(_ENDPOINT_SETTINGS)]
+        settings.append(setting)
+        judge = {"id": "openai:chat:gpt-4o-mini", "config": {"apiBaseUrl": f"{endpoints[setting].url}/v1"}}
         for assertion in row["testCase"]["assert"]:
             if str(assertion.get("value", "")).endswith("grounding.cjs:judge"):
                 assertion["config"].pop("provider", None)
@@ -544,37 +561,49 @@ def test_rescore_never_follows_a_results_files_judge_endpoint(
                     assertion["config"]["provider"] = judge
                 else:
                     row["testCase"]["options"] = {"provider": judge}
-    given = tmp_path / "received.json"
+    given = tmp / "received.json"
     given.write_text(json.dumps(data), encoding="utf-8")
-    env = _env(tmp_path, OPENAI_API_KEY=PARTNER_KEY)
+    env = _env(tmp, OPENAI_API_KEY=PARTNER_KEY)
 
     def rescore(*extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "grounding_eval", "rescore", str(given), "-o", str(tmp_path / "new.json"),
+            [sys.executable, "-m", "grounding_eval", "rescore", str(given), "-o", str(tmp / "new.json"),
              "-j", "2", *extra],
             cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
         )  # fmt: skip
 
-    with received.running():
+    with endpoints["config.provider"].running(), endpoints["options.provider"].running():
         done = rescore()
-        assert received.requests == [], f"{len(received.carrying(PARTNER_KEY))} request(s) carried the key"
-        assert done.returncode == 0, done.stderr[-2000:]
-        line = (f"grounding-eval: {setting}.config.apiBaseUrl names a judge endpoint ({received.url}/v1) in the "
-                f"results file {given}: not followed")  # fmt: skip
-        assert done.stderr.count(line) == 1, done.stderr[-2000:]
-        rows = json.loads((tmp_path / "new.json").read_text(encoding="utf-8"))["results"]["results"]
-        judged = [
-            c["reason"]
-            for r in rows
-            for c in r["gradingResult"]["componentResults"]
-            if "judge" in c["reason"]
-        ]
-        assert sum("ERROR (judge unscored)" in r and "not followed" in r for r in judged) == len(rows)
-        allowed = rescore("--allow-endpoint", received.host)
+        asked = {setting: len(e.requests) for setting, e in endpoints.items()}
+        rows = json.loads((tmp / "new.json").read_text(encoding="utf-8"))["results"]["results"]
+        allowed = rescore(*(arg for e in endpoints.values() for arg in ("--allow-endpoint", e.host)))
+    return _ReceivedRescore(given, endpoints, asked, done, list(zip(settings, rows, strict=True)), allowed)
+
+
+@pytest.mark.xdist_group(shared_group("promptfooconfig.yaml"))
+@pytest.mark.parametrize("setting", _ENDPOINT_SETTINGS)
+def test_rescore_never_follows_a_results_files_judge_endpoint(
+    received_rescore: _ReceivedRescore, setting: str
+) -> None:
+    """Switch unset: the row's recorded judge is used, but not the endpoint it names — said in one line,
+    the row's judge unscored — unless the user allows that host; then the key-host line comes first.
+    (Both settings in one results file, a row each in turn: ``received_rescore``.)"""
+    run, received = received_rescore, received_rescore.endpoints[setting]
+    assert run.asked[setting] == 0, f"{len(received.carrying(PARTNER_KEY))} request(s) carried the key"
+    assert run.done.returncode == 0, run.done.stderr[-2000:]
+    line = (f"grounding-eval: {setting}.config.apiBaseUrl names a judge endpoint ({received.url}/v1) in the "
+            f"results file {run.given}: not followed")  # fmt: skip
+    assert run.done.stderr.count(line) == 1, run.done.stderr[-2000:]
+    mine = [r for s, r in run.rows if s == setting]
+    judged = [
+        c["reason"] for r in mine for c in r["gradingResult"]["componentResults"] if "judge" in c["reason"]
+    ]
+    assert mine and sum("ERROR (judge unscored)" in r and "not followed" in r for r in judged) == len(mine)
+    assert all(f"({received.url}/v1)" in r for r in judged if "not followed" in r)  # its own endpoint's
     assert received.carrying(PARTNER_KEY)  # allowed: followed, after saying where the key goes
-    said = allowed.stderr.splitlines()
+    said = run.allowed.stderr.splitlines()
     key_line = f"grounding-eval: API key sent to {received.host} (judge: openai:chat:gpt-4o-mini)"
-    assert said.count(key_line) == 1, allowed.stderr[-2000:]
+    assert said.count(key_line) == 1, run.allowed.stderr[-2000:]
 
 
 def test_the_command_line_runs_the_packs_node_and_promptfoo_not_the_folders(tmp_path: Path) -> None:
