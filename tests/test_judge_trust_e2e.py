@@ -171,6 +171,7 @@ def test_a_received_configs_base_url_never_gets_the_partners_key(
     assert own.requests == []
 
 
+@pytest.mark.xdist_group(shared_group("promptfooconfig.yaml"))
 def test_rescore_of_a_received_results_file_never_sends_the_key_to_its_base_url(
     tmp_path: Path, shared_eval: Callable[[str], Any]
 ) -> None:
@@ -426,6 +427,7 @@ def graders_runs(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str
     return run_of
 
 
+@pytest.mark.xdist_group("judge-trust-graders")  # one worker: the module fixture's evals run once
 @pytest.mark.parametrize(("kind", "where"), _GRADER_PLACES)
 def test_a_graders_endpoint_is_refused_under_the_switch_once_and_last(
     graders_runs: Callable[[str, str], tuple[_GradersRun, int]], where: str, kind: str
@@ -506,6 +508,7 @@ def http_bodies_run(tmp_path_factory: pytest.TempPathFactory) -> _HttpBodiesRun:
     return _HttpBodiesRun(result, endpoints)
 
 
+@pytest.mark.xdist_group("judge-trust-http-bodies")  # one worker: the module fixture's eval runs once
 @pytest.mark.parametrize("body", list(_KEYED_BODIES))
 def test_an_http_provider_with_its_key_in_the_body_gets_a_key_host_line(
     http_bodies_run: _HttpBodiesRun, body: str
