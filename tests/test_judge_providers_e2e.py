@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from tests.model_standin import ModelStandin, RecordedJudge
-from tests.promptfoo_runs import REPO, offline_env
+from tests.promptfoo_runs import REPO, EvalRun, offline_env, shared_group
 
 SAMPLE = REPO / "datasets" / "sample"
 DOCS_QA = REPO / "datasets" / "docs_qa"
@@ -111,20 +111,17 @@ def _judge_results(row: dict[str, Any]) -> Iterator[dict[str, Any]]:
             yield c
 
 
-@pytest.fixture(scope="module")
-def replayed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[tuple[str, str], Any]]:
-    """The shipped offline configs, recorded judges, as the verdicts to match."""
-    out: dict[str, dict[tuple[str, str], Any]] = {}
-    for src in ("promptfooconfig.yaml", "configs/factual_accuracy.yaml", "configs/docs_qa.yaml"):
-        tmp = tmp_path_factory.mktemp("replayed")
-        result = _eval(_config(src, tmp), tmp / "out.json", _env(tmp))
-        assert result.returncode in (0, 100), result.stdout[-2000:] + result.stderr[-2000:]
-        out[src] = _verdicts(_rows(tmp / "out.json"))
-    return out
+def _replayed(shared_eval: Callable[[str], EvalRun], config: str) -> dict[tuple[str, str], Any]:
+    """The shipped offline config's verdicts with its recorded judges, to match: the session's one run of it
+    (tests/promptfoo_runs.py), which every test reading it shares."""
+    run = shared_eval(config)
+    assert run.returncode in (0, 100), run.tail()
+    return _verdicts(_rows(run.out))
 
 
+@pytest.mark.xdist_group(shared_group("promptfooconfig.yaml"))
 def test_the_rubric_judge_through_ollama_gives_the_recorded_verdicts_and_counts_its_tokens(
-    tmp_path: Path, replayed: dict[str, Any]
+    tmp_path: Path, shared_eval: Callable[[str], EvalRun]
 ) -> None:
     judge = RecordedJudge.from_files(str(SAMPLE / "judge_replies" / "round3.yaml"), ROUND3_ANSWERS)
     standin = ModelStandin(judge)
@@ -140,7 +137,7 @@ def test_the_rubric_judge_through_ollama_gives_the_recorded_verdicts_and_counts_
     assert judge.unmatched == 0
     rows = _rows(tmp_path / "first.json")
     assert len(rows) == 24 and served_first["requests"] == 24
-    assert _verdicts(rows) == replayed["promptfooconfig.yaml"]
+    assert _verdicts(rows) == _replayed(shared_eval, "promptfooconfig.yaml")
     assertions = _stats(tmp_path / "first.json")["tokenUsage"]["assertions"]
     assert (assertions["total"], assertions["prompt"], assertions["completion"]) == (
         served_first["total"], served_first["prompt"], served_first["completion"])  # fmt: skip
@@ -154,15 +151,16 @@ def test_the_rubric_judge_through_ollama_gives_the_recorded_verdicts_and_counts_
     # >= 0.122 keeps the logical count in tokenUsage (every token, all cached) and what was spent anew in
     # tokenUsage.incurredTokenUsage (none); 0.121 put 0 in tokenUsage.assertions.total.
     assert second.returncode == 100 and standin.tokens_served()["requests"] == 24
-    assert _verdicts(_rows(tmp_path / "second.json")) == replayed["promptfooconfig.yaml"]
+    assert _verdicts(_rows(tmp_path / "second.json")) == _replayed(shared_eval, "promptfooconfig.yaml")
     usage = _stats(tmp_path / "second.json")["tokenUsage"]
     assert (usage["assertions"]["total"], usage["assertions"]["cached"]) == (served_first["total"],) * 2
     incurred = usage["incurredTokenUsage"]["assertions"]
     assert (incurred["total"], incurred["prompt"], incurred["completion"]) == (0, 0, 0)
 
 
+@pytest.mark.xdist_group(shared_group("configs/factual_accuracy.yaml"))
 def test_the_factuality_judge_through_an_http_provider_named_on_the_assertion(
-    tmp_path: Path, replayed: dict[str, Any]
+    tmp_path: Path, shared_eval: Callable[[str], EvalRun]
 ) -> None:
     answers = _answers(
         SAMPLE / "recorded_answers.yaml", lambda a: f"factual_accuracy/{a['query_id']}/{a['condition']}"
@@ -186,7 +184,7 @@ def test_the_factuality_judge_through_an_http_provider_named_on_the_assertion(
     assert result.returncode == 100, result.stdout[-2000:] + result.stderr[-2000:]
     assert judge.unmatched == 0
     rows = _rows(tmp_path / "out.json")
-    assert _verdicts(rows) == replayed["configs/factual_accuracy.yaml"]
+    assert _verdicts(rows) == _replayed(shared_eval, "configs/factual_accuracy.yaml")
     served = standin.tokens_served()
     # Every row is a legal-aid item, at the seed's high risk level: the cheap stage is skipped, and each of
     # the five rows' capable calls (one retry among them) is the stand-in's (issue 41).
@@ -202,7 +200,10 @@ def test_the_factuality_judge_through_an_http_provider_named_on_the_assertion(
     assert f"{standin.url}/judge" in providers
 
 
-def test_the_docs_qa_grader_through_ollama_named_by_grader(tmp_path: Path, replayed: dict[str, Any]) -> None:
+@pytest.mark.xdist_group(shared_group("configs/docs_qa.yaml"))
+def test_the_docs_qa_grader_through_ollama_named_by_grader(
+    tmp_path: Path, shared_eval: Callable[[str], EvalRun]
+) -> None:
     answers = _answers(DOCS_QA / "recorded_answers.yaml", lambda a: f"docs_qa/{a['query_id']}")
     judge = RecordedJudge.from_files(str(DOCS_QA / "grader_replies.yaml"), answers)
     standin = ModelStandin(judge)
@@ -216,7 +217,7 @@ def test_the_docs_qa_grader_through_ollama_named_by_grader(tmp_path: Path, repla
     assert result.returncode in (0, 100), result.stdout[-2000:] + result.stderr[-2000:]
     assert judge.unmatched == 0
     rows = _rows(tmp_path / "out.json")
-    assert _verdicts(rows) == replayed["configs/docs_qa.yaml"]
+    assert _verdicts(rows) == _replayed(shared_eval, "configs/docs_qa.yaml")
     served = standin.tokens_served()
     assert served["requests"] == 25  # 24 questions, one retried
     assert _stats(tmp_path / "out.json")["tokenUsage"]["assertions"]["total"] == served["total"]
@@ -245,8 +246,9 @@ class _Answerer:
         return found[0] if len(found) == 1 else "no recorded answer"
 
 
+@pytest.mark.xdist_group(shared_group("promptfooconfig.yaml"))
 def test_openai_chat_judge_with_its_own_api_base_url_while_generation_uses_another(
-    tmp_path: Path, replayed: dict[str, Any]
+    tmp_path: Path, shared_eval: Callable[[str], EvalRun]
 ) -> None:
     generation = ModelStandin(_Answerer())
     judge = RecordedJudge.from_files(str(SAMPLE / "judge_replies" / "round3.yaml"), ROUND3_ANSWERS)
@@ -269,7 +271,11 @@ def test_openai_chat_judge_with_its_own_api_base_url_while_generation_uses_anoth
     assert judge.unmatched == 0
     rows = _rows(tmp_path / "out.json")
     assert len(rows) == 8
-    expected = {(q, "C0"): v for (q, label), v in replayed["promptfooconfig.yaml"].items() if label == "C0"}
+    expected = {
+        (q, "C0"): v
+        for (q, label), v in _replayed(shared_eval, "promptfooconfig.yaml").items()
+        if label == "C0"
+    }
     assert _verdicts(rows) == expected
     assert {s.model for s in generation.served} == {"standin-answerer"} and len(generation.served) == 8
     assert {s.model for s in grading.served} == {"standin-judge"} and len(grading.served) == 8

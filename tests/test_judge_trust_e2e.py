@@ -16,6 +16,7 @@ every request (:class:`Endpoint`):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -34,7 +35,7 @@ import pytest
 import yaml
 
 from grounding_eval.judge.rubric import load_rubric
-from tests.promptfoo_runs import REPO, offline_env
+from tests.promptfoo_runs import REPO, offline_env, shared_group
 from tests.test_judge_providers_e2e import _config, _eval
 
 PARTNER_KEY = "sk-partner-PARTNERKEY0123456789abcdef"
@@ -170,6 +171,7 @@ def test_a_received_configs_base_url_never_gets_the_partners_key(
     assert own.requests == []
 
 
+@pytest.mark.xdist_group(shared_group("promptfooconfig.yaml"))
 def test_rescore_of_a_received_results_file_never_sends_the_key_to_its_base_url(
     tmp_path: Path, shared_eval: Callable[[str], Any]
 ) -> None:
@@ -336,30 +338,43 @@ def _grader_config(tmp: Path, endpoint: Endpoint, where: str, kind: str) -> Path
     """A received config whose grader (``where``: defaultTest's or the test's ``options.provider``, or the
     assertion's ``provider``) names ``endpoint``; graded by ``kind`` (one of promptfoo's graders, or the
     pack's judge)."""
-    grader = {"id": "openai:chat:gpt-4o-mini", "config": {"apiBaseUrl": f"{endpoint.url}/v1"}}
-    if kind == "pack-judge":
-        assertion: dict[str, Any] = {"type": "javascript", "value": "file://" + str(REPO / "assertions" / "grounding.cjs") + ":judge",
-                                     "config": {"rubric": "v3", "audit_dir": str(tmp / "audit"), "review_queue": str(tmp / "q.jsonl")}}  # fmt: skip
-    else:
-        assertion = {"type": kind, "value": "The answer is polite."}
-    test: dict[str, Any] = {"vars": {"question": "Who helps with evictions?", "query_id": "q-1", "jurisdiction": "IL"},
-                            "assert": [assertion]}  # fmt: skip
+    return _graders_config(tmp, [(kind, where, endpoint)])[0]
+
+
+def _graders_config(tmp: Path, cases: list[tuple[str, str, Endpoint]]) -> tuple[Path, list[str]]:
+    """A received config with one test per case (kind, where, endpoint), as ``_grader_config`` writes one;
+    at most one case may name ``defaultTest.options.provider``. Also the place of each case's grader in it
+    (``tests[0]`` read as the case's own test)."""
+    tests: list[dict[str, Any]] = []
+    places: list[str] = []
     config: dict[str, Any] = {
         "prompts": ["{{question}}"],
         "providers": [{"id": "echo"}],
         "extensions": ["file://" + str(REPO / "assertions" / "grounding.cjs") + ":beforeAll"],
         "defaultTest": {},
-        "tests": [test],
+        "tests": tests,
     }
-    if where == "defaultTest.options.provider":
-        config["defaultTest"] = {"options": {"provider": grader}}
-    elif where == "tests[0].options.provider":
-        test["options"] = {"provider": grader}
-    else:
-        assertion["provider"] = grader
+    for n, (kind, where, endpoint) in enumerate(cases):
+        grader = {"id": "openai:chat:gpt-4o-mini", "config": {"apiBaseUrl": f"{endpoint.url}/v1"}}
+        if kind == "pack-judge":
+            assertion: dict[str, Any] = {"type": "javascript", "value": "file://" + str(REPO / "assertions" / "grounding.cjs") + ":judge",
+                                         "config": {"rubric": "v3", "audit_dir": str(tmp / "audit"), "review_queue": str(tmp / "q.jsonl")}}  # fmt: skip
+        else:
+            assertion = {"type": kind, "value": "The answer is polite."}
+        test: dict[str, Any] = {"vars": {"question": "Who helps with evictions?", "query_id": f"q-{n + 1}", "jurisdiction": "IL"},
+                                "assert": [assertion]}  # fmt: skip
+        if where == "defaultTest.options.provider":
+            assert not config["defaultTest"], "one defaultTest grader per config"
+            config["defaultTest"] = {"options": {"provider": grader}}
+        elif where == "tests[0].options.provider":
+            test["options"] = {"provider": grader}
+        else:
+            assertion["provider"] = grader
+        tests.append(test)
+        places.append(where.replace("tests[0]", f"tests[{n}]"))
     path = tmp / "promptfooconfig.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    return path
+    return path, places
 
 
 # (The pack judge's own assertion provider is test_a_received_configs_base_url_never_gets_the_partners_key's.)
@@ -371,28 +386,75 @@ _GRADER_PLACES = [
 ]
 
 
+@dataclass(frozen=True)
+class _GradersRun:
+    """One eval of a received config holding several cases (``_graders_config``), under the switch."""
+
+    result: subprocess.CompletedProcess[str]
+    received: list[Endpoint]  # each case's grader endpoint
+    places: list[str]  # where each case's grader is in the config
+    own: Endpoint  # the partner's judge endpoint
+
+
+@pytest.fixture(scope="module")
+def graders_runs(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], tuple[_GradersRun, int]]:
+    """``graders_runs(kind, where)``: the eval that holds that case, and its index there. A test's own grader
+    is refused by what that test holds alone (judges.cjs suiteGraders), so the cases that name it on a test
+    (``tests[0]...``) share one eval, a test each; defaultTest's grader is refused by what every test holds,
+    so each of those cases has an eval of its own."""
+    runs: dict[str, _GradersRun] = {}
+
+    def run_of(kind: str, where: str) -> tuple[_GradersRun, int]:
+        group = f"defaultTest:{kind}" if where == "defaultTest.options.provider" else "tests"
+        cases = [
+            (k, w)
+            for k, w in _GRADER_PLACES
+            if (f"defaultTest:{k}" if w == "defaultTest.options.provider" else "tests") == group
+        ]
+        if group not in runs:
+            tmp = tmp_path_factory.mktemp("graders")
+            received, own = [Endpoint(lambda p, r: GRADED_YES) for _ in cases], Endpoint(_never)
+            config, places = _graders_config(
+                tmp, [(k, w, e) for (k, w), e in zip(cases, received, strict=True)]
+            )
+            with contextlib.ExitStack() as running:
+                for endpoint in (*received, own):
+                    running.enter_context(endpoint.running())
+                result = _eval(config, tmp / "out.json", _partner_env(tmp, own))
+            runs[group] = _GradersRun(result, received, places, own)
+        return runs[group], cases.index((kind, where))
+
+    return run_of
+
+
+@pytest.mark.xdist_group("judge-trust-graders")  # one worker: the module fixture's evals run once
 @pytest.mark.parametrize(("kind", "where"), _GRADER_PLACES)
 def test_a_graders_endpoint_is_refused_under_the_switch_once_and_last(
-    tmp_path: Path, where: str, kind: str
+    graders_runs: Callable[[str, str], tuple[_GradersRun, int]], where: str, kind: str
 ) -> None:
     """promptfoo's own graders and the pack's judges follow one rule: under the switch, an endpoint the
     config names for any of them is refused before any call. promptfoo prints a hook's error four times
     (its transform's log on stdout, the hook's error and its two causes on stderr, with stacks): the pack
-    says its refusal itself, once, as the last lines on stderr, and ends the eval (status 1)."""
-    received, own = Endpoint(lambda p, r: GRADED_YES), Endpoint(_never)
-    with received.running(), own.running():
-        result = _eval(_grader_config(tmp_path, received, where, kind), tmp_path / "out.json",
-                       _partner_env(tmp_path, own))  # fmt: skip
+    says its refusals itself, once each, as the last lines on stderr, and ends the eval (status 1). (The
+    cases on a test's own grader share one eval, a test each: ``graders_runs``.)"""
+    run, n = graders_runs(kind, where)
+    result, received = run.result, run.received[n]
     assert received.requests == [], f"{len(received.carrying(PARTNER_KEY))} request(s) carried the key"
     refusal = f"names a judge endpoint ({received.url}/v1) while $GROUNDING_EVAL_JUDGE_PROVIDER decides"
     said = result.stdout + result.stderr
     assert said.count(refusal) == 1, said[-3000:]
-    assert f"  - {where}.config.apiBaseUrl {refusal}" in result.stderr
+    assert f"  - {run.places[n]}.config.apiBaseUrl {refusal}" in result.stderr
+    # The last lines: the count, then one line per case (this one among them), nothing after.
+    cases = len(run.places)
     tail = result.stderr.rstrip("\n").splitlines()
-    assert tail[-2].startswith("grounding-eval: the configuration has 1 problem(s); no model was called:")
-    assert refusal in tail[-1]
+    assert tail[-cases - 1].startswith(
+        f"grounding-eval: the configuration has {cases} problem(s); no model was called:"
+    ), said[-3000:]
+    (mine,) = [line for line in tail[-cases:] if refusal in line]
+    assert mine.startswith(f"  - {run.places[n]}.config.apiBaseUrl {refusal}")
+    assert all(line.startswith("  - ") and "names a judge endpoint" in line for line in tail[-cases:])
     assert result.returncode == 1
-    assert own.requests == []
+    assert run.own.requests == []
 
 
 def test_a_graders_key_host_is_said_before_the_eval(tmp_path: Path) -> None:
@@ -410,46 +472,91 @@ def test_a_graders_key_host_is_said_before_the_eval(tmp_path: Path) -> None:
     assert result.stderr.count(line) == 1, result.stderr[-3000:]
 
 
-@pytest.mark.parametrize(
-    "body",
-    [{"prompt": "{{prompt}}", "auth": {"value": PARTNER_KEY}},
-     {"prompt": "{{prompt}}", "k": "{{ env.PARTNER_SETTING }}"},
-     json.dumps({"prompt": "{{prompt}}", "key": PARTNER_KEY})],
-    ids=["nested-under-a-key-like-name", "from-an-environment-variable", "json-text-body"],
-)  # fmt: skip
-def test_an_http_provider_with_its_key_in_the_body_gets_a_key_host_line(tmp_path: Path, body: Any) -> None:
-    """What beforeAll counts as a key is what the scrubber scrubs (judges.cjs secretsOf): a key in an
-    ``http`` provider's body, however it is held, makes a key-host line."""
-    endpoint = Endpoint(lambda p, r: "an answer")
-    provider = {"id": "http", "config": {"url": f"{endpoint.url}/judge", "method": "POST", "body": body,
-                                         "transformResponse": "json.text"}}  # fmt: skip
-    config = {"prompts": ["{{question}}"], "providers": [provider],
+_KEYED_BODIES = {
+    "nested-under-a-key-like-name": {"prompt": "{{prompt}}", "auth": {"value": PARTNER_KEY}},
+    "from-an-environment-variable": {"prompt": "{{prompt}}", "k": "{{ env.PARTNER_SETTING }}"},
+    "json-text-body": json.dumps({"prompt": "{{prompt}}", "key": PARTNER_KEY}),
+}
+_KEYLESS_BODY = {"prompt": "{{prompt}}"}  # the control: no key, no key-host line
+
+
+@dataclass(frozen=True)
+class _HttpBodiesRun:
+    result: subprocess.CompletedProcess[str]
+    endpoints: dict[str, Endpoint]  # by body (_KEYED_BODIES, and "keyless")
+
+
+@pytest.fixture(scope="module")
+def http_bodies_run(tmp_path_factory: pytest.TempPathFactory) -> _HttpBodiesRun:
+    """One eval of a config with an ``http`` provider per body, each on its own endpoint, and a keyless one:
+    beforeAll says a key-host line per provider that holds a key, by what that provider holds."""
+    tmp = tmp_path_factory.mktemp("http-bodies")
+    bodies: dict[str, Any] = {**_KEYED_BODIES, "keyless": _KEYLESS_BODY}
+    endpoints = {name: Endpoint(lambda p, r: "an answer") for name in bodies}
+    providers = [{"id": "http", "label": name,
+                  "config": {"url": f"{endpoints[name].url}/judge", "method": "POST", "body": body,
+                             "transformResponse": "json.text"}} for name, body in bodies.items()]  # fmt: skip
+    config = {"prompts": ["{{question}}"], "providers": providers,
               "extensions": ["file://" + str(REPO / "assertions" / "grounding.cjs") + ":beforeAll"],
               "tests": [{"vars": {"question": "hello"}}]}  # fmt: skip
-    path = tmp_path / "promptfooconfig.yaml"
+    path = tmp / "promptfooconfig.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    with endpoint.running():
-        result = _eval(path, tmp_path / "out.json", _env(tmp_path, PARTNER_SETTING=PARTNER_KEY))
+    with contextlib.ExitStack() as running:
+        for endpoint in endpoints.values():
+            running.enter_context(endpoint.running())
+        result = _eval(path, tmp / "out.json", _env(tmp, PARTNER_SETTING=PARTNER_KEY))
+    return _HttpBodiesRun(result, endpoints)
+
+
+@pytest.mark.xdist_group("judge-trust-http-bodies")  # one worker: the module fixture's eval runs once
+@pytest.mark.parametrize("body", list(_KEYED_BODIES))
+def test_an_http_provider_with_its_key_in_the_body_gets_a_key_host_line(
+    http_bodies_run: _HttpBodiesRun, body: str
+) -> None:
+    """What beforeAll counts as a key is what the scrubber scrubs (judges.cjs secretsOf): a key in an
+    ``http`` provider's body, however it is held, makes a key-host line — for that provider's host, and
+    none for a provider beside it whose body holds no key (one eval for every body: ``http_bodies_run``)."""
+    result, endpoint = http_bodies_run.result, http_bodies_run.endpoints[body]
     assert endpoint.carrying(PARTNER_KEY), result.stdout[-2000:] + result.stderr[-2000:]
     assert (
         f"grounding-eval: API key sent to {endpoint.host} (generation: {endpoint.url}/judge)" in result.stderr
     )
+    keyless = http_bodies_run.endpoints["keyless"]
+    assert keyless.requests and not keyless.carrying(PARTNER_KEY)  # asked, without the key
+    assert f"API key sent to {keyless.host}" not in result.stderr
 
 
 # --- rescore and the command line -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("setting", ["config.provider", "options.provider"])
-def test_rescore_never_follows_a_results_files_judge_endpoint(
-    tmp_path: Path, shared_eval: Callable[[str], Any], setting: str
-) -> None:
-    """Switch unset: the row's recorded judge is used, but not the endpoint it names — said in one line,
-    the row's judge unscored — unless the user allows that host; then the key-host line comes first."""
-    run = shared_eval("promptfooconfig.yaml")
-    data = json.loads(run.out.read_text(encoding="utf-8"))
-    received = Endpoint(_never)
-    judge = {"id": "openai:chat:gpt-4o-mini", "config": {"apiBaseUrl": f"{received.url}/v1"}}
-    for row in data["results"]["results"]:
+_ENDPOINT_SETTINGS = ("config.provider", "options.provider")
+
+
+@dataclass(frozen=True)
+class _ReceivedRescore:
+    """``rescore`` of a received results file whose rows name a judge endpoint, each row by one setting (the
+    rows alternate), each setting its own endpoint: once with the switch unset, once allowing both hosts."""
+
+    given: Path
+    endpoints: dict[str, Endpoint]  # by setting
+    asked: dict[str, int]  # requests each endpoint had after the first run
+    done: subprocess.CompletedProcess[str]
+    rows: list[tuple[str, dict[str, Any]]]  # (setting, rescored row)
+    allowed: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="module")
+def received_rescore(
+    tmp_path_factory: pytest.TempPathFactory, shared_eval: Callable[[str], Any]
+) -> _ReceivedRescore:
+    tmp = tmp_path_factory.mktemp("received-rescore")
+    data = json.loads(shared_eval("promptfooconfig.yaml").out.read_text(encoding="utf-8"))
+    endpoints = {setting: Endpoint(_never) for setting in _ENDPOINT_SETTINGS}
+    settings = []
+    for n, row in enumerate(data["results"]["results"]):
+        setting = _ENDPOINT_SETTINGS[n % len(_ENDPOINT_SETTINGS)]
+        settings.append(setting)
+        judge = {"id": "openai:chat:gpt-4o-mini", "config": {"apiBaseUrl": f"{endpoints[setting].url}/v1"}}
         for assertion in row["testCase"]["assert"]:
             if str(assertion.get("value", "")).endswith("grounding.cjs:judge"):
                 assertion["config"].pop("provider", None)
@@ -457,37 +564,49 @@ def test_rescore_never_follows_a_results_files_judge_endpoint(
                     assertion["config"]["provider"] = judge
                 else:
                     row["testCase"]["options"] = {"provider": judge}
-    given = tmp_path / "received.json"
+    given = tmp / "received.json"
     given.write_text(json.dumps(data), encoding="utf-8")
-    env = _env(tmp_path, OPENAI_API_KEY=PARTNER_KEY)
+    env = _env(tmp, OPENAI_API_KEY=PARTNER_KEY)
 
     def rescore(*extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "grounding_eval", "rescore", str(given), "-o", str(tmp_path / "new.json"),
+            [sys.executable, "-m", "grounding_eval", "rescore", str(given), "-o", str(tmp / "new.json"),
              "-j", "2", *extra],
             cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False,
         )  # fmt: skip
 
-    with received.running():
+    with endpoints["config.provider"].running(), endpoints["options.provider"].running():
         done = rescore()
-        assert received.requests == [], f"{len(received.carrying(PARTNER_KEY))} request(s) carried the key"
-        assert done.returncode == 0, done.stderr[-2000:]
-        line = (f"grounding-eval: {setting}.config.apiBaseUrl names a judge endpoint ({received.url}/v1) in the "
-                f"results file {given}: not followed")  # fmt: skip
-        assert done.stderr.count(line) == 1, done.stderr[-2000:]
-        rows = json.loads((tmp_path / "new.json").read_text(encoding="utf-8"))["results"]["results"]
-        judged = [
-            c["reason"]
-            for r in rows
-            for c in r["gradingResult"]["componentResults"]
-            if "judge" in c["reason"]
-        ]
-        assert sum("ERROR (judge unscored)" in r and "not followed" in r for r in judged) == len(rows)
-        allowed = rescore("--allow-endpoint", received.host)
+        asked = {setting: len(e.requests) for setting, e in endpoints.items()}
+        rows = json.loads((tmp / "new.json").read_text(encoding="utf-8"))["results"]["results"]
+        allowed = rescore(*(arg for e in endpoints.values() for arg in ("--allow-endpoint", e.host)))
+    return _ReceivedRescore(given, endpoints, asked, done, list(zip(settings, rows, strict=True)), allowed)
+
+
+@pytest.mark.xdist_group(shared_group("promptfooconfig.yaml"))
+@pytest.mark.parametrize("setting", _ENDPOINT_SETTINGS)
+def test_rescore_never_follows_a_results_files_judge_endpoint(
+    received_rescore: _ReceivedRescore, setting: str
+) -> None:
+    """Switch unset: the row's recorded judge is used, but not the endpoint it names — said in one line,
+    the row's judge unscored — unless the user allows that host; then the key-host line comes first.
+    (Both settings in one results file, a row each in turn: ``received_rescore``.)"""
+    run, received = received_rescore, received_rescore.endpoints[setting]
+    assert run.asked[setting] == 0, f"{len(received.carrying(PARTNER_KEY))} request(s) carried the key"
+    assert run.done.returncode == 0, run.done.stderr[-2000:]
+    line = (f"grounding-eval: {setting}.config.apiBaseUrl names a judge endpoint ({received.url}/v1) in the "
+            f"results file {run.given}: not followed")  # fmt: skip
+    assert run.done.stderr.count(line) == 1, run.done.stderr[-2000:]
+    mine = [r for s, r in run.rows if s == setting]
+    judged = [
+        c["reason"] for r in mine for c in r["gradingResult"]["componentResults"] if "judge" in c["reason"]
+    ]
+    assert mine and sum("ERROR (judge unscored)" in r and "not followed" in r for r in judged) == len(mine)
+    assert all(f"({received.url}/v1)" in r for r in judged if "not followed" in r)  # its own endpoint's
     assert received.carrying(PARTNER_KEY)  # allowed: followed, after saying where the key goes
-    said = allowed.stderr.splitlines()
+    said = run.allowed.stderr.splitlines()
     key_line = f"grounding-eval: API key sent to {received.host} (judge: openai:chat:gpt-4o-mini)"
-    assert said.count(key_line) == 1, allowed.stderr[-2000:]
+    assert said.count(key_line) == 1, run.allowed.stderr[-2000:]
 
 
 def test_the_command_line_runs_the_packs_node_and_promptfoo_not_the_folders(tmp_path: Path) -> None:

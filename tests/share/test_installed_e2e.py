@@ -4,7 +4,9 @@ promptfoo offline, provenance in every row, ``share --redact`` and ``bundle chec
 Nothing here imports the checkout: the wheel is built from a copy of the pack's files, installed into a
 new venv under a temporary folder (its dependencies from the package registry, the only network used),
 and every command runs from that folder with that venv's Python. The pack's ``node_modules`` is linked
-into the study (no download); promptfoo runs with ``--no-cache``.
+into the study (no download); promptfoo runs with ``--no-cache``, or as the study's README writes it (its
+cache, like its database, in the fresh study folder). The default study is evaluated once, by its README's
+commands (``readme_study``), and read by the tests that check its rows.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +107,7 @@ def test_wheel_carries_the_run_time_data(installed: dict[str, Path]) -> None:
     assert "grounding_eval/share/policy.yaml" in names
 
 
-def test_partner_study_end_to_end(installed: dict[str, Path]) -> None:
+def test_partner_study_end_to_end(installed: dict[str, Path], readme_study: _ReadmeStudy) -> None:
     base, python, bindir = installed["base"], installed["python"], installed["bin"]
     env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "NO_COLOR": "1",
            "PROMPTFOO_CONFIG_DIR": str(base / ".promptfoo")}  # fmt: skip
@@ -122,17 +125,14 @@ def test_partner_study_end_to_end(installed: dict[str, Path]) -> None:
     root = Path(where.stdout.strip())
     assert where.returncode == 0 and root.name == "_data" and REPO not in root.parents, where.stderr
 
-    study = base / "study"
-    init = _run([str(bindir / "grounding-eval"), "init", str(study)], base, env)
-    assert init.returncode == 0, init.stderr
+    # The study and its offline eval of the sample: the README's (readme_study), run as it writes them.
+    study, init = readme_study.study, readme_study.init
     assert (
         init.stdout.splitlines()[-1] == "  npx promptfoo eval -c promptfooconfig.yaml -o results/results.json"
     )
-    (study / "node_modules").symlink_to(REPO / "node_modules")  # the pack's, already installed: no download
-
     out = study / "results" / "results.json"
-    run = _run(["npx", "promptfoo", "eval", "-c", "promptfooconfig.yaml", "-o", "results/results.json",
-                "--no-progress-bar", "--no-cache"], study, env)  # fmt: skip
+    (run,) = [d for c, d in zip(readme_study.commands[1:], readme_study.done, strict=True)
+              if c.startswith("npx promptfoo eval -c promptfooconfig.yaml -o results/results.json")]  # fmt: skip
     assert run.returncode == 100, (
         run.stdout[-3000:] + run.stderr[-3000:]
     )  # some sample answers fail on purpose
@@ -323,10 +323,23 @@ def test_a_study_with_a_mistyped_judge_stops_before_any_model_call(
     assert not (study / "results" / "results.json").exists()
 
 
-def test_the_study_readme_runs_as_written(installed: dict[str, Path]) -> None:
-    """Every command of the README that init writes runs as written from the study folder, with the wheel's
-    venv not on PATH: the README names that venv's grounding-eval itself. (npm install is the one command
-    not run: the pack's node_modules is linked instead, no download.)"""
+@dataclass(frozen=True)
+class _ReadmeStudy:
+    """A study ``init`` wrote, and every command of its README run in it as written (but ``npm install``)."""
+
+    study: Path
+    init: subprocess.CompletedProcess[str]
+    commands: list[str]  # the README's, npm install first
+    done: list[subprocess.CompletedProcess[str]]  # one per command after npm install
+
+
+@pytest.fixture(scope="module")
+def readme_study(installed: dict[str, Path]) -> _ReadmeStudy:
+    """The study's README run as written from the study folder, with the wheel's venv not on PATH: the README
+    names that venv's grounding-eval itself. (npm install is the one command not run: the pack's node_modules
+    is linked instead, no download.) Its offline eval of the sample is the module's one run of the default
+    study: test_the_study_readme_runs_as_written checks each command, test_partner_study_end_to_end reads
+    the rows."""
     base, bindir = installed["base"], installed["bin"]
     path = os.pathsep.join(
         d for d in os.environ["PATH"].split(os.pathsep) if not (Path(d) / "grounding-eval").exists()
@@ -348,9 +361,14 @@ def test_the_study_readme_runs_as_written(installed: dict[str, Path]) -> None:
     assert len(commands) == 6 and commands[0].startswith("npm install")
     assert shutil.which("npm", path=env["PATH"])
     (study / "node_modules").symlink_to(REPO / "node_modules")
-    for command in commands[1:]:
-        done = _run(["bash", "-c", command], study, env)
+    return _ReadmeStudy(study, init, commands, [_run(["bash", "-c", c], study, env) for c in commands[1:]])
+
+
+def test_the_study_readme_runs_as_written(installed: dict[str, Path], readme_study: _ReadmeStudy) -> None:
+    """Every command of the README that init writes runs as written from the study folder, with the wheel's
+    venv not on PATH (``readme_study``)."""
+    for command, done in zip(readme_study.commands[1:], readme_study.done, strict=True):
         expected = 100 if command.startswith("npx promptfoo eval") else 0  # sample answers fail on purpose
         assert done.returncode == expected, (command, done.stdout[-2000:], done.stderr[-2000:])
     assert done.stdout.startswith("../readme-study.tar.gz: OK, ")  # bundle check, the last command
-    assert (base / "readme-study.tar.gz").is_file()
+    assert (installed["base"] / "readme-study.tar.gz").is_file()
