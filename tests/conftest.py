@@ -1,13 +1,15 @@
 """Shared fixtures: the test directory and allowlist (never the shipped sample data), and the shipped configs'
-offline promptfoo runs that several tests read (``shared_eval``)."""
+offline promptfoo runs that several tests read (``shared_eval``); and each test's lane (``pytest -m unit``)."""
 
 from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from grounding_eval.promptfoo.written_paths import WRITE_DIRS_ENV
 from grounding_eval.verifier.directory import Directory, load_directory
@@ -17,6 +19,48 @@ from tests.promptfoo_runs import EvalRun, run_eval
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
+
+LANES = ("unit", "golden", "e2e", "browser")
+
+
+def _golden_rows() -> list[Any]:
+    """Every row of every table under tests/golden/: a top-level list, or the lists a top-level mapping holds."""
+    rows: list[Any] = []
+    for path in sorted((REPO / "tests" / "golden").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        tables = data.values() if isinstance(data, dict) else [data]
+        rows += [row for table in tables if isinstance(table, list) for row in table]
+    return rows
+
+
+def _lane(item: pytest.Item, golden: list[Any]) -> str:
+    """The one lane a test runs in, first rule that holds:
+    browser — the test opens Chromium (it calls ``require_chromium``, tests/browser/viewer.py);
+    e2e     — it carries the ``e2e`` marker (runs the pinned promptfoo, the wheel, other processes);
+    golden  — one of its parameters is a row of a tests/golden/*.yaml table;
+    unit    — everything else."""
+    function = getattr(item, "function", None)
+    if function is not None and "require_chromium" in function.__code__.co_names:
+        if item.get_closest_marker("e2e") is not None:
+            raise pytest.UsageError(f"{item.nodeid}: a browser test is in the browser lane only, drop its e2e mark")
+        return "browser"
+    if item.get_closest_marker("e2e") is not None:
+        return "e2e"
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and any(
+        isinstance(value, dict | list) and value in golden for value in callspec.params.values()
+    ):
+        return "golden"
+    return "unit"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test gets exactly one lane marker (``pytest -m unit``, ``bash scripts/test --lane unit``)."""
+    golden = _golden_rows()
+    for item in items:
+        lane = _lane(item, golden)
+        if lane != "e2e":
+            item.add_marker(lane)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -5,9 +5,7 @@ from __future__ import annotations
 import copy
 import csv
 import json
-import os
 import re
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -17,6 +15,7 @@ import pytest
 
 from grounding_eval.cli import main
 from tests.analysis.rows import FIXTURES, REPO
+from tests.browser.viewer import require_chromium
 from tests.scores import query_id
 
 SECTIONS = ["unsafe", "rates", "effects", "criteria", "findings", "safety", "docsqa", "records", "length",
@@ -126,10 +125,8 @@ def test_two_thousand_rows_stay_small_and_fast(tmp_path: Path, capsys: pytest.Ca
     assert elapsed < 60, elapsed
 
 
-@pytest.mark.e2e
 def test_report_in_a_real_browser(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    if shutil.which("chromium") is None and not os.environ.get("CHROMIUM"):
-        pytest.fail("chromium is not installed: run scripts/install --browser")
+    require_chromium()
     html = tmp_path / "report.html"
     assert (
         main(
