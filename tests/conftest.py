@@ -3,9 +3,11 @@ offline promptfoo runs that several tests read (``shared_eval``); and each test'
 
 from __future__ import annotations
 
+import inspect
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 import pytest
@@ -33,18 +35,66 @@ def _golden_rows() -> list[Any]:
     return rows
 
 
+# What starts another process: a test naming one of these, itself or through a function of its module, is e2e.
+_PROCESS_NAMES = frozenset({"subprocess", "Popen", "run_eval", "_promptfoo", "shared_eval"})
+
+
+def _code_names(code: CodeType) -> set[str]:
+    """The global and attribute names a code object reads, with those of the functions defined inside it."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def _function_names(function: Any) -> set[str]:
+    """The names ``function`` reads, with those of the functions of its own module it calls (one level)."""
+    function = inspect.unwrap(function)
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return set()
+    names = _code_names(code)
+    module = inspect.getmodule(function)
+    for name in list(names):
+        called = getattr(module, name, None)
+        if inspect.isfunction(called) and called.__module__ == function.__module__:
+            names |= _code_names(called.__code__)
+    return names
+
+
+def _names(item: pytest.Item) -> set[str]:
+    """What the test reads: its function's names and those of every fixture it uses."""
+    names = _function_names(getattr(item, "function", None))
+    fixtureinfo = getattr(item, "_fixtureinfo", None)
+    for definitions in fixtureinfo.name2fixturedefs.values() if fixtureinfo is not None else ():
+        for definition in definitions:
+            if definition.baseid:  # the project's own fixtures, not pytest's
+                names |= _function_names(definition.func)
+    return names
+
+
 def _lane(item: pytest.Item, golden: list[Any]) -> str:
     """The one lane a test runs in, first rule that holds:
     browser — the test opens Chromium (it calls ``require_chromium``, tests/browser/viewer.py);
-    e2e     — it carries the ``e2e`` marker (runs the pinned promptfoo, the wheel, other processes);
+    e2e     — it carries the ``e2e`` marker, is in a ``*_e2e.py`` file, asks for ``shared_eval``, or starts
+              a process itself or through a function of its module (subprocess, promptfoo's ``run_eval``);
     golden  — one of its parameters is a row of a tests/golden/*.yaml table;
     unit    — everything else."""
-    function = getattr(item, "function", None)
-    if function is not None and "require_chromium" in function.__code__.co_names:
+    names = _names(item)
+    if "require_chromium" in names:
         if item.get_closest_marker("e2e") is not None:
-            raise pytest.UsageError(f"{item.nodeid}: a browser test is in the browser lane only, drop its e2e mark")
+            raise pytest.UsageError(
+                f"{item.nodeid}: a browser test is in the browser lane only, drop its e2e mark"
+            )
         return "browser"
-    if item.get_closest_marker("e2e") is not None:
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if (
+        item.get_closest_marker("e2e") is not None
+        or item.path.name.endswith("_e2e.py")
+        or names & _PROCESS_NAMES
+        or "shared_eval" in fixtures
+    ):
         return "e2e"
     callspec = getattr(item, "callspec", None)
     if callspec is not None and any(
@@ -59,7 +109,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     golden = _golden_rows()
     for item in items:
         lane = _lane(item, golden)
-        if lane != "e2e":
+        if lane != "e2e" or item.get_closest_marker("e2e") is None:
             item.add_marker(lane)
 
 
