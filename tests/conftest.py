@@ -7,7 +7,7 @@ import inspect
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import CodeType
+from types import CodeType, FunctionType
 from typing import Any
 
 import pytest
@@ -35,7 +35,7 @@ def _golden_rows() -> list[Any]:
     return rows
 
 
-# What starts another process: a test naming one of these, itself or through a function of its module, is e2e.
+# What starts another process: a test naming one of these (itself, in a test helper it calls or in a fixture) is e2e.
 _PROCESS_NAMES = frozenset({"subprocess", "Popen", "run_eval", "_promptfoo", "shared_eval"})
 
 
@@ -49,7 +49,8 @@ def _code_names(code: CodeType) -> set[str]:
 
 
 def _function_names(function: Any) -> set[str]:
-    """The names ``function`` reads, with those of the functions of its own module it calls (one level)."""
+    """The names ``function`` reads, with those of the test helpers (functions and classes of ``tests.*``)
+    it names."""
     function = inspect.unwrap(function)
     code = getattr(function, "__code__", None)
     if code is None:
@@ -58,8 +59,14 @@ def _function_names(function: Any) -> set[str]:
     module = inspect.getmodule(function)
     for name in list(names):
         called = getattr(module, name, None)
-        if inspect.isfunction(called) and called.__module__ == function.__module__:
+        if not isinstance(called, type | FunctionType) or called.__module__.split(".")[0] != "tests":
+            continue
+        if inspect.isfunction(called):
             names |= _code_names(called.__code__)
+        elif inspect.isclass(called):  # a helper class: what each of its methods reads
+            for method in vars(called).values():
+                if inspect.isfunction(method):
+                    names |= _code_names(method.__code__)
     return names
 
 
@@ -77,8 +84,8 @@ def _names(item: pytest.Item) -> set[str]:
 def _lane(item: pytest.Item, golden: list[Any]) -> str:
     """The one lane a test runs in, first rule that holds:
     browser — the test opens Chromium (it calls ``require_chromium``, tests/browser/viewer.py);
-    e2e     — it carries the ``e2e`` marker, is in a ``*_e2e.py`` file, asks for ``shared_eval``, or starts
-              a process itself or through a function of its module (subprocess, promptfoo's ``run_eval``);
+    e2e     — it carries the ``e2e`` marker, is in a ``*_e2e.py`` file, or starts a process (subprocess,
+              promptfoo's ``run_eval``, ``shared_eval``), itself, through a test helper it calls or a fixture;
     golden  — one of its parameters is a row of a tests/golden/*.yaml table;
     unit    — everything else."""
     names = _names(item)
