@@ -48,25 +48,28 @@ def _code_names(code: CodeType) -> set[str]:
     return names
 
 
-def _function_names(function: Any) -> set[str]:
+def _function_names(function: Any, seen: set[int] | None = None) -> set[str]:
     """The names ``function`` reads, with those of the test helpers (functions and classes of ``tests.*``)
-    it names."""
+    it names, and theirs in turn."""
+    seen = set() if seen is None else seen
     function = inspect.unwrap(function)
     code = getattr(function, "__code__", None)
-    if code is None:
+    if code is None or id(code) in seen:
         return set()
+    seen.add(id(code))
     names = _code_names(code)
     module = inspect.getmodule(function)
     for name in list(names):
         called = getattr(module, name, None)
         if not isinstance(called, type | FunctionType) or called.__module__.split(".")[0] != "tests":
             continue
-        if inspect.isfunction(called):
-            names |= _code_names(called.__code__)
-        elif inspect.isclass(called):  # a helper class: what each of its methods reads
-            for method in vars(called).values():
-                if inspect.isfunction(method):
-                    names |= _code_names(method.__code__)
+        helpers = (
+            [m for m in vars(called).values() if inspect.isfunction(m)]
+            if inspect.isclass(called)
+            else [called]
+        )
+        for helper in helpers:
+            names |= _function_names(helper, seen)
     return names
 
 

@@ -7,7 +7,6 @@ import csv
 import json
 import re
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -114,15 +113,12 @@ def big_results(path: Path, copies: int = 84) -> Path:
     return path
 
 
-def test_two_thousand_rows_stay_small_and_fast(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    big = big_results(tmp_path / "big.json")
-    started = time.monotonic()
-    page = _report(tmp_path, big)
-    elapsed = time.monotonic() - started
+def test_two_thousand_rows_stay_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The page's size does not grow with the rows; its time is benchmarks/report_scale.py's, on CPU time."""
+    page = _report(tmp_path, big_results(tmp_path / "big.json"))
     capsys.readouterr()
     assert "2016 result rows" in page
     assert len(page) < 1_500_000, len(page)  # aggregates and capped examples, not one line per row
-    assert elapsed < 60, elapsed
 
 
 def test_report_in_a_real_browser(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
