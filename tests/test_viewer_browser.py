@@ -16,7 +16,6 @@ from tests.browser.viewer import REPO, browse, require_chromium, served_viewer
 from tests.promptfoo_runs import EvalRun, shared_group
 
 
-
 @pytest.mark.xdist_group(shared_group("configs/verifier_demo.yaml"))
 def test_viewer_shows_named_scores_and_findings(
     tmp_path: Path, shared_eval: Callable[[str], EvalRun]

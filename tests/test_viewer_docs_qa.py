@@ -17,7 +17,6 @@ from tests.browser.viewer import REPO, browse, require_chromium, served_viewer
 from tests.promptfoo_runs import EvalRun, shared_group
 
 
-
 @pytest.mark.xdist_group(shared_group("configs/docs_qa.yaml"))
 def test_viewer_shows_docs_qa_chips_and_reasons(
     tmp_path: Path, shared_eval: Callable[[str], EvalRun]

@@ -19,7 +19,6 @@ from tests.browser.viewer import REPO, browse, require_chromium, served_viewer
 from tests.promptfoo_runs import EvalRun, shared_group
 
 
-
 @pytest.mark.xdist_group(shared_group("configs/factual_accuracy.yaml"))
 def test_viewer_lists_one_component_per_claim(tmp_path: Path, shared_eval: Callable[[str], EvalRun]) -> None:
     require_chromium()
