@@ -15,8 +15,6 @@ import pytest
 from tests.browser.viewer import REPO, browse, require_chromium, served_viewer
 from tests.promptfoo_runs import EvalRun, shared_group
 
-pytestmark = pytest.mark.e2e
-
 
 @pytest.mark.xdist_group(shared_group("configs/verifier_demo.yaml"))
 def test_viewer_shows_named_scores_and_findings(

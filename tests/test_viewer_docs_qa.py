@@ -16,8 +16,6 @@ import pytest
 from tests.browser.viewer import REPO, browse, require_chromium, served_viewer
 from tests.promptfoo_runs import EvalRun, shared_group
 
-pytestmark = pytest.mark.e2e
-
 
 @pytest.mark.xdist_group(shared_group("configs/docs_qa.yaml"))
 def test_viewer_shows_docs_qa_chips_and_reasons(

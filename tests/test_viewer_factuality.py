@@ -18,8 +18,6 @@ import pytest
 from tests.browser.viewer import REPO, browse, require_chromium, served_viewer
 from tests.promptfoo_runs import EvalRun, shared_group
 
-pytestmark = pytest.mark.e2e
-
 
 @pytest.mark.xdist_group(shared_group("configs/factual_accuracy.yaml"))
 def test_viewer_lists_one_component_per_claim(tmp_path: Path, shared_eval: Callable[[str], EvalRun]) -> None:

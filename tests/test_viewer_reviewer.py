@@ -19,7 +19,6 @@ import pytest
 from tests.browser.viewer import REPO, browse, require_chromium, served_viewer
 from tests.promptfoo_runs import EvalRun, shared_group
 
-pytestmark = pytest.mark.e2e
 SCRIPT = REPO / "tests" / "browser" / "reviewer_cells.mjs"
 PAGER = re.compile(r"^\d+/\d+$")  # promptfoo's "1/4" before a failing cell's reasons
 

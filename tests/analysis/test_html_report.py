@@ -5,11 +5,8 @@ from __future__ import annotations
 import copy
 import csv
 import json
-import os
 import re
-import shutil
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +14,7 @@ import pytest
 
 from grounding_eval.cli import main
 from tests.analysis.rows import FIXTURES, REPO
+from tests.browser.viewer import require_chromium
 from tests.scores import query_id
 
 SECTIONS = ["unsafe", "rates", "effects", "criteria", "findings", "safety", "docsqa", "records", "length",
@@ -115,21 +113,16 @@ def big_results(path: Path, copies: int = 84) -> Path:
     return path
 
 
-def test_two_thousand_rows_stay_small_and_fast(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    big = big_results(tmp_path / "big.json")
-    started = time.monotonic()
-    page = _report(tmp_path, big)
-    elapsed = time.monotonic() - started
+def test_two_thousand_rows_stay_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The page's size does not grow with the rows; its time is benchmarks/report_scale.py's, on CPU time."""
+    page = _report(tmp_path, big_results(tmp_path / "big.json"))
     capsys.readouterr()
     assert "2016 result rows" in page
     assert len(page) < 1_500_000, len(page)  # aggregates and capped examples, not one line per row
-    assert elapsed < 60, elapsed
 
 
-@pytest.mark.e2e
 def test_report_in_a_real_browser(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    if shutil.which("chromium") is None and not os.environ.get("CHROMIUM"):
-        pytest.fail("chromium is not installed: run scripts/install --browser")
+    require_chromium()
     html = tmp_path / "report.html"
     assert (
         main(

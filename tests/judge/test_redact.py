@@ -155,22 +155,33 @@ class TestEchoForms:
         assert _scrub(f"you sent <{echoed}> (rejected)", key) == f"you sent <{expect}> (rejected)"
 
 
+def _echoes_by_key() -> list[Any]:
+    """The golden echoes that are scrubbed, one group per key: one judge reply holds every echo of its key."""
+    groups: dict[str, list[str]] = {}
+    for p in _echo_rows():
+        key, echoed, expect = p.values
+        if expect == REDACTED:
+            groups.setdefault(key, []).append(echoed)
+    return [pytest.param(key, echoes, id=f"{len(echoes)}-echoes-of-key-{n}") for n, (key, echoes) in
+            enumerate(groups.items())]  # fmt: skip
+
+
 class TestEchoingServer:
-    """A judge API on 127.0.0.1 echoes the key in each golden form; nothing it sent reaches the reply,
+    """A judge API on 127.0.0.1 echoes the key in every golden form at once (each form is scrubbed alone by
+    ``TestEchoForms`` here and in Node by tests/judge/test_scrub_js.py); nothing it sent reaches the reply,
     the cache file, an audit record or a review-queue line (the files `judge` writes)."""
 
-    @pytest.mark.parametrize(
-        ("key", "echoed", "expect"), [p for p in _echo_rows() if p.values[2] == REDACTED]
-    )
+    @pytest.mark.parametrize(("key", "echoes"), _echoes_by_key())
     def test_reply_cache_audit_and_queue(
-        self, key: str, echoed: str, expect: str, judge_server: JudgeServer, tmp_path: Path
+        self, key: str, echoes: list[str], judge_server: JudgeServer, tmp_path: Path
     ) -> None:
         from grounding_eval.judge.audit import write_audit
         from grounding_eval.judge.host import HostJudgeClient, resolve_judges
         from grounding_eval.judge.review_queue import enqueue_review
 
         case = wire_cases(judge_server.url)["openai"]
-        judge_server.script(Scripted(body=case.ok(f"you sent: {echoed} (thanks)")))
+        said = " | ".join(f"you sent: {echoed} (thanks)" for echoed in echoes)
+        judge_server.script(Scripted(body=case.ok(said)))
         cache = tmp_path / "cache"
         # promptfoo's own provider, its key inline; scrubbed in Node (assertions/judges.cjs)
         spec = {
@@ -183,8 +194,9 @@ class TestEchoingServer:
         record = {"entry_id": "e1", "reply": reply.text, "raw": reply.raw}
         write_audit(tmp_path / "audit", record)
         enqueue_review(tmp_path / "queue.jsonl", record)
-        assert reply.text == f"you sent: {REDACTED} (thanks)"
+        assert reply.text == " | ".join(f"you sent: {REDACTED} (thanks)" for _ in echoes)
         written = [p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()]
         assert len(written) >= 3  # cache, audit record, queue
         for data in written:
-            assert echoed.encode() not in data and echoed.encode("unicode_escape") not in data
+            for echoed in echoes:
+                assert echoed.encode() not in data and echoed.encode("unicode_escape") not in data, echoed

@@ -220,6 +220,7 @@ class TestHttpOutcomes:
         time.sleep(0.2)
         assert server.body_bytes_sent < 64 * 1024 * 1024
 
+    @pytest.mark.e2e  # a real slow server against the wall clock: lane e2e, not unit
     def test_slow_server_times_out(self, server: _Server, checker: LivenessChecker) -> None:
         """A server slower than the timeout gives UNKNOWN: the timeout, not the server's answer, ends it."""
         started = time.monotonic()

@@ -472,6 +472,7 @@ class TestEmbeddedIpv4:
         assert outside == [address]
 
 
+@pytest.mark.e2e  # real sockets and resolvers against the wall clock: lane e2e, not unit
 class TestDeadlines:
     """One wall-clock deadline per URL covers DNS, the address lookup and every read of every hop."""
 
@@ -547,6 +548,7 @@ class TestPerAnswerLimits:
         }
         assert len(server.log) == 50
 
+    @pytest.mark.e2e  # a real silent resolver against the wall clock: lane e2e, not unit
     def test_budget_spent(self, resources: VerifierResources) -> None:
         """DNS taking 0.2 s a name and a 0.5 s budget: three names asked, the third cut short, then none."""
         dns = _Dns(verdict=DnsVerdict.UNKNOWN, delay=0.2)

@@ -228,19 +228,20 @@ def unknown(detail: str) -> Stop:
 class Clock:
     """One URL's deadline, and what to say when it passes."""
 
-    end: float  # time.monotonic() value
+    end: float  # a value of ``now``
     detail: str
+    now: Callable[[], float] = time.monotonic  # the clock (tests inject their own)
 
     def left(self) -> float:
         """Seconds left; raise :class:`Stop` with the deadline's detail when none are."""
-        left = self.end - time.monotonic()
+        left = self.end - self.now()
         if left <= 0:
             raise unknown(self.detail)
         return left
 
     def expired(self) -> bool:
         """Whether the deadline has passed (within 10 ms: another clock may have measured it)."""
-        return time.monotonic() >= self.end - 0.01
+        return self.now() >= self.end - 0.01
 
 
 @dataclass(frozen=True)

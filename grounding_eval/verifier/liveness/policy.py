@@ -68,6 +68,7 @@ class LivenessChecker:
         url_deadline: float = DEFAULT_URL_DEADLINE,
         answer_budget: float = DEFAULT_ANSWER_BUDGET,
         max_urls_checked: int = DEFAULT_MAX_URLS_CHECKED,
+        now: Callable[[], float] = time.monotonic,
     ) -> None:
         """Build a checker.
 
@@ -88,6 +89,8 @@ class LivenessChecker:
             url_deadline: Seconds one URL may take in all, over every hop (> 0).
             answer_budget: Seconds of network checks one answer may spend, via :meth:`for_answer` (> 0).
             max_urls_checked: Network checks one answer may make, via :meth:`for_answer` (≥ 1).
+            now: The clock a URL's deadline and the answer's budget are measured on; a test injects its own
+                with its own :class:`DnsResolver`, which spends that clock's time (sockets wait real time).
 
         Raises:
             DataError: The snapshot is missing or malformed, the cache is not a usable SQLite file (live),
@@ -97,6 +100,7 @@ class LivenessChecker:
         self._url_deadline = _positive_seconds("url_deadline", url_deadline)
         self._answer_budget = _positive_seconds("answer_budget", answer_budget)
         self._max_urls_checked = _positive_count("max_urls_checked", max_urls_checked)
+        self._now = now
         self._offline = offline
         self._cache_path = cache_path
         if dns_resolver is None or isinstance(dns_resolver, str):
@@ -221,20 +225,22 @@ class LivenessChecker:
             if answer.spent >= answer.seconds:
                 return LivenessResult(Liveness.UNKNOWN, _budget_spent(answer), None)
             answer.checked += 1
-        started = time.monotonic()
+        started = self._now()
         try:
             return fetch(self._clock(started))
         finally:
             if answer is not None:
-                answer.spent += time.monotonic() - started
+                answer.spent += self._now() - started
 
     def _clock(self, now: float) -> network.Clock:
         """The deadline of a check starting ``now``: the URL's own, or the answer's budget if sooner."""
         answer = self._answer
         if answer is not None and answer.seconds - answer.spent < self._url_deadline:
-            return network.Clock(now + answer.seconds - answer.spent, _budget_spent(answer))
+            return network.Clock(now + answer.seconds - answer.spent, _budget_spent(answer), self._now)
         return network.Clock(
-            now + self._url_deadline, f"no complete answer within {self._url_deadline:g} s (per-URL deadline)"
+            now + self._url_deadline,
+            f"no complete answer within {self._url_deadline:g} s (per-URL deadline)",
+            self._now,
         )
 
     # --- network ---------------------------------------------------------------------------------------
