@@ -27,8 +27,7 @@ for a reason; nothing a verdict is made of is dropped:
   where the report names a row by its promptfoo id (``result_id``), the id becomes ``<row ITEM CONDITION>``;
 - the rows of a results file come in the order promptfoo finished them, which differs from run to run
   (an item's C1 row before its C0 row in one run of round 1a, after it in the next): rows are kept by
-  key, and the report's unsafe answers and undecided rows, which keep an item's conditions in the file's
-  order, are sorted by file, round, model, item and condition;
+  key (the report lists rows by round, model, item and condition, whatever the file's order);
 - the judge's, docs-QA grader's and factual-accuracy judge's ``timestamp`` (the wall clock at grading)
   is replaced by ``"<time>"``; the rescore's stamp and its own timings are not read;
 - absolute paths become placeholders: the checkout (and so the installed pack's root, ``pack_root()``)
@@ -188,31 +187,9 @@ def report_record(results: Path) -> dict[str, Any]:
     record: dict[str, Any] = {}
     for name, flags in REPORT_FLAGS.items():
         code, out, err = _cli(["report", str(results), "--json", *flags])
-        report = _unsafe_in_order(json.loads(out)) if code == 0 else out
+        report = json.loads(out) if code == 0 else out
         record[name] = {"exit": code, "stderr": err, "json": normalised(report, ids)}
     return record
-
-
-def _unsafe_in_order(value: Json) -> Json:
-    """``value`` with the report's unsafe answers and undecided rows sorted by file, round, model, item
-    and condition. The report sorts them by round, model and item and keeps an item's conditions in the
-    results file's order, which is promptfoo's order of finishing them: it differs from run to run
-    (C1 before C0 in one run of round 1a, C0 first in the next; tests/record.py's module doc)."""
-    if isinstance(value, list):
-        return [_unsafe_in_order(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    value = {k: _unsafe_in_order(v) for k, v in value.items()}
-    if isinstance(value.get("answers"), list) and isinstance(value.get("undecided_rows"), list):
-        for part in ("answers", "undecided_rows"):
-            value[part] = sorted(value[part], key=_who)
-    return value
-
-
-def _who(listed: Json) -> tuple[str, ...]:
-    return tuple(
-        str(listed.get(k)) for k in ("file", "round", "provider", "query_id", "condition", "result_id")
-    )
 
 
 def config_record(returncode: int, out: Path, places: Mapping[str, str], cwd: Path = REPO) -> dict[str, Any]:

@@ -97,18 +97,3 @@ def test_only_the_path_hashed_ids_are_masked() -> None:
         "judge": {"audit_id": "<hash>", "review_entry_id": None, "score": 4, "reason": "audit_id ab"},
         "rows": [{"human_entry_id": "<hash>", "entry_id": "<hash>", "audit_file": "<hash>"}],
     }
-
-
-def test_the_reports_unsafe_answers_are_kept_in_a_fixed_order() -> None:
-    """An item's conditions are listed in the order promptfoo finished its rows, which differs run to run."""
-    c0 = {"file": "f", "round": "1", "provider": "p", "query_id": "a", "condition": "C0", "result_id": "x"}
-    c1 = {**c0, "condition": "C1", "result_id": "y"}
-    other = {**c0, "query_id": "b"}
-    report = {
-        "unsafe": {"answers": [c1, c0, other], "undecided_rows": [other, c0], "unsafe": 3},
-        "groups": [c1, c0],
-    }
-    assert record._unsafe_in_order(report) == {
-        "unsafe": {"answers": [c0, c1, other], "undecided_rows": [c0, other], "unsafe": 3},
-        "groups": [c1, c0],  # only the unsafe answers and undecided rows
-    }

@@ -121,9 +121,9 @@ def _undecided(
 
 
 def _order(rows: Iterable[ReportRow]) -> list[ReportRow]:
-    """By round, model and item; an item's conditions stay in the file's order (promptfoo writes a
-    test's prompts, the conditions, in the config's order)."""
-    return sorted(rows, key=lambda r: (r.keys["round"], r.keys["provider"], r.query_id))
+    """By round, model, item and condition: the same order however promptfoo finished the rows (it writes
+    each row when it is graded, so an item's C1 row came before its C0 row in one run and after it in the next)."""
+    return sorted(rows, key=lambda r: (r.keys["round"], r.keys["provider"], r.query_id, r.keys["condition"]))
 
 
 def unsafe_answers(files: Sequence[tuple[str, Sequence[ReportRow]]]) -> dict[str, Any]:

@@ -125,6 +125,24 @@ class TestFirstSection:
             undecided["why"] == "no safety check decided: the verifier did not run (safety_source verifier)"
         )
 
+    def test_the_listing_does_not_follow_the_order_promptfoo_finished_rows(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """promptfoo writes a row when it is graded: the same run's rows in another order list the same."""
+        data = json.loads((FIXTURES / "round3.json").read_text(encoding="utf-8"))
+        rows = data["results"]["results"]
+        listed = []
+        for order, name in ((rows, "a.json"), (rows[::-1], "b.json")):
+            path = tmp_path / name
+            path.write_text(
+                json.dumps({**data, "results": {**data["results"], "results": order}}), encoding="utf-8"
+            )
+            unsafe = _json(capsys, path)
+            listed.append([(a["query_id"], a["condition"], a["checks"]) for a in unsafe["answers"]])
+        assert len(listed[0]) == 4 and len({(q, c) for q, c, _ in listed[0]}) == 4
+        assert listed[0] == listed[1]
+        assert [(q, c) for q, c, _ in listed[0]] == sorted((q, c) for q, c, _ in listed[0])
+
 
 class TestNoneFound:
     """With no unsafe answer the section says so plainly, with the rows checked and undecided."""
