@@ -44,6 +44,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from grounding_eval.files import write_text_atomic  # noqa: E402
 from tests import record  # noqa: E402
 from tests.promptfoo_runs import run_eval  # noqa: E402
 from tests.scores import sample_round_record  # noqa: E402
@@ -69,18 +70,6 @@ def differences(config: str, before: list[Row], after: list[Row]) -> list[str]:
             if was.get(name) != now.get(name):
                 lines.append(f"{where}: {name} {was.get(name, 'absent')} -> {now.get(name, 'absent')}")
     return lines
-
-
-def write_atomically(path: Path, data: Any) -> None:
-    text = record.to_text(data)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def every_config() -> list[str]:
@@ -163,10 +152,10 @@ def main(argv: list[str] | None = None) -> int:
     # only when a row moved.
     rounds_moved = any(differences(c, recorded.get(c, []), now[c]) for c in now)
     if rounds_moved:
-        write_atomically(RECORD, {**recorded, **now})
+        write_text_atomic(RECORD, record.to_text({**recorded, **now}))
     record.RECORD_DIR.mkdir(exist_ok=True)
     for path, data in records.items():
-        write_atomically(path, data)
+        write_text_atomic(path, record.to_text(data))
     rounds = (
         f"wrote {RECORD.relative_to(REPO)} ({len(now)} configs)"
         if rounds_moved

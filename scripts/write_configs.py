@@ -7,26 +7,13 @@ grounding_eval/promptfoo/configs.py; with --check, write nothing and exit 1 nami
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 
+from grounding_eval.files import write_text_atomic
 from grounding_eval.promptfoo.configs import PACK, render_pack
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _write(path: Path, text: str) -> None:
-    """Atomically: a temporary file beside ``path``, then a rename."""
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{name}: differs from its definition (grounding_eval/promptfoo/configs.py)", file=sys.stderr
             )
         else:
-            _write(path, text)
+            write_text_atomic(path, text)
             print(f"wrote {name}")
     if differ:
         print("run: .venv/bin/python scripts/write_configs.py", file=sys.stderr)

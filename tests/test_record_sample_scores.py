@@ -44,9 +44,11 @@ def test_differences_name_each_moved_row_and_score() -> None:
 
 
 def test_write_is_sorted_indented_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """The script writes a record as ``record.to_text`` puts it, through the pack's atomic writer."""
     target = tmp_path / "named_scores.json"
     target.write_text("old", encoding="utf-8")
     data = {"z.yaml": [_row("a", "C0", 1, b=1, a=0)], "a.yaml": []}
-    _script().write_atomically(target, data)
+    script = _script()
+    script.write_text_atomic(target, script.record.to_text(data))
     assert target.read_text(encoding="utf-8") == json.dumps(data, indent=1, sort_keys=True) + "\n"
     assert [p.name for p in tmp_path.iterdir()] == ["named_scores.json"]
